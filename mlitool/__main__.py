@@ -1,0 +1,3 @@
+from mlitool.cli import main
+
+main()

@@ -1,0 +1,48 @@
+"""Typed errors. The CLI turns each into one line on stderr and its exit code."""
+
+from __future__ import annotations
+
+# Exit codes (documented in README.md).
+EXIT_OK = 0
+EXIT_INTERNAL = 1       # a bug in mlitool
+EXIT_BAD_INPUT = 2      # unreadable, corrupt or hostile model / data file, bad option
+EXIT_THRESHOLD = 3      # verify: a --min-snr / --max-lsb threshold failed
+EXIT_UNSUPPORTED = 4    # valid model, but an op / type / format the target cannot run
+
+
+class MlitoolError(Exception):
+    """Base class: an error the user can act on. `path` names the file concerned, if any."""
+
+    exit_code = EXIT_BAD_INPUT
+
+    def __init__(self, message: str, path: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.path = path
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.message}" if self.path else self.message
+
+
+class ModelFormatError(MlitoolError):
+    """The file is missing, not a TFLite flatbuffer, truncated or internally inconsistent."""
+
+
+class InputDataError(MlitoolError):
+    """An input / calibration data file is unreadable or does not match the model."""
+
+
+class OptionError(MlitoolError):
+    """An impossible combination of command-line options or configuration values."""
+
+
+class UnsupportedError(MlitoolError):
+    """The model is valid but uses something the chosen target/format cannot express."""
+
+    exit_code = EXIT_UNSUPPORTED
+
+
+class ThresholdError(MlitoolError):
+    """verify: a requested accuracy threshold was not met."""
+
+    exit_code = EXIT_THRESHOLD

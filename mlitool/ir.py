@@ -1,0 +1,141 @@
+"""Framework-neutral graph IR. Nothing here knows about flatbuffers or MLI.
+
+Conventions the rest of mlitool relies on:
+
+* Tensor shapes are TFLite's own (activations NHWC, batch included); layout changes happen in
+  lowering, never here.
+* `Tensor.dtype` is a numpy dtype name: "int8", "uint8", "int16", "int32", "int64", "float16",
+  "float32", "bool" (others as numpy names them, e.g. "complex64", or "string").
+* `Op.inputs` may contain -1 for an omitted optional input.
+* `Op.type` is the TFLite builtin name ("CONV_2D", ...), "CUSTOM" (see `custom_code`) or
+  "UNKNOWN_<code>" for an opcode this version does not know; such ops are kept so `inspect` shows
+  any model.
+* `Op.options` holds decoded builtin options under these keys (only those that apply):
+    padding           "SAME" | "VALID"
+    stride_h, stride_w, dilation_h, dilation_w        ints
+    filter_h, filter_w                                pooling window
+    depth_multiplier                                  int
+    fused_activation  "NONE" | "RELU" | "RELU_N1_TO_1" | "RELU6" | "TANH" | "SIGN_BIT"
+    keep_num_dims     bool (FULLY_CONNECTED)
+    weights_format    "DEFAULT" | ... (FULLY_CONNECTED)
+    asymmetric_quantize_inputs  bool (hybrid ops)
+    axis              int (CONCATENATION, ARG_MAX output axis is an input tensor, SOFTMAX n/a)
+    beta              float (SOFTMAX)
+    alpha             float (LEAKY_RELU)
+    new_shape         tuple[int, ...] (RESHAPE, when given as an option)
+    squeeze_dims      tuple[int, ...] (SQUEEZE)
+    keep_dims         bool (MEAN and other reductions)
+    output_type       dtype name (ARG_MAX / ARG_MIN)
+    num_splits        int (SPLIT / SPLIT_V)
+    begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask, offset   (STRIDED_SLICE)
+  Options of other ops are decoded generically into snake_case keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class Quant:
+    """Affine quantization: real = scale * (q - zero_point).
+
+    `scale` (float64 1-D) and `zero_point` (int64 1-D) have one entry for per-tensor quantization
+    (`axis is None`) or one per slice along `axis` for per-axis quantization.
+    """
+
+    scale: np.ndarray
+    zero_point: np.ndarray
+    axis: int | None = None
+
+    @property
+    def per_axis(self) -> bool:
+        return self.axis is not None
+
+    def dequantize(self, q: np.ndarray) -> np.ndarray:
+        """Real values of `q` as float64 (per-axis scales broadcast along `axis`)."""
+        scale, zp = self.scale, self.zero_point
+        if self.axis is not None:
+            shape = [1] * q.ndim
+            shape[self.axis] = -1
+            scale, zp = scale.reshape(shape), zp.reshape(shape)
+        else:
+            scale, zp = scale[0], zp[0]
+        return (q.astype(np.float64) - zp) * scale
+
+
+@dataclass
+class Tensor:
+    index: int
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    data: np.ndarray | None = None          # constant data, shape == self.shape, or None
+    quant: Quant | None = None
+    is_variable: bool = False
+    shape_signature: tuple[int, ...] | None = None   # -1 marks a dynamic dimension
+
+    @property
+    def is_constant(self) -> bool:
+        return self.data is not None
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass
+class Op:
+    index: int
+    type: str
+    inputs: tuple[int, ...]
+    outputs: tuple[int, ...]
+    options: dict[str, Any] = field(default_factory=dict)
+    custom_code: str | None = None
+    version: int = 1
+
+    @property
+    def label(self) -> str:
+        """Human name for messages: 'op 3 (CONV_2D)'."""
+        kind = self.custom_code if self.type == "CUSTOM" and self.custom_code else self.type
+        return f"op {self.index} ({kind})"
+
+
+@dataclass
+class Graph:
+    name: str
+    tensors: list[Tensor]
+    ops: list[Op]
+    inputs: list[int]
+    outputs: list[int]
+
+    def tensor(self, index: int) -> Tensor | None:
+        return None if index < 0 else self.tensors[index]
+
+    def producers(self) -> dict[int, Op]:
+        return {t: op for op in self.ops for t in op.outputs}
+
+    def consumers(self) -> dict[int, list[Op]]:
+        out: dict[int, list[Op]] = {}
+        for op in self.ops:
+            for t in op.inputs:
+                if t >= 0:
+                    out.setdefault(t, []).append(op)
+        return out
+
+
+@dataclass
+class Model:
+    path: str
+    subgraphs: list[Graph]
+    version: int = 3
+    description: str = ""
+    signature_names: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)   # what the reader normalised
+
+    @property
+    def main(self) -> Graph:
+        return self.subgraphs[0]
