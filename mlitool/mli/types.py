@@ -120,6 +120,9 @@ class MliTensor:
     mem_stride: tuple[int, ...] | None = None   # None means row-major of `shape`
     buffer: str | None = None                   # name of the tensor whose memory this one views
     offset: int = 0                             # element offset into `buffer`
+    capacity: int | None = None                 # bytes `data` may address (None: nbytes)
+    param_offset: int = 0                       # per-axis views: index of zero_point/scale[0]
+                                                # in the root buffer's parameter arrays
     source: str | None = None                   # original TFLite tensor name
     source_index: int | None = None             # original TFLite tensor index
     notes: list[str] = field(default_factory=list)
