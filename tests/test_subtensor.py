@@ -171,7 +171,9 @@ def test_point_to_subtensor_rejects_fx4_and_moved_per_axis_params():
             point_to_subtensor(w, start, num, first)
     # Slicing the leading axis from 0 keeps the parameters aligned: allowed, params unchanged.
     v = point_to_subtensor(w, [0], 1, 2)
-    assert v.dim == 0 and v.scale is w.scale
+    assert v.dim == 0 and v.param_offset == 0
+    np.testing.assert_array_equal(v.scale, [100, 101])
+    assert np.shares_memory(v.scale, w.scale)
     # Slicing another axis than dim leaves dim's index and arrays valid.
     w1 = sa_per_axis((4, 6), dim=1)
     v = point_to_subtensor(w1, [2], 1, 2)

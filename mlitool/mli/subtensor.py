@@ -131,6 +131,10 @@ def point_to_subtensor(t: MliTensor, start_coord: Sequence[int], coord_num: int,
 
     shape = (first,) + t.shape[coord_num:]
     offset = sum(c * s for c, s in zip(coords, dense))
+    params = {}
+    if t.per_axis and t.dim == 0:
+        # Same pointers as the library; the arrays just end at the view's first dimension.
+        params = {f: getattr(t, f)[:first] for f in ("zero_point", "scale", "scale_frac_bits")}
     data = None
     if t.data is not None:
         index = tuple(coords[:axis]) + (slice(coords[axis], coords[axis] + first),)
@@ -139,6 +143,8 @@ def point_to_subtensor(t: MliTensor, start_coord: Sequence[int], coord_num: int,
     view = _derive(t, name or f"{t.name}[{label}]", shape, row_major_strides(shape), offset, data,
                    capacity=int(np.prod(shape)) * t.el_type.dtype.itemsize)
     view.layout = t.layout if coord_num == 1 else ""
+    for field, arr in params.items():
+        setattr(view, field, arr)
     view.notes.append(f"{fn}(start_coord={coords}, coord_num={coord_num}, "
                       f"first_out_dim_size={first}) of '{t.name}'")
     return view
