@@ -103,7 +103,8 @@ class MliTensor:
       SA:  `zero_point` (int16[n]), `scale` (int16[n], > 0), `scale_frac_bits` (int8[n]) and
            `dim` (-1 with n == 1 for per-tensor; else the per-axis dimension, n == shape[dim]).
     `mem_stride` is in elements (row-major unless this tensor is a view into a larger buffer,
-    see `buffer`/`offset`).
+    see `buffer`/`offset`). Views are made by `mlitool.mli.subtensor`, which also sets `capacity`
+    (MLI's `data.capacity`) and, for per-axis views, `param_offset`.
     """
 
     name: str                                   # unique key in MliModel.tensors
