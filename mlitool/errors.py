@@ -36,6 +36,10 @@ class OptionError(MlitoolError):
     """An impossible combination of command-line options or configuration values."""
 
 
+class SubtensorError(MlitoolError):
+    """A sub-tensor (view) request violates a condition of MLI's sub-tensor helpers."""
+
+
 class UnsupportedError(MlitoolError):
     """The model is valid but uses something the chosen target/format cannot express."""
 

@@ -103,7 +103,8 @@ class MliTensor:
       SA:  `zero_point` (int16[n]), `scale` (int16[n], > 0), `scale_frac_bits` (int8[n]) and
            `dim` (-1 with n == 1 for per-tensor; else the per-axis dimension, n == shape[dim]).
     `mem_stride` is in elements (row-major unless this tensor is a view into a larger buffer,
-    see `buffer`/`offset`).
+    see `buffer`/`offset`). Views are made by `mlitool.mli.subtensor`, which also sets `capacity`
+    (MLI's `data.capacity`) and, for per-axis views, `param_offset`.
     """
 
     name: str                                   # unique key in MliModel.tensors
@@ -120,6 +121,9 @@ class MliTensor:
     mem_stride: tuple[int, ...] | None = None   # None means row-major of `shape`
     buffer: str | None = None                   # name of the tensor whose memory this one views
     offset: int = 0                             # element offset into `buffer`
+    capacity: int | None = None                 # bytes `data` may address (None: nbytes)
+    param_offset: int = 0                       # per-axis views: index of zero_point/scale[0]
+                                                # in the root buffer's parameter arrays
     source: str | None = None                   # original TFLite tensor name
     source_index: int | None = None             # original TFLite tensor index
     notes: list[str] = field(default_factory=list)
