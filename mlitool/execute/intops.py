@@ -70,9 +70,10 @@ def asl(x, n, bits: int) -> np.ndarray:
         nl = np.minimum(n[left], bits)
         xl = x[left]
         lo, hi = limits(bits)
-        # Saturate where the shift would leave the container: |x| >= 2^(bits-1-n).
-        bound = np.left_shift(np.int64(1), np.maximum(bits - 1 - nl, 0))
-        ok = (xl < bound) & (xl >= -bound) & (nl < bits)
+        # Saturate where the shift would leave the container: as MLI, keep x when its bits above
+        # position bits-1-n are all sign bits (x >> (bits-1-n) is 0 or -1). Also exact for bits=64.
+        high = xl >> np.clip(bits - 1 - nl, 0, 63)
+        ok = ((high == 0) | (high == -1)) & (nl < bits)
         shifted = np.where(ok, np.left_shift(xl, np.where(ok, nl, 0)), 0)
         res = np.where(ok, shifted, np.where(xl > 0, hi, np.where(xl < 0, lo, 0)))
         out[left] = res

@@ -1,0 +1,237 @@
+"""MLI 2.0.2 MAC kernels: conv2d, depthwise / group / transpose conv2d, fully connected, rnn_dense.
+
+Kernel convention: `kernel(x, inp, weights, bias, out, cfg, arith)` with `x` of shape (B,) + inp.shape
+(the batch is an extra leading axis MLI does not have), returning (B,) + out.shape in out's dtype.
+The element-type variant (sa8_sa8_sa32, fx16, fx16_fx8_fx8) follows from the tensors.
+
+Accumulation is exact: products are summed in float64 (BLAS) whenever every partial sum is provably
+below 2^53, in int64 otherwise; then the accumulator width of the MLI kernel is applied (32-bit wrap
+for SA8 and fx16_fx8_fx8, 64-bit for fx16 on x86, where the golden vectors come from).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from mlitool.errors import UnsupportedError
+from mlitool.execute import intops
+from mlitool.execute.intops import Arith
+from mlitool.execute.mli import macquant as mq
+from mlitool.execute.mli._window import Window
+from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
+
+_FLOAT_EXACT = 2 ** 53
+_VARIANTS = {
+    (ElType.SA8, ElType.SA8, ElType.SA32): "sa8_sa8_sa32",
+    (ElType.FX16, ElType.FX16, ElType.FX16): "fx16",
+    (ElType.FX16, ElType.FX8, ElType.FX8): "fx16_fx8_fx8",
+}
+
+
+def variant(kind: str, inp: MliTensor, weights: MliTensor, bias: MliTensor, out: MliTensor) -> str:
+    """The MLI type variant of a MAC kernel, or UnsupportedError if MLI 2.x has none."""
+    key = (inp.el_type, weights.el_type, bias.el_type)
+    name = _VARIANTS.get(key)
+    if name is None or out.el_type != inp.el_type:
+        types = "/".join(t.el_type.name.lower() for t in (inp, weights, bias, out))
+        raise UnsupportedError(f"MLI 2.x has no {kind} kernel for in/weights/bias/out types {types}")
+    return name
+
+
+# ---------------------------------------------------------------------------------------------
+# Exact accumulation
+
+def _compute_dtype(k: int, x: np.ndarray, w: np.ndarray) -> type:
+    """float64 when K * max|x| * max|w| < 2^53 (every partial sum exact), else int64."""
+    xm = int(np.abs(x).max(initial=0))
+    wm = int(np.abs(w).max(initial=0))
+    return np.float64 if k * xm * wm < _FLOAT_EXACT else np.int64
+
+
+def _to_int(acc: np.ndarray) -> np.ndarray:
+    return acc.astype(np.int64) if acc.dtype != np.int64 else acc
+
+
+def matmul_exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """x (..., N) @ w (N, M), exactly, as int64."""
+    dtype = _compute_dtype(w.shape[0], x, w)
+    return _to_int(np.matmul(x.astype(dtype), w.astype(dtype)))
+
+
+def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.ndarray:
+    """Exact sums over the valid taps: xs (B, H, W, Ci) zero-meaning values, w (Kh, Kw, Ci/g, Co).
+
+    Taps outside the input contribute 0 (MLI skips them; for SA8 `xs` is already x - in_zp).
+    Returns int64 (B, Ho, Wo, Co).
+    """
+    kh_n, kw_n, cig, co = w.shape
+    b = xs.shape[0]
+    ho, wo = win.out
+    n = b * ho * wo
+    cog = co // groups
+    dtype = _compute_dtype(kh_n * kw_n * cig, xs, w)
+    xp = win.pad_input(xs.astype(dtype), 0)
+    wd = w.astype(dtype)
+    acc = np.zeros((n, co), dtype=dtype)
+    for kh, kw, tap in win.taps(xp):
+        tap = tap.reshape(n, groups * cig)
+        wt = wd[kh, kw]
+        if groups == 1:
+            acc += tap @ wt
+        elif cig == 1 and cog == 1:          # depthwise: one product per channel
+            acc += tap * wt[0]
+        else:
+            xg = tap.reshape(n, groups, cig).transpose(1, 0, 2)
+            wg = wt.reshape(cig, groups, cog).transpose(1, 0, 2)
+            acc += np.matmul(xg, wg).transpose(1, 0, 2).reshape(n, co)
+    return _to_int(acc).reshape(b, ho, wo, co)
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared finishing: zero point handling, bias, rescale, ReLU
+
+def _zero_meaning(x: np.ndarray, inp: MliTensor, name: str) -> np.ndarray:
+    """SA8 subtracts the input zero point (so padding = real zero); FX values are already 0-based."""
+    x = np.asarray(x, dtype=np.int64)
+    return x - int(inp.zero_point[0]) if name == "sa8_sa8_sa32" else x
+
+
+def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias: MliTensor,
+            out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
+    """Raw exact sums (..., Co) -> output values in out's dtype."""
+    channels = acc.shape[-1]
+    limits = mq.relu_limits(mq.relu_type(cfg), out)
+    b = np.asarray(bias.data, dtype=np.int64).reshape(-1)
+    if name == "sa8_sa8_sa32":
+        acc = intops.sat(intops.wrap(acc, 32) + mq.sa8_bias(b, arith), 32)
+        mul, shift = mq.sa8_multiplier(inp, weights, out, channels, arith)
+        o = mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith)
+    else:
+        bits = mq.fx_acc_bits(weights)
+        in_w = int(inp.frac_bits) + int(weights.frac_bits)
+        acc = intops.wrap(acc, bits) + mq.fx_bias(b, in_w - int(bias.frac_bits), bits)
+        acc = intops.sat(acc, bits)
+        o = mq.fx_result(acc, in_w - int(out.frac_bits), bits, arith)
+    return mq.clamp(o, limits).astype(out.el_type.dtype)
+
+
+def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:
+    x = np.asarray(x)
+    if x.shape[1:] != tuple(inp.shape):
+        raise ValueError(f"input batch of shape {x.shape} does not match tensor shape {inp.shape}")
+    return x
+
+
+# ---------------------------------------------------------------------------------------------
+# Convolutions
+
+def _grouped_conv(kind: str, x, inp, weights, bias, out, cfg, arith, groups: int) -> np.ndarray:
+    name = variant(kind, inp, weights, bias, out)
+    xs = _zero_meaning(_batched(x, inp), inp, name)
+    w = np.asarray(weights.data, dtype=np.int64)
+    win = Window.from_cfg(cfg, w.shape[:2], out.shape)
+    acc = conv_sums(xs, w, win, groups)
+    return _finish(acc, name, inp, weights, bias, out, cfg, arith)
+
+
+def conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
+    """mli_krn_conv2d_hwcn_*: weights HWCN (Kh, Kw, Ci, Co)."""
+    return _grouped_conv("conv2d", x, inp, weights, bias, out, cfg, arith, groups=1)
+
+
+def depthwise_conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
+    """mli_krn_depthwise_conv2d_hwcn_*: weights HW1N (Kh, Kw, 1, C), one filter per channel."""
+    if weights.shape[2] != 1 or weights.shape[3] != inp.shape[-1]:
+        raise UnsupportedError(f"depthwise conv2d needs HW1N weights with {inp.shape[-1]} channels, "
+                               f"got shape {weights.shape}")
+    return _grouped_conv("depthwise_conv2d", x, inp, weights, bias, out, cfg, arith,
+                         groups=inp.shape[-1])
+
+
+def group_conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
+    """mli_krn_group_conv2d_hwcn_*: weights (Kh, Kw, Ci/groups, Co), groups = Ci / weights.shape[2]."""
+    ci, cig, co = inp.shape[-1], weights.shape[2], weights.shape[3]
+    if cig == 0 or ci % cig or co % (ci // cig):
+        raise UnsupportedError(f"group conv2d: input channels {ci} and weights {weights.shape} "
+                               "do not form whole groups")
+    return _grouped_conv("group_conv2d", x, inp, weights, bias, out, cfg, arith, groups=ci // cig)
+
+
+def transpose_conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
+    """mli_krn_transpose_conv2d_hwcn_*: out[o] = sum over i, k with o = i*stride + k - pad.
+
+    Computed as a stride-1 convolution of the stride-dilated input (zeros between samples,
+    which SA8 treats like padding: real zero) with the spatially flipped kernel.
+    """
+    name = variant("transpose_conv2d", inp, weights, bias, out)
+    xs = _zero_meaning(_batched(x, inp), inp, name)
+    w = np.asarray(weights.data, dtype=np.int64)[::-1, ::-1]
+    kh, kw = w.shape[:2]
+    sh, sw = int(cfg.get("stride_height", 1)), int(cfg.get("stride_width", 1))
+    b, h, wd, c = xs.shape
+    xd = np.zeros((b, (h - 1) * sh + 1, (wd - 1) * sw + 1, c), dtype=np.int64)
+    xd[:, ::sh, ::sw, :] = xs
+    pt, pl = int(cfg.get("padding_top", 0)), int(cfg.get("padding_left", 0))
+    win = Window(kernel=(kh, kw), stride=(1, 1), dilation=(1, 1),
+                 pad=(kh - 1 - pt, kw - 1 - pl), out=(out.shape[0], out.shape[1]))
+    acc = conv_sums(xd, w, win, groups=1)
+    return _finish(acc, name, inp, weights, bias, out, cfg, arith)
+
+
+# ---------------------------------------------------------------------------------------------
+# Fully connected
+
+def fully_connected(x, inp, weights, bias, out, cfg, arith, ext_bias: bool = False) -> np.ndarray:
+    """mli_krn_fully_connected_*: input read as N elements, weights (N, M).
+
+    `ext_bias` (sa8 only): the input zero point is ignored, the bias already holds its term.
+    """
+    name = variant("fully_connected", inp, weights, bias, out)
+    if ext_bias and name != "sa8_sa8_sa32":
+        raise UnsupportedError("fully_connected _ext_bias exists only for sa8_sa8_sa32")
+    x = _batched(x, inp)
+    xs = np.asarray(x, dtype=np.int64).reshape(x.shape[0], -1)
+    if not ext_bias:
+        xs = _zero_meaning(xs, inp, name)
+    w = np.asarray(weights.data, dtype=np.int64).reshape(xs.shape[1], -1)
+    acc = matmul_exact(xs, w)
+    return _finish(acc, name, inp, weights, bias, out, cfg, arith).reshape((x.shape[0],) + tuple(out.shape))
+
+
+def fully_connected_ext_bias(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
+    """mli_krn_fully_connected_sa8_sa8_sa32_ext_bias."""
+    return fully_connected(x, inp, weights, bias, out, cfg, arith, ext_bias=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer adapters for the executor
+
+def _layer_tensors(layer: MliLayer, model: MliModel):
+    t = model.tensors
+    return t[layer.inputs[0]], t[layer.weights], t[layer.bias], t[layer.outputs[0]]
+
+
+def _runner(kernel: Callable) -> Callable:
+    def run(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
+        inp, weights, bias, out = _layer_tensors(layer, model)
+        return kernel(inputs[0], inp, weights, bias, out, layer.cfg, arith)
+    run.__doc__ = f"Run a layer through {kernel.__name__}."
+    return run
+
+
+def _run_fully_connected(layer: MliLayer, model: MliModel, inputs: list[np.ndarray],
+                         arith: Arith) -> np.ndarray:
+    inp, weights, bias, out = _layer_tensors(layer, model)
+    return fully_connected(inputs[0], inp, weights, bias, out, layer.cfg, arith,
+                           ext_bias=layer.kernel.endswith("_ext_bias"))
+
+
+LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list[np.ndarray], Arith], np.ndarray]] = {
+    "conv2d": _runner(conv2d),
+    "depthwise_conv2d": _runner(depthwise_conv2d),
+    "group_conv2d": _runner(group_conv2d),
+    "transpose_conv2d": _runner(transpose_conv2d),
+    "fully_connected": _run_fully_connected,
+}

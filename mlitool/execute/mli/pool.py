@@ -1,0 +1,127 @@
+"""MLI 2.0.2 pooling kernels: avepool_hwc_{sa8, fx8, fx16}, maxpool_hwc_{sa8, fx8, fx16}.
+
+Kernel convention: `kernel(x, inp, out, cfg, arith)` with `x` of shape (B,) + inp.shape (HWC),
+returning (B,) + out.shape in out's dtype. Windows skip padded positions: average pooling divides
+by the number of valid elements, through MLI's reciprocal multiplier (mli_krn_avepool_hwc_ref.h);
+max pooling takes the maximum of the valid elements (and MLI copies the input's params to the
+output tensor).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from mlitool.errors import UnsupportedError
+from mlitool.execute import intops
+from mlitool.execute.intops import Arith
+from mlitool.execute.mli._window import Window
+from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
+
+# MLI's reciprocal table for window sizes below 32: value ~ mul * 2^-shift = 1 / size.
+_DIV_MUL = (0, 0x4000, 0x4000, 0x5555, 0x4000, 0x6666, 0x5555, 0x4924, 0x4000, 0x71c7, 0x6666,
+            0x5d17, 0x5555, 0x4ec4, 0x4924, 0x4444, 0x4000, 0x7878, 0x71c7, 0x6bca, 0x6666, 0x6186,
+            0x5d17, 0x590b, 0x5555, 0x51eb, 0x4ec4, 0x4bda, 0x4924, 0x469e, 0x4444, 0x4210)
+_DIV_SHIFT = (0, 14, 15, 16, 16, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 18, 18,
+              19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19)
+_POOL_TYPES = (ElType.SA8, ElType.FX8, ElType.FX16)
+
+
+def reciprocal(div: int) -> tuple[int, int]:
+    """(mul, shift) with mul * 2^-shift ~ 1/div: MLI's get_mul_shift_value."""
+    if div < len(_DIV_MUL):
+        return _DIV_MUL[div], _DIV_SHIFT[div]
+    val = (1 << 31) // div                     # u1.31
+    norm = 0
+    if div > 1:
+        norm = int(intops.norm(val, 32)) + 1
+        val = (val << norm) & 0xFFFFFFFF
+    return val >> 17, 14 + norm
+
+
+def _requant_params(inp: MliTensor, out: MliTensor, arith: Arith) -> tuple[int, int, int]:
+    """(scale, shift, offset) of MLI's define_requant_params (SA8 in -> SA8 out)."""
+    in_scale, out_scale = int(inp.scale[0]), int(out.scale[0])
+    pre_div = int(intops.norm(in_scale, 32)) - int(intops.norm(out_scale, 16))
+    q = (in_scale << pre_div) // out_scale
+    ns = 16 - int(intops.norm(q, 32))
+    scale = int(intops.sat(intops.asr_rnd(q, ns, 32, arith.round_mode), 16))
+    shift = pre_div + int(inp.scale_frac_bits[0]) - int(out.scale_frac_bits[0]) - ns
+    moved = int(intops.sat(intops.asr_rnd(scale * int(inp.zero_point[0]), shift, 32, arith.round_mode), 16))
+    offset = int(intops.sat(int(out.zero_point[0]) - moved, 16))
+    return scale, shift, offset
+
+
+def _check(kind: str, inp: MliTensor, out: MliTensor) -> None:
+    if inp.el_type not in _POOL_TYPES or out.el_type != inp.el_type:
+        raise UnsupportedError(f"MLI 2.x has no {kind}_hwc kernel for {inp.el_type.name.lower()} input "
+                               f"and {out.el_type.name.lower()} output")
+
+
+def _window(cfg: dict, out: MliTensor) -> Window:
+    kernel = (int(cfg["kernel_height"]), int(cfg["kernel_width"]))
+    return Window.from_cfg({**cfg, "dilation_height": 1, "dilation_width": 1}, kernel, out.shape)
+
+
+def avepool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
+    """mli_krn_avepool_hwc_*: mean of the valid elements of each window."""
+    _check("avepool", inp, out)
+    win = _window(cfg, out)
+    x = np.asarray(x, dtype=np.int64)
+    xp = win.pad_input(x, 0)
+    sums = sum(tap for _, _, tap in win.taps(xp))
+    counts = win.valid_counts(inp.shape[:2])
+
+    # Multiplier, shift and start value per window size (a handful of distinct sizes).
+    mul = np.zeros(counts.shape, np.int64)
+    shift = np.zeros(counts.shape, np.int64)
+    start = np.zeros(counts.shape, np.int64)
+    if inp.el_type == ElType.SA8:
+        scale, base_shift, offset = _requant_params(inp, out, arith)
+    else:
+        scale, base_shift, offset = 1, int(inp.frac_bits) - int(out.frac_bits), 0
+    for div in np.unique(counts):
+        m, s = reciprocal(int(div))
+        s += base_shift
+        if inp.el_type == ElType.SA8:
+            # The requant scale is folded into the multiplier, normalised to 8 bits.
+            prod = scale * m
+            ns = 24 - int(intops.norm(prod, 32))
+            m = int(intops.sat(intops.asr_rnd(prod, ns, 32, arith.round_mode), 8))
+            s -= ns
+        sel = counts == div
+        mul[sel], shift[sel] = m, s
+        start[sel] = int(intops.asl(offset, s, 32))
+    mul, shift, start = mul[:, :, None], shift[:, :, None], start[:, :, None]
+
+    bits = 64 if inp.el_type == ElType.FX16 else 32
+    acc = intops.wrap(start + mul * sums, bits)
+    o = intops.asr_rnd(acc, np.broadcast_to(shift, acc.shape), bits, arith.round_mode)
+    return intops.sat(o, out.el_type.bits).astype(out.el_type.dtype)
+
+
+def maxpool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
+    """mli_krn_maxpool_hwc_*: maximum of the valid elements of each window."""
+    _check("maxpool", inp, out)
+    win = _window(cfg, out)
+    x = np.asarray(x)
+    xp = win.pad_input(x, np.iinfo(x.dtype).min)
+    result = None
+    for _, _, tap in win.taps(xp):
+        result = tap.copy() if result is None else np.maximum(result, tap, out=result)
+    return result.astype(out.el_type.dtype)
+
+
+def _runner(kernel: Callable) -> Callable:
+    def run(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
+        t = model.tensors
+        return kernel(inputs[0], t[layer.inputs[0]], t[layer.outputs[0]], layer.cfg, arith)
+    run.__doc__ = f"Run a layer through {kernel.__name__}."
+    return run
+
+
+LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list[np.ndarray], Arith], np.ndarray]] = {
+    "avepool": _runner(avepool),
+    "maxpool": _runner(maxpool),
+}
