@@ -11,6 +11,7 @@ import dataclasses
 import numpy as np
 
 from mlitool.execute.intops import Arith, asl, asr_rnd, norm, sat, wrap
+from mlitool.execute.mli import luts
 from mlitool.execute.mli.qparams import batched_view, norm_cast, storage
 from mlitool.mli.types import MliTensor
 
@@ -122,10 +123,51 @@ def prelu(x, inp: MliTensor, slope: MliTensor, out: MliTensor, cfg: dict,
     return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
 
 
+# ----------------------------------------------------------------------------- sigm, tanh
+# SA8 outputs of the LUT kernels: (zero point, frac bits) with scale 1, fixed by MLI.
+_SA8_OUT = {"sigm": (-128, 8), "tanh": (0, 7), "softmax": (-128, 8), "l2_normalize": (0, 7)}
+FX16_OUT_FRAC = 15
+
+
+def _lut_activation(kind: str, x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
+    table = luts.lut(kind)
+    mode = arith.round_mode
+    v = batched_view(x, inp)
+    if inp.el_type.is_sa:
+        zp, scale, frac = (int(np.ravel(a)[0]) for a in (inp.zero_point, inp.scale, inp.scale_frac_bits))
+        fx = luts.sa8_input(v, zp, scale, frac, table, mode)
+        res = luts.lookup(fx, table, luts.sa8_to_fx16_frac(table), mode)
+        out_zp, out_frac = _SA8_OUT[kind]
+        res = luts.fx16_to_sa8(res, out_zp, table.out_frac_bits - out_frac, mode)
+    else:
+        res = luts.lookup(v, table, int(inp.frac_bits), mode)
+    return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
+
+
+def sigm(x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
+    """`mli_krn_sigm_{fx16,sa8}`: output frac bits 15 (fx16) or zp -128, scale 1, frac 8 (sa8)."""
+    return _lut_activation("sigm", x, inp, out, arith)
+
+
+def tanh(x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
+    """`mli_krn_tanh_{fx16,sa8}`: output frac bits 15 (fx16) or zp 0, scale 1, frac 7 (sa8)."""
+    return _lut_activation("tanh", x, inp, out, arith)
+
+
 # --------------------------------------------------------------------------- output params
+def _fixed_sa8(out: MliTensor, zero_point: int, frac_bits: int) -> MliTensor:
+    return dataclasses.replace(out, zero_point=np.array([zero_point], np.int16),
+                               scale=np.array([1], np.int16),
+                               scale_frac_bits=np.array([frac_bits], np.int8), dim=-1)
+
+
 def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = None) -> MliTensor:
     """The output tensor as the kernel leaves it (kernels that rewrite its quantization)."""
     if kind == "relu":
         return dataclasses.replace(out, frac_bits=inp.frac_bits, zero_point=inp.zero_point,
                                    scale=inp.scale, scale_frac_bits=inp.scale_frac_bits, dim=inp.dim)
+    if kind in _SA8_OUT:
+        if out.el_type.is_sa:
+            return _fixed_sa8(out, *_SA8_OUT[kind])
+        return dataclasses.replace(out, frac_bits=FX16_OUT_FRAC)
     return out
