@@ -154,6 +154,45 @@ def tanh(x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
     return _lut_activation("tanh", x, inp, out, arith)
 
 
+# -------------------------------------------------------------------------------- softmax
+def _reduce_axes(inp: MliTensor, axis: int) -> tuple[int, ...]:
+    """Axes of the batched array one softmax / l2 group spans (axis -1: the whole tensor)."""
+    return tuple(range(1, inp.rank + 1)) if axis < 0 else (axis + 1,)
+
+
+def softmax(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
+    """`mli_krn_softmax_{fx16,sa8}` along `cfg['axis']` (-1: over the whole tensor).
+
+    exp(x - max) from the `softmax` table (Q15), summed in 32 bits, times a Q15 reciprocal of
+    the normalised sum; outputs Q15 (fx16) or zp -128, scale 1, frac 8 (sa8).
+    """
+    table = luts.lut("softmax")
+    mode = arith.round_mode
+    v = batched_view(x, inp)
+    axes = _reduce_axes(inp, int(cfg.get("axis", -1)))
+    peak = v.max(axis=axes, keepdims=True)
+    if inp.el_type.is_sa:
+        scale, frac = int(np.ravel(inp.scale)[0]), int(np.ravel(inp.scale_frac_bits)[0])
+        # The input zero point cancels: the reference passes the maximum as the offset.
+        fx = luts.sa8_input(v, peak, scale, frac, table, mode)
+        e = luts.lookup(fx, table, luts.sa8_to_fx16_frac(table), mode)
+        out_frac = _SA8_OUT["softmax"][1]
+    else:
+        e = luts.lookup(sat(v - peak, 32), table, int(inp.frac_bits), mode)
+        out_frac = FX16_OUT_FRAC
+    total = wrap(e.sum(axis=axes, keepdims=True), 32)
+    total_exp = norm(total, 32)
+    mantissa = sat(asr_rnd(total, 16 - total_exp, 32, mode), 16)      # in [0.5, 1) as Q15
+    recip = np.minimum((1 << 29) // mantissa, 32767)
+    shift = np.minimum(2 * table.out_frac_bits + (15 - total_exp) - out_frac, 31)
+    prod = recip * e
+    if inp.el_type.is_sa:
+        res = luts.fx16_to_sa8(prod, _SA8_OUT["softmax"][0], shift, mode)
+    else:
+        res = sat(asr_rnd(prod, shift, 32, mode), 16)
+    return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
+
+
 # --------------------------------------------------------------------------- output params
 def _fixed_sa8(out: MliTensor, zero_point: int, frac_bits: int) -> MliTensor:
     return dataclasses.replace(out, zero_point=np.array([zero_point], np.int16),
