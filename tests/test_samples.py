@@ -232,3 +232,11 @@ def test_concatenation_requant_inputs_differ_before_the_quantize():
     by_name = {t["name"]: t["quantization"] for t in it.get_tensor_details()}
     tanh_out = [q for n, q in by_name.items() if n.startswith("Tanh") and q[0] == 1 / 128]
     assert tanh_out == [(1 / 128, 0)]          # TANH's fixed int8 output, requantized afterwards
+
+
+@pytest.mark.parametrize("rel, quant", [("ops/logistic.tflite", (1 / 256, -128)),
+                                        ("ops/tanh.tflite", (1 / 128, 0)),
+                                        ("ops/softmax.tflite", (1 / 256, -128))])
+def test_fixed_output_quantization(rel, quant):
+    (out,) = interpreter(rel).get_output_details()
+    assert out["quantization"] == quant
