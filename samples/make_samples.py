@@ -60,7 +60,7 @@ def rng_for(name: str) -> np.random.Generator:
 # --------------------------------------------------------------------------------------------
 
 def convert(fn: Callable, shapes: list[tuple[int, ...]], samples: list[list[np.ndarray]] | None,
-            *, io_int8: bool = True) -> bytes:
+            *, io_int8: bool = True, per_tensor_dense: bool = False) -> bytes:
     """Convert a function of float32 inputs; int8 when `samples` (representative data) are given.
 
     Variables (Keras weights) are frozen into constants first, so the file holds plain constant
@@ -74,6 +74,8 @@ def convert(fn: Callable, shapes: list[tuple[int, ...]], samples: list[list[np.n
         conv.optimizations = [tf.lite.Optimize.DEFAULT]
         conv.representative_dataset = lambda: iter(samples)
         conv.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+        # Private flag, the only switch for per-tensor FULLY_CONNECTED weights in TF 2.21.
+        conv._experimental_disable_per_channel_quantization_for_dense_layers = per_tensor_dense
         if io_int8:
             conv.inference_input_type = tf.int8
             conv.inference_output_type = tf.int8
@@ -208,11 +210,16 @@ class OpCase:
     expect: list[str]                        # ops the int8 file must contain
     float_twin: bool = True
     io_int8: bool = True
+    per_tensor_dense: bool = False
     post: Callable[[bytes], bytes] | None = None
 
 
 def const(rng: np.random.Generator, shape, spread: float = 1.0) -> tf.Tensor:
     return tf.constant(rng.normal(0, spread, size=shape).astype(np.float32))
+
+
+def with_const(f: Callable, c: tf.Tensor) -> Callable:
+    return lambda a: f(a, c)
 
 
 def binary_cases() -> list[OpCase]:
@@ -223,8 +230,7 @@ def binary_cases() -> list[OpCase]:
         cases.append(OpCase(op.lower(), lambda rng, f=f: (lambda a, b: f(a, b)),
                             [((1, 4, 4, 8), 1.0), ((1, 4, 4, 8), 3.0)], [op]))
         # The constant is a per-channel vector, broadcast over H and W.
-        cases.append(OpCase(op.lower() + "_const",
-                            lambda rng, f=f: (lambda a, c=const(rng, (8,), 2.0): f(a, c)),
+        cases.append(OpCase(op.lower() + "_const", lambda rng, f=f: with_const(f, const(rng, (8,), 2.0)),
                             [((1, 4, 4, 8), 1.0)], [op]))
     return cases
 
@@ -252,6 +258,11 @@ def depthwise_mult2(rng):
 def fully_connected_keep_dims(rng):
     w, b = const(rng, (16, 8), 0.25), const(rng, (8,), 0.1)
     return lambda x: tf.matmul(x, w) + b                    # [1,4,16] -> [1,4,8]
+
+
+def fully_connected_per_tensor(rng):
+    w, b = const(rng, (16, 8), 0.25), const(rng, (8,), 0.1)
+    return lambda x: tf.nn.relu(tf.matmul(x, w) + b)
 
 
 def quantize_dequantize(rng):
@@ -290,11 +301,12 @@ def op_cases() -> list[OpCase]:
                ["SQUEEZE"], post=lambda m: reshape_to_squeeze(m, [1, 2])),
         # Two model inputs: the int8 quantizer gives them the output's scale (TFLite's int8
         # CONCATENATION requires equal scales and zero points on every input and the output).
+        # axis=-1 is stored as -1 in the file; concatenation_requant uses axis=3.
         OpCase("concatenation", lambda r: (lambda a, b: tf.concat([a, b], axis=-1)),
                [(s, 1.0), ((1, 4, 4, 4), 4.0)], ["CONCATENATION"]),
         # Inputs of different scales: TANH fixes its output at 1/128, so the quantizer inserts a
         # requantizing int8 -> int8 QUANTIZE before the CONCATENATION.
-        OpCase("concatenation_requant", lambda r: (lambda a, b: tf.concat([tf.tanh(a), b], axis=-1)),
+        OpCase("concatenation_requant", lambda r: (lambda a, b: tf.concat([tf.tanh(a), b], axis=3)),
                [(s, 1.0), ((1, 4, 4, 4), 4.0)], ["TANH", "QUANTIZE", "CONCATENATION"]),
         OpCase("pad", lambda r: (lambda x: tf.pad(x, [[0, 0], [1, 2], [2, 1], [0, 0]])),
                [(s, 1.0)], ["PAD"]),
@@ -313,6 +325,8 @@ def op_cases() -> list[OpCase]:
                [((1, 7, 7, 8), 1.0)], ["MAX_POOL_2D"]),
         OpCase("fully_connected_keep_dims", fully_connected_keep_dims, [((1, 4, 16), 1.0)],
                ["FULLY_CONNECTED"]),
+        OpCase("fully_connected_per_tensor", fully_connected_per_tensor, [((1, 16), 1.0)],
+               ["FULLY_CONNECTED"], per_tensor_dense=True),
         # Float input and output around an int8 CONV_2D: QUANTIZE in, DEQUANTIZE out.
         OpCase("quantize_dequantize", quantize_dequantize, [(s, 1.0)],
                ["QUANTIZE", "CONV_2D", "DEQUANTIZE"], float_twin=False, io_int8=False),
@@ -334,7 +348,8 @@ def make_op(case: OpCase, written: dict[str, list[str]]) -> None:
     samples = [[rng.normal(0, spread, size=shape).astype(np.float32) for shape, spread in case.inputs]
                for _ in range(32)]
     post = case.post or (lambda m: m)
-    int8 = post(convert(fn, shapes, samples, io_int8=case.io_int8))
+    int8 = post(convert(fn, shapes, samples, io_int8=case.io_int8,
+                              per_tensor_dense=case.per_tensor_dense))
     write(f"ops/{case.name}.tflite", int8, written, case.expect)
     if case.float_twin:
         write(f"ops/{case.name}_float.tflite", post(convert(fn, shapes, None)), written)
