@@ -164,9 +164,13 @@ def parse_model(buf: bytes, name: str = "<bytes>") -> ir.Model:
         return _Reader(buf, name).model()
     except _Corrupt as exc:
         raise ModelFormatError(str(exc), name) from None
-    except (struct.error, IndexError, ValueError, TypeError, OverflowError, KeyError,
-            UnicodeDecodeError, RecursionError, MemoryError) as exc:
-        raise ModelFormatError(f"corrupt or truncated flatbuffer ({type(exc).__name__}: {exc})",
+    except struct.error:
+        raise ModelFormatError(f"truncated or corrupt: a flatbuffer field points outside the file "
+                               f"({len(buf)} bytes)", name) from None
+    except (IndexError, ValueError, TypeError, OverflowError, KeyError, UnicodeDecodeError,
+            RecursionError, MemoryError) as exc:
+        detail = " ".join(str(exc).split())[:200]      # one line, bounded
+        raise ModelFormatError(f"corrupt flatbuffer ({type(exc).__name__}: {detail})",
                                name) from None
 
 
