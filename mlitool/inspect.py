@@ -23,7 +23,7 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready plain data (lists, ints, floats, strings, None)."""
     g = model.main
     producers = g.producers()
-    stats = [op_stats(g, op) for op in g.ops]
+    stats = [op_stats(g, op, producers) for op in g.ops]
     rows = [_op_row(g, op, s, producers) for op, s in zip(g.ops, stats)]
     unsupported = sorted({r["type"] for r in rows if not r["supported"]})
     return {

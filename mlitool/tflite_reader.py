@@ -43,11 +43,11 @@ _WEIGHTS_FORMAT = {0: "DEFAULT", 1: "SHUFFLED4x16INT8"}
 _RENAME = {
     "fused_activation_function": "fused_activation",
     "dilation_h_factor": "dilation_h", "dilation_w_factor": "dilation_w",
-    "filter_height": "filter_h", "filter_width": "filter_w",
+    "filter_height": "filter_h", "filter_width": "filter_w", "dilation_d_factor": "dilation_d",
 }
 # Option fields holding a TensorType code: decoded to a dtype name.
-_DTYPE_FIELDS = {"output_type", "in_data_type", "out_data_type", "idx_out_type",
-                 "quantized_bias_type", "input_type"}
+_DTYPE_FIELDS = {"output_type", "in_data_type", "out_data_type", "idx_out_type", "out_type",
+                 "quantized_bias_type", "key_dtype", "value_dtype"}
 
 # Union type code -> options class, for BuiltinOptions and BuiltinOptions2.
 _OPTION_CLASSES = {
@@ -420,14 +420,11 @@ def _snake(name: str) -> str:
 
 
 def _name_enums(opts: dict[str, Any]) -> dict[str, Any]:
-    if "padding" in opts:
-        opts["padding"] = _PADDING.get(opts["padding"], f"UNKNOWN_{opts['padding']}")
-    if "fused_activation" in opts:
-        code = opts["fused_activation"]
-        opts["fused_activation"] = _ACTIVATIONS.get(code, f"UNKNOWN_{code}")
-    if "weights_format" in opts:
-        code = opts["weights_format"]
-        opts["weights_format"] = _WEIGHTS_FORMAT.get(code, f"UNKNOWN_{code}")
+    for key, names in (("padding", _PADDING), ("fused_activation", _ACTIVATIONS),
+                       ("weights_format", _WEIGHTS_FORMAT)):
+        code = opts.get(key)
+        if isinstance(code, int) and not isinstance(code, bool):
+            opts[key] = names.get(code, f"UNKNOWN_{code}")
     if opts.get("quantized_bias_type") == 0:
         del opts["quantized_bias_type"]          # 0 = not set (bias type follows the inputs)
     for key in _DTYPE_FIELDS & opts.keys():

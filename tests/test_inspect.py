@@ -261,3 +261,28 @@ def test_help_and_version_do_not_import_heavy_modules():
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
     h = _cli("--help")
     assert h.returncode == 0 and b"inspect" in h.stdout
+
+
+def test_float16_weights_style_and_counts():
+    """float16 weights behind a DEQUANTIZE: style, weights column and parameters counted once."""
+    from tflite_build import Buf, Code, Op, Spec, T
+
+    from mlitool.inspect import summarize
+    from mlitool.tflite_reader import parse_model
+
+    w16 = np.arange(12, dtype=np.float16).reshape(3, 4)
+    spec = Spec(
+        tensors=[T([1, 4], "float32", name="in"), T([3, 4], "float16", buffer=1, name="w16"),
+                 T([3, 4], "float32", name="w"), T([1, 3], "float32", name="out")],
+        ops=[Op(0, [1], [2]), Op(1, [0, 2, -1], [3])],
+        codes=[Code(builtin=6), Code(builtin=9)],
+        buffers=[Buf(), Buf(w16.tobytes())], inputs=[0], outputs=[3])
+    model = parse_model(build(spec))
+    np.testing.assert_array_equal(model.main.tensors[1].data, w16)
+    doc = summarize(model)
+    assert doc["style"]["name"] == "float16-weights"
+    fc = doc["ops"][1]
+    assert fc["weights"] == {"index": 1, "shape": [3, 4], "dtype": "float16", "via_dequantize": True,
+                             "quant": None}
+    assert fc["macs"] == 12 and fc["params"] == 0 and doc["ops"][0]["params"] == 12
+    assert doc["totals"]["params"] == 12 and doc["totals"]["weight_bytes"] == 24

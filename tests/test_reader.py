@@ -219,3 +219,42 @@ def test_no_quantization_when_scales_empty():
     spec = fc_spec()
     spec.tensors[0].scale, spec.tensors[0].zero_point = [], []
     assert _parse(spec).main.tensors[0].quant is None
+
+
+def test_every_builtin_options_type_decodes_from_an_empty_table():
+    """Defaults of every options table decode to plain values (no accessor crashes)."""
+    import flatbuffers
+
+    from mlitool.tflite_reader import _OPTION_CLASSES, _Reader
+
+    b = flatbuffers.Builder(64)
+    b.StartObject(0)
+    b.Finish(b.EndObject(), file_identifier=b"TFL3")
+    buf = bytes(b.Output())
+    reader = _Reader(buf, "empty-table")
+    pos = int.from_bytes(buf[:4], "little")
+    decoded = {}
+    for classes in _OPTION_CLASSES.values():
+        for cls in classes.values():
+            obj = cls()
+            obj.Init(buf, pos)
+            decoded[cls.__name__] = reader._decode_options(obj, cls, "op")
+    for opts in decoded.values():
+        assert all(isinstance(v, (bool, int, float, str, tuple)) for v in opts.values())
+    assert decoded["Conv2DOptions"] == {"padding": "SAME", "stride_h": 0, "stride_w": 0,
+                                        "dilation_h": 1, "dilation_w": 1, "fused_activation": "NONE"}
+    assert decoded["Pool2DOptions"]["filter_h"] == 0 and "filter_w" in decoded["Pool2DOptions"]
+    assert set(decoded["StridedSliceOptions"]) >= {"begin_mask", "end_mask", "ellipsis_mask",
+                                                   "new_axis_mask", "shrink_axis_mask", "offset"}
+    assert decoded["ArgMaxOptions"] == {"output_type": "float32"}
+    assert decoded["SqueezeOptions"] == {"squeeze_dims": ()}
+    assert decoded["ReducerOptions"] == {"keep_dims": False}
+
+
+def test_pool_options_from_real_model():
+    from mlitool.tflite_reader import read_model
+
+    m = read_model(shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite"))
+    pool = next(op for op in m.main.ops if op.type == "AVERAGE_POOL_2D")
+    assert pool.options["filter_h"] == 25 and pool.options["filter_w"] == 5
+    assert pool.options["padding"] == "VALID"
