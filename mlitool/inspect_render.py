@@ -44,7 +44,8 @@ def _io_table(s: dict[str, Any]) -> Table:
             q = r["quant"]
             scale = zp = "-"
             if q is not None and q["kind"] == "per-tensor":
-                scale, zp = f"{q['scale']:.6g}", str(q["zero_point"])
+                scale = f"{q['scale']:.6g}" if q["scale"] is not None else "invalid"
+                zp = str(q["zero_point"])
             elif q is not None:
                 scale, zp = f"per-axis (axis {q['axis']})", "…"
             table.add_row(kind, str(r["index"]), r["name"], _shape(r["shape"]), r["dtype"], scale, zp)

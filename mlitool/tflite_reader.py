@@ -339,6 +339,9 @@ class _Reader:
             return None                          # TFLite: no scales means not quantized
         scale = scale.astype(np.float64)
         n = scale.size
+        if not np.all(np.isfinite(scale) & (scale > 0)):
+            self.warnings.append(f"{label}: quantization scales include zero, negative or "
+                                 "non-finite values")
         if zp is None or zp.size == 0:
             self.warnings.append(f"{label}: quantization has scales but no zero points; "
                                  "zero points set to 0")

@@ -286,3 +286,16 @@ def test_float16_weights_style_and_counts():
                              "quant": None}
     assert fc["macs"] == 12 and fc["params"] == 0 and doc["ops"][0]["params"] == 12
     assert doc["totals"]["params"] == 12 and doc["totals"]["weight_bytes"] == 24
+
+
+def test_non_finite_scale_is_warned_and_json_stays_valid(tmp_path, capsys):
+    spec = fc_spec()
+    spec.tensors[0].scale = [float("nan")]
+    p = tmp_path / "nan_scale.tflite"
+    p.write_bytes(build(spec))
+    code, out, err = run_main(["inspect", str(p), "--json"], capsys)
+    doc = json.loads(out)
+    assert code == 0 and doc["inputs"][0]["quant"]["scale"] is None
+    assert any("non-finite" in w for w in doc["warnings"])
+    code, out, err = run_main(["inspect", str(p)], capsys)
+    assert code == 0 and "invalid" in out
