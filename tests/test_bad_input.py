@@ -6,11 +6,10 @@ import random
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 
 from conftest import ROOT, SHARED, shared_path
-from tflite_build import Buf, T, build, fc_spec
+from tflite_build import Buf, build, fc_spec
 
 MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
                 for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []

@@ -120,7 +120,7 @@ def test_options_decoded():
 # --------------------------------------------------------------------------------------------------
 # Synthetic models: every field written by the test is compared with what the reader returns.
 
-from tflite_build import Buf, Code, Op, Spec, T, build, fc_spec  # noqa: E402
+from tflite_build import Buf, Code, Op, T, build, fc_spec  # noqa: E402
 
 
 def _parse(spec_or_bytes):
