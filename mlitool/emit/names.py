@@ -52,10 +52,8 @@ def c_identifier(text: str, fallback: str = "t") -> str:
         s = fallback
     if s[0].isdigit():
         s = f"{fallback}_{s}"
-    if _is_reserved_prefix(s):
+    if s in RESERVED or _is_reserved_prefix(s):
         s = f"{fallback}_{s}"
-    if s in RESERVED:
-        s = f"{s}_"
     return s
 
 
@@ -90,7 +88,7 @@ class NameTable:
         stem = base.rstrip("_") or base
         candidate, k = base, 1
         while True:
-            names = [candidate] + [candidate.rstrip("_") + s for s in derived]
+            names = [candidate] + [candidate + s for s in derived]
             if not any(n in self._taken or n in RESERVED for n in names):
                 self._taken.update(names)
                 return candidate
