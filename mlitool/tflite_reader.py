@@ -1,0 +1,433 @@
+"""Read a .tflite file into the IR (`mlitool.ir.Model`). The only module that imports `tflite`.
+
+The file is untrusted input. Every offset, length and vector size read from it is checked against the
+file size before anything is sliced or allocated; constant data is a read-only numpy view of the file
+bytes. Whatever the flatbuffer accessors raise on corrupt data becomes a `ModelFormatError` naming the
+file. Untidy but accepted models (TFLite / TFLite Micro run them) are normalised, and each
+normalisation is recorded in `Model.warnings`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from pathlib import Path
+from typing import Any
+
+import flatbuffers
+import numpy as np
+import tflite
+from tflite.utils import BUILTIN_OPCODE2NAME
+
+from mlitool import ir
+from mlitool.errors import ModelFormatError
+
+IDENTIFIER = b"TFL3"
+MAX_TENSOR_ELEMENTS = 2**31 - 1          # TFLite(-Micro) element counts are int; more is hostile
+_CUSTOM = 32
+
+# TensorType code -> (IR dtype name, numpy storage dtype or None when data is not decoded).
+_TYPES: dict[int, tuple[str, str | None]] = {
+    0: ("float32", "<f4"), 1: ("float16", "<f2"), 2: ("int32", "<i4"), 3: ("uint8", "u1"),
+    4: ("int64", "<i8"), 5: ("string", None), 6: ("bool", "?"), 7: ("int16", "<i2"),
+    8: ("complex64", "<c8"), 9: ("int8", "i1"), 10: ("float64", "<f8"), 11: ("complex128", "<c16"),
+    12: ("uint64", "<u8"), 13: ("resource", None), 14: ("variant", None), 15: ("uint32", "<u4"),
+    16: ("uint16", "<u2"), 17: ("int4", "int4"), 18: ("bfloat16", None),
+}
+
+_ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
+_PADDING = {0: "SAME", 1: "VALID"}
+_WEIGHTS_FORMAT = {0: "DEFAULT", 1: "SHUFFLED4x16INT8"}
+# Generic snake_case option names renamed to the IR's documented keys.
+_RENAME = {
+    "fused_activation_function": "fused_activation",
+    "dilation_h_factor": "dilation_h", "dilation_w_factor": "dilation_w",
+    "filter_height": "filter_h", "filter_width": "filter_w",
+}
+# Option fields holding a TensorType code: decoded to a dtype name.
+_DTYPE_FIELDS = {"output_type", "in_data_type", "out_data_type", "idx_out_type",
+                 "quantized_bias_type", "input_type"}
+
+# Union type code -> options class, for BuiltinOptions and BuiltinOptions2.
+_OPTION_CLASSES = {
+    union: {code: getattr(tflite, name, None)
+            for name, code in vars(union).items() if isinstance(code, int) and name != "NONE"}
+    for union in (tflite.BuiltinOptions, tflite.BuiltinOptions2)
+}
+_SKIP_METHODS = {"Init"}
+
+
+class _Corrupt(Exception):
+    """Internal: the file contradicts itself; turned into ModelFormatError with the path."""
+
+
+# --------------------------------------------------------------------------------------------------
+# Checked access to the flatbuffer
+
+
+class _Checked:
+    """Bounds checks for spans inside the file bytes."""
+
+    def __init__(self, buf: bytes):
+        self.buf = buf
+        self.size = len(buf)
+
+    def span(self, start: int, nbytes: int, what: str) -> None:
+        if start < 0 or nbytes < 0 or start + nbytes > self.size:
+            raise _Corrupt(f"{what} lies outside the file (bytes {start}..{start + nbytes} of "
+                           f"{self.size}): the file is truncated or corrupt")
+
+    def vector(self, obj: Any, slot: int, elem_size: int, what: str) -> tuple[int, int] | None:
+        """(start, length) of the vector in `slot` of table `obj`, checked; None when absent."""
+        tab = obj._tab
+        o = tab.Offset(slot)
+        if o == 0:
+            return None
+        self.span(tab.Pos + o, 4, what)
+        start = tab.Vector(o)
+        self.span(start - 4, 4, what)
+        n = tab.VectorLen(o)
+        self.span(start, n * elem_size, f"{what} ({n} entries)")
+        return start, n
+
+    def array(self, obj: Any, slot: int, dtype: str, what: str) -> np.ndarray | None:
+        """A numpy view of a scalar vector field, or None when absent."""
+        dt = np.dtype(dtype)
+        vec = self.vector(obj, slot, dt.itemsize, what)
+        if vec is None:
+            return None
+        start, n = vec
+        return np.frombuffer(self.buf, dtype=dt, count=n, offset=start)
+
+    def tables(self, obj: Any, slot: int, what: str) -> int:
+        """Number of entries of a vector of tables (offsets are 4 bytes each)."""
+        vec = self.vector(obj, slot, 4, what)
+        return 0 if vec is None else vec[1]
+
+    def string(self, obj: Any, slot: int, what: str) -> str:
+        tab = obj._tab
+        o = tab.Offset(slot)
+        if o == 0:
+            return ""
+        self.span(tab.Pos + o, 4, what)
+        off = tab.Pos + o
+        off += struct.unpack_from("<I", self.buf, off)[0]
+        self.span(off, 4, what)
+        n = struct.unpack_from("<I", self.buf, off)[0]
+        self.span(off + 4, n, what)
+        return self.buf[off + 4: off + 4 + n].decode("utf-8", errors="replace")
+
+
+# Vtable slots (4 + 2 * field id) of the fields read through _Checked, from schema.fbs.
+_MODEL_OPCODES, _MODEL_SUBGRAPHS, _MODEL_DESCRIPTION, _MODEL_BUFFERS, _MODEL_SIGNATURES = 6, 8, 10, 12, 18
+_SUBGRAPH_TENSORS, _SUBGRAPH_INPUTS, _SUBGRAPH_OUTPUTS, _SUBGRAPH_OPS, _SUBGRAPH_NAME = 4, 6, 8, 10, 12
+_TENSOR_SHAPE, _TENSOR_NAME, _TENSOR_SHAPE_SIGNATURE = 4, 10, 18
+_QUANT_SCALE, _QUANT_ZERO_POINT = 8, 10
+_OP_INPUTS, _OP_OUTPUTS = 6, 8
+_OPCODE_CUSTOM = 6
+_BUFFER_DATA = 4
+_SIGNATURE_KEY = 8
+
+
+# --------------------------------------------------------------------------------------------------
+# Public entry point
+
+
+def read_model(path: str | os.PathLike) -> ir.Model:
+    """Parse a .tflite file into an `ir.Model` (all subgraphs; subgraph 0 is the main graph).
+
+    Raises ModelFormatError (exit code 2) for a missing, unreadable, non-TFLite, truncated or
+    internally inconsistent file.
+    """
+    p = Path(path)
+    name = str(path)
+    if not p.exists():
+        raise ModelFormatError("no such file", name)
+    if p.is_dir():
+        raise ModelFormatError("is a directory, not a .tflite file", name)
+    try:
+        buf = p.read_bytes()
+    except OSError as exc:
+        raise ModelFormatError(f"cannot read the file: {exc.strerror or exc}", name) from None
+    return parse_model(buf, name)
+
+
+def parse_model(buf: bytes, name: str = "<bytes>") -> ir.Model:
+    """Parse the bytes of a .tflite file (see `read_model`); `name` is used in messages."""
+    if len(buf) == 0:
+        raise ModelFormatError("the file is empty", name)
+    if len(buf) < 8 or buf[4:8] != IDENTIFIER:
+        raise ModelFormatError("not a TensorFlow Lite model (no 'TFL3' flatbuffer identifier at "
+                               "bytes 4..8)", name)
+    try:
+        return _Reader(buf, name).model()
+    except _Corrupt as exc:
+        raise ModelFormatError(str(exc), name) from None
+    except (struct.error, IndexError, ValueError, TypeError, OverflowError, KeyError,
+            UnicodeDecodeError, RecursionError, MemoryError) as exc:
+        raise ModelFormatError(f"corrupt or truncated flatbuffer ({type(exc).__name__}: {exc})",
+                               name) from None
+
+
+# --------------------------------------------------------------------------------------------------
+# The reader
+
+
+class _Reader:
+    def __init__(self, buf: bytes, name: str):
+        self.buf = buf
+        self.name = name
+        self.chk = _Checked(buf)
+        self.warnings: list[str] = []
+
+    def model(self) -> ir.Model:
+        root = struct.unpack_from("<I", self.buf, 0)[0]
+        self.chk.span(root, 4, "the root table")
+        m = tflite.Model.GetRootAs(self.buf, 0)
+        self.chk.span(m._tab.Pos - struct.unpack_from("<i", self.buf, m._tab.Pos)[0], 4,
+                      "the root vtable")
+        self.n_buffers = self.chk.tables(m, _MODEL_BUFFERS, "the buffer table")
+        self.m = m
+        opcodes = [self._opcode(m.OperatorCodes(i), i)
+                   for i in range(self.chk.tables(m, _MODEL_OPCODES, "the operator-code table"))]
+        n_sub = self.chk.tables(m, _MODEL_SUBGRAPHS, "the subgraph table")
+        if n_sub == 0:
+            raise _Corrupt("the model has no subgraphs")
+        subgraphs = [self._subgraph(m.Subgraphs(i), i, opcodes) for i in range(n_sub)]
+        signatures = [self.chk.string(m.SignatureDefs(i), _SIGNATURE_KEY, "a signature key")
+                      for i in range(self.chk.tables(m, _MODEL_SIGNATURES, "the signature table"))]
+        return ir.Model(path=self.name, subgraphs=subgraphs, version=int(m.Version()),
+                        description=self.chk.string(m, _MODEL_DESCRIPTION, "the description"),
+                        signature_names=signatures, warnings=self.warnings)
+
+    # -- operator codes ----------------------------------------------------------------------------
+
+    def _opcode(self, oc: Any, i: int) -> tuple[str, str | None, int]:
+        # Schema 3a: builtin_code is authoritative, deprecated_builtin_code (int8) saturates at 127.
+        tab = oc._tab
+        o = tab.Offset(10)
+        builtin = tab.Get(flatbuffers.number_types.Int32Flags, o + tab.Pos) if o else 0
+        code = max(int(oc.DeprecatedBuiltinCode()), int(builtin))
+        custom = self.chk.string(oc, _OPCODE_CUSTOM, f"the custom code of operator code {i}") or None
+        if code == _CUSTOM:
+            return "CUSTOM", custom, int(oc.Version())
+        return BUILTIN_OPCODE2NAME.get(code, f"UNKNOWN_{code}"), None, int(oc.Version())
+
+    # -- subgraphs ---------------------------------------------------------------------------------
+
+    def _subgraph(self, sg: Any, gi: int, opcodes: list) -> ir.Graph:
+        where = f"subgraph {gi}"
+        n_t = self.chk.tables(sg, _SUBGRAPH_TENSORS, f"the tensor table of {where}")
+        tensors = [self._tensor(sg.Tensors(i), i, where) for i in range(n_t)]
+        inputs = self._indices(sg, _SUBGRAPH_INPUTS, n_t, f"the inputs of {where}", optional=False)
+        outputs = self._indices(sg, _SUBGRAPH_OUTPUTS, n_t, f"the outputs of {where}", optional=False)
+        n_ops = self.chk.tables(sg, _SUBGRAPH_OPS, f"the operator table of {where}")
+        ops = [self._op(sg.Operators(i), i, opcodes, n_t, where) for i in range(n_ops)]
+        name = self.chk.string(sg, _SUBGRAPH_NAME, f"the name of {where}")
+        return ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
+                        outputs=list(outputs))
+
+    def _indices(self, obj: Any, slot: int, n_tensors: int, what: str, optional: bool) -> tuple:
+        arr = self.chk.array(obj, slot, "<i4", what)
+        if arr is None:
+            return ()
+        low = -1 if optional else 0
+        bad = arr[(arr < low) | (arr >= n_tensors)]
+        if bad.size:
+            raise _Corrupt(f"{what} refer to tensor {int(bad[0])}, but there are {n_tensors} tensors")
+        return tuple(int(v) for v in arr)
+
+    # -- operators ---------------------------------------------------------------------------------
+
+    def _op(self, op: Any, i: int, opcodes: list, n_t: int, where: str) -> ir.Op:
+        idx = int(op.OpcodeIndex())
+        if not 0 <= idx < len(opcodes):
+            raise _Corrupt(f"op {i} of {where} uses operator code {idx}, but there are "
+                           f"{len(opcodes)}")
+        op_type, custom, version = opcodes[idx]
+        label = f"op {i} ({custom or op_type}) of {where}"
+        inputs = self._indices(op, _OP_INPUTS, n_t, f"the inputs of {label}", optional=True)
+        outputs = self._indices(op, _OP_OUTPUTS, n_t, f"the outputs of {label}", optional=True)
+        options = {}
+        if op_type != "CUSTOM":
+            options = self._options(op.BuiltinOptionsType(), op.BuiltinOptions(),
+                                    tflite.BuiltinOptions, label)
+            o = op._tab.Offset(28)       # builtin_options_2 (StableHLO ops)
+            if o:
+                options.update(self._options(op.BuiltinOptions2Type(), op.BuiltinOptions2(),
+                                             tflite.BuiltinOptions2, label))
+        return ir.Op(index=i, type=op_type, inputs=inputs, outputs=outputs, options=options,
+                     custom_code=custom, version=version)
+
+    def _options(self, kind: int, table: Any, union: type, label: str) -> dict[str, Any]:
+        if kind == 0 or table is None:
+            return {}
+        cls = _OPTION_CLASSES[union].get(kind)
+        if cls is None:
+            self.warnings.append(f"{label}: options of unknown type {kind} ignored")
+            return {}
+        obj = cls()
+        obj.Init(table.Bytes, table.Pos)
+        self.chk.span(table.Pos, 4, f"the options of {label}")
+        return self._decode_options(obj, cls, label)
+
+    def _decode_options(self, obj: Any, cls: type, label: str) -> dict[str, Any]:
+        """Every scalar and scalar-vector field of an options table, under snake_case keys."""
+        out: dict[str, Any] = {}
+        methods = {k for k, v in vars(cls).items() if callable(v) and not k.startswith("_")}
+        for meth in sorted(methods):
+            if (meth in _SKIP_METHODS or meth.startswith("GetRootAs") or "BufferHasIdentifier" in meth
+                    or meth.endswith(("AsNumpy", "Length", "IsNone"))):
+                continue
+            fn = getattr(obj, meth)
+            nargs = fn.__func__.__code__.co_argcount
+            key = _RENAME.get(_snake(meth), _snake(meth))
+            if nargs == 2:                       # vector accessor Field(j)
+                as_np = getattr(obj, meth + "AsNumpy", None)
+                if as_np is None:
+                    continue                     # vector of tables (StableHLO): not decoded
+                length = getattr(obj, meth + "Length")()
+                self.chk.span(0, length, f"option {key} of {label}")
+                arr = as_np()
+                out[key] = () if isinstance(arr, int) else tuple(arr.tolist())
+                continue
+            if nargs != 1:
+                continue
+            value = fn()
+            if isinstance(value, (bool, int, float)):
+                out[key] = value
+        return _name_enums(out)
+
+    # -- tensors -----------------------------------------------------------------------------------
+
+    def _tensor(self, t: Any, i: int, where: str) -> ir.Tensor:
+        name = self.chk.string(t, _TENSOR_NAME, f"the name of tensor {i} of {where}")
+        label = f"tensor {i} '{name}' of {where}"
+        code = int(t.Type())
+        if code not in _TYPES:
+            raise _Corrupt(f"{label} has unknown element type {code}")
+        dtype, storage = _TYPES[code]
+        shape_arr = self.chk.array(t, _TENSOR_SHAPE, "<i4", f"the shape of {label}")
+        shape = () if shape_arr is None else tuple(int(v) for v in shape_arr)
+        if any(d < 0 for d in shape):
+            raise _Corrupt(f"{label} has a negative dimension in its shape {list(shape)}")
+        n_elements = 1
+        for d in shape:
+            n_elements *= d
+        if n_elements > MAX_TENSOR_ELEMENTS:
+            raise _Corrupt(f"{label} has an implausible shape {list(shape)} ({n_elements} elements)")
+        sig_arr = self.chk.array(t, _TENSOR_SHAPE_SIGNATURE, "<i4",
+                                 f"the shape signature of {label}")
+        signature = None if sig_arr is None else tuple(int(v) for v in sig_arr)
+        quant = self._quant(t.Quantization(), shape, label)
+        data = self._data(t, shape, n_elements, dtype, storage, label)
+        return ir.Tensor(index=i, name=name, shape=shape, dtype=dtype, data=data, quant=quant,
+                         is_variable=bool(t.IsVariable()), shape_signature=signature)
+
+    def _quant(self, q: Any, shape: tuple[int, ...], label: str) -> ir.Quant | None:
+        if q is None:
+            return None
+        self.chk.span(q._tab.Pos, 4, f"the quantization of {label}")
+        scale = self.chk.array(q, _QUANT_SCALE, "<f4", f"the scales of {label}")
+        zp = self.chk.array(q, _QUANT_ZERO_POINT, "<i8", f"the zero points of {label}")
+        if scale is None or scale.size == 0:
+            return None                          # TFLite: no scales means not quantized
+        scale = scale.astype(np.float64)
+        n = scale.size
+        if zp is None or zp.size == 0:
+            self.warnings.append(f"{label}: quantization has scales but no zero points; "
+                                 "zero points set to 0")
+            zp = np.zeros(n, np.int64)
+        elif zp.size != n:
+            if zp.size != 1:
+                raise _Corrupt(f"{label} has {n} quantization scales but {zp.size} zero points")
+            self.warnings.append(f"{label}: one zero point for {n} scales; broadcast to all")
+            zp = np.full(n, zp[0], np.int64)
+        else:
+            zp = zp.astype(np.int64)
+        axis = int(q.QuantizedDimension())
+        if n == 1:
+            if axis != 0 and 0 <= axis < len(shape) and shape[axis] != 1:
+                self.warnings.append(f"{label}: one quantization scale with quantized_dimension "
+                                     f"{axis}; treated as per-tensor")
+            return ir.Quant(scale=scale, zero_point=zp, axis=None)
+        if not 0 <= axis < len(shape):
+            raise _Corrupt(f"{label} is quantized along axis {axis}, but its shape is {list(shape)}")
+        if shape[axis] != n:
+            raise _Corrupt(f"{label} has {n} quantization scales for dimension {axis} of size "
+                           f"{shape[axis]} (shape {list(shape)})")
+        return ir.Quant(scale=scale, zero_point=zp, axis=axis)
+
+    def _data(self, t: Any, shape: tuple[int, ...], n_elements: int, dtype: str,
+              storage: str | None, label: str) -> np.ndarray | None:
+        b = int(t.Buffer())
+        if b == 0:
+            return None                          # buffer 0 is the empty sentinel
+        if not 0 <= b < self.n_buffers:
+            raise _Corrupt(f"{label} uses buffer {b}, but the model has {self.n_buffers} buffers")
+        span = self._buffer_span(b, label)
+        if span is None:
+            return None
+        start, nbytes = span
+        if t.Sparsity() is not None:
+            self.warnings.append(f"{label}: sparse constant data is not decoded")
+            return None
+        if storage is None:
+            self.warnings.append(f"{label}: constant data of type {dtype} is not decoded")
+            return None
+        if storage == "int4":                    # two values per byte, low nibble first
+            need = (n_elements + 1) // 2
+            self._check_bytes(nbytes, need, shape, dtype, label)
+            packed = np.frombuffer(self.buf, np.uint8, count=need, offset=start)
+            nibbles = np.stack([packed & 0x0F, packed >> 4], axis=-1).reshape(-1)[:n_elements]
+            return ((nibbles.astype(np.int8) ^ 8) - 8).reshape(shape)
+        dt = np.dtype(storage)
+        self._check_bytes(nbytes, n_elements * dt.itemsize, shape, dtype, label)
+        return np.frombuffer(self.buf, dt, count=n_elements, offset=start).reshape(shape)
+
+    def _check_bytes(self, have: int, need: int, shape: tuple, dtype: str, label: str) -> None:
+        if have != need:
+            raise _Corrupt(f"{label}: shape {list(shape)} of {dtype} needs {need} bytes, but its "
+                           f"buffer holds {have}")
+
+    def _buffer_span(self, b: int, label: str) -> tuple[int, int] | None:
+        """(start, size) of buffer b's bytes in the file, or None when it is empty."""
+        buffer = self.m.Buffers(b)
+        self.chk.span(buffer._tab.Pos, 4, f"buffer {b} (of {label})")
+        vec = self.chk.vector(buffer, _BUFFER_DATA, 1, f"buffer {b} (of {label})")
+        if vec is not None and vec[1] > 0:
+            return vec
+        offset, size = int(buffer.Offset()), int(buffer.Size())
+        if offset > 1:                           # >2 GB models: data after the flatbuffer
+            self.chk.span(offset, size, f"buffer {b} (of {label}, stored outside the flatbuffer)")
+            return (offset, size) if size > 0 else None
+        return None
+
+
+# --------------------------------------------------------------------------------------------------
+# Option helpers
+
+
+def _snake(name: str) -> str:
+    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
+    s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s)
+    return s.lower()
+
+
+def _name_enums(opts: dict[str, Any]) -> dict[str, Any]:
+    if "padding" in opts:
+        opts["padding"] = _PADDING.get(opts["padding"], f"UNKNOWN_{opts['padding']}")
+    if "fused_activation" in opts:
+        code = opts["fused_activation"]
+        opts["fused_activation"] = _ACTIVATIONS.get(code, f"UNKNOWN_{code}")
+    if "weights_format" in opts:
+        code = opts["weights_format"]
+        opts["weights_format"] = _WEIGHTS_FORMAT.get(code, f"UNKNOWN_{code}")
+    if opts.get("quantized_bias_type") == 0:
+        del opts["quantized_bias_type"]          # 0 = not set (bias type follows the inputs)
+    for key in _DTYPE_FIELDS & opts.keys():
+        code = opts[key]
+        if isinstance(code, int) and not isinstance(code, bool):
+            opts[key] = _TYPES.get(code, (f"UNKNOWN_{code}",))[0]
+    return opts
