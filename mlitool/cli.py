@@ -43,7 +43,10 @@ def _root(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every error into one line and an exit code."""
-    import click
+    try:                                       # typer < 0.20 uses click; newer typer vendors it
+        from click import ClickException
+    except ImportError:
+        from typer._click.exceptions import ClickException
 
     args = sys.argv[1:] if argv is None else list(argv)
     _state["debug"] = "--debug" in args
@@ -51,12 +54,12 @@ def main(argv: list[str] | None = None) -> None:
     try:
         rv = command.main(args=args, prog_name="mlitool", standalone_mode=False)
         code = rv if isinstance(rv, int) else 0
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         code = exc.exit_code
-    except click.ClickException as exc:        # usage errors: click's own message
+    except ClickException as exc:        # usage errors: click's own message
         exc.show()
         code = exc.exit_code
-    except click.exceptions.Abort:
+    except typer.Abort:
         print("mlitool: aborted", file=sys.stderr)
         code = 130
     except MlitoolError as exc:
@@ -74,3 +77,23 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         code = EXIT_INTERNAL
     sys.exit(code)
+
+
+@app.command("inspect")
+def inspect_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
+                                show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
+) -> None:
+    """Summarise a .tflite model: style, inputs/outputs, one row per op, totals."""
+    from mlitool.inspect import inspect_file
+
+    summary = inspect_file(model)
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n")
+    else:
+        from mlitool.inspect_render import render
+
+        render(summary)

@@ -1,0 +1,97 @@
+"""`mlitool inspect`: a plain-dict summary of a model (the CLI renders it as tables or JSON)."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from mlitool import ir
+from mlitool.mli.kernels import SUPPORTED_OPS
+from mlitool.model_style import detect_style, stored_constant, weight_input
+from mlitool.opstats import graph_totals, op_stats
+
+
+def inspect_file(path: str | Path) -> dict[str, Any]:
+    """Read a .tflite file and summarise it (ModelFormatError on a bad file)."""
+    from mlitool.tflite_reader import read_model
+
+    return summarize(read_model(path))
+
+
+def summarize(model: ir.Model) -> dict[str, Any]:
+    """Everything `inspect` shows, as JSON-ready plain data (lists, ints, floats, strings, None)."""
+    g = model.main
+    producers = g.producers()
+    stats = [op_stats(g, op, producers) for op in g.ops]
+    rows = [_op_row(g, op, s, producers) for op, s in zip(g.ops, stats)]
+    unsupported = sorted({r["type"] for r in rows if not r["supported"]})
+    return {
+        "file": model.path,
+        "schema_version": model.version,
+        "description": model.description,
+        "style": detect_style(g).as_dict(),
+        "subgraphs": len(model.subgraphs),
+        "signatures": list(model.signature_names),
+        "inputs": [_io_row(g, i) for i in g.inputs],
+        "outputs": [_io_row(g, i) for i in g.outputs],
+        "ops": rows,
+        "op_counts": dict(sorted(Counter(r["type"] for r in rows).items())),
+        "totals": {**graph_totals(g, stats), "ops": len(rows), "tensors": len(g.tensors),
+                   "unsupported_ops": sum(not r["supported"] for r in rows)},
+        "unsupported_op_types": unsupported,
+        "warnings": list(model.warnings),
+    }
+
+
+def quant_dict(q: ir.Quant | None) -> dict[str, Any] | None:
+    """Quantization as plain data: per-tensor scale/zero point, or per-axis lists with the axis."""
+    if q is None:
+        return None
+    if not q.per_axis:
+        return {"kind": "per-tensor", "axis": None, "scale": _finite(q.scale[0]),
+                "zero_point": int(q.zero_point[0])}
+    return {"kind": "per-axis", "axis": q.axis, "scale": [_finite(v) for v in q.scale],
+            "zero_point": [int(v) for v in q.zero_point]}
+
+
+def _finite(x) -> float | None:
+    """JSON has no NaN/Infinity: a non-finite scale (warned about by the reader) becomes null."""
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _io_row(g: ir.Graph, index: int) -> dict[str, Any]:
+    t = g.tensors[index]
+    return {"index": index, "name": t.name, "shape": list(t.shape), "dtype": t.dtype,
+            "shape_signature": None if t.shape_signature is None else list(t.shape_signature),
+            "quant": quant_dict(t.quant)}
+
+
+def _op_row(g: ir.Graph, op: ir.Op, stats, producers) -> dict[str, Any]:
+    w, via_dequantize = stored_constant(g, weight_input(op), producers)
+    weights = None
+    if w is not None:
+        q = w.quant
+        weights = {"index": w.index, "shape": list(w.shape), "dtype": w.dtype,
+                   "via_dequantize": via_dequantize,
+                   "quant": None if q is None else {"kind": "per-axis" if q.per_axis else
+                                                    "per-tensor", "axis": q.axis}}
+    outs = [g.tensors[i] for i in op.outputs if i >= 0]
+    return {
+        "index": op.index,
+        "type": op.type,
+        "custom_code": op.custom_code,
+        "version": op.version,
+        "inputs": list(op.inputs),
+        "outputs": list(op.outputs),
+        "output_shapes": [list(t.shape) for t in outs],
+        "output_dtype": outs[0].dtype if outs else None,
+        "weights": weights,
+        "fused_activation": op.options.get("fused_activation"),
+        "params": stats.params,
+        "weight_bytes": stats.weight_bytes,
+        "macs": stats.macs,
+        "supported": op.type in SUPPORTED_OPS,
+    }
