@@ -101,23 +101,26 @@ def max_pool_2d(c: Call):
 
 
 def add(c: Call):
-    return _done(c, _fx(c, 0) + _fx(c, 1))
+    a, b = c.aligned(0, 1)
+    return _done(c, np.asarray(a, f32) + np.asarray(b, f32))
 
 
 def sub(c: Call):
-    return _done(c, _fx(c, 0) - _fx(c, 1))
+    a, b = c.aligned(0, 1)
+    return _done(c, np.asarray(a, f32) - np.asarray(b, f32))
 
 
 def mul(c: Call):
-    return _done(c, _fx(c, 0) * _fx(c, 1))
+    a, b = c.aligned(0, 1)
+    return _done(c, np.asarray(a, f32) * np.asarray(b, f32))
 
 
 def maximum(c: Call):
-    return [np.maximum(c.x(0), c.x(1))]
+    return [np.maximum(*c.aligned(0, 1))]
 
 
 def minimum(c: Call):
-    return [np.minimum(c.x(0), c.x(1))]
+    return [np.minimum(*c.aligned(0, 1))]
 
 
 def relu(c: Call):
@@ -138,7 +141,7 @@ def leaky_relu(c: Call):
 
 
 def prelu(c: Call):
-    x, a = _fx(c, 0), _fx(c, 1)
+    x, a = (np.asarray(v, f32) for v in c.aligned(0, 1))
     return [np.where(x >= 0, x, x * a)]
 
 

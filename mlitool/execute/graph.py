@@ -78,6 +78,15 @@ class Call:
             raise UnsupportedError(f"{self.op.label}: input tensor {t.name} has no value "
                                    "(not produced by an earlier op)") from None
 
+    def aligned(self, *idx: int) -> list[np.ndarray]:
+        """Inputs `idx`, batched and right-aligned to their common rank (TFLite broadcasting)."""
+        rank = max(len(self.tin(i).shape) for i in idx)
+        out = []
+        for i in idx:
+            shape, v = tuple(self.tin(i).shape), self.x(i)
+            out.append(v.reshape((v.shape[0],) + (1,) * (rank - len(shape)) + shape))
+        return out
+
     def out_shape(self, j: int = 0) -> tuple[int, ...]:
         return (self.n,) + tuple(self.tout(j).shape)
 

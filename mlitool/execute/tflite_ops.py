@@ -232,8 +232,9 @@ def _add_sub(c: Call, sign: int):
     m1, sh1 = fp.quantize_multiplier(np.float64(s1) / twice_max)
     m2, sh2 = fp.quantize_multiplier(np.float64(s2) / twice_max)
     mo, sho = fp.quantize_multiplier(twice_max / np.float64(f32(1 << left_shift) * so))
-    a = c.x(0).astype(np.int64) - zp_of(t1)
-    b = c.x(1).astype(np.int64) - zp_of(t2)
+    a, b = c.aligned(0, 1)
+    a = a.astype(np.int64) - zp_of(t1)
+    b = b.astype(np.int64) - zp_of(t2)
     sa = fp.mul_smaller_than_one(a << left_shift, m1, sh1)
     sb = fp.mul_smaller_than_one(b << left_shift, m2, sh2)
     raw = sa + sb if sign > 0 else sa - sb
@@ -258,8 +259,9 @@ def mul(c: Call):
         return float_ops.mul(c)
     real = np.float64(f32(scale_of(t1)) * f32(scale_of(t2)) / f32(scale_of(out_t)))
     m, s = fp.quantize_multiplier(real)
-    a = c.x(0).astype(np.int64) - zp_of(t1)
-    b = c.x(1).astype(np.int64) - zp_of(t2)
+    a, b = c.aligned(0, 1)
+    a = a.astype(np.int64) - zp_of(t1)
+    b = b.astype(np.int64) - zp_of(t2)
     out = fp.mul_by_quantized_multiplier(a * b, m, s)
     return [_finish(out, out_t, c.opt("fused_activation"))]
 
@@ -267,7 +269,7 @@ def mul(c: Call):
 def _min_max(c: Call, fn):
     if _is_float(c.tin(0)):
         return float_ops.KERNELS[c.op.type](c)
-    return [fn(c.x(0), c.x(1)).astype(c.tout().dtype)]
+    return [fn(*c.aligned(0, 1)).astype(c.tout().dtype)]
 
 
 def maximum(c: Call):
@@ -291,7 +293,8 @@ def _relu_x(c: Call, act_min: float, act_max: float | None):
     so, zo = f32(scale_of(out_t)), zp_of(out_t)
     lo = max(int(info.min), zo + int(fp.round_away_f32(f32(act_min) / so)))
     hi = int(info.max) if act_max is None else min(int(info.max), zo + int(fp.round_away_f32(f32(act_max) / so)))
-    m, s = fp.quantize_multiplier(np.float64(scale_of(in_t)) / np.float64(scale_of(out_t)))
+    # ReluPrepare divides the float scales in float32.
+    m, s = fp.quantize_multiplier(np.float64(f32(scale_of(in_t)) / so))
     x = c.x(0).astype(np.int64) - zp_of(in_t)
     y = fp.mul_by_quantized_multiplier(x, m, s) + zo
     return [np.clip(y, lo, hi).astype(out_t.dtype)]
@@ -316,7 +319,7 @@ def leaky_relu(c: Call):
     alpha = f32(c.opt("alpha", 0.2))
     si, so = f32(scale_of(in_t)), f32(scale_of(out_t))
     m_a, s_a = fp.quantize_multiplier(np.float64(si * alpha / so))
-    m_i, s_i = fp.quantize_multiplier(np.float64(si) / np.float64(so))
+    m_i, s_i = fp.quantize_multiplier(np.float64(si / so))      # float32 division, as Prepare
     x = c.x(0).astype(np.int64) - zp_of(in_t)
     pos = fp.mul_by_quantized_multiplier(x, m_i, s_i)
     neg = fp.mul_by_quantized_multiplier(x, m_a, s_a)
@@ -329,11 +332,12 @@ def prelu(c: Call):
     in_t, a_t, out_t = c.tin(0), c.tin(1), c.tout()
     if _is_float(in_t):
         return float_ops.prelu(c)
-    si, sa, so = scale_of(in_t), scale_of(a_t), scale_of(out_t)
-    m1, s1 = fp.quantize_multiplier(np.float64(si) / np.float64(so))
-    m2, s2 = fp.quantize_multiplier(np.float64(f32(si) * f32(sa)) / np.float64(so))
-    x = c.x(0).astype(np.int64) - zp_of(in_t)
-    alpha = c.x(1).astype(np.int64) - zp_of(a_t)
+    si, sa, so = f32(scale_of(in_t)), f32(scale_of(a_t)), f32(scale_of(out_t))
+    m1, s1 = fp.quantize_multiplier(np.float64(si / so))          # float32 math, as Prepare
+    m2, s2 = fp.quantize_multiplier(np.float64(si * sa / so))
+    x, alpha = c.aligned(0, 1)
+    x = x.astype(np.int64) - zp_of(in_t)
+    alpha = alpha.astype(np.int64) - zp_of(a_t)
     pos = fp.mul_by_quantized_multiplier(x, m1, s1)
     neg = fp.mul_by_quantized_multiplier(x * alpha, m2, s2)
     info = np.iinfo(np.dtype(out_t.dtype))
