@@ -234,7 +234,58 @@ def pad(c: Call):
     return pad_with(c, value)
 
 
-LAYOUT_OPS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "ARG_MAX", "ARG_MIN")
+def _ints(c: Call, i: int) -> list[int]:
+    return [int(v) for v in np.asarray(c.const(i)).reshape(-1)]
+
+
+def slice_op(c: Call):
+    begin, size = _ints(c, 1), _ints(c, 2)
+    dims = c.tin(0).shape
+    idx = tuple(slice(b, dims[d] if s < 0 else b + s) for d, (b, s) in enumerate(zip(begin, size)))
+    return [c.x(0)[(slice(None),) + idx]]
+
+
+def _split_at(c: Call, x: np.ndarray, axis: int, sizes: list[int]) -> list:
+    nd = len(c.tin(0).shape) if c.op.type == "SPLIT_V" else len(c.tin(1).shape)
+    ax = axis % nd + 1
+    edges = np.cumsum(sizes)[:-1]
+    return [np.ascontiguousarray(p) for p in np.split(x, edges, axis=ax)]
+
+
+def split(c: Call):
+    axis = _ints(c, 0)[0]
+    n = len(c.op.outputs)
+    x = c.x(1)
+    dim = c.tin(1).shape[axis]
+    return _split_at(c, x, axis, [dim // n] * n)
+
+
+def split_v(c: Call):
+    sizes, axis = _ints(c, 1), _ints(c, 2)[0]
+    dim = c.tin(0).shape[axis]
+    if -1 in sizes:
+        sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
+    return _split_at(c, c.x(0), axis, sizes)
+
+
+def strided_slice(c: Call):
+    begin, end, strides = _ints(c, 1), _ints(c, 2), _ints(c, 3)
+    if c.opt("ellipsis_mask", 0) or c.opt("new_axis_mask", 0):
+        raise UnsupportedError(f"{c.op.label}: ellipsis_mask / new_axis_mask")
+    bm, em, sm = c.opt("begin_mask", 0), c.opt("end_mask", 0), c.opt("shrink_axis_mask", 0)
+    idx = []
+    for d, (b, e, s) in enumerate(zip(begin, end, strides)):
+        if c.opt("offset", False):
+            e = b + e
+        if sm >> d & 1:
+            idx.append(slice(b, b + 1 if b != -1 else None, 1))
+            continue
+        idx.append(slice(None if bm >> d & 1 else b, None if em >> d & 1 else e, s))
+    return [c.x(0)[(slice(None),) + tuple(idx)].reshape(c.out_shape())]
+
+
+LAYOUT_OPS = ("RESHAPE", "SQUEEZE", "EXPAND_DIMS", "TRANSPOSE", "ARG_MAX", "ARG_MIN",
+              "SLICE", "SPLIT", "SPLIT_V", "STRIDED_SLICE")
 
 KERNELS = {
     "CONV_2D": conv_2d,
@@ -268,4 +319,8 @@ KERNELS = {
     "TRANSPOSE": transpose,
     "ARG_MAX": arg_max,
     "ARG_MIN": arg_min,
+    "SLICE": slice_op,
+    "SPLIT": split,
+    "SPLIT_V": split_v,
+    "STRIDED_SLICE": strided_slice,
 }
