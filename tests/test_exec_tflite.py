@@ -148,3 +148,9 @@ def test_random_inputs_span_the_quantized_range_and_are_seeded():
     assert a.shape == (4, 1, 96, 96, 3) and a.dtype == np.int8 and np.array_equal(a, b)
     assert a.min() == -128 and a.max() == 127
     assert not np.array_equal(a, random_inputs(graph, 4, seed=4)[graph.inputs[0]])
+
+
+def test_hybrid_model_is_rejected_in_tflite_mode():
+    _, graph = _model("mlperf_tiny/kws_ref_model_hybrid")
+    with pytest.raises(UnsupportedError, match="hybrid"):
+        run_graph(graph, random_inputs(graph, 1), "tflite")

@@ -58,7 +58,7 @@ class Call:
         t = self.tin(i)
         if t is None:
             raise UnsupportedError(f"{self.op.label}: input {i} is missing")
-        if t.index in self.values and not t.is_constant:
+        if not t.is_constant:
             raise UnsupportedError(f"{self.op.label}: input {i} ({t.name}) must be a constant tensor")
         if t.index not in self.consts:
             self.consts[t.index] = const_value(t, self.mode)

@@ -86,6 +86,19 @@ def _is_float(t: ir.Tensor) -> bool:
     return np.dtype(t.dtype).kind == "f"
 
 
+def _weighted_float(c: Call) -> bool:
+    """True for a float op (run by the float kernel); rejects what tflite mode cannot reproduce."""
+    x_t, w_t = c.tin(0), c.tin(1)
+    if _is_float(x_t):
+        if not _is_float(w_t):
+            raise UnsupportedError(f"{c.op.label}: hybrid (dynamic-range) op with {w_t.dtype} weights "
+                                   "and float activations; run it in float mode")
+        return True
+    if x_t.dtype != "int8" or w_t.dtype != "int8":
+        raise c.unsupported(f"{x_t.dtype} activations with {w_t.dtype} weights")
+    return False
+
+
 def _requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
     """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant..."""
     ws = _q(w_t, "filter").scale
@@ -121,7 +134,7 @@ def _bias(c: Call, idx: int = 2):
 
 def conv_2d(c: Call):
     x_t, out_t = c.tin(0), c.tout()
-    if _is_float(x_t):
+    if _weighted_float(c):
         return float_ops.conv_2d(c)
     x, w = _offsets(c)
     o, kh, kw, ci = w.shape
@@ -136,7 +149,7 @@ def conv_2d(c: Call):
 
 def depthwise_conv_2d(c: Call):
     x_t, out_t = c.tin(0), c.tout()
-    if _is_float(x_t):
+    if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
     x, w = _offsets(c)
     _, kh, kw, co = w.shape
@@ -164,7 +177,7 @@ def _depthwise_sum(x: np.ndarray, w: np.ndarray, co: int, options: dict) -> np.n
 
 def fully_connected(c: Call):
     x_t, w_t, out_t = c.tin(0), c.tin(1), c.tout()
-    if _is_float(x_t):
+    if _weighted_float(c):
         return float_ops.fully_connected(c)
     w = c.const(1).astype(np.float64)
     wq = _q(w_t, "weights")
