@@ -1,0 +1,48 @@
+"""Seeded random model inputs spanning each input's quantized (or float) range."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+
+
+def input_range(t: ir.Tensor) -> tuple[float, float]:
+    """Real-value range an input can represent: its quantized range, else [-1, 1] for floats."""
+    kind = np.dtype(t.dtype).kind
+    if kind in "iu":
+        info = np.iinfo(np.dtype(t.dtype))
+        if t.quant is None:
+            return float(info.min), float(info.max)
+        s, z = float(t.quant.scale[0]), int(t.quant.zero_point[0])
+        return s * (info.min - z), s * (info.max - z)
+    return -1.0, 1.0
+
+
+def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.ndarray]:
+    """{input tensor index: (samples,)+shape array} in each input's own dtype.
+
+    Integer inputs are uniform over the whole dtype range (every quantized level, so in real
+    terms the full range the quantization covers); float inputs are uniform over [-1, 1), or over
+    the range of a QUANTIZE op that consumes them when there is one. Deterministic for a seed.
+    """
+    rng = np.random.default_rng(seed)
+    consumers = graph.consumers()
+    out: dict[int, np.ndarray] = {}
+    for idx in graph.inputs:
+        t = graph.tensors[idx]
+        shape = (samples,) + tuple(t.shape)
+        kind = np.dtype(t.dtype).kind
+        if kind in "iu":
+            info = np.iinfo(np.dtype(t.dtype))
+            out[idx] = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(t.dtype)
+        elif kind == "b":
+            out[idx] = rng.integers(0, 2, size=shape).astype(bool)
+        else:
+            lo, hi = -1.0, 1.0
+            for op in consumers.get(idx, []):
+                if op.type == "QUANTIZE" and graph.tensors[op.outputs[0]].quant is not None:
+                    lo, hi = input_range(graph.tensors[op.outputs[0]])
+                    break
+            out[idx] = rng.uniform(lo, hi, size=shape).astype(t.dtype)
+    return out

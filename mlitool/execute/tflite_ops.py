@@ -1,0 +1,545 @@
+"""`tflite` mode kernels: TFLite's integer reference arithmetic (BUILTIN_REF kernels) on int8 models.
+
+Each kernel takes a `graph.Call` and returns the batched output arrays. Parameters are derived
+exactly as TFLite's Prepare() does (float32 scales widened to double, QuantizeMultiplier with frexp,
+float32 arithmetic where TFLite uses float), so outputs equal the interpreter's reference kernels
+bit for bit. Integer sums are exact: float64 BLAS products of int8 offsets stay below 2^53.
+Ops on float tensors (e.g. a float model's QUANTIZE input) use the float kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.execute import fixedpoint as fp
+from mlitool.execute import float_ops
+from mlitool.execute import windows as win
+from mlitool.execute.graph import Call
+from mlitool.errors import UnsupportedError
+
+f32 = np.float32
+
+
+# --------------------------------------------------------------------------------------------
+# Parameters
+
+
+def _q(t: ir.Tensor, what: str = "tensor") -> ir.Quant:
+    if t.quant is None:
+        raise UnsupportedError(f"{what} {t.name!r} ({t.dtype}) has no quantization parameters")
+    return t.quant
+
+
+def scale_of(t: ir.Tensor) -> float:
+    return float(_q(t).scale[0])
+
+
+def zp_of(t: ir.Tensor) -> int:
+    return int(_q(t).zero_point[0]) if t.quant is not None else 0
+
+
+def quantize_scalar(t: ir.Tensor, real: float) -> int:
+    """TFLite's Quantize(): zero_point + roundf(f / scale), in float32."""
+    return zp_of(t) + int(fp.round_away_f32(f32(real) / f32(scale_of(t))))
+
+
+def activation_range(t: ir.Tensor, act: str) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized for output tensor `t` and a fused activation."""
+    info = np.iinfo(np.dtype(t.dtype))
+    lo, hi = int(info.min), int(info.max)
+    if act in (None, "NONE"):
+        return lo, hi
+    if act == "RELU":
+        return max(lo, quantize_scalar(t, 0.0)), hi
+    if act == "RELU6":
+        return max(lo, quantize_scalar(t, 0.0)), min(hi, quantize_scalar(t, 6.0))
+    if act == "RELU_N1_TO_1":
+        return max(lo, quantize_scalar(t, -1.0)), min(hi, quantize_scalar(t, 1.0))
+    raise UnsupportedError(f"fused activation {act} on quantized tensor {t.name!r}")
+
+
+def _finish(acc: np.ndarray, t: ir.Tensor, act: str | None) -> np.ndarray:
+    lo, hi = activation_range(t, act)
+    return np.clip(acc + zp_of(t), lo, hi).astype(t.dtype)
+
+
+def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
+    """Reference AffineQuantize: round(val / float(scale)) + zero_point, clamped (float32 math)."""
+    q = _q(t)
+    info = np.iinfo(np.dtype(t.dtype))
+    if q.per_axis:     # the sample axis shifts the quantized axis by one
+        scale = q.scale.astype(f32).reshape([-1 if i == q.axis + 1 else 1 for i in range(x.ndim)])
+        zp = q.zero_point.reshape(scale.shape)
+    else:
+        scale, zp = f32(q.scale[0]), int(q.zero_point[0])
+    r = fp.round_away_f32(np.asarray(x, dtype=f32) / scale).astype(np.int64) + zp
+    return np.clip(r, info.min, info.max).astype(t.dtype)
+
+
+def _merge(x: np.ndarray) -> np.ndarray:
+    """(N, B, ...) → (N*B, ...)."""
+    return x.reshape((-1,) + x.shape[2:])
+
+
+def _is_float(t: ir.Tensor) -> bool:
+    return np.dtype(t.dtype).kind == "f"
+
+
+def _weighted_float(c: Call) -> bool:
+    """True for a float op (run by the float kernel); rejects what tflite mode cannot reproduce."""
+    x_t, w_t = c.tin(0), c.tin(1)
+    if _is_float(x_t):
+        if not _is_float(w_t):
+            raise UnsupportedError(f"{c.op.label}: hybrid (dynamic-range) op with {w_t.dtype} weights "
+                                   "and float activations; run it in float mode")
+        return True
+    if x_t.dtype != "int8" or w_t.dtype != "int8":
+        raise c.unsupported(f"{x_t.dtype} activations with {w_t.dtype} weights")
+    return False
+
+
+def _requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
+    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant..."""
+    ws = _q(w_t, "filter").scale
+    real = (np.float64(scale_of(in_t)) * ws) / np.float64(scale_of(out_t))
+    mult, shift = fp.quantize_multiplier(real)
+    if mult.size == 1:
+        mult, shift = mult.reshape(()), shift.reshape(())
+    return fp.mul_by_quantized_multiplier(acc, mult, shift)
+
+
+# --------------------------------------------------------------------------------------------
+# Convolutions and fully connected
+
+
+def _offsets(c: Call):
+    x_t, w_t = c.tin(0), c.tin(1)
+    x = _merge(c.x(0)).astype(np.float64) - zp_of(x_t)
+    w = c.const(1).astype(np.float64)
+    wq = _q(w_t, "filter")
+    if wq.per_axis:
+        if np.any(wq.zero_point != 0):
+            raise UnsupportedError(f"{c.op.label}: per-channel filter with non-zero zero points")
+    else:
+        w = w - int(wq.zero_point[0])
+    return x, w
+
+
+def _bias(c: Call, idx: int = 2):
+    if not c.has(idx):
+        return 0
+    return c.const(idx).astype(np.int64)
+
+
+def conv_2d(c: Call):
+    x_t, out_t = c.tin(0), c.tout()
+    if _weighted_float(c):
+        return float_ops.conv_2d(c)
+    x, w = _offsets(c)
+    o, kh, kw, ci = w.shape
+    if x.shape[3] != ci:
+        raise UnsupportedError(f"{c.op.label}: grouped convolution")
+    geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
+    cols = win.im2col(x, kh, kw, geom)
+    acc = np.rint(cols @ w.reshape(o, -1).T).astype(np.int64) + _bias(c)
+    acc = _requant_channels(acc, x_t, c.tin(1), out_t)
+    return [_finish(acc, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
+
+
+def depthwise_conv_2d(c: Call):
+    x_t, out_t = c.tin(0), c.tout()
+    if _weighted_float(c):
+        return float_ops.depthwise_conv_2d(c)
+    x, w = _offsets(c)
+    _, kh, kw, co = w.shape
+    acc = _depthwise_sum(x, w, co, c.op.options)
+    acc = np.rint(acc).astype(np.int64) + _bias(c)
+    acc = _requant_channels(acc, x_t, c.tin(1), out_t)
+    return [_finish(acc, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
+
+
+def _depthwise_sum(x: np.ndarray, w: np.ndarray, co: int, options: dict) -> np.ndarray:
+    """Σ over taps of x[..., c // M] * w[kh, kw, c]; loops over kernel taps only."""
+    _, kh, kw, _ = w.shape
+    mult = co // x.shape[3]
+    if mult > 1:
+        x = np.repeat(x, mult, axis=3)
+    oh, ow, pt, pl, sh, sw, dh, dw = win.geometry(options, x.shape[1], x.shape[2], kh, kw)
+    xp = win.pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
+    acc = np.zeros((x.shape[0], oh, ow, co), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
+            acc += tap * w[0, i, j, :]
+    return acc
+
+
+def fully_connected(c: Call):
+    x_t, w_t, out_t = c.tin(0), c.tin(1), c.tout()
+    if _weighted_float(c):
+        return float_ops.fully_connected(c)
+    w = c.const(1).astype(np.float64)
+    wq = _q(w_t, "weights")
+    if not wq.per_axis:
+        w = w - int(wq.zero_point[0])
+    depth = w.shape[-1]
+    x = c.x(0).reshape(-1, depth).astype(np.float64) - zp_of(x_t)
+    acc = np.rint(x @ w.reshape(-1, depth).T).astype(np.int64) + _bias(c)
+    # BUILTIN_REF requantizes in double: round(acc * (in_scale * w_scale / out_scale)), C round().
+    real = (np.float64(scale_of(x_t)) * wq.scale) / np.float64(scale_of(out_t))
+    scaled = fp.round_away(acc.astype(np.float64) * real).astype(np.int64)
+    return [_finish(scaled, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
+
+
+# --------------------------------------------------------------------------------------------
+# Pooling
+
+
+def _pool_setup(c: Call):
+    x = _merge(c.x(0))
+    kh, kw = c.opt("filter_h"), c.opt("filter_w")
+    geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
+    return x, kh, kw, geom
+
+
+def average_pool_2d(c: Call):
+    if _is_float(c.tin(0)):
+        return float_ops.average_pool_2d(c)
+    x, kh, kw, (oh, ow, pt, pl, sh, sw, _, _) = _pool_setup(c)
+    v = win.windows(x.astype(np.int64), kh, kw, oh, ow, pt, pl, sh, sw)
+    acc = v.sum(axis=(4, 5))
+    count = win.valid_counts(x.shape[1], x.shape[2], kh, kw, oh, ow, pt, pl, sh, sw)[None, :, :, None]
+    half = count // 2
+    # C integer division truncates toward zero.
+    num = np.where(acc > 0, acc + half, acc - half)
+    q = np.sign(num) * (np.abs(num) // count)
+    lo, hi = activation_range(c.tout(), c.opt("fused_activation"))
+    return [np.clip(q, lo, hi).astype(c.tout().dtype).reshape(c.out_shape())]
+
+
+def max_pool_2d(c: Call):
+    if _is_float(c.tin(0)):
+        return float_ops.max_pool_2d(c)
+    x, kh, kw, (oh, ow, pt, pl, sh, sw, _, _) = _pool_setup(c)
+    lowest = np.iinfo(x.dtype).min
+    v = win.windows(x, kh, kw, oh, ow, pt, pl, sh, sw, value=lowest)
+    m = v.max(axis=(4, 5)).astype(np.int64)
+    lo, hi = activation_range(c.tout(), c.opt("fused_activation"))
+    return [np.clip(m, lo, hi).astype(c.tout().dtype).reshape(c.out_shape())]
+
+
+# --------------------------------------------------------------------------------------------
+# Element-wise arithmetic
+
+
+def _add_sub(c: Call, sign: int):
+    t1, t2, out_t = c.tin(0), c.tin(1), c.tout()
+    if _is_float(t1):
+        return float_ops.add(c) if sign > 0 else float_ops.sub(c)
+    if out_t.dtype != "int8" and out_t.dtype != "uint8":
+        raise c.unsupported(f"{out_t.dtype} {c.op.type}")
+    left_shift = 20
+    s1, s2, so = f32(scale_of(t1)), f32(scale_of(t2)), f32(scale_of(out_t))
+    twice_max = np.float64(f32(2) * max(s1, s2))
+    m1, sh1 = fp.quantize_multiplier(np.float64(s1) / twice_max)
+    m2, sh2 = fp.quantize_multiplier(np.float64(s2) / twice_max)
+    mo, sho = fp.quantize_multiplier(twice_max / np.float64(f32(1 << left_shift) * so))
+    a, b = c.aligned(0, 1)
+    a = a.astype(np.int64) - zp_of(t1)
+    b = b.astype(np.int64) - zp_of(t2)
+    sa = fp.mul_smaller_than_one(a << left_shift, m1, sh1)
+    sb = fp.mul_smaller_than_one(b << left_shift, m2, sh2)
+    raw = sa + sb if sign > 0 else sa - sb
+    if sho > 0:   # SUB allows an output multiplier above one
+        out = fp.mul_by_quantized_multiplier(raw, mo, sho)
+    else:
+        out = fp.mul_smaller_than_one(raw, mo, sho)
+    return [_finish(out, out_t, c.opt("fused_activation"))]
+
+
+def add(c: Call):
+    return _add_sub(c, +1)
+
+
+def sub(c: Call):
+    return _add_sub(c, -1)
+
+
+def mul(c: Call):
+    t1, t2, out_t = c.tin(0), c.tin(1), c.tout()
+    if _is_float(t1):
+        return float_ops.mul(c)
+    real = np.float64(f32(scale_of(t1)) * f32(scale_of(t2)) / f32(scale_of(out_t)))
+    m, s = fp.quantize_multiplier(real)
+    a, b = c.aligned(0, 1)
+    a = a.astype(np.int64) - zp_of(t1)
+    b = b.astype(np.int64) - zp_of(t2)
+    out = fp.mul_by_quantized_multiplier(a * b, m, s)
+    return [_finish(out, out_t, c.opt("fused_activation"))]
+
+
+def _min_max(c: Call, fn):
+    if _is_float(c.tin(0)):
+        return float_ops.KERNELS[c.op.type](c)
+    return [fn(*c.aligned(0, 1)).astype(c.tout().dtype)]
+
+
+def maximum(c: Call):
+    return _min_max(c, np.maximum)
+
+
+def minimum(c: Call):
+    return _min_max(c, np.minimum)
+
+
+# --------------------------------------------------------------------------------------------
+# Activations
+
+
+def _relu_x(c: Call, act_min: float, act_max: float | None):
+    """QuantizedReluX: requantize in→out with MultiplyByQuantizedMultiplier, then clamp."""
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return float_ops.KERNELS[c.op.type](c)
+    info = np.iinfo(np.dtype(out_t.dtype))
+    so, zo = f32(scale_of(out_t)), zp_of(out_t)
+    lo = max(int(info.min), zo + int(fp.round_away_f32(f32(act_min) / so)))
+    hi = int(info.max) if act_max is None else min(int(info.max), zo + int(fp.round_away_f32(f32(act_max) / so)))
+    # ReluPrepare divides the float scales in float32.
+    m, s = fp.quantize_multiplier(np.float64(f32(scale_of(in_t)) / so))
+    x = c.x(0).astype(np.int64) - zp_of(in_t)
+    y = fp.mul_by_quantized_multiplier(x, m, s) + zo
+    return [np.clip(y, lo, hi).astype(out_t.dtype)]
+
+
+def relu(c: Call):
+    return _relu_x(c, 0.0, None)
+
+
+def relu6(c: Call):
+    return _relu_x(c, 0.0, 6.0)
+
+
+def relu_n1_to_1(c: Call):
+    return _relu_x(c, -1.0, 1.0)
+
+
+def leaky_relu(c: Call):
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return float_ops.leaky_relu(c)
+    alpha = f32(c.opt("alpha", 0.2))
+    si, so = f32(scale_of(in_t)), f32(scale_of(out_t))
+    m_a, s_a = fp.quantize_multiplier(np.float64(si * alpha / so))
+    m_i, s_i = fp.quantize_multiplier(np.float64(si / so))      # float32 division, as Prepare
+    x = c.x(0).astype(np.int64) - zp_of(in_t)
+    pos = fp.mul_by_quantized_multiplier(x, m_i, s_i)
+    neg = fp.mul_by_quantized_multiplier(x, m_a, s_a)
+    info = np.iinfo(np.dtype(out_t.dtype))
+    y = np.where(x >= 0, pos, neg) + zp_of(out_t)
+    return [np.clip(y, info.min, info.max).astype(out_t.dtype)]
+
+
+def prelu(c: Call):
+    in_t, a_t, out_t = c.tin(0), c.tin(1), c.tout()
+    if _is_float(in_t):
+        return float_ops.prelu(c)
+    si, sa, so = f32(scale_of(in_t)), f32(scale_of(a_t)), f32(scale_of(out_t))
+    m1, s1 = fp.quantize_multiplier(np.float64(si / so))          # float32 math, as Prepare
+    m2, s2 = fp.quantize_multiplier(np.float64(si * sa / so))
+    x, alpha = c.aligned(0, 1)
+    x = x.astype(np.int64) - zp_of(in_t)
+    alpha = alpha.astype(np.int64) - zp_of(a_t)
+    pos = fp.mul_by_quantized_multiplier(x, m1, s1)
+    neg = fp.mul_by_quantized_multiplier(x * alpha, m2, s2)
+    info = np.iinfo(np.dtype(out_t.dtype))
+    y = np.where(x >= 0, pos, neg) + zp_of(out_t)
+    return [np.clip(y, info.min, info.max).astype(out_t.dtype)]
+
+
+def _lut(c: Call, fn):
+    """LUTPopulate<int8>: float32 transform of each of the 256 inputs, roundf, clamp."""
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return float_ops.KERNELS[c.op.type](c)
+    if in_t.dtype != "int8":
+        raise c.unsupported(f"{in_t.dtype} {c.op.type}")
+    vals = np.arange(-128, 128, dtype=np.int64)
+    deq = f32(scale_of(in_t)) * (vals - zp_of(in_t)).astype(f32)
+    y = fn(deq.astype(f32)).astype(f32)
+    inv = f32(1) / f32(scale_of(out_t))
+    q = fp.round_away_f32(y * inv).astype(np.int64) + zp_of(out_t)
+    table = np.clip(q, -128, 127).astype(np.int8)
+    return [table[c.x(0).astype(np.int64) + 128]]
+
+
+def _sigmoid_f32(v: np.ndarray) -> np.ndarray:
+    one = f32(1)
+    return one / (one + _expf(-v))
+
+
+def _expf(v: np.ndarray) -> np.ndarray:
+    # glibc expf is correctly rounded in practice; float64 exp rounded to float32 matches it.
+    return np.exp(v.astype(np.float64)).astype(f32)
+
+
+def _tanhf(v: np.ndarray) -> np.ndarray:
+    return np.tanh(v.astype(np.float64)).astype(f32)
+
+
+def logistic(c: Call):
+    return _lut(c, _sigmoid_f32)
+
+
+def tanh(c: Call):
+    return _lut(c, _tanhf)
+
+
+def softmax(c: Call):
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return float_ops.softmax(c)
+    if in_t.dtype != "int8" or out_t.dtype != "int8":
+        raise c.unsupported(f"{in_t.dtype}→{out_t.dtype} SOFTMAX")
+    beta = np.float64(f32(c.opt("beta", 1.0)))
+    int_bits = 5
+    real = min(beta * np.float64(scale_of(in_t)) * float(1 << (31 - int_bits)), float((1 << 31) - 1))
+    mult, left_shift = (int(v) for v in fp.quantize_multiplier(real))
+    radius = np.floor(1.0 * ((1 << int_bits) - 1) * float(1 << (31 - int_bits)) / float(1 << left_shift))
+    diff_min = -int(radius)
+
+    x = c.x(0).astype(np.int64)
+    diff = x - x.max(axis=-1, keepdims=True)
+    use = diff >= diff_min
+    rescaled = fp.mul_greater_than_one(np.where(use, diff, 0), mult, left_shift)
+    exps = fp.exp_on_negative_values(rescaled, int_bits)
+    acc_bits = 12
+    sum_of_exps = np.where(use, fp.rescale(exps, 0, acc_bits), 0).sum(axis=-1, keepdims=True)
+    shifted_scale, bits_over_unit = fp.get_reciprocal(sum_of_exps, acc_bits)
+    exponent = bits_over_unit + 31 - 8
+    unsat = fp.rdbpot(fp.srdhm(shifted_scale, exps), exponent)
+    y = np.clip(unsat - 128, -128, 127)
+    return [np.where(use, y, -128).astype(np.int8)]
+
+
+def l2_normalization(c: Call):
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return float_ops.l2_normalization(c)
+    if in_t.dtype != "int8":
+        raise c.unsupported(f"{in_t.dtype} L2_NORMALIZATION")
+    x = c.x(0).astype(np.int64) - zp_of(in_t)
+    acc = (x * x).sum(axis=-1, keepdims=True)
+    mult, shift = fp.inv_sqrt_multiplier(acc, -1)
+    y = fp.mul_by_quantized_multiplier(x, mult, shift + 7)
+    return [np.clip(y, -128, 127).astype(np.int8)]
+
+
+# --------------------------------------------------------------------------------------------
+# Data movement, reductions, (de)quantization
+
+
+def mean(c: Call):
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return float_ops.mean(c)
+    axes, keep = float_ops.reduce_axes(c)
+    x = c.x(0).astype(np.int64)
+    count = int(np.prod([x.shape[a] for a in axes]))
+    total = x.sum(axis=axes, keepdims=keep) - zp_of(in_t) * count
+    # reduce.cc Prepare: QuantizeMultiplier(in_scale / out_scale); the reference QuantizedMeanOrSum
+    # folds 1/count into the multiplier: shift = floor(log2 count) (<= 32, <= 31 + out shift).
+    m, s = (int(v) for v in fp.quantize_multiplier(np.float64(scale_of(in_t)) / np.float64(scale_of(out_t))))
+    bits = min(count.bit_length() - 1, 32, 31 + s)
+    m = fp.wrap32((m << bits) // count)
+    y = fp.mul_by_quantized_multiplier(total, m, s - bits) + zp_of(out_t)
+    info = np.iinfo(np.dtype(out_t.dtype))
+    return [np.clip(y, info.min, info.max).astype(out_t.dtype).reshape(c.out_shape())]
+
+
+def quantize(c: Call):
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return [affine_quantize(c.x(0), out_t)]
+    m, s = fp.quantize_multiplier(np.float64(scale_of(in_t)) / np.float64(scale_of(out_t)))
+    x = c.x(0).astype(np.int64) - zp_of(in_t)
+    y = fp.mul_by_quantized_multiplier(x, m, s) + zp_of(out_t)
+    info = np.iinfo(np.dtype(out_t.dtype))
+    return [np.clip(y, info.min, info.max).astype(out_t.dtype)]
+
+
+def dequantize(c: Call):
+    in_t, out_t = c.tin(0), c.tout()
+    if _is_float(in_t):
+        return [c.x(0).astype(out_t.dtype)]
+    q = _q(in_t)
+    x = c.x(0)
+    if q.per_axis:     # the sample axis shifts the quantized axis by one
+        q = ir.Quant(q.scale, q.zero_point, q.axis + 1)
+    return [q.dequantize(x).astype(out_t.dtype)]
+
+
+def concatenation(c: Call):
+    out_t = c.tout()
+    if _is_float(out_t):
+        return float_ops.concatenation(c)
+    parts = []
+    so, zo = f32(scale_of(out_t)), zp_of(out_t)
+    for i in range(len(c.op.inputs)):
+        t, x = c.tin(i), c.x(i)
+        if t.quant is None or (scale_of(t) == scale_of(out_t) and zp_of(t) == zo):
+            parts.append(x)
+            continue
+        # ConcatenationWithScaling (TFLite's int8 kernel rejects mixed scales; uint8 and TFLM
+        # rescale like this): round(q * scale + bias) in float32.
+        scale = f32(scale_of(t)) * (f32(1) / so)
+        bias = f32(-zp_of(t)) * scale
+        y = fp.round_away_f32(x.astype(f32) * scale + bias).astype(np.int64) + zo
+        info = np.iinfo(np.dtype(out_t.dtype))
+        parts.append(np.clip(y, info.min, info.max).astype(out_t.dtype))
+    y = float_ops.concat_parts(c, parts)
+    lo, hi = activation_range(out_t, c.opt("fused_activation"))
+    return [np.clip(y, lo, hi).astype(out_t.dtype)]
+
+
+def pad(c: Call):
+    out_t = c.tout()
+    if _is_float(out_t):
+        return float_ops.pad(c)
+    value = zp_of(out_t)
+    if c.has(2):
+        value = int(np.asarray(c.const(2)).reshape(-1)[0])
+    return float_ops.pad_with(c, value)
+
+
+KERNELS = {
+    "CONV_2D": conv_2d,
+    "DEPTHWISE_CONV_2D": depthwise_conv_2d,
+    "FULLY_CONNECTED": fully_connected,
+    "AVERAGE_POOL_2D": average_pool_2d,
+    "MAX_POOL_2D": max_pool_2d,
+    "ADD": add,
+    "SUB": sub,
+    "MUL": mul,
+    "MAXIMUM": maximum,
+    "MINIMUM": minimum,
+    "RELU": relu,
+    "RELU6": relu6,
+    "RELU_N1_TO_1": relu_n1_to_1,
+    "LEAKY_RELU": leaky_relu,
+    "PRELU": prelu,
+    "LOGISTIC": logistic,
+    "TANH": tanh,
+    "SOFTMAX": softmax,
+    "L2_NORMALIZATION": l2_normalization,
+    "MEAN": mean,
+    "QUANTIZE": quantize,
+    "DEQUANTIZE": dequantize,
+    "CONCATENATION": concatenation,
+    "PAD": pad,
+    "PADV2": pad,
+}
+# Ops whose integer and float semantics coincide (pure data movement / selection).
+for _name in float_ops.LAYOUT_OPS:
+    KERNELS[_name] = float_ops.KERNELS[_name]

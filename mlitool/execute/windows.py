@@ -1,0 +1,67 @@
+"""Sliding-window geometry shared by the float and tflite kernels (TFLite's padding rules).
+
+Arrays here are NHWC with the batch axis holding samples × model batch (the walker merges them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+
+def out_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> tuple[int, int]:
+    """(output size, padding before) along one axis, as TFLite computes them."""
+    eff = (kernel - 1) * dilation + 1
+    if padding == "SAME":
+        out = (size + stride - 1) // stride
+    else:
+        out = (size - eff + stride) // stride
+    total = max((out - 1) * stride + eff - size, 0)
+    return out, total // 2
+
+
+def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
+    """(out_h, out_w, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w) of a conv/pool op."""
+    sh, sw = op_options.get("stride_h", 1), op_options.get("stride_w", 1)
+    dh, dw = op_options.get("dilation_h", 1), op_options.get("dilation_w", 1)
+    padding = op_options.get("padding", "VALID")
+    oh, pt = out_size(in_h, k_h, sh, dh, padding)
+    ow, pl = out_size(in_w, k_w, sw, dw, padding)
+    return oh, ow, pt, pl, sh, sw, dh, dw
+
+
+def pad_hw(x: np.ndarray, top: int, left: int, need_h: int, need_w: int, value=0) -> np.ndarray:
+    """Pad axes 1 and 2 of NHWC `x` so it is at least need_h × need_w, `top`/`left` before."""
+    bottom = max(need_h - x.shape[1] - top, 0)
+    right = max(need_w - x.shape[2] - left, 0)
+    if top == left == bottom == right == 0:
+        return x
+    return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
+
+
+def windows(x: np.ndarray, k_h: int, k_w: int, oh: int, ow: int, pt: int, pl: int,
+            sh: int, sw: int, dh: int = 1, dw: int = 1, value=0) -> np.ndarray:
+    """Strided view (B, OH, OW, C, KH, KW) of the padded input's receptive fields."""
+    eh, ew = (k_h - 1) * dh + 1, (k_w - 1) * dw + 1
+    xp = pad_hw(x, pt, pl, (oh - 1) * sh + eh, (ow - 1) * sw + ew, value)
+    v = sliding_window_view(xp, (eh, ew), axis=(1, 2))
+    return v[:, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, :, ::dh, ::dw]
+
+
+def valid_counts(in_h: int, in_w: int, k_h: int, k_w: int, oh: int, ow: int, pt: int, pl: int,
+                 sh: int, sw: int) -> np.ndarray:
+    """Number of in-bounds taps per output position, (OH, OW) — TFLite pooling divides by it."""
+    rows = np.arange(oh) * sh - pt
+    cols = np.arange(ow) * sw - pl
+    n_r = np.minimum(rows + k_h, in_h) - np.maximum(rows, 0)
+    n_c = np.minimum(cols + k_w, in_w) - np.maximum(cols, 0)
+    return np.outer(n_r, n_c)
+
+
+def im2col(x: np.ndarray, k_h: int, k_w: int, geom, value=0) -> np.ndarray:
+    """Patch matrix (B*OH*OW, KH*KW*C) in TFLite filter order (kh, kw, c)."""
+    oh, ow, pt, pl, sh, sw, dh, dw = geom
+    if k_h == k_w == 1 and sh == sw == 1 and pt == pl == 0:
+        return x[:, :oh, :ow, :].reshape(-1, x.shape[3])
+    v = windows(x, k_h, k_w, oh, ow, pt, pl, sh, sw, dh, dw, value)
+    return np.ascontiguousarray(v.transpose(0, 1, 2, 4, 5, 3)).reshape(-1, k_h * k_w * x.shape[3])
