@@ -90,3 +90,44 @@ def test_unsupported_type_combination():
     b = _fx((1,), ElType.FX8, data=np.zeros(1, np.int8))
     with pytest.raises(UnsupportedError, match="conv2d.*fx8"):
         mac.conv2d(np.zeros((1, 2, 2, 1), np.int8), inp, w, b, out, {}, Arith())
+
+
+RNN_DENSE = [f"rnn_dense_{t}" for t in _TYPES]
+
+
+def _run_rnn_dense(case, arith, xs=None):
+    t, k = case.tensors, case.cfg["inputs_num"]
+    xs = [t[f"in{i}"].data[None] for i in range(k)] if xs is None else xs
+    return mac.rnn_dense(xs, [t[f"in{i}"] for i in range(k)], [t[f"weights{i}"] for i in range(k)],
+                         t["bias"], t["out"], case.cfg, arith)
+
+
+@pytest.mark.parametrize("kernel", RNN_DENSE)
+@pytest.mark.parametrize("mode", MODES)
+def test_rnn_dense_golden(mode, kernel):
+    bad = []
+    for case in _cases(mode, kernel):
+        got, want = _run_rnn_dense(case, arith_of(mode)), case.expected["out"]
+        assert got.shape == (1,) + want.shape and got.dtype == want.dtype
+        if not np.array_equal(got[0], want):
+            bad.append(f"case {case.index} [{case.tags}]: {int((got[0] != want).sum())} of {want.size} differ")
+    assert not bad, f"{mode}/{kernel}.npz:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("kernel", RNN_DENSE)
+def test_rnn_dense_batch_equals_one_by_one(kernel):
+    mode = "UP_ACCU_ON"
+    arith = arith_of(mode)
+    rng = np.random.default_rng(11)
+    for case in _cases(mode, kernel)[:8]:
+        k = case.cfg["inputs_num"]
+        singles = [case.tensors[f"in{i}"].data for i in range(k)]
+        batches = []
+        for x in singles:
+            info = np.iinfo(x.dtype)
+            noise = rng.integers(info.min, info.max, size=(3,) + x.shape, endpoint=True).astype(x.dtype)
+            batches.append(np.concatenate([x[None], noise]))
+        together = _run_rnn_dense(case, arith, batches)
+        np.testing.assert_array_equal(together[0], case.expected["out"])
+        for j in range(4):
+            np.testing.assert_array_equal(together[j], _run_rnn_dense(case, arith, [b[j:j + 1] for b in batches])[0])

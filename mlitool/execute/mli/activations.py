@@ -193,6 +193,37 @@ def softmax(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
     return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
 
 
+# --------------------------------------------------------------------------- l2_normalize
+_L2_LUT_IN_FRAC = 8          # the normalised sum of squares enters the table as Q7.8
+
+
+def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, cfg: dict,
+                 arith: Arith) -> np.ndarray:
+    """`mli_krn_l2_normalize_{fx16,sa8}` along `cfg['axis']` (-1: the whole tensor).
+
+    MLI 2.0.2 ignores `epsilon`. The sum of squares (64-bit) is normalised by an even shift into
+    Q7.8, its inverse square root read from the `l2_normalize` table, and every element scaled
+    by it; outputs Q15 (fx16) or zp 0, scale 1, frac 7 (sa8).
+    """
+    table = luts.lut("l2_normalize")
+    mode = arith.round_mode
+    v = batched_view(x, inp)
+    if inp.el_type.is_sa:
+        v = sat(v - int(np.ravel(inp.zero_point)[0]), 16)
+        out_frac = _SA8_OUT["l2_normalize"][1]
+    else:
+        out_frac = FX16_OUT_FRAC
+    axes = _reduce_axes(inp, int(cfg.get("axis", -1)))
+    total = (v * v).sum(axis=axes, keepdims=True)
+    norm_shift = (64 - 16) - norm(total, 64)
+    norm_shift = norm_shift + (norm_shift & 1)             # even: the square root halves it
+    mantissa = sat(asr_rnd(total, norm_shift, 64, mode), 16)
+    inv_sqrt = luts.lookup(mantissa, table, _L2_LUT_IN_FRAC, mode)
+    shift = table.out_frac_bits + ((norm_shift + _L2_LUT_IN_FRAC) >> 1) - out_frac
+    res = sat(asr_rnd(inv_sqrt * v, shift, 32, mode), storage(out.el_type))
+    return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
+
+
 # --------------------------------------------------------------------------- output params
 def _fixed_sa8(out: MliTensor, zero_point: int, frac_bits: int) -> MliTensor:
     return dataclasses.replace(out, zero_point=np.array([zero_point], np.int16),

@@ -206,6 +206,54 @@ def fully_connected_ext_bias(x, inp, weights, bias, out, cfg, arith) -> np.ndarr
 
 
 # ---------------------------------------------------------------------------------------------
+# RNN dense
+
+def rnn_dense(xs: list[np.ndarray], inps: list[MliTensor], weights: list[MliTensor], bias: MliTensor,
+              out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
+    """mli_krn_rnn_dense_*: out = sum_i in_i @ W_i + bias, each input's product rescaled on its own.
+
+    MLI adds the bias to the first input's accumulator, rescales every input's accumulator to the
+    output scale separately and sums those with saturation; no ReLU. SA8 uses only the first
+    weight scale of each weights tensor (the kernel passes channel index 0).
+    """
+    if not (len(xs) == len(inps) == len(weights)) or not xs:
+        raise ValueError("rnn_dense needs as many inputs as weights tensors")
+    names = {variant("rnn_dense", i, w, bias, out) for i, w in zip(inps, weights)}
+    if len(names) != 1:
+        raise UnsupportedError("rnn_dense inputs/weights mix element types")
+    name = names.pop()
+    channels = out.size
+    b = np.asarray(bias.data, dtype=np.int64).reshape(-1)
+    bits = 32 if name == "sa8_sa8_sa32" else mq.fx_acc_bits(weights[0])
+    total = None
+    for idx, (x, inp, wt) in enumerate(zip(xs, inps, weights)):
+        x = _batched(x, inp)
+        xv = np.asarray(x, dtype=np.int64).reshape(x.shape[0], -1)
+        xv = _zero_meaning(xv, inp, name)
+        w = np.asarray(wt.data, dtype=np.int64).reshape(xv.shape[1], -1)
+        acc = matmul_exact(xv, w)
+        if name == "sa8_sa8_sa32":
+            if idx == 0:
+                acc = acc + intops.sat(mq.sa8_bias(b, arith), 32)
+            mul, shift = mq.sa8_multiplier(inp, wt, out, channels, arith, channel=0)
+            part = intops.asr_rnd(intops.wrap(acc, 32) * mul, np.minimum(shift, 63), 64, arith.round_mode)
+            part = intops.sat(part, 32)
+        else:
+            in_w = int(inp.frac_bits) + int(wt.frac_bits)
+            if idx == 0:
+                fb = int(bias.frac_bits)
+                acc = acc + mq.fx_bias(b, int(inps[0].frac_bits) + int(weights[0].frac_bits) - fb, bits)
+            shift = in_w - int(out.frac_bits)
+            part = intops.asr_rnd(intops.wrap(acc, bits), min(shift, 39) if bits == 64 else shift,
+                                  bits, arith.round_mode)
+        total = part if total is None else intops.sat(total + part, bits)
+    o = intops.sat(total, 16)
+    if name == "sa8_sa8_sa32":
+        o = intops.sat(intops.sat(o + int(out.zero_point[0]), 16), 8)
+    return o.astype(out.el_type.dtype).reshape((o.shape[0],) + tuple(out.shape))
+
+
+# ---------------------------------------------------------------------------------------------
 # Layer adapters for the executor
 
 def _layer_tensors(layer: MliLayer, model: MliModel):
@@ -228,10 +276,25 @@ def _run_fully_connected(layer: MliLayer, model: MliModel, inputs: list[np.ndarr
                            ext_bias=layer.kernel.endswith("_ext_bias"))
 
 
+def _rnn_dense_weights(layer: MliLayer) -> list[str]:
+    """Weights names in input order: params weights0..weights{k-1}, or layer.weights + weights1.."""
+    count = len(layer.inputs)
+    if "weights0" in layer.params:
+        return [layer.params[f"weights{i}"] for i in range(count)]
+    return [layer.weights] + [layer.params[f"weights{i}"] for i in range(1, count)]
+
+
+def _run_rnn_dense(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
+    t = model.tensors
+    return rnn_dense(inputs, [t[n] for n in layer.inputs], [t[n] for n in _rnn_dense_weights(layer)],
+                     t[layer.bias], t[layer.outputs[0]], layer.cfg, arith)
+
+
 LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list[np.ndarray], Arith], np.ndarray]] = {
     "conv2d": _runner(conv2d),
     "depthwise_conv2d": _runner(depthwise_conv2d),
     "group_conv2d": _runner(group_conv2d),
     "transpose_conv2d": _runner(transpose_conv2d),
     "fully_connected": _run_fully_connected,
+    "rnn_dense": _run_rnn_dense,
 }
