@@ -12,16 +12,15 @@ import pytest
 from conftest import shared_path
 from golden import MODES, arith_of, load
 
-from mlitool.execute.mli import activations, convert, eltwise
+from mlitool.execute.mli import activations, convert, eltwise, movement
 
 _TYPES = ("fx8", "fx16", "sa8", "sa32", "fp32")
 KERNELS = (
     [f"convert_{a}_to_{b}" for a in _TYPES for b in _TYPES if a != "fp32" or b != "fp32"]
     + [f"eltwise_{op}_{t}" for op in ("add", "sub", "mul", "min", "max") for t in ("fx8", "fx16", "sa8")]
     + [f"{k}_{t}" for k in ("relu", "leaky_relu", "prelu") for t in ("fx8", "fx16", "sa8")]
-    + [f"{k}_{t}" for k in ("sigm", "tanh", "softmax", "l2_normalize") for t in ("fx16", "sa8")]
-    # + [f"{k}_{t}" for k in ("argmax",) for t in ("fx16", "sa8")]
-    # + [f"permute_{t}" for t in ("fx8", "fx16", "sa8")]
+    + [f"{k}_{t}" for k in ("sigm", "tanh", "softmax", "l2_normalize", "argmax") for t in ("fx16", "sa8")]
+    + [f"permute_{t}" for t in ("fx8", "fx16", "sa8")]
 )
 
 
