@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import numpy as np
 
 from mlitool.execute.intops import Arith
 from mlitool.execute.mli.qparams import batched_view
-from mlitool.mli.types import MliTensor
+from mlitool.mli.types import MliLayer, MliModel, MliTensor
 
 
 # ---------------------------------------------------------------------------------- argmax
@@ -121,3 +122,18 @@ def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = 
         return dataclasses.replace(out, zero_point=inp.zero_point, scale=inp.scale,
                                    scale_frac_bits=inp.scale_frac_bits, dim=dim)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer adapters for the executor
+def _run_cfg(kernel):
+    def run(layer: MliLayer, model: MliModel, inputs: list, arith: Arith) -> np.ndarray:
+        t = model.tensors
+        return kernel(inputs[0], t[layer.inputs[0]], t[layer.outputs[0]], layer.cfg, arith)
+    return run
+
+
+LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list, Arith], np.ndarray]] = {
+    "argmax": _run_cfg(argmax),
+    "permute": _run_cfg(permute),
+}
