@@ -122,3 +122,12 @@ def test_argmax_heap_order_with_ties(k):
     vals = rng.integers(-3, 4, size=(64, 40))          # many ties
     want = np.array([_mli_heap_top_k(row.tolist(), k) for row in vals])
     np.testing.assert_array_equal(_top_k(vals, k), want)
+
+
+def test_lut_kernels_refuse_fx8():
+    from mlitool.errors import UnsupportedError
+    from mlitool.mli.types import ElType, MliTensor
+
+    t = MliTensor(name="x", role=Role.ACTIVATION, shape=(4,), el_type=ElType.FX8, frac_bits=5)
+    with pytest.raises(UnsupportedError, match="sa8 and fx16"):
+        activations.sigm(np.zeros((1, 4), np.int8), t, t, Arith())

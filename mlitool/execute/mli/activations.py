@@ -11,11 +11,11 @@ from typing import Callable
 
 import numpy as np
 
-from mlitool.errors import ModelFormatError
+from mlitool.errors import ModelFormatError, UnsupportedError
 from mlitool.execute.intops import Arith, asl, asr_rnd, norm, sat, wrap
 from mlitool.execute.mli import luts
 from mlitool.execute.mli.qparams import batched_view, norm_cast, storage
-from mlitool.mli.types import MliLayer, MliModel, MliTensor
+from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
 
@@ -131,7 +131,15 @@ _SA8_OUT = {"sigm": (-128, 8), "tanh": (0, 7), "softmax": (-128, 8), "l2_normali
 FX16_OUT_FRAC = 15
 
 
+def _require_lut_types(kind: str, inp: MliTensor) -> None:
+    if inp.el_type not in (ElType.SA8, ElType.FX16):
+        raise UnsupportedError(f"{kind}: MLI 2.0.2 has {kind} kernels for sa8 and fx16 only "
+                               f"(the fx8 ones are deprecated), not {inp.el_type.name.lower()} "
+                               f"(tensor {inp.name!r})")
+
+
 def _lut_activation(kind: str, x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
+    _require_lut_types(kind, inp)
     table = luts.lut(kind)
     mode = arith.round_mode
     v = batched_view(x, inp)
@@ -168,6 +176,7 @@ def softmax(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
     exp(x - max) from the `softmax` table (Q15), summed in 32 bits, times a Q15 reciprocal of
     the normalised sum; outputs Q15 (fx16) or zp -128, scale 1, frac 8 (sa8).
     """
+    _require_lut_types("softmax", inp)
     table = luts.lut("softmax")
     mode = arith.round_mode
     v = batched_view(x, inp)
@@ -207,6 +216,7 @@ def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, c
     Q7.8, its inverse square root read from the `l2_normalize` table, and every element scaled
     by it; outputs Q15 (fx16) or zp 0, scale 1, frac 7 (sa8).
     """
+    _require_lut_types("l2_normalize", inp)
     table = luts.lut("l2_normalize")
     mode = arith.round_mode
     v = batched_view(x, inp)
