@@ -12,16 +12,15 @@ import pytest
 from conftest import shared_path
 from golden import MODES, arith_of, load
 
-from mlitool.execute.mli import activations, convert, eltwise
+from mlitool.execute.mli import activations, convert, eltwise, movement, outparams
 
 _TYPES = ("fx8", "fx16", "sa8", "sa32", "fp32")
 KERNELS = (
     [f"convert_{a}_to_{b}" for a in _TYPES for b in _TYPES if a != "fp32" or b != "fp32"]
     + [f"eltwise_{op}_{t}" for op in ("add", "sub", "mul", "min", "max") for t in ("fx8", "fx16", "sa8")]
     + [f"{k}_{t}" for k in ("relu", "leaky_relu", "prelu") for t in ("fx8", "fx16", "sa8")]
-    + [f"{k}_{t}" for k in ("sigm", "tanh", "softmax", "l2_normalize") for t in ("fx16", "sa8")]
-    # + [f"{k}_{t}" for k in ("argmax",) for t in ("fx16", "sa8")]
-    # + [f"permute_{t}" for t in ("fx8", "fx16", "sa8")]
+    + [f"{k}_{t}" for k in ("sigm", "tanh", "softmax", "l2_normalize", "argmax") for t in ("fx16", "sa8")]
+    + [f"permute_{t}" for t in ("fx8", "fx16", "sa8")]
 )
 
 
@@ -30,11 +29,10 @@ def _family(kernel: str) -> str:
 
 
 def run_case(kernel: str, case, arith):
-    """(output with a batch of one removed, output params as the kernel leaves them or None)."""
+    """(output with the batch of one removed, the output tensor's params after the call)."""
     t, cfg = case.tensors, case.cfg
     family = _family(kernel)
     out = t["out"]
-    post = None
     if family == "convert":
         got = convert.convert(t["in"].data[None], t["in"], out, arith)
     elif family.startswith("eltwise_"):
@@ -42,28 +40,23 @@ def run_case(kernel: str, case, arith):
         got = fn(t["in1"].data[None], t["in2"].data[None], t["in1"], t["in2"], out, arith)
     elif family == "relu":
         got = activations.relu(t["in"].data[None], t["in"], out, cfg, arith)
-        post = activations.output_params("relu", t["in"], out, cfg)
     elif family in ("leaky_relu", "prelu"):
         fn = getattr(activations, family)
         args = (cfg,) if family == "prelu" else ()
         got = fn(t["in"].data[None], t["in"], t["slope"], out, *args, arith)
     elif family in ("sigm", "tanh"):
         got = getattr(activations, family)(t["in"].data[None], t["in"], out, arith)
-        post = activations.output_params(family, t["in"], out, cfg)
     elif family == "softmax":
         got = activations.softmax(t["in"].data[None], t["in"], out, cfg, arith)
-        post = activations.output_params(family, t["in"], out, cfg)
     elif family == "l2_normalize":
         got = activations.l2_normalize(t["in"].data[None], t["in"], t["epsilon"], out, cfg, arith)
-        post = activations.output_params(family, t["in"], out, cfg)
     elif family == "argmax":
         got = movement.argmax(t["in"].data[None], t["in"], out, cfg, arith)
-        post = movement.output_params(family, t["in"], out, cfg)
     elif family == "permute":
         got = movement.permute(t["in"].data[None], t["in"], out, cfg, arith)
-        post = movement.output_params(family, t["in"], out, cfg)
     else:
         raise KeyError(kernel)
+    post = outparams.output_params(family, t.get("in", t.get("in1")), out, cfg)
     assert got.shape[0] == 1
     return got[0], post
 
@@ -98,6 +91,6 @@ def test_golden(mode, kernel):
             diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
             failures.append(f"c{case.index:03d} [{case.tags}]: {int((diff > 0).sum())} of {want.size} "
                             f"differ, max {diff.max()}")
-        if post is not None and not same_params(post, case.post["out"]):
+        if not same_params(post, case.post["out"]):
             failures.append(f"c{case.index:03d} [{case.tags}]: output params differ")
     assert not failures, f"{kernel} {mode}:\n" + "\n".join(failures)

@@ -7,13 +7,15 @@ l2_normalize (sa8/fx16, look-up-table based, see `luts.py`).
 from __future__ import annotations
 
 import dataclasses
+from typing import Callable
 
 import numpy as np
 
+from mlitool.errors import ModelFormatError, UnsupportedError
 from mlitool.execute.intops import Arith, asl, asr_rnd, norm, sat, wrap
 from mlitool.execute.mli import luts
 from mlitool.execute.mli.qparams import batched_view, norm_cast, storage
-from mlitool.mli.types import MliTensor
+from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
 
@@ -129,7 +131,15 @@ _SA8_OUT = {"sigm": (-128, 8), "tanh": (0, 7), "softmax": (-128, 8), "l2_normali
 FX16_OUT_FRAC = 15
 
 
+def _require_lut_types(kind: str, inp: MliTensor) -> None:
+    if inp.el_type not in (ElType.SA8, ElType.FX16):
+        raise UnsupportedError(f"{kind}: MLI 2.0.2 has {kind} kernels for sa8 and fx16 only "
+                               f"(the fx8 ones are deprecated), not {inp.el_type.name.lower()} "
+                               f"(tensor {inp.name!r})")
+
+
 def _lut_activation(kind: str, x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
+    _require_lut_types(kind, inp)
     table = luts.lut(kind)
     mode = arith.round_mode
     v = batched_view(x, inp)
@@ -166,6 +176,7 @@ def softmax(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
     exp(x - max) from the `softmax` table (Q15), summed in 32 bits, times a Q15 reciprocal of
     the normalised sum; outputs Q15 (fx16) or zp -128, scale 1, frac 8 (sa8).
     """
+    _require_lut_types("softmax", inp)
     table = luts.lut("softmax")
     mode = arith.round_mode
     v = batched_view(x, inp)
@@ -205,6 +216,7 @@ def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, c
     Q7.8, its inverse square root read from the `l2_normalize` table, and every element scaled
     by it; outputs Q15 (fx16) or zp 0, scale 1, frac 7 (sa8).
     """
+    _require_lut_types("l2_normalize", inp)
     table = luts.lut("l2_normalize")
     mode = arith.round_mode
     v = batched_view(x, inp)
@@ -241,3 +253,64 @@ def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = 
             return _fixed_sa8(out, *_SA8_OUT[kind])
         return dataclasses.replace(out, frac_bits=FX16_OUT_FRAC)
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer adapters for the executor
+def _param(layer: MliLayer, model: MliModel, role: str, required: bool = True) -> MliTensor | None:
+    name = layer.params.get(role)
+    if name is None:
+        if required:
+            raise ModelFormatError(f"layer {layer.index} ({layer.kind}) has no {role!r} tensor",
+                                   model.source)
+        return None
+    t = model.tensors[name]
+    if required and t.data is None:
+        raise ModelFormatError(f"layer {layer.index} ({layer.kind}): {role} tensor {name!r} has "
+                               "no data", model.source)
+    return t
+
+
+def _io(layer: MliLayer, model: MliModel) -> tuple[MliTensor, MliTensor]:
+    return model.tensors[layer.inputs[0]], model.tensors[layer.outputs[0]]
+
+
+def _run_plain(kernel):
+    def run(layer, model, inputs, arith):
+        inp, out = _io(layer, model)
+        return kernel(inputs[0], inp, out, arith)
+    return run
+
+
+def _run_cfg(kernel):
+    def run(layer, model, inputs, arith):
+        inp, out = _io(layer, model)
+        return kernel(inputs[0], inp, out, layer.cfg, arith)
+    return run
+
+
+def _run_leaky_relu(layer, model, inputs, arith):
+    inp, out = _io(layer, model)
+    return leaky_relu(inputs[0], inp, _param(layer, model, "slope"), out, arith)
+
+
+def _run_prelu(layer, model, inputs, arith):
+    inp, out = _io(layer, model)
+    return prelu(inputs[0], inp, _param(layer, model, "slope"), out, layer.cfg, arith)
+
+
+def _run_l2_normalize(layer, model, inputs, arith):
+    inp, out = _io(layer, model)
+    epsilon = _param(layer, model, "epsilon", required=False)   # MLI 2.0.2 ignores it
+    return l2_normalize(inputs[0], inp, epsilon, out, layer.cfg, arith)
+
+
+LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list, Arith], np.ndarray]] = {
+    "relu": _run_cfg(relu),
+    "leaky_relu": _run_leaky_relu,
+    "prelu": _run_prelu,
+    "sigm": _run_plain(sigm),
+    "tanh": _run_plain(tanh),
+    "softmax": _run_cfg(softmax),
+    "l2_normalize": _run_l2_normalize,
+}

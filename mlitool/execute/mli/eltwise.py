@@ -2,8 +2,8 @@
 
 Shapes: `x1`, `x2` are (B,) + in.shape. An operand with one element (rank 0, shape (1,) or
 (1, ..., 1)) is a scalar and broadcasts over the other; otherwise both have out.size elements
-(MLI walks them in row-major order). An operand given without the batch axis (a constant) is a
-batch of one and broadcasts over the other operand's batch.
+(MLI walks them in row-major order). An operand given without the batch axis (a constant's
+`.data`) is a batch of one and broadcasts over the other operand's batch.
 
 As in MLI, min/max of SA8 use in1's scale for both inputs (the kernel requires equal params) and
 min/max of FX use in1's frac bits.
@@ -11,11 +11,14 @@ min/max of FX use in1's frac bits.
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
+from mlitool.errors import ModelFormatError
 from mlitool.execute.intops import Arith, asr_rnd, norm, sat
 from mlitool.execute.mli.qparams import batched_view, norm_cast, storage
-from mlitool.mli.types import MliTensor
+from mlitool.mli.types import MliLayer, MliModel, MliTensor
 
 _MUL_MAX_SHIFT = 31
 _MAX_MIN_UPPER_LIMIT_SHIFT = 23
@@ -124,3 +127,35 @@ def eltwise_min(x1, x2, in1, in2, out, arith):
 
 def eltwise_max(x1, x2, in1, in2, out, arith):
     return eltwise("max", x1, x2, in1, in2, out, arith)
+
+
+# ---------------------------------------------------------------------------------------------
+# Layer adapter for the executor
+def _run_layer(op: str):
+    def run(layer: MliLayer, model: MliModel, inputs: list, arith: Arith) -> np.ndarray:
+        """Operands in call order: `layer.inputs` fill the slots in order (batched arrays from
+        `inputs`); a constant operand is named in `layer.params` as "in1" or "in2" and its
+        `.data` (no batch axis) broadcasts over the batch."""
+        t = model.tensors
+        slots: list = [None, None]
+        for i, key in enumerate(("in1", "in2")):
+            if key in layer.params:
+                const = t[layer.params[key]]
+                if const.data is None:
+                    raise ModelFormatError(f"layer {layer.index} ({layer.kind}): constant operand "
+                                           f"{const.name!r} has no data", model.source)
+                slots[i] = (const.data, const)
+        free = iter(zip(inputs, layer.inputs))
+        for i in range(2):
+            if slots[i] is None:
+                x, name = next(free)
+                slots[i] = (x, t[name])
+        (x1, in1), (x2, in2) = slots
+        return eltwise(op, x1, x2, in1, in2, t[layer.outputs[0]], arith)
+    run.__doc__ = f"Run an eltwise_{op} layer."
+    return run
+
+
+LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list, Arith], np.ndarray]] = {
+    f"eltwise_{op}": _run_layer(op) for op in OPS
+}
