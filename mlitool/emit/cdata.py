@@ -1,0 +1,98 @@
+"""Numbers as C initializer text, fast: tens of MB of weights must not take longer than `xxd -i`.
+
+Integers are written in fixed-width, right-aligned columns ("  -5,"), 16 per line, built entirely
+with numpy byte arrays: for 8- and 16-bit values a precomputed table of every value's text is
+indexed with the data; wider values are formatted digit by digit with vector arithmetic.
+Output is streamed in chunks so memory stays bounded whatever the array size.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import lru_cache
+
+import numpy as np
+
+PER_LINE = 16
+INDENT = b"    "
+_CHUNK_LINES = 1 << 14           # 262144 values per chunk
+_SPACE, _COMMA, _MINUS, _ZERO, _NL = 0x20, 0x2C, 0x2D, 0x30, 0x0A
+
+
+def _fixed_width(values: np.ndarray, width: int) -> np.ndarray:
+    """uint8[(n, width)]: each integer right-aligned in `width - 1` columns, then a comma."""
+    v = values.astype(np.int64, copy=False)
+    neg = v < 0
+    mag = np.abs(v).astype(np.uint64)          # |INT64_MIN| fits in uint64
+    out = np.full((v.size, width), _SPACE, dtype=np.uint8)
+    out[:, -1] = _COMMA
+    ndigits = np.ones(v.size, dtype=np.int64)
+    for k in range(1, 20):
+        ndigits += mag >= np.uint64(10) ** np.uint64(k)
+    rest = mag.copy()
+    for k in range(width - 1):
+        col = width - 2 - k
+        digit = (rest % np.uint64(10)).astype(np.uint8) + np.uint8(_ZERO)
+        rest //= np.uint64(10)
+        out[:, col] = np.where(k < ndigits, digit, np.where(neg & (ndigits == k), _MINUS, _SPACE))
+    return out
+
+
+def _width(bits: int) -> int:
+    return len(str(-(1 << (bits - 1)))) + 1
+
+
+@lru_cache(maxsize=None)
+def _table(bits: int) -> np.ndarray:
+    """Text of every signed `bits`-bit value, indexed by value + 2**(bits-1)."""
+    lo = -(1 << (bits - 1))
+    return _fixed_width(np.arange(lo, -lo, dtype=np.int64), _width(bits))
+
+
+def _cells(values: np.ndarray) -> np.ndarray:
+    dt = values.dtype
+    bits = {"i1": 8, "i2": 16, "u1": 16}.get(f"{dt.kind}{dt.itemsize}")
+    if bits:
+        return _table(bits)[values.astype(np.int32) + (1 << (bits - 1))]
+    if dt.kind in "iu":
+        return _fixed_width(values, _width(64) if dt.itemsize == 8 else _width(32))
+    raise TypeError(f"cannot format {dt} as C integers")
+
+
+def _lines(cells: np.ndarray) -> bytes:
+    """Rows of PER_LINE cells (the last row may be shorter), indented, newline-terminated."""
+    n, width = cells.shape
+    full = n // PER_LINE
+    parts = []
+    if full:
+        rows = np.empty((full, len(INDENT) + PER_LINE * width + 1), dtype=np.uint8)
+        rows[:, :len(INDENT)] = np.frombuffer(INDENT, dtype=np.uint8)
+        rows[:, len(INDENT):-1] = cells[:full * PER_LINE].reshape(full, PER_LINE * width)
+        rows[:, -1] = _NL
+        parts.append(rows.tobytes())
+    if n % PER_LINE:
+        parts.append(INDENT + cells[full * PER_LINE:].tobytes() + b"\n")
+    return b"".join(parts)
+
+
+def int_lines(data: np.ndarray) -> Iterator[bytes]:
+    """The elements of `data` (C order) as initializer lines, in chunks."""
+    flat = np.ascontiguousarray(data).reshape(-1)
+    step = _CHUNK_LINES * PER_LINE
+    for start in range(0, flat.size, step):
+        yield _lines(_cells(flat[start:start + step]))
+
+
+def float_lines(data: np.ndarray) -> Iterator[bytes]:
+    """float32 elements as shortest round-trip literals (rare: small float parameter tensors)."""
+    flat = np.ascontiguousarray(data, dtype=np.float32).reshape(-1)
+    if not np.all(np.isfinite(flat)):
+        raise ValueError("non-finite float value")
+    text = [np.format_float_scientific(x, unique=True, trim="0") + "f," for x in flat]
+    for start in range(0, len(text), PER_LINE):
+        yield (INDENT.decode() + " ".join(text[start:start + PER_LINE]) + "\n").encode()
+
+
+def int_list(values: np.ndarray | list[int]) -> str:
+    """A short list on one line: "1, 2, 3" (shapes, strides, small parameter arrays)."""
+    return ", ".join(str(int(v)) for v in np.asarray(values).reshape(-1).tolist())

@@ -1,0 +1,63 @@
+"""`emit`: an MliModel -> NAME.h, NAME.c, NAME.json in one atomic step.
+
+Everything that can fail on the model (checks, names, configs, manifest) runs before the first
+byte is written; the large data arrays are then streamed to temporary files that replace the old
+outputs only when all three files are complete.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mlitool.emit.analysis import analyze
+from mlitool.emit.c_mli1 import Mli10, Mli11
+from mlitool.emit.c_mli2 import Mli2
+from mlitool.emit.csource import COptions, CWriter
+from mlitool.emit.manifest import manifest_text
+from mlitool.emit.symbols import check_file_name, make_symbols
+from mlitool.errors import OptionError
+from mlitool.fsio import write_files_atomically
+from mlitool.mli.types import MliModel
+
+DIALECTS = {"2.0": Mli2, "1.1": Mli11, "1.0": Mli10}
+
+_HEADER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]*")
+_SECTION = re.compile(r"[A-Za-z0-9_.$]+")
+
+
+def check_options(header: str, align: int | None, section: str | None) -> None:
+    """Reject option values that would produce broken or injected C."""
+    inner = header[1:-1] if header.startswith("<") and header.endswith(">") else header
+    if not _HEADER.fullmatch(inner) or ".." in inner.split("/"):
+        raise OptionError(f"--header {header!r}: give a header file name such as mli_api.h or "
+                          "<mli_api.h> (letters, digits, '_', '.', '/', '-', '+')")
+    if align is not None and (align < 1 or align > 4096 or align & (align - 1)):
+        raise OptionError(f"--align {align}: use a power of two from 1 to 4096")
+    if section is not None and not _SECTION.fullmatch(section):
+        raise OptionError(f"--section {section!r}: use letters, digits, '_', '.' and '$'")
+
+
+def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_api.h",
+         align: int | None = None, section: str | None = None,
+         single_header: bool = False) -> list[Path]:
+    """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
+    `out_dir` for `model.target`; returns the paths written. On any error nothing is written."""
+    check_file_name(name)
+    check_options(header, align, section)
+    out = Path(out_dir)
+    if not out.is_dir():
+        raise OptionError(f"--out {out}: not a directory")
+    if model.target not in DIALECTS:
+        raise OptionError(f"MLI target {model.target!r}: choose one of {', '.join(DIALECTS)}")
+    dialect = DIALECTS[model.target]()
+    syms = make_symbols(model, name)
+    infos = analyze(model, dialect, syms)
+    opts = COptions(header=header, align=align, section=section, single_header=single_header)
+    writer = CWriter(model, infos, syms, dialect, opts, name)
+    manifest = manifest_text(model, infos, syms, name, header, writer.totals, writer.cfg_items)
+    files = {out / f"{name}.h": writer.header()}
+    if not single_header:
+        files[out / f"{name}.c"] = writer.source()
+    files[out / f"{name}.json"] = manifest
+    return write_files_atomically(files)
