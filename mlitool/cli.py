@@ -92,7 +92,7 @@ def inspect_cmd(
     if as_json:
         import json
 
-        sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2) + "\n")
+        sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n")
     else:
         from mlitool.inspect_render import render
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready plain data (lists, ints, floats, strings, None)."""
     g = model.main
     producers = g.producers()
-    stats = [op_stats(g, op) for op in g.ops]
+    stats = [op_stats(g, op, producers) for op in g.ops]
     rows = [_op_row(g, op, s, producers) for op, s in zip(g.ops, stats)]
     unsupported = sorted({r["type"] for r in rows if not r["supported"]})
     return {
@@ -49,10 +50,16 @@ def quant_dict(q: ir.Quant | None) -> dict[str, Any] | None:
     if q is None:
         return None
     if not q.per_axis:
-        return {"kind": "per-tensor", "axis": None, "scale": float(q.scale[0]),
+        return {"kind": "per-tensor", "axis": None, "scale": _finite(q.scale[0]),
                 "zero_point": int(q.zero_point[0])}
-    return {"kind": "per-axis", "axis": q.axis, "scale": [float(v) for v in q.scale],
+    return {"kind": "per-axis", "axis": q.axis, "scale": [_finite(v) for v in q.scale],
             "zero_point": [int(v) for v in q.zero_point]}
+
+
+def _finite(x) -> float | None:
+    """JSON has no NaN/Infinity: a non-finite scale (warned about by the reader) becomes null."""
+    x = float(x)
+    return x if math.isfinite(x) else None
 
 
 def _io_row(g: ir.Graph, index: int) -> dict[str, Any]:

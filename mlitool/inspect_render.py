@@ -27,7 +27,8 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
     console.print(f"[bold]Totals[/]: {t['ops']} ops, {t['params']:,} parameters, "
                   f"{t['weight_bytes']:,} weight bytes, {t['macs']:,} MACs", highlight=False)
     if s["unsupported_op_types"]:
-        console.print(f"[red]Unsupported by the MLI converter[/]: {t['unsupported_ops']} ops "
+        n = t["unsupported_ops"]
+        console.print(f"[red]Unsupported by the MLI converter[/]: {n} op{'s' if n != 1 else ''} "
                       f"({', '.join(s['unsupported_op_types'])})", highlight=False)
     else:
         console.print("[green]All ops are supported by the MLI converter.[/]")
@@ -44,7 +45,8 @@ def _io_table(s: dict[str, Any]) -> Table:
             q = r["quant"]
             scale = zp = "-"
             if q is not None and q["kind"] == "per-tensor":
-                scale, zp = f"{q['scale']:.6g}", str(q["zero_point"])
+                scale = f"{q['scale']:.6g}" if q["scale"] is not None else "invalid"
+                zp = str(q["zero_point"])
             elif q is not None:
                 scale, zp = f"per-axis (axis {q['axis']})", "…"
             table.add_row(kind, str(r["index"]), r["name"], _shape(r["shape"]), r["dtype"], scale, zp)

@@ -50,20 +50,23 @@ def tensor_bytes(t: ir.Tensor) -> int:
     return int(t.data.nbytes) if t.data is not None else 0
 
 
-def op_stats(graph: ir.Graph, op: ir.Op) -> OpStats:
+def op_stats(graph: ir.Graph, op: ir.Op, producers: dict[int, ir.Op] | None = None) -> OpStats:
+    """Counts for one op; pass `graph.producers()` when calling for many ops."""
+    producers = graph.producers() if producers is None else producers
     params = tuple(i for i in dict.fromkeys(op.inputs)
                    if i >= 0 and is_parameter(graph.tensors[i]))
     return OpStats(
         params=sum(graph.tensors[i].size for i in params),
         weight_bytes=sum(tensor_bytes(graph.tensors[i]) for i in params),
-        macs=op_macs(graph, op),
+        macs=op_macs(graph, op, producers),
         param_tensors=params,
     )
 
 
-def op_macs(graph: ir.Graph, op: ir.Op) -> int:
+def op_macs(graph: ir.Graph, op: ir.Op, producers: dict[int, ir.Op] | None = None) -> int:
     """Multiply-accumulates of one op (0 for ops that are not matrix products)."""
-    w, _ = stored_constant(graph, weight_input(op))
+    producers = graph.producers() if producers is None else producers
+    w, _ = stored_constant(graph, weight_input(op), producers)
     wshape = w.shape if w is not None else _shape(graph, weight_input(op))
     out = _shape(graph, op.outputs[0] if op.outputs else -1)
     if wshape is None or out is None:
@@ -89,14 +92,16 @@ def op_macs(graph: ir.Graph, op: ir.Op) -> int:
     if kind in _SEQUENCE_OPS:
         inp = _shape(graph, op.inputs[0])
         rows = _prod(inp[:-1]) if inp else 0
-        matrices = (stored_constant(graph, i)[0] for i in op.inputs[1:])
+        matrices = (stored_constant(graph, i, producers)[0] for i in op.inputs[1:])
         return rows * sum(m.size for m in matrices if m is not None and len(m.shape) == 2)
     return 0
 
 
 def graph_totals(graph: ir.Graph, stats: list[OpStats] | None = None) -> dict[str, int]:
     """Totals over the graph: parameters and weight bytes of unique tensors, MACs of all ops."""
-    stats = [op_stats(graph, op) for op in graph.ops] if stats is None else stats
+    if stats is None:
+        producers = graph.producers()
+        stats = [op_stats(graph, op, producers) for op in graph.ops]
     unique = {i for s in stats for i in s.param_tensors}
     return {
         "params": sum(graph.tensors[i].size for i in unique),

@@ -43,11 +43,11 @@ _WEIGHTS_FORMAT = {0: "DEFAULT", 1: "SHUFFLED4x16INT8"}
 _RENAME = {
     "fused_activation_function": "fused_activation",
     "dilation_h_factor": "dilation_h", "dilation_w_factor": "dilation_w",
-    "filter_height": "filter_h", "filter_width": "filter_w",
+    "filter_height": "filter_h", "filter_width": "filter_w", "dilation_d_factor": "dilation_d",
 }
 # Option fields holding a TensorType code: decoded to a dtype name.
-_DTYPE_FIELDS = {"output_type", "in_data_type", "out_data_type", "idx_out_type",
-                 "quantized_bias_type", "input_type"}
+_DTYPE_FIELDS = {"output_type", "in_data_type", "out_data_type", "idx_out_type", "out_type",
+                 "quantized_bias_type", "key_dtype", "value_dtype"}
 
 # Union type code -> options class, for BuiltinOptions and BuiltinOptions2.
 _OPTION_CLASSES = {
@@ -164,9 +164,13 @@ def parse_model(buf: bytes, name: str = "<bytes>") -> ir.Model:
         return _Reader(buf, name).model()
     except _Corrupt as exc:
         raise ModelFormatError(str(exc), name) from None
-    except (struct.error, IndexError, ValueError, TypeError, OverflowError, KeyError,
-            UnicodeDecodeError, RecursionError, MemoryError) as exc:
-        raise ModelFormatError(f"corrupt or truncated flatbuffer ({type(exc).__name__}: {exc})",
+    except struct.error:
+        raise ModelFormatError(f"truncated or corrupt: a flatbuffer field points outside the file "
+                               f"({len(buf)} bytes)", name) from None
+    except (IndexError, ValueError, TypeError, OverflowError, KeyError, UnicodeDecodeError,
+            RecursionError, MemoryError) as exc:
+        detail = " ".join(str(exc).split())[:200]      # one line, bounded
+        raise ModelFormatError(f"corrupt flatbuffer ({type(exc).__name__}: {detail})",
                                name) from None
 
 
@@ -335,6 +339,9 @@ class _Reader:
             return None                          # TFLite: no scales means not quantized
         scale = scale.astype(np.float64)
         n = scale.size
+        if not np.all(np.isfinite(scale) & (scale > 0)):
+            self.warnings.append(f"{label}: quantization scales include zero, negative or "
+                                 "non-finite values")
         if zp is None or zp.size == 0:
             self.warnings.append(f"{label}: quantization has scales but no zero points; "
                                  "zero points set to 0")
@@ -416,14 +423,11 @@ def _snake(name: str) -> str:
 
 
 def _name_enums(opts: dict[str, Any]) -> dict[str, Any]:
-    if "padding" in opts:
-        opts["padding"] = _PADDING.get(opts["padding"], f"UNKNOWN_{opts['padding']}")
-    if "fused_activation" in opts:
-        code = opts["fused_activation"]
-        opts["fused_activation"] = _ACTIVATIONS.get(code, f"UNKNOWN_{code}")
-    if "weights_format" in opts:
-        code = opts["weights_format"]
-        opts["weights_format"] = _WEIGHTS_FORMAT.get(code, f"UNKNOWN_{code}")
+    for key, names in (("padding", _PADDING), ("fused_activation", _ACTIVATIONS),
+                       ("weights_format", _WEIGHTS_FORMAT)):
+        code = opts.get(key)
+        if isinstance(code, int) and not isinstance(code, bool):
+            opts[key] = names.get(code, f"UNKNOWN_{code}")
     if opts.get("quantized_bias_type") == 0:
         del opts["quantized_bias_type"]          # 0 = not set (bias type follows the inputs)
     for key in _DTYPE_FIELDS & opts.keys():
