@@ -1,6 +1,9 @@
 """Which TFLite ops mlitool can lower, and which MLI kernels each MLI version offers.
 
 One source of truth: lowering, `inspect` (unsupported-op flags) and the executor read these tables.
+`kernel_name(kind, fmt, target, layout)` gives the C function of a layer kind in a format, or None
+when the target MLI version has no such kernel (lowering then refuses the layer and names the
+formats `available_formats` lists).
 """
 
 from __future__ import annotations
@@ -12,3 +15,86 @@ SUPPORTED_OPS: frozenset[str] = frozenset({
     "PRELU", "LOGISTIC", "TANH", "SOFTMAX", "L2_NORMALIZATION", "ARG_MAX", "TRANSPOSE",
     "RESHAPE", "SQUEEZE", "CONCATENATION", "PAD", "MEAN", "QUANTIZE", "DEQUANTIZE",
 })
+
+# Layer kinds whose kernels multiply-accumulate weights (weights + bias tensors, MAC headroom).
+MAC_KINDS: frozenset[str] = frozenset({
+    "conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"})
+
+# MLI relu_type enum values (mli_relu_type).
+RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
+
+_MAC_SUFFIX_2 = {"sa8": "sa8_sa8_sa32", "fx16": "fx16", "fx8w16d": "fx16_fx8_fx8"}
+# Activation-only kernels: fx8w16d layers use the FX16 activation kernel.
+_ACT_SUFFIX = {"sa8": "sa8", "fx16": "fx16", "fx8w16d": "fx16", "fx8": "fx8"}
+_ELT = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
+
+
+def _mli2() -> dict[str, dict[str, str]]:
+    t: dict[str, dict[str, str]] = {}
+    for kind in ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d"):
+        t[kind] = {f: f"mli_krn_{kind}_hwcn_{s}" for f, s in _MAC_SUFFIX_2.items()}
+    # fx8 fully connected is deprecated but still in the 2.0.2 library; fx8w16d is declared
+    # in the headers but absent from the library (mli-arithmetic.md 8b), so 2.x uses fx16_fx8_fx8.
+    t["fully_connected"] = {f: f"mli_krn_fully_connected_{s}" for f, s in _MAC_SUFFIX_2.items()}
+    t["fully_connected"]["fx8"] = "mli_krn_fully_connected_fx8"
+    for kind in ("avepool", "maxpool"):
+        t[kind] = {f: f"mli_krn_{kind}_hwc_{s}" for f, s in _ACT_SUFFIX.items()}
+    for kind in _ELT + ("relu", "leaky_relu", "prelu", "permute"):
+        t[kind] = {f: f"mli_krn_{kind}_{s}" for f, s in _ACT_SUFFIX.items()}
+    for kind in ("sigm", "tanh", "softmax", "l2_normalize", "argmax"):
+        t[kind] = {f: f"mli_krn_{kind}_{s}" for f, s in _ACT_SUFFIX.items() if s != "fx8"}
+    for kind in ("concat", "padding"):
+        t[kind] = {f: "mli_mov_tensor_sync" for f in _ACT_SUFFIX}
+    t["convert"] = {f: "mli_hlp_convert_tensor" for f in _ACT_SUFFIX}
+    t["view"] = {f: "" for f in _ACT_SUFFIX}
+    return t
+
+
+def _mli1(with_sa8: bool) -> dict[str, dict[str, str]]:
+    """MLI 1.x names; keys are "<layout>:<format>" or "*:<format>" (any layout)."""
+    fx = ("fx8", "fx16", "fx8w16d")
+    act = {"fx8": "fx8", "fx16": "fx16", "fx8w16d": "fx16"}
+    t: dict[str, dict[str, str]] = {
+        "conv2d": {f"{lay}:{f}": f"mli_krn_conv2d_{lay}_{f}" for lay in ("chw", "hwc") for f in fx},
+        "depthwise_conv2d": {f"chw:{f}": f"mli_krn_depthwise_conv2d_chw_{f}" for f in fx},
+        "fully_connected": {f"*:{f}": f"mli_krn_fully_connected_{f}" for f in fx},
+    }
+    for kind in ("avepool", "maxpool"):
+        t[kind] = {f"{lay}:{f}": f"mli_krn_{kind}_{lay}_{s}" for lay in ("chw", "hwc")
+                   for f, s in act.items()}
+    for kind in _ELT + ("relu", "leaky_relu", "sigm", "tanh", "softmax", "permute", "concat"):
+        t[kind] = {f"*:{f}": f"mli_krn_{kind}_{s}" for f, s in act.items()}
+    t["padding"] = {f"{lay}:{f}": f"mli_krn_padding2d_{lay}_{s}" for lay in ("chw", "hwc")
+                    for f, s in act.items()}
+    t["convert"] = {f"*:{f}": "mli_hlp_convert_tensor" for f in act}
+    t["view"] = {f"*:{f}": "" for f in act}
+    if with_sa8:
+        t["conv2d"]["hwc:sa8"] = "mli_krn_conv2d_nhwc_sa8_sa8_sa32"
+        t["depthwise_conv2d"]["hwc:sa8"] = "mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32"
+        t["fully_connected"]["*:sa8"] = "mli_krn_fully_connected_sa8_sa8_sa32"
+        t["avepool"]["hwc:sa8"] = "mli_krn_avepool_hwc_sa8"
+        t["maxpool"]["hwc:sa8"] = "mli_krn_maxpool_hwc_sa8"
+        t["view"]["*:sa8"] = ""
+    return t
+
+
+KERNELS: dict[str, dict[str, dict[str, str]]] = {"2.0": _mli2(), "1.1": _mli1(True),
+                                                 "1.0": _mli1(False)}
+
+
+def kernel_name(kind: str, fmt: str, target: str, layout: str = "hwc") -> str | None:
+    """The C function for `kind` in format `fmt` on MLI `target`, or None if there is none."""
+    table = KERNELS[target].get(kind, {})
+    if target == "2.0":
+        return table.get(fmt)
+    return table.get(f"{layout}:{fmt}", table.get(f"*:{fmt}"))
+
+
+def available_formats(kind: str, target: str, layout: str = "hwc") -> list[str]:
+    """Formats in which `target` offers a `kind` kernel (for refusal messages)."""
+    return [f for f in ("sa8", "fx16", "fx8w16d", "fx8")
+            if kernel_name(kind, f, target, layout) is not None]
+
+
+def available_layouts(kind: str, fmt: str, target: str) -> list[str]:
+    return [lay for lay in ("chw", "hwc") if kernel_name(kind, fmt, target, lay) is not None]
