@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Optional
 
 import typer
 
@@ -97,3 +98,64 @@ def inspect_cmd(
         from mlitool.inspect_render import render
 
         render(summary)
+
+
+@app.command("convert")
+def convert_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
+                                show_default=False),
+    out: Path = typer.Option(Path("."), "--out", "-o", help="Output directory (created if missing)."),
+    name: Optional[str] = typer.Option(None, "--name", help="Base name of NAME.h/.c/.json "
+                                       "[default: the model file's stem]."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f",
+                                      help="sa8 | fx16 | fx8w16d | fx8 [default: sa8]."),
+    mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 [default: 2.0]."),
+    layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc [default: chw]."),
+    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
+                                          "overrides [default: [tool.mlitool] of ./pyproject.toml]."),
+    header: str = typer.Option("mli_api.h", "--header", help="MLI API header to #include."),
+    align: Optional[int] = typer.Option(None, "--align", help="Alignment attribute for data arrays."),
+    section: Optional[str] = typer.Option(None, "--section", help="Linker section for weights."),
+    single_header: bool = typer.Option(False, "--single-header",
+                                       help="Write one self-contained NAME.h with static definitions."),
+    weights_only: bool = typer.Option(False, "--weights-only", help="Float models without "
+                                      "calibration: convert weights, leave activations unquantized."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models: .npy/.npz "
+                                               "of real inputs to derive activation ranges from."),
+    calibration_method: str = typer.Option("minmax", "--calibration-method",
+                                           help="minmax | percentile."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+) -> None:
+    """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json."""
+    from mlitool.convert import ConvertOptions, convert
+
+    opts = ConvertOptions(out=out, name=name, format=fmt, mli=mli, layout=layout, config=config,
+                          header=header, align=align, section=section, single_header=single_header,
+                          weights_only=weights_only, calibration=calibration,
+                          calibration_method=calibration_method)
+    result = convert(model, opts)
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(result, sort_keys=True, indent=2) + "\n")
+    else:
+        _render_convert(result)
+
+
+def _render_convert(result: dict) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title=f"{result['model']} → MLI {result['target']} ({result['format']})")
+    for col in ("#", "op", "MLI kernel", "output", "notes"):
+        table.add_column(col)
+    for layer in result["layers"]:
+        table.add_row(str(layer["index"]), layer["op"], layer["kernel"] or "(view)",
+                      layer["output"], "; ".join(layer["notes"]))
+    console.print(table)
+    console.print(f"constant data: {result['constant_bytes']:,} bytes")
+    for warning in result["warnings"]:
+        console.print(f"warning: {warning}", markup=False)
+    for path in result["files"]:
+        console.print(f"wrote {path}", markup=False)
