@@ -56,8 +56,8 @@ def test_golden(mode, kernel):
 @pytest.mark.parametrize("kernel", ["conv2d_hwcn_fx16", "depthwise_conv2d_hwcn_fx16",
                                     "fully_connected_fx16", "group_conv2d_hwcn_sa8_sa8_sa32"])
 def test_int64_accumulation_path(kernel, monkeypatch):
-    """The int64 fallback (taken when float64 sums could round) gives the same exact answers."""
-    monkeypatch.setattr(mac, "_FLOAT_EXACT", 0)
+    """The int64 fallback (taken when float sums could round) gives the same exact answers."""
+    monkeypatch.setattr(mac, "_EXACT_FLOATS", ())
     mode = "CONVERGENT_ACCU_OFF"
     bad = _mismatches(KERNELS[kernel], _cases(mode, kernel), arith_of(mode))
     assert not bad, "\n".join(bad)
