@@ -66,7 +66,8 @@ def avepool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
     shift = np.zeros(counts.shape, np.int64)
     start = np.zeros(counts.shape, np.int64)
     if inp.el_type == ElType.SA8:
-        scale, base_shift, offset = (int(v) for v in requant_params(inp, out, arith.round_mode, batched=False))
+        params = requant_params(inp, out, arith.round_mode, batched=False)
+        scale, base_shift, offset = (int(v) for v in params)
     else:
         scale, base_shift, offset = 1, int(inp.frac_bits) - int(out.frac_bits), 0
     for div in np.unique(counts):
