@@ -56,8 +56,8 @@ def test_golden(mode, kernel):
 @pytest.mark.parametrize("kernel", ["conv2d_hwcn_fx16", "depthwise_conv2d_hwcn_fx16",
                                     "fully_connected_fx16", "group_conv2d_hwcn_sa8_sa8_sa32"])
 def test_int64_accumulation_path(kernel, monkeypatch):
-    """The int64 fallback (taken when float64 sums could round) gives the same exact answers."""
-    monkeypatch.setattr(mac, "_FLOAT_EXACT", 0)
+    """The int64 fallback (taken when float sums could round) gives the same exact answers."""
+    monkeypatch.setattr(mac, "_EXACT_FLOATS", ())
     mode = "CONVERGENT_ACCU_OFF"
     bad = _mismatches(KERNELS[kernel], _cases(mode, kernel), arith_of(mode))
     assert not bad, "\n".join(bad)
@@ -110,7 +110,8 @@ def test_rnn_dense_golden(mode, kernel):
         got, want = _run_rnn_dense(case, arith_of(mode)), case.expected["out"]
         assert got.shape == (1,) + want.shape and got.dtype == want.dtype
         if not np.array_equal(got[0], want):
-            bad.append(f"case {case.index} [{case.tags}]: {int((got[0] != want).sum())} of {want.size} differ")
+            count = int((got[0] != want).sum())
+            bad.append(f"case {case.index} [{case.tags}]: {count} of {want.size} differ")
     assert not bad, f"{mode}/{kernel}.npz:\n" + "\n".join(bad)
 
 
@@ -130,4 +131,5 @@ def test_rnn_dense_batch_equals_one_by_one(kernel):
         together = _run_rnn_dense(case, arith, batches)
         np.testing.assert_array_equal(together[0], case.expected["out"])
         for j in range(4):
-            np.testing.assert_array_equal(together[j], _run_rnn_dense(case, arith, [b[j:j + 1] for b in batches])[0])
+            alone = _run_rnn_dense(case, arith, [b[j:j + 1] for b in batches])
+            np.testing.assert_array_equal(together[j], alone[0])

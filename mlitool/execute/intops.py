@@ -89,7 +89,11 @@ def asr(x, n, bits: int) -> np.ndarray:
 
 def asr_rnd(x, n, bits: int, mode: str) -> np.ndarray:
     """MLI's rounding right shift (every cast uses it). n < 0: saturating left shift."""
-    x, n = np.broadcast_arrays(_i64(x), _i64(n))
+    n_arr = _i64(n)
+    if n_arr.size and 1 <= n_arr.min() and n_arr.max() <= bits - 1:
+        # Fast path for large arrays: every shift is an ordinary rounding shift, no masking needed.
+        return _rounding_shift(_i64(x), n_arr, bits, mode)
+    x, n = np.broadcast_arrays(_i64(x), n_arr)
     out = np.empty(x.shape, dtype=np.int64)
     neg = n < 0
     if neg.any():
@@ -100,22 +104,23 @@ def asr_rnd(x, n, bits: int, mode: str) -> np.ndarray:
     out[big] = 0
     mid = ~(neg | zero | big)
     if mid.any():
-        xm, nm = x[mid], n[mid]
-        if mode == UP:
-            if bits >= 64:
-                # floor((x + 2^(n-1)) / 2^n) without overflowing int64.
-                res = ((xm >> (nm - 1)) + 1) >> 1
-            else:
-                res = add_sat(xm, np.left_shift(np.int64(1), nm - 1), bits) >> nm
-        elif mode == CONVERGENT:
-            q = xm >> nm
-            rem = xm & ~(np.int64(-1) << nm)
-            half = np.left_shift(np.int64(1), nm - 1)
-            res = q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
-        else:
-            raise ValueError(f"unknown rounding mode {mode!r}")
-        out[mid] = res
+        out[mid] = _rounding_shift(x[mid], n[mid], bits, mode)
     return out
+
+
+def _rounding_shift(xm: np.ndarray, nm: np.ndarray, bits: int, mode: str) -> np.ndarray:
+    """asr_rnd for shifts 1 <= n <= bits-1 (x and n broadcast)."""
+    if mode == UP:
+        if bits >= 64:
+            # floor((x + 2^(n-1)) / 2^n) without overflowing int64.
+            return ((xm >> (nm - 1)) + 1) >> 1
+        return add_sat(xm, np.left_shift(np.int64(1), nm - 1), bits) >> nm
+    if mode == CONVERGENT:
+        q = xm >> nm
+        rem = xm & ~(np.int64(-1) << nm)
+        half = np.left_shift(np.int64(1), nm - 1)
+        return q + ((rem > half) | ((rem == half) & ((q & 1) == 1)))
+    raise ValueError(f"unknown rounding mode {mode!r}")
 
 
 def bit_length(x) -> np.ndarray:

@@ -4,9 +4,10 @@ Kernel convention: `kernel(x, inp, weights, bias, out, cfg, arith)` with `x` of 
 (the batch is an extra leading axis MLI does not have), returning (B,) + out.shape in out's dtype.
 The element-type variant (sa8_sa8_sa32, fx16, fx16_fx8_fx8) follows from the tensors.
 
-Accumulation is exact: products are summed in float64 (BLAS) whenever every partial sum is provably
-below 2^53, in int64 otherwise; then the accumulator width of the MLI kernel is applied (32-bit wrap
-for SA8 and fx16_fx8_fx8, 64-bit for fx16 on x86, where the golden vectors come from).
+Accumulation is exact: products are summed by BLAS in float32 or float64 whenever every partial sum
+is provably an integer that type represents (below 2^24 / 2^53), in int64 otherwise. Then the
+accumulator width of the MLI kernel is applied (32-bit wrap for SA8 and fx16_fx8_fx8, 64-bit for
+fx16 on x86, where the golden vectors come from).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from mlitool.execute.mli import macquant as mq
 from mlitool.execute.mli._window import Window
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
-_FLOAT_EXACT = 2 ** 53
+# Float types whose sums of integers are exact while every partial sum stays below 2^(mantissa+1).
+_EXACT_FLOATS = ((np.float32, 2 ** 24), (np.float64, 2 ** 53))
+_CHUNK_BYTES = 1 << 25      # im2col block size: bounds memory, keeps the matmul cache friendly
 _VARIANTS = {
     (ElType.SA8, ElType.SA8, ElType.SA32): "sa8_sa8_sa32",
     (ElType.FX16, ElType.FX16, ElType.FX16): "fx16",
@@ -44,10 +47,16 @@ def variant(kind: str, inp: MliTensor, weights: MliTensor, bias: MliTensor, out:
 # Exact accumulation
 
 def _compute_dtype(k: int, x: np.ndarray, w: np.ndarray) -> type:
-    """float64 when K * max|x| * max|w| < 2^53 (every partial sum exact), else int64."""
-    xm = int(np.abs(x).max(initial=0))
-    wm = int(np.abs(w).max(initial=0))
-    return np.float64 if k * xm * wm < _FLOAT_EXACT else np.int64
+    """The fastest type in which a k-term dot product of x and w is exact.
+
+    A float type is exact when K * max|x| * max|w| stays below 2^(mantissa bits + 1): every partial
+    sum (in any summation order BLAS picks) is then an integer it represents exactly.
+    """
+    bound = k * int(np.abs(x).max(initial=0)) * int(np.abs(w).max(initial=0))
+    for dtype, limit in _EXACT_FLOATS:
+        if bound < limit:
+            return dtype
+    return np.int64
 
 
 def _to_int(acc: np.ndarray) -> np.ndarray:
@@ -69,18 +78,26 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.nda
     kh_n, kw_n, cig, co = w.shape
     b = xs.shape[0]
     ho, wo = win.out
-    n = b * ho * wo
-    cog = co // groups
     dtype = _compute_dtype(kh_n * kw_n * cig, xs, w)
     xp = win.pad_input(xs.astype(dtype), 0)
     wd = w.astype(dtype)
+    if groups == 1:
+        # im2col in blocks of samples: one matmul of (n*Ho*Wo, Kh*Kw*Ci) @ (Kh*Kw*Ci, Co) each.
+        wmat = wd.reshape(-1, co)
+        per_sample = max(ho * wo * wmat.shape[0] * np.dtype(dtype).itemsize, 1)
+        step = max(1, _CHUNK_BYTES // per_sample)
+        acc = np.empty((b, ho, wo, co), dtype=dtype)
+        for s in range(0, b, step):
+            cols = np.concatenate([tap for _, _, tap in win.taps(xp[s:s + step])], axis=-1)
+            acc[s:s + step] = (cols.reshape(-1, wmat.shape[0]) @ wmat).reshape(-1, ho, wo, co)
+        return _to_int(acc)
+    n = b * ho * wo
+    cog = co // groups
     acc = np.zeros((n, co), dtype=dtype)
     for kh, kw, tap in win.taps(xp):
         tap = tap.reshape(n, groups * cig)
         wt = wd[kh, kw]
-        if groups == 1:
-            acc += tap @ wt
-        elif cig == 1 and cog == 1:          # depthwise: one product per channel
+        if cig == 1 and cog == 1:            # depthwise: one product per channel
             acc += tap * wt[0]
         else:
             xg = tap.reshape(n, groups, cig).transpose(1, 0, 2)

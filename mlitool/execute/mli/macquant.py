@@ -1,8 +1,9 @@
 """The post-processing of MLI's MAC kernels: bias add, output rescale, built-in ReLU clamp.
 
-Follows the MLI 2.0.2 reference code (mli_prv_quant_ref.h, mli_prv_get_relu_limits), which is what
-the x86 build and therefore the golden vectors run. See mli-arithmetic.md sections 5-7.
-Accumulators arrive as exact int64 sums; each function applies the container widths MLI uses.
+Follows the MLI 2.0.2 reference code (mli_prv_quant_ref.h), which is what the x86 build and
+therefore the golden vectors run; see mli-arithmetic.md sections 5-7. The ReLU limits are
+`activations.relu_limits` (mli_prv_get_relu_limits). Accumulators arrive as exact int64 sums;
+each function applies the container widths MLI uses.
 """
 
 from __future__ import annotations
@@ -12,9 +13,11 @@ import numpy as np
 from mlitool.errors import UnsupportedError
 from mlitool.execute import intops
 from mlitool.execute.intops import Arith
+from mlitool.execute.mli.activations import RELU_1, RELU_6, RELU_GEN, RELU_NONE, relu_limits
 from mlitool.mli.types import ElType, MliTensor
 
-RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
+__all__ = ["relu_limits", "relu_type", "clamp", "sa8_multiplier", "sa8_bias", "sa8_result",
+           "fx_acc_bits", "fx_bias", "fx_result"]
 _RELU_NAMES = {"none": RELU_NONE, "gen": RELU_GEN, "relu": RELU_GEN, "relu_1": RELU_1, "relu1": RELU_1,
                "relu_6": RELU_6, "relu6": RELU_6}
 
@@ -27,30 +30,9 @@ def relu_type(cfg: dict) -> int:
         if key not in _RELU_NAMES:
             raise UnsupportedError(f"unknown ReLU type {value!r}")
         return _RELU_NAMES[key]
+    if int(value) not in (RELU_NONE, RELU_GEN, RELU_1, RELU_6):
+        raise UnsupportedError(f"unknown ReLU type {value!r}")
     return int(value)
-
-
-def relu_limits(kind: int, out: MliTensor) -> tuple[int, int]:
-    """(min, max) output clamp of MLI's built-in ReLU for `out`'s type and params."""
-    if out.el_type.is_sa:
-        zero, scale, shift = int(out.zero_point[0]), int(out.scale[0]), int(out.scale_frac_bits[0])
-    else:
-        zero, scale, shift = 0, 1, int(out.frac_bits)
-    lo, hi = intops.limits(out.el_type.bits)
-    if kind == RELU_GEN:
-        lo = max(zero, lo)
-    elif kind == RELU_6:
-        if shift >= 0:
-            six = (6 << shift) // scale if shift < 28 else hi
-        else:
-            six = (6 >> -shift) // scale if shift > -3 else 0
-        lo, hi = max(zero, lo), min(six + zero, hi)
-    elif kind == RELU_1:
-        one = ((1 << shift) // scale if shift < 30 else hi) if shift >= 0 else 0
-        lo, hi = max(zero - one, lo), min(zero + one, hi)
-    elif kind != RELU_NONE:
-        raise UnsupportedError(f"unknown ReLU type {kind}")
-    return lo, hi
 
 
 def clamp(o: np.ndarray, limits: tuple[int, int]) -> np.ndarray:

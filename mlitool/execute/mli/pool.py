@@ -17,6 +17,7 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute import intops
 from mlitool.execute.intops import Arith
 from mlitool.execute.mli._window import Window
+from mlitool.execute.mli.qparams import requant_params
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 # MLI's reciprocal table for window sizes below 32: value ~ mul * 2^-shift = 1 / size.
@@ -38,19 +39,6 @@ def reciprocal(div: int) -> tuple[int, int]:
         norm = int(intops.norm(val, 32)) + 1
         val = (val << norm) & 0xFFFFFFFF
     return val >> 17, 14 + norm
-
-
-def _requant_params(inp: MliTensor, out: MliTensor, arith: Arith) -> tuple[int, int, int]:
-    """(scale, shift, offset) of MLI's define_requant_params (SA8 in -> SA8 out)."""
-    in_scale, out_scale = int(inp.scale[0]), int(out.scale[0])
-    pre_div = int(intops.norm(in_scale, 32)) - int(intops.norm(out_scale, 16))
-    q = (in_scale << pre_div) // out_scale
-    ns = 16 - int(intops.norm(q, 32))
-    scale = int(intops.sat(intops.asr_rnd(q, ns, 32, arith.round_mode), 16))
-    shift = pre_div + int(inp.scale_frac_bits[0]) - int(out.scale_frac_bits[0]) - ns
-    moved = int(intops.sat(intops.asr_rnd(scale * int(inp.zero_point[0]), shift, 32, arith.round_mode), 16))
-    offset = int(intops.sat(int(out.zero_point[0]) - moved, 16))
-    return scale, shift, offset
 
 
 def _check(kind: str, inp: MliTensor, out: MliTensor) -> None:
@@ -78,7 +66,8 @@ def avepool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
     shift = np.zeros(counts.shape, np.int64)
     start = np.zeros(counts.shape, np.int64)
     if inp.el_type == ElType.SA8:
-        scale, base_shift, offset = _requant_params(inp, out, arith)
+        params = requant_params(inp, out, arith.round_mode, batched=False)
+        scale, base_shift, offset = (int(v) for v in params)
     else:
         scale, base_shift, offset = 1, int(inp.frac_bits) - int(out.frac_bits), 0
     for div in np.unique(counts):

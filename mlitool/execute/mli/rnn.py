@@ -61,12 +61,14 @@ def _gate(t: MliTensor, g: int, shift_per_tensor: tuple[int, int] = (0, 0)) -> M
 class _Cell:
     """What both cells share: the dense gates, the activations, the element-wise steps."""
 
-    def __init__(self, kind, inp, prev_out, weights_in, weights_out, bias, out, cfg, arith, ir_sa, ir_fx_max):
+    def __init__(self, kind, inp, prev_out, weights_in, weights_out, bias, out, cfg, arith,
+                 ir_sa: tuple[int, int, int], ir_fx_max: int):
+        """ir_sa: (zp, scale, frac) of the SA8 gate tensor; ir_fx_max: cap of its FX frac bits."""
         for w in (weights_in, weights_out):
             variant(kind, inp, w, bias, out)
         if prev_out.el_type != inp.el_type:
             raise UnsupportedError(f"{kind}: prev_out must have the input's element type")
-        self.kind, self.weights_in, self.weights_out, self.bias, self.arith = kind, weights_in, weights_out, bias, arith
+        self.weights_in, self.weights_out, self.bias, self.arith = weights_in, weights_out, bias, arith
         self.sa = inp.el_type.is_sa
         self.m = prev_out.size
         self.x_t = _vector(inp, inp.shape[1])
@@ -74,7 +76,8 @@ class _Cell:
         if self.sa:
             self.ir = _vector(inp, self.m, **_sa_params(*ir_sa))
         else:
-            self.ir = _vector(inp, self.m, frac_bits=min(ir_fx_max, int(inp.frac_bits) + int(weights_in.frac_bits)))
+            frac = min(ir_fx_max, int(inp.frac_bits) + int(weights_in.frac_bits))
+            self.ir = _vector(inp, self.m, frac_bits=frac)
         self.sigm_t = self._act_params("sigm", self.ir)
         self.tanh_t = self._act_params("tanh", self.ir)
         self.steps = inp.shape[0]
