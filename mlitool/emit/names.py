@@ -43,9 +43,13 @@ _UNDERSCORES = re.compile(r"_{2,}")
 
 def c_identifier(text: str, fallback: str = "t") -> str:
     """A valid, non-reserved C identifier derived from `text` (not yet unique)."""
-    # TFLite joins fused op names with ';': the first one names the tensor well enough.
-    s = _NOT_IDENT.sub("_", text.split(";", 1)[0] or text)
-    s = _UNDERSCORES.sub("_", s).strip("_")
+    # TFLite joins fused op names with ';': the first one names the tensor well enough. Long
+    # scoped names lose their leading scopes first ("Model/Block/Conv2D" -> "Block_Conv2D").
+    parts = (text.split(";", 1)[0] or text).split("/")
+    s = _clean("_".join(parts))
+    while len(s) > MAX_IDENT_LEN and len(parts) > 1:
+        parts = parts[1:]
+        s = _clean("_".join(parts)) or s
     if len(s) > MAX_IDENT_LEN:
         s = s[:MAX_IDENT_LEN].rstrip("_")
     if not s:
@@ -55,6 +59,10 @@ def c_identifier(text: str, fallback: str = "t") -> str:
     if s in RESERVED or _is_reserved_prefix(s):
         s = f"{fallback}_{s}"
     return s
+
+
+def _clean(text: str) -> str:
+    return _UNDERSCORES.sub("_", _NOT_IDENT.sub("_", text)).strip("_")
 
 
 def _is_reserved_prefix(s: str) -> bool:
