@@ -177,7 +177,8 @@ HOSTILE_NAMES = {
     "fc/bias": "a_b",
     "fc/out": "a b",
     "consts": "mli_tensor",
-    "output": "NULL",
-    "leaky/out": "NULL_data",        # collides with the derived data symbol of "NULL"
-    "add/out": "NULL_BYTES",
+    "output": "out",
+    "leaky/out": "out_data",         # collides with the derived data symbol of "out"
+    "add/out": "out_BYTES",
+    "transposed": "NULL",
 }

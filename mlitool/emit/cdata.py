@@ -43,20 +43,32 @@ def _width(bits: int) -> int:
 
 
 @lru_cache(maxsize=None)
-def _table(bits: int) -> np.ndarray:
-    """Text of every signed `bits`-bit value, indexed by value + 2**(bits-1)."""
-    lo = -(1 << (bits - 1))
-    return _fixed_width(np.arange(lo, -lo, dtype=np.int64), _width(bits))
+def _table(kind: str) -> np.ndarray:
+    """Text of every 8/16-bit value as fixed-width byte strings, indexed by the value's
+    unsigned bit pattern (so the data is used as an index without conversion)."""
+    if kind == "u1":
+        values = np.arange(256, dtype=np.int64)
+    else:
+        bits = 8 if kind == "i1" else 16
+        values = np.arange(1 << bits, dtype=np.int64)
+        values[values >= 1 << (bits - 1)] -= 1 << bits        # two's complement
+    width = _width(16) if kind == "i2" else _width(8)
+    return _fixed_width(values, width).view(f"S{width}").reshape(-1)
+
+
+_UNSIGNED_VIEW = {"i1": np.uint8, "u1": np.uint8, "i2": np.uint16}
 
 
 def _cells(values: np.ndarray) -> np.ndarray:
-    dt = values.dtype
-    bits = {"i1": 8, "i2": 16, "u1": 16}.get(f"{dt.kind}{dt.itemsize}")
-    if bits:
-        return _table(bits)[values.astype(np.int32) + (1 << (bits - 1))]
-    if dt.kind in "iu":
-        return _fixed_width(values, _width(64) if dt.itemsize == 8 else _width(32))
-    raise TypeError(f"cannot format {dt} as C integers")
+    kind = f"{values.dtype.kind}{values.dtype.itemsize}"
+    if kind in _UNSIGNED_VIEW:
+        table = _table(kind)
+        index = values.view(_UNSIGNED_VIEW[kind]) if values.dtype.isnative else \
+            values.astype(values.dtype.newbyteorder("=")).view(_UNSIGNED_VIEW[kind])
+        return table.take(index).view(np.uint8).reshape(-1, table.itemsize)
+    if values.dtype.kind in "iu":
+        return _fixed_width(values, _width(64) if values.dtype.itemsize == 8 else _width(32))
+    raise TypeError(f"cannot format {values.dtype} as C integers")
 
 
 def _lines(cells: np.ndarray) -> bytes:

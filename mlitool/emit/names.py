@@ -43,20 +43,26 @@ _UNDERSCORES = re.compile(r"_{2,}")
 
 def c_identifier(text: str, fallback: str = "t") -> str:
     """A valid, non-reserved C identifier derived from `text` (not yet unique)."""
-    # TFLite joins fused op names with ';': the first one names the tensor well enough.
-    s = _NOT_IDENT.sub("_", text.split(";", 1)[0] or text)
-    s = _UNDERSCORES.sub("_", s).strip("_")
+    # TFLite joins fused op names with ';': the first one names the tensor well enough. Long
+    # scoped names lose their leading scopes first ("Model/Block/Conv2D" -> "Block_Conv2D").
+    parts = (text.split(";", 1)[0] or text).split("/")
+    s = _clean("_".join(parts))
+    while len(s) > MAX_IDENT_LEN and len(parts) > 1:
+        parts = parts[1:]
+        s = _clean("_".join(parts)) or s
     if len(s) > MAX_IDENT_LEN:
         s = s[:MAX_IDENT_LEN].rstrip("_")
     if not s:
         s = fallback
     if s[0].isdigit():
         s = f"{fallback}_{s}"
-    if _is_reserved_prefix(s):
+    if s in RESERVED or _is_reserved_prefix(s):
         s = f"{fallback}_{s}"
-    if s in RESERVED:
-        s = f"{s}_"
     return s
+
+
+def _clean(text: str) -> str:
+    return _UNDERSCORES.sub("_", _NOT_IDENT.sub("_", text)).strip("_")
 
 
 def _is_reserved_prefix(s: str) -> bool:
@@ -90,7 +96,7 @@ class NameTable:
         stem = base.rstrip("_") or base
         candidate, k = base, 1
         while True:
-            names = [candidate] + [candidate.rstrip("_") + s for s in derived]
+            names = [candidate] + [candidate + s for s in derived]
             if not any(n in self._taken or n in RESERVED for n in names):
                 self._taken.update(names)
                 return candidate
