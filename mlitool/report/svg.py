@@ -17,7 +17,7 @@ from mlitool.report.document import Chart, format_float
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F",
            "#F0E442")
-LEFT, RIGHT, TOP, BOTTOM = 78, 24, 56, 96        # margins around the plot area
+LEFT, RIGHT, TOP, BOTTOM = 78, 24, 64, 96        # margins around the plot area
 PLOT_H = 220
 MIN_GROUP_W = 22
 LABEL_CHARS = 22
@@ -53,7 +53,7 @@ class _Linear:
         if hi - lo <= 0:
             hi = lo + 1.0
         self.step = _nice_step(hi - lo)
-        self.lo = math.floor(lo / self.step - 1e-9) * self.step
+        self.lo = math.floor(lo / self.step + 1e-9) * self.step
         self.hi = math.ceil(hi / self.step - 1e-9) * self.step
         self.decimals = max(0, -math.floor(math.log10(self.step) + 1e-9)) if self.step < 1 else 0
         if round(self.step * 10 ** self.decimals, 6) % 1:          # steps like 2.5
