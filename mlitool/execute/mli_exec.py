@@ -2,83 +2,159 @@
 
 The walker only routes arrays: every number comes from the MliModel (the same objects the C
 emitter writes) and every computation from the kernel modules in `mlitool.execute.mli`.
-Arrays carry a leading sample dimension; values are the integer containers of each tensor's
-element type, in the tensor's MLI shape.
+Activation arrays carry a leading sample dimension; values are the integer containers of each
+tensor's element type (float32 for FP32 tensors), in the tensor's MLI shape. Constant operands
+(Role.PARAM tensors in a layer's `inputs`, e.g. the constant of an ADD) are passed as their
+`.data` without the sample axis; the kernels broadcast them over the batch.
+
+Only MLI 2.x is executed: the arithmetic reproduced here is that of MLI 2.0.2 (checked against
+the golden vectors); MLI 1.x has no reference build to check a reproduction against.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
-from mlitool.errors import UnsupportedError
+from mlitool.errors import InputDataError, UnsupportedError
 from mlitool.execute.intops import Arith
 from mlitool.mli.types import MliLayer, MliModel
 
 Runner = Callable[[MliLayer, MliModel, list, Arith], np.ndarray]
 
+_RUNNERS: dict[str, Runner] = {}
 
-def _runners() -> dict[str, Runner]:
-    from mlitool.execute.mli import activations, convert, eltwise, mac, movement, pool
 
-    table: dict[str, Runner] = {}
-    for module in (mac, pool, eltwise, activations, movement, convert):
-        table.update(module.LAYER_RUNNERS)
-    table.update(view=_view, concat=_concat, padding=_padding)
-    return table
+def runners() -> dict[str, Runner]:
+    """Layer kind -> runner: the kernel modules' LAYER_RUNNERS plus the data-movement layers."""
+    if not _RUNNERS:
+        from mlitool.execute.mli import activations, convert, eltwise, mac, movement, pool
+
+        for module in (mac, pool, eltwise, activations, movement, convert):
+            _RUNNERS.update(module.LAYER_RUNNERS)
+        _RUNNERS.update(view=_view, concat=_concat, padding=_padding)
+    return _RUNNERS
 
 
 def _view(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
-    """RESHAPE / SQUEEZE: no kernel call, the output aliases the input's memory."""
+    """RESHAPE / SQUEEZE (and MEAN's HWC result): no call, the output aliases the input's memory,
+    so the same elements in row-major order."""
     out = model.tensor(layer.outputs[0])
     return xs[0].reshape((xs[0].shape[0],) + out.shape)
 
 
 def _concat(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
-    """mli_mov_concat-style copy: inputs already carry the output's parameters."""
+    """mli_mov_tensor_sync of each input into the output at cfg dst_offset: a plain copy (lowering
+    gives every input the output's parameters, converting where they differ)."""
+    out = model.tensor(layer.outputs[0])
     axis = int(layer.cfg["axis"])
-    return np.concatenate(xs, axis=axis + 1)
+    n = max(x.shape[0] for x in xs)
+    res = np.empty((n,) + out.shape, dtype=out.el_type.dtype)
+    offsets = layer.cfg.get("dst_offset")
+    start = 0
+    for i, x in enumerate(xs):
+        at = int(offsets[i][axis]) if offsets else start
+        size = x.shape[axis + 1]
+        index = [slice(None)] * res.ndim
+        index[axis + 1] = slice(at, at + size)
+        res[tuple(index)] = x
+        start = at + size
+    return res
 
 
 def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
-    """Constant padding with the encoding of real zero (the zero point, or 0 for FX)."""
+    """mli_mov with padding (HWC): the border is filled with raw zeros (lowering only emits it
+    where raw zero encodes real zero: FX, or SA with zero point 0)."""
     out = model.tensor(layer.outputs[0])
-    inp = model.tensor(layer.inputs[0])
-    pads = [(0, 0)] + [tuple(p) for p in layer.cfg["paddings"]]
-    fill = int(out.zero_point[0]) if out.el_type.is_sa else 0
-    del inp
-    return np.pad(xs[0], pads, mode="constant", constant_values=fill)
+    c = layer.cfg
+    pads = [(0, 0), (int(c["padding_top"]), int(c["padding_bottom"])),
+            (int(c["padding_left"]), int(c["padding_right"])), (0, 0)]
+    res = np.pad(xs[0], pads, mode="constant", constant_values=0)
+    return res.astype(out.el_type.dtype, copy=False)
 
 
-def run_layer(layer: MliLayer, model: MliModel, xs: list, arith: Arith,
-              runners: dict[str, Runner] | None = None) -> np.ndarray:
-    runners = runners or _runners()
-    runner = runners.get(layer.kind)
+def check_target(model: MliModel) -> None:
+    if model.target != "2.0":
+        raise UnsupportedError(
+            f"the mli executor reproduces MLI 2.0.2 arithmetic (checked against the real kernels); "
+            f"MLI {model.target} has no reference build to check a reproduction against, so this "
+            "model cannot be executed: convert with --mli 2.0 to run or verify it", model.source)
+
+
+def layer_inputs(layer: MliLayer, model: MliModel, values: dict[str, np.ndarray]) -> list:
+    """The arrays a layer reads: computed activations, or a constant's data (no sample axis)."""
+    xs = []
+    for name in layer.inputs:
+        if name in values:
+            xs.append(values[name])
+            continue
+        t = model.tensor(name)
+        if t.data is None:
+            raise InputDataError(f"layer {layer.index} ({layer.kind}) reads {name!r}, which no "
+                                 "earlier layer wrote and no input provides", model.source)
+        xs.append(t.data)
+    return xs
+
+
+def run_layer(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int) -> np.ndarray:
+    runner = runners().get(layer.kind)
     if runner is None:
         raise UnsupportedError(f"the mli executor has no kernel for layer {layer.index} "
                                f"({layer.op_type} as {layer.kind})", model.source)
-    out = runner(layer, model, xs, arith)
-    expected = (xs[0].shape[0],) + model.tensor(layer.outputs[0]).shape
+    out = np.asarray(runner(layer, model, xs, arith))
+    expected = (n,) + model.tensor(layer.outputs[0]).shape
     if out.shape != expected:
-        raise AssertionError(f"layer {layer.index} ({layer.kind}) produced {out.shape}, "
-                             f"its output tensor says {expected}")
-    return out
+        if out.shape[1:] == expected[1:] and out.shape[0] == 1:
+            out = np.broadcast_to(out, expected)     # every operand was a constant
+        else:
+            raise AssertionError(f"layer {layer.index} ({layer.kind}) produced {out.shape}, "
+                                 f"its output tensor says {expected}")
+    return np.ascontiguousarray(out, dtype=model.tensor(layer.outputs[0]).el_type.dtype)
+
+
+def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np.ndarray],
+               arith: Arith, n: int, *, keep: bool = True, wanted: set[str] | None = None
+               ) -> dict[str, np.ndarray]:
+    """Run `layers` in order over `values` (updated in place and returned). Without `keep`,
+    arrays no later layer reads are dropped unless in `wanted`."""
+    layers = list(layers)
+    last_use: dict[str, int] = {}
+    for pos, layer in enumerate(layers):
+        for name in layer.inputs:
+            last_use[name] = pos
+    for pos, layer in enumerate(layers):
+        xs = layer_inputs(layer, model, values)
+        values[layer.outputs[0]] = run_layer(layer, model, xs, arith, n)
+        if not keep:
+            for name in set(layer.inputs):
+                if last_use.get(name) == pos and name in values and name not in (wanted or ()):
+                    del values[name]
+    return values
 
 
 def run_model(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith,
               keep: bool = False) -> dict[str, np.ndarray]:
     """Run every layer in order. `inputs` maps MLI input tensor names to batched arrays in the
     tensors' element types. Returns the model outputs (or every tensor when `keep`)."""
-    if model.target != "2.0":
-        raise UnsupportedError(f"the mli executor reproduces MLI 2.x arithmetic; target "
-                               f"{model.target} cannot be executed (convert for --mli 2.0 to verify)",
-                               model.source)
-    runners = _runners()
-    values: dict[str, np.ndarray] = dict(inputs)
-    for layer in model.layers:
-        xs = [values[name] for name in layer.inputs]
-        values[layer.outputs[0]] = run_layer(layer, model, xs, arith, runners)
+    check_target(model)
+    missing = [name for name in model.inputs if name not in inputs]
+    if missing:
+        raise InputDataError(f"no data for MLI input tensor(s) {', '.join(missing)}", model.source)
+    sizes = {np.asarray(v).shape[0] for v in inputs.values()}
+    if len(sizes) != 1:
+        raise InputDataError(f"inputs have different sample counts: {sorted(sizes)}", model.source)
+    n = sizes.pop()
+    values: dict[str, np.ndarray] = {}
+    for name, array in inputs.items():
+        t = model.tensor(name)
+        a = np.asarray(array)
+        if a.shape[1:] != t.shape:
+            raise InputDataError(f"MLI input {name!r}: expected (N,) + {t.shape}, got {a.shape}",
+                                 model.source)
+        values[name] = a.astype(t.el_type.dtype, copy=False)
+    values = run_layers(model, model.layers, values, arith, n, keep=keep,
+                        wanted=set(model.outputs))
     if keep:
         return values
     return {name: values[name] for name in model.outputs}

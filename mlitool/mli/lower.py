@@ -650,6 +650,15 @@ class _Lowering:
                 w_frac -= deficit
                 notes.append(f"{k_macs} MACs per output: weights frac bits lowered by {deficit} "
                              "for accumulator headroom")
+            # MLI adds the bias shifted to the accumulator's frac bits (in + w) as an int32 (the
+            # 2.0.2 reference truncates it, fx16_fx8_fx8 saturates it): keep it inside 31 bits.
+            b_max = float(np.max(np.abs(b_real), initial=0.0))
+            if b_max > 0:
+                over = x.frac_bits + w_frac - (Q.fx_frac_bits(b_max, 32) - 1)
+                if over > 0:
+                    w_frac -= over
+                    notes.append(f"weights frac bits lowered by {over} so the bias fits the "
+                                 "32-bit bias term at the accumulator's frac bits")
             limit = x.frac_bits + w_frac
             b_frac = min(Q.fx_frac_bits(np.max(np.abs(b_real), initial=0.0), el_b.bits), limit)
             if out.frac_bits > limit:

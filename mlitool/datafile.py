@@ -1,0 +1,91 @@
+"""Input data files for run / verify / calibration: .npy (one input) or .npz (keyed by input name,
+or `arr_0` for a single-input model). The leading dimension counts samples.
+
+Float arrays are real values; integer arrays must have the input's own dtype and are taken as its
+quantized values. Anything else (shape, dtype, missing or unknown keys) is an InputDataError
+naming the file.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import InputDataError
+
+
+def _load(path: Path) -> dict[str, np.ndarray]:
+    if not path.is_file():
+        raise InputDataError("no such file", str(path))
+    try:
+        data = np.load(path, allow_pickle=False)
+        if isinstance(data, np.ndarray):
+            return {"": data}
+        with data:
+            return {k: data[k] for k in data.files}
+    except InputDataError:
+        raise
+    except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
+        if isinstance(exc, ValueError) and "pickle" in str(exc):
+            raise InputDataError("holds Python objects (pickles are refused); save plain "
+                                 "numeric arrays", str(path)) from None
+        raise InputDataError(f"not a readable .npy/.npz file ({exc})", str(path)) from None
+
+
+def _check(t: ir.Tensor, a: np.ndarray, path: Path, key: str) -> np.ndarray:
+    where = f"input {t.name!r}" + (f" (key {key!r})" if key else "")
+    shape = tuple(t.shape)
+    if a.dtype.kind == "f":
+        pass
+    elif a.dtype.kind in "iub":
+        if np.dtype(t.dtype).kind == "f":
+            raise InputDataError(f"{where}: {a.dtype} data for a float32 input; give real values "
+                                 "as a float array", str(path))
+        if a.dtype != np.dtype(t.dtype):
+            raise InputDataError(f"{where}: {a.dtype} data for a {t.dtype} input; give the "
+                                 f"input's quantized values as {t.dtype}, or real values as a "
+                                 "float array", str(path))
+    else:
+        raise InputDataError(f"{where}: unsupported array dtype {a.dtype}", str(path))
+    ok = a.ndim == len(shape) + 1 and a.shape[1:] == shape
+    if not ok and shape and shape[0] == 1:
+        ok = a.ndim == len(shape) and a.shape[1:] == shape[1:]
+    if not ok:
+        dims = ", ".join(map(str, shape))
+        raise InputDataError(f"{where}: expected shape (N, {dims}) with N samples, got "
+                             f"{a.shape}", str(path))
+    if a.shape[0] == 0:
+        raise InputDataError(f"{where}: no samples", str(path))
+    return a
+
+
+def load_inputs(path: str | Path, graph: ir.Graph) -> dict[int, np.ndarray]:
+    """{input tensor index: batch} from a .npy/.npz file, checked against `graph`'s inputs."""
+    path = Path(path)
+    arrays = _load(path)
+    inputs = [i for i in graph.inputs if not graph.tensors[i].is_constant]
+    by_name = {graph.tensors[i].name: i for i in inputs}
+    out: dict[int, np.ndarray] = {}
+    if list(arrays) == [""] or (len(inputs) == 1 and list(arrays) == ["arr_0"]):
+        if len(inputs) != 1:
+            raise InputDataError(f"the model has {len(inputs)} inputs ("
+                                 f"{', '.join(by_name)}): give an .npz keyed by input name",
+                                 str(path))
+        key = next(iter(arrays))
+        out[inputs[0]] = _check(graph.tensors[inputs[0]], arrays[key], path, key)
+    else:
+        unknown = [k for k in arrays if k not in by_name]
+        if unknown:
+            raise InputDataError(f"keys {unknown} name no model input (inputs: "
+                                 f"{', '.join(by_name)})", str(path))
+        for name, idx in by_name.items():
+            if name not in arrays:
+                raise InputDataError(f"no array for input {name!r}", str(path))
+            out[idx] = _check(graph.tensors[idx], arrays[name], path, name)
+    sizes = {a.shape[0] for a in out.values()}
+    if len(sizes) > 1:
+        raise InputDataError(f"inputs have different sample counts {sorted(sizes)}", str(path))
+    return out

@@ -1,0 +1,46 @@
+"""MLI build configurations by target: the ROUND_MODE / FULL_ACCU pair a library build uses.
+
+From embARC MLI 2.0.2 (README "Build Configuration Options", lib/mli_lib.cmake):
+* ARC EM / HS: ROUND_MODE=CONVERGENT (the platform default, and the only mode the EM/HS DSP
+  post-shift is configured for); accumulators keep their guard bits, which FULL_ACCU=ON emulates
+  (the option's documented default).
+* ARC VPX: ROUND_MODE=UP (the only mode VPX supports) with the reduced-precision accumulator
+  post-processing that FULL_ACCU=OFF emulates.
+`em` is the default target: the EM/HS family is where most MLI applications run, and its build
+is also the more accurate one, so a difference verify reports there is never an emulation artefact.
+"""
+
+from __future__ import annotations
+
+from mlitool.errors import OptionError
+from mlitool.execute.intops import CONVERGENT, UP, Arith
+
+TARGET_PRESETS: dict[str, Arith] = {
+    "em": Arith(round_mode=CONVERGENT, full_accu=True),
+    "vpx": Arith(round_mode=UP, full_accu=False),
+}
+DEFAULT_TARGET = "em"
+
+
+def arith_for(target: str | None = None, round_mode: str | None = None,
+              accu: str | None = None) -> Arith:
+    """The Arith of `target` (default em), with explicit `round_mode` (up|convergent) and
+    `accu` (full|reduced) overriding the preset."""
+    target = (target or DEFAULT_TARGET).lower()
+    if target not in TARGET_PRESETS:
+        raise OptionError(f"--target {target!r}: choose {' or '.join(TARGET_PRESETS)}")
+    base = TARGET_PRESETS[target]
+    rm = base.round_mode if round_mode is None else round_mode.lower()
+    if rm not in (UP, CONVERGENT):
+        raise OptionError(f"--round {round_mode!r}: choose up or convergent")
+    if accu is None:
+        full = base.full_accu
+    elif accu.lower() in ("full", "reduced"):
+        full = accu.lower() == "full"
+    else:
+        raise OptionError(f"--accu {accu!r}: choose full or reduced")
+    return Arith(round_mode=rm, full_accu=full)
+
+
+def describe(arith: Arith) -> str:
+    return f"ROUND_MODE={arith.round_mode.upper()} FULL_ACCU={'ON' if arith.full_accu else 'OFF'}"
