@@ -159,3 +159,105 @@ def _render_convert(result: dict) -> None:
         console.print(f"warning: {warning}", markup=False)
     for path in result["files"]:
         console.print(f"wrote {path}", markup=False)
+
+
+_ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); "
+               "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: em].")
+
+
+@app.command("run")
+def run_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
+                                show_default=False),
+    input_file: Path = typer.Option(..., "--input", "-i", help=".npy / .npz batch (leading "
+                                    "dimension = samples; .npz keyed by input name). Float arrays "
+                                    "are real values, arrays of the input's dtype quantized values.",
+                                    show_default=False),
+    mode: str = typer.Option("mli", "--mode", "-m", help="float | tflite | mli."),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="mli mode: sa8 | fx16 | "
+                                      "fx8w16d | fx8 [default: the config's, else sa8]."),
+    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
+                                          "overrides (as for convert)."),
+    target: Optional[str] = typer.Option(None, "--target", help=_ARITH_HELP),
+    round_mode: Optional[str] = typer.Option(None, "--round", help="up | convergent "
+                                             "(overrides --target)."),
+    accu: Optional[str] = typer.Option(None, "--accu", help="full | reduced (overrides --target)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output .npz "
+                                          "[default: MODEL_STEM.MODE.npz]."),
+    dump_layers: bool = typer.Option(False, "--dump-layers", help="Also write every "
+                                     "intermediate tensor (mli mode: raw MLI tensors as mli/NAME)."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models in mli "
+                                               "mode: .npy/.npz of real inputs for activation ranges."),
+    calibration_method: str = typer.Option("minmax", "--calibration-method",
+                                           help="minmax | percentile."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+) -> None:
+    """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs."""
+    from mlitool.run import RunOptions, run
+
+    opts = RunOptions(input=input_file, mode=mode.lower(), format=fmt, config=config,
+                      target=target, round_mode=round_mode, accu=accu, output=output,
+                      dump_layers=dump_layers, calibration=calibration,
+                      calibration_method=calibration_method)
+    summary = run(model, opts)
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2) + "\n")
+        return
+    extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
+    print(f"{summary['model']}: {summary['samples']} sample(s) in {summary['mode']} mode{extra}")
+    for o in summary["outputs"]:
+        top = f"; top-1 of the first samples: {o['top1']}" if "top1" in o else ""
+        print(f"  {o['name']}: {o['dtype']} {o['shape']}{top}")
+    print(f"wrote {summary['output']} ({summary['arrays']} arrays)")
+
+
+@app.command("verify")
+def verify_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
+                                show_default=False),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 "
+                                      "[default: the config's, else sa8]."),
+    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
+                                          "overrides (as for convert)."),
+    input_file: Optional[Path] = typer.Option(None, "--input", "-i", help=".npy / .npz inputs "
+                                              "(as for run) [default: random inputs]."),
+    samples: int = typer.Option(100, "--samples", "-n", help="Random inputs: how many."),
+    seed: int = typer.Option(0, "--seed", help="Random inputs: the seed."),
+    oracle: Optional[str] = typer.Option(None, "--oracle", help="litert: also compare with the "
+                                         "TFLite interpreter's reference kernels."),
+    target: Optional[str] = typer.Option(None, "--target", help=_ARITH_HELP),
+    round_mode: Optional[str] = typer.Option(None, "--round", help="up | convergent "
+                                             "(overrides --target)."),
+    accu: Optional[str] = typer.Option(None, "--accu", help="full | reduced (overrides --target)."),
+    min_snr: Optional[float] = typer.Option(None, "--min-snr", help="Exit 3 when an output's SNR "
+                                            "vs float is below DB.", metavar="DB"),
+    max_lsb: Optional[int] = typer.Option(None, "--max-lsb", help="Exit 3 when an output differs "
+                                          "from tflite mode by more than N LSB.", metavar="N"),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models: "
+                                               ".npy/.npz of real inputs for activation ranges."),
+    calibration_method: str = typer.Option("minmax", "--calibration-method",
+                                           help="minmax | percentile."),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
+) -> None:
+    """Compare mli mode with float and tflite modes, per layer and at the outputs."""
+    from mlitool.errors import ThresholdError
+    from mlitool.verify import VerifyOptions, verify
+
+    opts = VerifyOptions(format=fmt, config=config, input=input_file, samples=samples, seed=seed,
+                         oracle=oracle, target=target, round_mode=round_mode, accu=accu,
+                         min_snr=min_snr, max_lsb=max_lsb, calibration=calibration,
+                         calibration_method=calibration_method)
+    doc = verify(model, opts)
+    if as_json:
+        import json
+
+        sys.stdout.write(json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n")
+    else:
+        from mlitool.verify_render import render
+
+        render(doc)
+    failed = doc["thresholds"]["failed"]
+    if failed:
+        raise ThresholdError("; ".join(failed))

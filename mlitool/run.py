@@ -1,0 +1,115 @@
+"""`mlitool run`: execute a model on a batch of inputs in one mode and write the outputs (.npz).
+
+Modes: `float` (real-valued reference), `tflite` (TFLite integer reference arithmetic),
+`mli` (the MLI model `convert` produces, MLI 2.0.2 arithmetic of the chosen build).
+Outputs are written in the model's own representation (its output dtype; float models: real
+values), keyed by output tensor name. `dump_layers` adds every intermediate IR tensor (same
+representation) and, in mli mode, every MLI tensor's raw containers under `mli/<tensor name>`.
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlitool.errors import OptionError
+
+MODES = ("float", "tflite", "mli")
+
+
+@dataclass
+class RunOptions:
+    input: Path
+    mode: str = "mli"
+    format: str | None = None
+    config: Path | None = None
+    overrides: dict = field(default_factory=dict)
+    target: str | None = None
+    round_mode: str | None = None
+    accu: str | None = None
+    output: Path | None = None
+    dump_layers: bool = False
+    calibration: Path | None = None
+    calibration_method: str = "minmax"
+
+
+def default_output(model_path: Path, mode: str) -> Path:
+    return Path(f"{model_path.stem}.{mode}.npz")
+
+
+def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndarray], dict]:
+    """Run; returns ({npz key: array}, a JSON-ready summary without the file)."""
+    from mlitool.datafile import load_inputs
+    from mlitool.tflite_reader import read_model
+
+    model_path = Path(model_path)
+    if opts.mode not in MODES:
+        raise OptionError(f"--mode {opts.mode!r}: choose {', '.join(MODES)}")
+    graph = read_model(model_path).main
+    inputs = load_inputs(opts.input, graph)
+    n = next(iter(inputs.values())).shape[0]
+    summary: dict[str, Any] = {"model": str(model_path), "mode": opts.mode,
+                               "input": str(opts.input), "samples": n}
+    arrays: dict[str, np.ndarray] = {}
+    if opts.mode in ("float", "tflite"):
+        from mlitool.execute.graph import run_graph
+
+        values = run_graph(graph, inputs, opts.mode, keep=opts.dump_layers)
+    else:
+        from mlitool.convert import ConvertOptions, resolve
+        from mlitool.execute.mli_bridge import run_mli
+        from mlitool.execute.presets import arith_for, describe
+        from mlitool.mli.lower import lower
+
+        arith = arith_for(opts.target, opts.round_mode, opts.accu)
+        copts = ConvertOptions(out=Path("."), format=opts.format, config=opts.config,
+                               overrides=dict(opts.overrides))
+        fmt, target, layout, overrides, _ = resolve(copts, model_path)
+        ranges = None
+        if opts.calibration is not None:
+            from mlitool.calibrate import calibration_ranges
+
+            ranges = calibration_ranges(graph, opts.calibration, opts.calibration_method)
+        mli = lower(graph, format=fmt, target=target, layout=layout, overrides=overrides,
+                    ranges=ranges, source=str(model_path))
+        values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
+        summary.update(format=fmt, mli=target, build=describe(arith))
+        if opts.dump_layers:
+            arrays.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
+    outputs = []
+    for i in graph.outputs:
+        t = graph.tensors[i]
+        v = np.asarray(values[i])
+        arrays[t.name] = v
+        entry = {"name": t.name, "dtype": str(v.dtype), "shape": list(v.shape)}
+        if v.ndim >= 2 and v[0].size > 1:
+            entry["top1"] = [int(k) for k in np.argmax(v.reshape(n, -1), axis=1)[:10]]
+        outputs.append(entry)
+    if opts.dump_layers:
+        for i, v in values.items():
+            arrays.setdefault(graph.tensors[i].name, np.asarray(v))
+    summary["outputs"] = outputs
+    return arrays, summary
+
+
+def run(model_path: str | Path, opts: RunOptions) -> dict[str, Any]:
+    """Execute and write the .npz atomically; returns the summary (with the file written)."""
+    from mlitool.fsio import write_file_atomically
+
+    model_path = Path(model_path)
+    arrays, summary = execute(model_path, opts)
+    out = Path(opts.output) if opts.output is not None else default_output(model_path, opts.mode)
+    if out.suffix != ".npz":
+        raise OptionError(f"--output {out}: the file must end in .npz")
+    if out.parent and not out.parent.exists():
+        raise OptionError("--output: the directory does not exist", str(out.parent))
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
+    write_file_atomically(out, buf.getvalue())
+    summary["output"] = str(out)
+    summary["arrays"] = len(arrays)
+    return summary

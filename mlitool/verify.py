@@ -1,0 +1,300 @@
+"""`mlitool verify`: run a model's `float`, `tflite` (int8 models) and `mli` modes side by side.
+
+Per IR op (its output tensor) and for the model outputs:
+* vs float (the accuracy reference): SNR dB, max abs error, RMSE, cosine of the real values the
+  MLI tensor holds (decoded with its own encoded parameters).
+* vs tflite (int8 tensors only): share of differing elements and the largest difference in LSB of
+  the MLI result expressed in the model's dtype.
+* vs the TFLite interpreter with `oracle="litert"` (when installed): the same LSB figures.
+* classifiers (outputs of SOFTMAX): top-1 agreement.
+Each per-op figure comes twice: *chained* (the whole mli run; errors accumulate) and *isolated*
+(the op's MLI layers alone, fed the reference input: the float reference quantized to the layer's
+input parameters for the SNR figures, the `tflite` activations for the LSB figures).
+
+Reduced-accumulator analysis (issue 6 item 3): for every op whose layers include an SA8 MAC
+kernel, the isolated layer is run with FULL_ACCU ON and OFF (the chosen ROUND_MODE) on the same
+input; ops where OFF costs more than `ACCU_LIMIT_LSB` are named with the cost and a remedy.
+
+Samples are processed in batches and statistics accumulated, so memory stays bounded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import OptionError
+from mlitool.execute.intops import Arith
+from mlitool.verify_stats import LsbStats, RealStats, Top1Stats
+
+ACCU_LIMIT_LSB = 1
+BATCH = 16
+_SA8_MAC = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
+
+
+@dataclass
+class VerifyOptions:
+    format: str | None = None
+    config: Path | None = None
+    overrides: dict = field(default_factory=dict)
+    input: Path | None = None
+    samples: int = 100
+    seed: int = 0
+    oracle: str | None = None
+    target: str | None = None
+    round_mode: str | None = None
+    accu: str | None = None
+    min_snr: float | None = None
+    max_lsb: int | None = None
+    calibration: Path | None = None
+    calibration_method: str = "minmax"
+    batch: int = BATCH
+
+
+@dataclass
+class _Row:
+    """Accumulated figures of one op output tensor."""
+
+    chained: RealStats = field(default_factory=RealStats)
+    isolated: RealStats = field(default_factory=RealStats)
+    chained_lsb: LsbStats = field(default_factory=LsbStats)
+    isolated_lsb: LsbStats = field(default_factory=LsbStats)
+    litert_lsb: LsbStats = field(default_factory=LsbStats)
+    accu: LsbStats = field(default_factory=LsbStats)
+
+
+def _is_int8(t: ir.Tensor) -> bool:
+    return t.dtype == "int8" and t.quant is not None
+
+
+def _input_note(opts: VerifyOptions, graph: ir.Graph) -> dict[str, Any]:
+    if opts.input is not None:
+        return {"source": str(opts.input), "random": False}
+    kinds = {np.dtype(graph.tensors[i].dtype).kind for i in graph.inputs}
+    span = ("every level of each input's quantized range" if kinds <= set("iu")
+            else "uniform over each input's range (float inputs: [-1, 1), or the range of the "
+                 "QUANTIZE op reading them)")
+    return {"source": "random", "random": True, "seed": opts.seed,
+            "note": f"no --input given: {opts.samples} random samples (seed {opts.seed}), {span}"}
+
+
+def _load(model_path: Path, opts: VerifyOptions):
+    from mlitool.convert import ConvertOptions, resolve
+    from mlitool.mli.lower import lower
+    from mlitool.tflite_reader import read_model
+
+    copts = ConvertOptions(out=Path("."), format=opts.format, config=opts.config,
+                           overrides=dict(opts.overrides))
+    fmt, target, layout, overrides, _ = resolve(copts, model_path)
+    if target != "2.0":
+        raise OptionError(f"verify runs MLI 2.0.2 arithmetic; the configuration selects MLI "
+                          f"{target}, which has no reference build to check against")
+    model = read_model(model_path)
+    graph = model.main
+    ranges = None
+    if opts.calibration is not None:
+        from mlitool.calibrate import calibration_ranges
+
+        ranges = calibration_ranges(graph, opts.calibration, opts.calibration_method)
+    mli = lower(graph, format=fmt, target=target, layout=layout, overrides=overrides,
+                ranges=ranges, source=str(model_path))
+    return graph, mli, fmt
+
+
+def _inputs(graph: ir.Graph, opts: VerifyOptions) -> dict[int, np.ndarray]:
+    if opts.input is not None:
+        from mlitool.datafile import load_inputs
+
+        return load_inputs(opts.input, graph)
+    if opts.samples < 1:
+        raise OptionError(f"--samples {opts.samples}: give at least 1")
+    from mlitool.execute.inputs import random_inputs
+
+    return random_inputs(graph, opts.samples, opts.seed)
+
+
+def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
+    """Run the comparison; returns a JSON-ready document (see `mlitool.verify_render`)."""
+    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.graph import prepare_input, run_graph, unsupported_ops
+    from mlitool.execute.mli_exec import check_target
+    from mlitool.execute.presets import arith_for, describe
+
+    model_path = Path(model_path)
+    arith = arith_for(opts.target, opts.round_mode, opts.accu)
+    graph, mli, fmt = _load(model_path, opts)
+    check_target(mli)
+    data = _inputs(graph, opts)
+    n = next(iter(data.values())).shape[0]
+
+    int_model = any(_is_int8(t) for t in graph.tensors if not t.is_constant)
+    use_tflite = int_model and not unsupported_ops(graph, "tflite")
+    oracle_info = None
+    if opts.oracle is not None:
+        from mlitool import oracle as O
+
+        if opts.oracle not in O.ORACLES:
+            raise OptionError(f"--oracle {opts.oracle!r}: choose {', '.join(O.ORACLES)}")
+        ok, message = O.available()
+        oracle_info = {"name": opts.oracle, "available": ok, "message": message}
+    if opts.max_lsb is not None and not use_tflite:
+        raise OptionError("--max-lsb needs an integer reference: an int8 model that tflite mode "
+                          "runs (this model has none)")
+
+    primary = B.primary_tensors(graph, mli)
+    groups = B.layers_by_op(mli)
+    ops = [op for op in graph.ops if op.index in groups and op.outputs[0] in primary]
+    rows = {op.index: _Row() for op in ops}
+    accu_ops = [op.index for op in ops
+                if any(layer.kind in _SA8_MAC and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
+                       for layer in groups[op.index])]
+    other_accu = Arith(arith.round_mode, not arith.full_accu)
+    classifier = {i for i in graph.outputs
+                  if any(op.type == "SOFTMAX" and i in op.outputs for op in graph.ops)}
+    outs = {i: {"float": RealStats(), "tflite": LsbStats(), "litert": LsbStats(),
+                "top1_float": Top1Stats(), "top1_tflite": Top1Stats(), "top1_litert": Top1Stats()}
+            for i in graph.outputs if i in primary}
+
+    for start in range(0, n, opts.batch):
+        batch = {k: v[start:start + opts.batch] for k, v in data.items()}
+        fl = run_graph(graph, batch, "float", keep=True)
+        tf = run_graph(graph, batch, "tflite", keep=True) if use_tflite else {}
+        _, raw = B.run_mli(graph, mli, batch, arith, keep=True)
+        lit = {}
+        if oracle_info and oracle_info["available"]:
+            from mlitool.oracle import run_litert
+
+            native = {k: prepare_input(graph.tensors[k], v, "tflite") for k, v in batch.items()}
+            wanted = [i for op in ops for i in op.outputs[:1]] + list(outs)
+            lit = run_litert(model_path, graph, native, sorted(set(wanted)))
+        iso_float = {i: v for i, v in fl.items()}
+        for op in ops:
+            i = op.outputs[0]
+            t, m = graph.tensors[i], mli.tensor(primary[i])
+            row = rows[op.index]
+            mq = raw[m.name]
+            real = B.decode(m, mq).reshape(fl[i].shape)
+            row.chained.add(fl[i], real)
+            iso = B.run_op(graph, mli, op.index, iso_float, arith, groups, primary)[i]
+            row.isolated.add(fl[i], B.decode(m, iso).reshape(fl[i].shape))
+            if _is_int8(t) and i in tf:
+                row.chained_lsb.add(tf[i], B.to_model(t, m, mq))
+                iso_q = B.run_op(graph, mli, op.index, tf, arith, groups, primary)[i]
+                row.isolated_lsb.add(tf[i], B.to_model(t, m, iso_q))
+                if i in lit:
+                    row.litert_lsb.add(lit[i], B.to_model(t, m, mq))
+            else:
+                iso_q = iso
+            if op.index in accu_ops:
+                feed = tf if (_is_int8(t) and i in tf) else iso_float
+                other = B.run_op(graph, mli, op.index, feed, other_accu, groups, primary)[i]
+                full, reduced = (iso_q, other) if arith.full_accu else (other, iso_q)
+                row.accu.add(full, reduced)
+        for i, st in outs.items():
+            t, m = graph.tensors[i], mli.tensor(primary[i])
+            mq = raw[m.name]
+            real = B.decode(m, mq).reshape(fl[i].shape)
+            st["float"].add(fl[i], real)
+            if i in classifier:
+                st["top1_float"].add(fl[i], real)
+            if _is_int8(t) and i in tf:
+                q = B.to_model(t, m, mq)
+                st["tflite"].add(tf[i], q)
+                if i in classifier:
+                    st["top1_tflite"].add(tf[i], q)
+                if i in lit:
+                    st["litert"].add(lit[i], q)
+                    if i in classifier:
+                        st["top1_litert"].add(lit[i], q)
+
+    return _document(model_path, graph, mli, fmt, arith, describe(arith), opts, n, ops, rows,
+                     groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu)
+
+
+def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,
+              classifier, use_tflite, oracle_info, accu_ops, other_accu) -> dict[str, Any]:
+    from mlitool.metrics import finite
+
+    def real(stats: RealStats) -> dict:
+        return {k: finite(v) for k, v in stats.result().items()}
+
+    litert_on = bool(oracle_info and oracle_info["available"])
+    layers = []
+    for op in ops:
+        i = op.outputs[0]
+        row = rows[op.index]
+        entry = {"op": op.index, "type": op.type, "tensor": graph.tensors[i].name,
+                 "kernels": [layer.kernel or "(view)" for layer in groups[op.index]],
+                 "chained": real(row.chained), "isolated": real(row.isolated)}
+        if row.chained_lsb.count:
+            entry["chained"].update(row.chained_lsb.result())
+            entry["isolated"].update(row.isolated_lsb.result())
+        if litert_on and row.litert_lsb.count:
+            entry["chained"]["litert"] = row.litert_lsb.result()
+        layers.append(entry)
+
+    outputs = []
+    for i, st in outs.items():
+        entry: dict[str, Any] = {"tensor": graph.tensors[i].name, "index": i,
+                                 "vs_float": real(st["float"])}
+        if st["tflite"].count:
+            entry["vs_tflite"] = st["tflite"].result()
+        if litert_on and st["litert"].count:
+            entry["vs_litert"] = st["litert"].result()
+        if i in classifier:
+            entry["top1"] = {"vs_float": st["top1_float"].result()}
+            if st["top1_tflite"].count:
+                entry["top1"]["vs_tflite"] = st["top1_tflite"].result()
+            if litert_on and st["top1_litert"].count:
+                entry["top1"]["vs_litert"] = st["top1_litert"].result()
+        outputs.append(entry)
+
+    accu_rows = []
+    for op in ops:
+        if op.index not in accu_ops:
+            continue
+        res = rows[op.index].accu.result()
+        if res["max_lsb"] > ACCU_LIMIT_LSB:
+            name = graph.tensors[op.outputs[0]].name
+            accu_rows.append({
+                "op": op.index, "type": op.type, "tensor": name, **res,
+                "remedy": (f"run this layer in fx16 (a config override: [[tool.mlitool.layer]] "
+                           f"index = {op.index}, format = \"fx16\"), or use the full-accumulator "
+                           "build (FULL_ACCU=ON, --target em)")})
+    failed = []
+    if opts.min_snr is not None:
+        for o in outputs:
+            snr = o["vs_float"]["snr_db"]
+            value = float(snr) if isinstance(snr, str) else snr
+            if value < opts.min_snr:
+                failed.append(f"output {o['tensor']!r}: SNR {value:.2f} dB < --min-snr "
+                              f"{opts.min_snr:g}")
+    if opts.max_lsb is not None:
+        for o in outputs:
+            if "vs_tflite" in o and o["vs_tflite"]["max_lsb"] > opts.max_lsb:
+                failed.append(f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
+                              f"tflite > --max-lsb {opts.max_lsb}")
+    return {
+        "model": str(model_path),
+        "format": fmt,
+        "mli": mli.target,
+        "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
+        "inputs": {**_input_note(opts, graph), "samples": n},
+        "references": {"float": True, "tflite": use_tflite,
+                       "oracle": oracle_info},
+        "outputs": outputs,
+        "layers": layers,
+        "reduced_accumulator": {
+            "compared": "FULL_ACCU OFF vs ON, isolated, ROUND_MODE="
+                        f"{other_accu.round_mode.upper()}",
+            "limit_lsb": ACCU_LIMIT_LSB,
+            "layers_checked": len(accu_ops),
+            "layers": accu_rows,
+            "worst": max((rows[o].accu.result()["max_lsb"] for o in accu_ops), default=0),
+        },
+        "thresholds": {"min_snr": opts.min_snr, "max_lsb": opts.max_lsb, "failed": failed},
+    }

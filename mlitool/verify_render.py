@@ -1,0 +1,88 @@
+"""Terminal tables for `mlitool verify` (rich). The JSON document is the same data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _f(v: Any, digits: int = 2) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, str):
+        return v
+    if isinstance(v, float):
+        return f"{v:.{digits}f}"
+    return str(v)
+
+
+def _share(v: Any) -> str:
+    return "-" if v is None else f"{100 * v:.1f}%"
+
+
+def render(doc: dict[str, Any], console=None) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    if console is None:
+        console = Console()
+        if not console.is_terminal:          # files and pipes: no wrapping of the tables
+            console.width = 200
+    out = lambda s: console.print(s, markup=False, highlight=False)   # noqa: E731
+    out(f"{doc['model']}: MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}")
+    inp = doc["inputs"]
+    out(inp["note"] if inp.get("random") else f"inputs: {inp['source']} ({inp['samples']} samples)")
+    refs = ["float"] + (["tflite"] if doc["references"]["tflite"] else [])
+    oracle = doc["references"].get("oracle")
+    if oracle:
+        if oracle["available"]:
+            refs.append(oracle["name"])
+        else:
+            out(f"oracle {oracle['name']} not used: {oracle['message']}")
+    out(f"references: {', '.join(refs)}")
+
+    table = Table(title="per layer (chained | isolated)")
+    for col in ("op", "type", "SNR dB", "iso SNR", "max|err|", "cosine", "≠tflite", "LSB",
+                "iso LSB"):
+        table.add_column(col, justify="right" if col not in ("type",) else "left")
+    for row in doc["layers"]:
+        c, i = row["chained"], row["isolated"]
+        table.add_row(str(row["op"]), row["type"], _f(c["snr_db"]), _f(i["snr_db"]),
+                      _f(c["max_abs_err"], 4), _f(c["cosine"], 4), _share(c.get("differing_share")),
+                      _f(c.get("max_lsb")), _f(i.get("max_lsb")))
+    console.print(table)
+
+    table = Table(title="outputs")
+    for col in ("output", "SNR dB", "max|err|", "RMSE", "cosine", "≠tflite", "LSB", "top-1 float",
+                "top-1 tflite"):
+        table.add_column(col, justify="left" if col == "output" else "right")
+    for o in doc["outputs"]:
+        f, t, top = o["vs_float"], o.get("vs_tflite", {}), o.get("top1", {})
+        table.add_row(o["tensor"], _f(f["snr_db"]), _f(f["max_abs_err"], 4), _f(f["rmse"], 4),
+                      _f(f["cosine"], 4), _share(t.get("differing_share")), _f(t.get("max_lsb")),
+                      _share(top.get("vs_float")), _share(top.get("vs_tflite")))
+    console.print(table)
+    for o in doc["outputs"]:
+        if "vs_litert" in o:
+            lit = o["vs_litert"]
+            agree = o.get("top1", {}).get("vs_litert")
+            out(f"vs litert interpreter: {o['tensor']}: {_share(lit['differing_share'])} differ, "
+                f"max {lit['max_lsb']} LSB" + (f", top-1 {_share(agree)}" if agree is not None
+                                               else ""))
+
+    ra = doc["reduced_accumulator"]
+    if ra["layers_checked"]:
+        if ra["layers"]:
+            table = Table(title=f"reduced accumulator (FULL_ACCU OFF) costs > {ra['limit_lsb']} "
+                                "LSB against full accumulation, isolated")
+            for col in ("op", "type", "max LSB", "differing", "remedy"):
+                table.add_column(col)
+            for r in ra["layers"]:
+                table.add_row(str(r["op"]), r["type"], str(r["max_lsb"]),
+                              _share(r["differing_share"]), r["remedy"])
+            console.print(table)
+        else:
+            out(f"reduced accumulator (FULL_ACCU OFF): at most {ra['worst']} LSB from full "
+                f"accumulation on {ra['layers_checked']} SA8 MAC layer(s)")
+    failed = doc["thresholds"]["failed"]
+    for f in failed:
+        out(f"FAILED: {f}")

@@ -1,0 +1,85 @@
+"""Streaming accuracy statistics: the metrics of `mlitool.metrics`, accumulated batch by batch so
+verify never holds every sample's activations at once. `result()` equals the metrics computed
+on the concatenated batches (up to float summation order)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class RealStats:
+    """SNR (dB), max absolute error, RMSE and cosine similarity of test vs reference."""
+
+    signal: float = 0.0
+    noise: float = 0.0
+    max_abs: float = 0.0
+    count: int = 0
+    dot: float = 0.0
+    test_energy: float = 0.0
+
+    def add(self, reference: np.ndarray, test: np.ndarray) -> None:
+        ref = np.asarray(reference, dtype=np.float64).reshape(-1)
+        tst = np.asarray(test, dtype=np.float64).reshape(-1)
+        err = ref - tst
+        self.signal += float(ref @ ref)
+        self.noise += float(err @ err)
+        self.dot += float(ref @ tst)
+        self.test_energy += float(tst @ tst)
+        if err.size:
+            self.max_abs = max(self.max_abs, float(np.max(np.abs(err))))
+        self.count += err.size
+
+    def result(self) -> dict[str, float]:
+        if self.noise == 0.0:
+            snr = math.inf
+        elif self.signal == 0.0:
+            snr = -math.inf
+        else:
+            snr = 10.0 * math.log10(self.signal / self.noise)
+        if self.signal == 0.0 or self.test_energy == 0.0:
+            cos = 1.0 if self.signal == self.test_energy else 0.0
+        else:
+            cos = self.dot / math.sqrt(self.signal * self.test_energy)
+        return {"snr_db": snr, "max_abs_err": self.max_abs,
+                "rmse": math.sqrt(self.noise / self.count) if self.count else 0.0,
+                "cosine": cos}
+
+
+@dataclass
+class LsbStats:
+    """Share of differing integer elements and the largest difference in LSB."""
+
+    differing: int = 0
+    count: int = 0
+    max_lsb: int = 0
+
+    def add(self, reference_q: np.ndarray, test_q: np.ndarray) -> None:
+        diff = np.abs(np.asarray(reference_q, dtype=np.int64).reshape(-1)
+                      - np.asarray(test_q, dtype=np.int64).reshape(-1))
+        self.differing += int(np.count_nonzero(diff))
+        self.count += diff.size
+        if diff.size:
+            self.max_lsb = max(self.max_lsb, int(diff.max()))
+
+    def result(self) -> dict[str, float]:
+        return {"differing_share": self.differing / self.count if self.count else 0.0,
+                "max_lsb": self.max_lsb}
+
+
+@dataclass
+class Top1Stats:
+    agree: int = 0
+    count: int = 0
+
+    def add(self, reference: np.ndarray, test: np.ndarray) -> None:
+        ref = np.asarray(reference).reshape(len(reference), -1)
+        tst = np.asarray(test).reshape(len(test), -1)
+        self.agree += int(np.sum(np.argmax(ref, axis=1) == np.argmax(tst, axis=1)))
+        self.count += len(ref)
+
+    def result(self) -> float:
+        return self.agree / self.count if self.count else 1.0
