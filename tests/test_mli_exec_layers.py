@@ -228,4 +228,4 @@ def test_safe_pool_rewrite_is_equivalent_on_every_small_config():
             a_safe = pool.avepool(x, inp, out, safe, arith)
             np.testing.assert_array_equal(a_safe, pool.avepool(x, inp, out, orig, arith))
             assert np.abs(a_safe - ref_avg).max() <= 1.0       # 16-bit reciprocal rounding
-    assert refused < len(hazardous) // 2
+    assert refused == 0                    # every hazardous geometry here has a safe equivalent
