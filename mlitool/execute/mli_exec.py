@@ -13,6 +13,7 @@ from typing import Callable
 import numpy as np
 
 from mlitool.errors import UnsupportedError
+from mlitool.execute import mli_views
 from mlitool.execute.intops import Arith
 from mlitool.mli.types import MliLayer, MliModel
 
@@ -26,6 +27,7 @@ def _runners() -> dict[str, Runner]:
     for module in (mac, pool, eltwise, activations, movement, convert):
         table.update(module.LAYER_RUNNERS)
     table.update(view=_view, concat=_concat, padding=_padding)
+    table.update(mli_views.LAYER_RUNNERS)
     return table
 
 
@@ -77,6 +79,9 @@ def run_model(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith,
     runners = _runners()
     values: dict[str, np.ndarray] = dict(inputs)
     for layer in model.layers:
+        if layer.kind == "view":              # no call: outputs are views of the inputs' buffer
+            values.update(mli_views.run_view(layer, model, values))
+            continue
         xs = [values[name] for name in layer.inputs]
         values[layer.outputs[0]] = run_layer(layer, model, xs, arith, runners)
     if keep:
