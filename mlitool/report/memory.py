@@ -57,7 +57,7 @@ class Placement:
 @dataclass(frozen=True)
 class ArenaPlan:
     placements: tuple[Placement, ...]   # in buffer order (first use, then name)
-    arena_bytes: int                    # peak: max(offset + size)
+    arena_bytes: int                    # peak: max(offset + aligned size)
     unshared_bytes: int                 # sum of (aligned) sizes: every buffer on its own
     lower_bound: int                    # max over time of the bytes alive together
     align: int
@@ -136,7 +136,7 @@ def plan_arena(buffers: list[Buffer], align: int = 1) -> ArenaPlan:
     ordered = tuple(by_name[b.name] for b in sorted(buffers, key=lambda b: (b.first, b.name)))
     return ArenaPlan(
         placements=ordered,
-        arena_bytes=max((p.end for p in placed), default=0),
+        arena_bytes=max((_align_up(p.end, align) for p in placed), default=0),
         unshared_bytes=sum(_align_up(b.size, align) for b in buffers),
         lower_bound=live_lower_bound(buffers, align),
         align=align,

@@ -1,0 +1,85 @@
+"""A report as one self-contained HTML file: inline CSS, tables, charts as inline SVG.
+
+No scripts, fonts, style sheets or images are loaded from anywhere: the file reads the same
+offline, from an archive or a CI artifact. All text is HTML-escaped.
+"""
+
+from __future__ import annotations
+
+from html import escape
+
+from mlitool.report.document import Report, Table, format_value
+from mlitool.report.svg import chart_svg
+
+CSS = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
+       margin: 2rem auto; max-width: 1200px; padding: 0 1rem; color: #1a1a1a; line-height: 1.45; }
+h1 { font-size: 1.6rem; } h2 { border-bottom: 1px solid #ccc; padding-bottom: .2rem; margin-top: 2.2rem; }
+h3 { font-size: 1.05rem; margin-bottom: .3rem; }
+table { border-collapse: collapse; margin: .4rem 0 1.2rem; font-size: .85rem; }
+th, td { border: 1px solid #d0d0d0; padding: .2rem .5rem; vertical-align: top; }
+th { background: #f0f0f0; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+tbody tr:nth-child(even) { background: #fafafa; }
+.meta td:first-child { font-weight: 600; }
+.note { color: #555; font-size: .85rem; }
+.scroll { overflow-x: auto; }
+figure { margin: .6rem 0 1.4rem; overflow-x: auto; }
+svg.chart { font-family: inherit; background: #fff; }
+svg .title { font-size: 14px; font-weight: 600; }
+svg .tick, svg .cat, svg .legend, svg .mark { font-size: 11px; fill: #333; }
+svg .label { font-size: 12px; fill: #333; }
+svg .grid { stroke: #e4e4e4; stroke-width: 1; }
+svg .axis { stroke: #333; stroke-width: 1; }
+svg .whisker { stroke: #0072B2; stroke-width: 2; }
+""".strip()
+
+
+def _e(text) -> str:
+    return escape(str(text), quote=True)
+
+
+def _numeric(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _table(t: Table) -> list[str]:
+    out = [f'<h3 id="table-{t.id}">{_e(t.title)}</h3>']
+    if t.note:
+        out.append(f'<p class="note">{_e(t.note)}</p>')
+    out.append(f'<div class="scroll"><table data-table="{_e(t.id)}">')
+    out.append("<thead><tr>" + "".join(f"<th>{_e(c.header())}</th>" for c in t.columns)
+               + "</tr></thead>")
+    out.append("<tbody>")
+    for row in t.rows:
+        cells = "".join(f'<td class="num">{_e(format_value(v, c.precision))}</td>' if _numeric(v)
+                        else f"<td>{_e(format_value(v, c.precision))}</td>"
+                        for c, v in zip(t.columns, row))
+        out.append(f"<tr>{cells}</tr>")
+    out.append("</tbody></table></div>")
+    return out
+
+
+def render_html(report: Report) -> str:
+    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
+           '<meta name="viewport" content="width=device-width, initial-scale=1">',
+           f"<title>{_e(report.title)}</title>", f"<style>\n{CSS}\n</style>", "</head>", "<body>",
+           f"<h1>{_e(report.title)}</h1>"]
+    if report.meta:
+        out.append('<table class="meta"><tbody>')
+        out += [f"<tr><td>{_e(k)}</td><td>{_e(format_value(v))}</td></tr>" for k, v in report.meta]
+        out.append("</tbody></table>")
+    if len(report.sections) > 1:
+        out.append("<nav><ul>" + "".join(f'<li><a href="#{_e(s.id)}">{_e(s.title)}</a></li>'
+                                         for s in report.sections) + "</ul></nav>")
+    for s in report.sections:
+        out.append(f'<section id="{_e(s.id)}">')
+        out.append(f"<h2>{_e(s.title)}</h2>")
+        out += [f"<p>{_e(p)}</p>" for p in s.text]
+        for t in s.tables:
+            out += _table(t)
+        for c in s.charts:
+            out.append(f"<figure>{chart_svg(c)}</figure>")
+        out.append("</section>")
+    out += ["</body>", "</html>"]
+    return "\n".join(out) + "\n"
