@@ -1220,7 +1220,8 @@ class _Lowering:
         out = self.produce(op.outputs[0], el)
         ins = [self.use(op, i, el) for i in op.inputs]
         kout = self.tensors[self.separate_relu(op, fmt, out.name)]
-        axis = self.mli_axis(int(op.options.get("axis", 0)), len(self.g.tensors[op.outputs[0]].shape))
+        axis = self.mli_axis(int(op.options.get("axis", 0)),
+                             len(self.g.tensors[op.outputs[0]].shape))
         plans, acc, seen = [], 0, set()
         for idx, name in zip(op.inputs, ins):
             t = self.tensors[name]
@@ -1254,7 +1255,7 @@ class _Lowering:
                 notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
             else:
                 self._convert(op, t.name, cand.name, "concatenation inputs must carry the "
-                                                     "output's parameters: requantized into its slice")
+                              "output's parameters: requantized into its slice")
                 notes.append(f"input {k} '{t.name}': requantized into its slice "
                              "(mli_hlp_convert_tensor)")
             pieces.append(cand.name)
