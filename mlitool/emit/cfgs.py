@@ -32,6 +32,16 @@ _AXIS = [("axis", "i32", "axis", -1)]
 _PERMUTE = [("perm_dim", "u8x4", "perm_dim", None)]
 _CONCAT = [("tensors_num", "u8", "tensors_num", None), ("axis", "u8", "axis", None)]
 _RELU = [("type", "relu_type", "relu_type", 0)]
+# mli_mov_cfg_t: arrays of MLI_MAX_RANK; kinds "u32[4]", "i32[4]", "u8[4]".
+_MOV = [("offset", "u32[4]", "offset", [0] * 4), ("size", "u32[4]", "size", [0] * 4),
+        ("sub_sample_step", "u32[4]", "sub_sample_step", [1] * 4),
+        ("dst_offset", "u32[4]", "dst_offset", [0] * 4),
+        ("dst_mem_stride", "i32[4]", "dst_mem_stride", [0] * 4),
+        ("perm_dim", "u8[4]", "perm_dim", [0, 1, 2, 3]),
+        ("padding_pre", "u8[4]", "padding_pre", [0] * 4),
+        ("padding_post", "u8[4]", "padding_post", [0] * 4)]
+_ARRAY_RANGES = {"u32[4]": (0, (1 << 32) - 1), "i32[4]": (-(1 << 31), (1 << 31) - 1),
+                 "u8[4]": (0, 255)}
 
 CFG_STRUCTS: dict[str, dict[str, list]] = {
     "2.0": {
@@ -47,6 +57,7 @@ CFG_STRUCTS: dict[str, dict[str, list]] = {
         "mli_padding2d_cfg": _PAD2D,
         "mli_concat_cfg": _CONCAT,
         "mli_rnn_dense_cfg": [("inputs_num", "u8", "inputs_num", None)],
+        "mli_mov_cfg_t": _MOV,
     },
     "1.1": {
         "mli_conv2d_cfg": _CONV_2X[:7],          # no dilation in 1.x
@@ -79,13 +90,35 @@ def _perm(cfg: dict[str, Any]) -> list[int]:
     return perm + [0] * (4 - len(perm))
 
 
+def _mov_padding(cfg: dict[str, Any]) -> dict[str, Any]:
+    """A PAD layer's cfg (padding_top/bottom/left/right of an HWC tensor) as mli_mov_cfg_t
+    padding_pre / padding_post arrays."""
+    if "padding_pre" in cfg or "padding_top" not in cfg:
+        return cfg
+    out = dict(cfg)
+    out["padding_pre"] = [int(cfg.get("padding_top", 0)), int(cfg.get("padding_left", 0)), 0, 0]
+    out["padding_post"] = [int(cfg.get("padding_bottom", 0)), int(cfg.get("padding_right", 0)),
+                           0, 0]
+    return out
+
+
 def cfg_initializer(target: str, cfg_type: str, cfg: dict[str, Any], where: str) -> list[str]:
     """The designated-initializer items (`.field = value`) of one config struct, in order."""
     fields = CFG_STRUCTS[target].get(cfg_type)
     if fields is None:
         raise UnsupportedError(f"{where}: MLI {target} has no config struct {cfg_type}")
     items = []
+    if cfg_type == "mli_mov_cfg_t":
+        cfg = _mov_padding(cfg)
     for fname, kind, key, default in fields:
+        if kind in _ARRAY_RANGES:
+            values = [int(v) for v in cfg.get(key, default)]
+            lo, hi = _ARRAY_RANGES[kind]
+            if len(values) != 4 or not all(lo <= v <= hi for v in values):
+                raise UnsupportedError(f"{where}: {cfg_type}.{fname} = {values} is not 4 values "
+                                       f"in [{lo}, {hi}]")
+            items.append(f".{fname} = {{ {', '.join(map(str, values))} }}")
+            continue
         if kind == "u8x4":
             perm = _perm(cfg)
             if len(perm) > 4 or not all(0 <= p <= 3 for p in perm):

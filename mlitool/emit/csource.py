@@ -103,7 +103,8 @@ class CWriter:
         return [
             ("Model inputs: set data to a buffer of <name>_BYTES bytes before the first call.",
              [i for i in self.infos if i.key in ins]),
-            ("Model outputs: set data to a buffer of <name>_BYTES bytes.",
+            ("Model outputs: set data to a buffer of <name>_BYTES bytes (a view of another "
+             "buffer gets its data from the bind-views function).",
              [i for i in self.infos if i.key in outs and i.key not in ins]),
             ("Intermediate activations: set data to buffers of <name>_BYTES bytes (they may share "
              "memory where lifetimes allow); views get theirs from the bind-views function.",

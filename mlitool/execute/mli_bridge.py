@@ -36,10 +36,10 @@ def primary_tensors(graph: ir.Graph, model: MliModel) -> dict[int, str]:
             out[idx] = name
     producer = {t: op.index for op in graph.ops for t in op.outputs}
     for layer in model.layers:
-        name = layer.outputs[0]
-        idx = model.tensor(name).source_index
-        if idx is not None and producer.get(idx) == layer.index:
-            out[idx] = name                      # later layers of the same op win
+        for name in layer.outputs:
+            idx = model.tensor(name).source_index
+            if idx is not None and producer.get(idx) == layer.index:
+                out[idx] = name                  # later layers of the same op win
     return out
 
 
@@ -183,7 +183,7 @@ def run_op(graph: ir.Graph, model: MliModel, op_index: int, feed: dict[int, np.n
     groups = groups if groups is not None else layers_by_op(model)
     primary = primary if primary is not None else primary_tensors(graph, model)
     layers = groups.get(op_index, [])
-    written = {layer.outputs[0] for layer in layers}
+    written = {name for layer in layers for name in layer.outputs}
     values: dict[str, np.ndarray] = {}
     n = 0
     for layer in layers:

@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 import numpy as np
 
 from mlitool.errors import InputDataError, UnsupportedError
+from mlitool.execute import mli_views
 from mlitool.execute.intops import Arith
 from mlitool.mli.types import MliLayer, MliModel
 
@@ -33,15 +34,9 @@ def runners() -> dict[str, Runner]:
 
         for module in (mac, pool, eltwise, activations, movement, convert):
             _RUNNERS.update(module.LAYER_RUNNERS)
-        _RUNNERS.update(view=_view, concat=_concat, padding=_padding)
+        _RUNNERS.update(concat=_concat, padding=_padding)
+        _RUNNERS.update(mli_views.LAYER_RUNNERS)
     return _RUNNERS
-
-
-def _view(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
-    """RESHAPE / SQUEEZE (and MEAN's HWC result): no call, the output aliases the input's memory,
-    so the same elements in row-major order."""
-    out = model.tensor(layer.outputs[0])
-    return xs[0].reshape((xs[0].shape[0],) + out.shape)
 
 
 def _concat(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
@@ -124,8 +119,11 @@ def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np
         for name in layer.inputs:
             last_use[name] = pos
     for pos, layer in enumerate(layers):
-        xs = layer_inputs(layer, model, values)
-        values[layer.outputs[0]] = run_layer(layer, model, xs, arith, n)
+        if layer.kind == "view":       # no call: outputs are views of the inputs' buffer
+            values.update(mli_views.run_view(layer, model, values))
+        else:
+            xs = layer_inputs(layer, model, values)
+            values[layer.outputs[0]] = run_layer(layer, model, xs, arith, n)
         if not keep:
             for name in set(layer.inputs):
                 if last_use.get(name) == pos and name in values and name not in (wanted or ()):

@@ -14,6 +14,7 @@ SUPPORTED_OPS: frozenset[str] = frozenset({
     "ADD", "SUB", "MUL", "MINIMUM", "MAXIMUM", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU",
     "PRELU", "LOGISTIC", "TANH", "SOFTMAX", "L2_NORMALIZATION", "ARG_MAX", "TRANSPOSE",
     "RESHAPE", "SQUEEZE", "CONCATENATION", "PAD", "MEAN", "QUANTIZE", "DEQUANTIZE",
+    "SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE",
 })
 
 # Layer kinds whose kernels multiply-accumulate weights (weights + bias tensors, MAC headroom).
@@ -43,7 +44,7 @@ def _mli2() -> dict[str, dict[str, str]]:
         t[kind] = {f: f"mli_krn_{kind}_{s}" for f, s in _ACT_SUFFIX.items()}
     for kind in ("sigm", "tanh", "softmax", "l2_normalize", "argmax"):
         t[kind] = {f: f"mli_krn_{kind}_{s}" for f, s in _ACT_SUFFIX.items() if s != "fx8"}
-    for kind in ("concat", "padding"):
+    for kind in ("concat", "padding", "copy"):
         t[kind] = {f: "mli_mov_tensor_sync" for f in _ACT_SUFFIX}
     t["convert"] = {f: "mli_hlp_convert_tensor" for f in _ACT_SUFFIX}
     t["view"] = {f: "" for f in _ACT_SUFFIX}

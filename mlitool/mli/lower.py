@@ -19,8 +19,11 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import MlitoolError, OptionError, UnsupportedError
+from mlitool.errors import SubtensorError
 from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
+from mlitool.mli import views as V
+from mlitool.mli.subtensor import create_subtensor
 from mlitool.mli.types import FORMATS, TARGETS, ElType, MliLayer, MliModel, MliTensor, Role
 
 _ELTWISE = {"ADD": "eltwise_add", "SUB": "eltwise_sub", "MUL": "eltwise_mul",
@@ -29,6 +32,7 @@ _RELU_OPS = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
 _LUT_KINDS = {"LOGISTIC": "sigm", "TANH": "tanh", "SOFTMAX": "softmax",
               "L2_NORMALIZATION": "l2_normalize"}
 _FUSED_OK = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+SLICE_OPS = ("SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE")
 
 # Output parameters the LUT kernels write into their output tensor (golden `*_post_*` values):
 # SA8 (zero_point, scale, scale_frac_bits); FX16 frac bits.
@@ -133,7 +137,34 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
     return {"LEAKY_RELU": "leaky_relu", "PRELU": "prelu", "ARG_MAX": "argmax",
             "TRANSPOSE": "permute", "RESHAPE": "view", "SQUEEZE": "view",
             "CONCATENATION": "concat", "PAD": "padding", "QUANTIZE": "convert",
-            "DEQUANTIZE": "convert"}[t]
+            "DEQUANTIZE": "convert", "SPLIT": "view", "SPLIT_V": "view", "SLICE": "view",
+            "STRIDED_SLICE": "view"}[t]
+
+
+def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
+    """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE.
+    Raises UnsupportedError when a parameter is not constant or not expressible."""
+    def ints(slot: int) -> list[int]:
+        v = _const_values(graph, op.inputs[slot]) if len(op.inputs) > slot else None
+        if v is None:
+            raise UnsupportedError(f"{op.type} input {slot} is not constant")
+        return [int(a) for a in np.atleast_1d(v).reshape(-1)]
+
+    if op.type == "SPLIT":
+        x = op.inputs[1]
+        shape = graph.tensors[x].shape
+        axis = ints(0)[0] % len(shape)
+        n = len(op.outputs)
+        if shape[axis] % n:
+            raise UnsupportedError(f"SPLIT of dimension {shape[axis]} into {n} parts")
+        return x, V.split_boxes(shape, axis, [shape[axis] // n] * n)
+    x = op.inputs[0]
+    shape = graph.tensors[x].shape
+    if op.type == "SPLIT_V":
+        return x, V.split_boxes(shape, ints(2)[0], ints(1))
+    if op.type == "SLICE":
+        return x, [V.slice_box(shape, ints(1), ints(2))]
+    return x, [V.strided_slice_box(shape, ints(1), ints(2), ints(3), op.options)]
 
 
 def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
@@ -208,6 +239,13 @@ def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
         rank = len(graph.tensors[op.outputs[0]].shape)
         if rank >= 2 and int(opt.get("axis", 0)) % rank == 0:
             return "concatenation along the batch dimension"
+    if op.type in SLICE_OPS:
+        try:
+            x, boxes = slice_boxes(graph, op)
+        except UnsupportedError as exc:
+            return exc.message
+        if any(b.begin[0] != 0 for b in boxes if len(b.begin) >= 2):
+            return "slicing along the batch dimension"
     if op.type == "PAD":
         pads = _const_values(graph, op.inputs[1])
         shape = graph.tensors[op.inputs[0]].shape
@@ -1034,6 +1072,15 @@ class _Lowering:
         if self.layout == "chw" and len(src.shape) == 3 and src.shape[0] > 1 \
                 and src.shape[1] * src.shape[2] > 1:
             src = self._chw_to_hwc(op, src, fmt)
+        if not V.is_dense(src):
+            dense = dataclasses.replace(src, name=f"{src.name}_dense", role=Role.ACTIVATION,
+                                        mem_stride=None, buffer=None, offset=0, capacity=None,
+                                        notes=["dense copy of a strided view"])
+            dense.__post_init__()
+            self._add(dense)
+            self._mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank,
+                      f"{op.type} of a strided view needs a contiguous tensor")
+            src = dense
         out_shape = self.mli_shape(self.g.tensors[op.outputs[0]].shape)
         if self.layout == "chw" and len(out_shape) == 3 and out_shape[0] > 1 \
                 and out_shape[1] * out_shape[2] > 1 and out_shape != src.shape:
@@ -1056,13 +1103,182 @@ class _Lowering:
                     notes=["inserted: CHW -> HWC so the flattening order matches TFLite's"])
         return t
 
-    def _concatenation(self, op: ir.Op, fmt: str) -> None:
+    # -- slices and concatenation: views of one buffer where MLI can address them ----------
+    def _consumer_needs_dense(self, idx: int, skip: ir.Op | None = None) -> str | None:
+        """Why TFLite tensor `idx` must stay contiguous (a model output, or a consumer whose
+        kernel needs it), or None."""
+        if idx in self.g.outputs:
+            return "model outputs are dense buffers the application reads"
+        for c in self.g.consumers().get(idx, []):
+            if c is skip or c.type in SLICE_OPS or c.type == "CONCATENATION":
+                continue                       # views of strided tensors / mov copies are fine
+            kind = layer_kind(self.g, c)
+            if V.needs_dense_input(kind, self.target):
+                return f"its consumer {c.label} ({kind}) needs a contiguous input"
+        return None
+
+    def _mov(self, op: ir.Op, fmt: str, src: str, dst: str, offset, size, step, why: str) -> None:
+        kernel = K.kernel_name("copy", fmt, self.target, self.layout)
+        if kernel is None:
+            raise UnsupportedError(f"{op.label}: {why}; MLI {self.target} has no copy kernel "
+                                   "(mli_mov_* is MLI 2.x" + (", --layout chw makes channel "
+                                   "slices contiguous" if self.layout == "hwc" else "") + ")")
+        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="copy", kernel=kernel,
+                                    inputs=[src], outputs=[dst], cfg_type="mli_mov_cfg_t",
+                                    cfg=V.mov_cfg(list(offset), list(size), list(step)),
+                                    notes=[f"copy: {why}"]))
+
+    def _slice_view(self, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: int
+                    ) -> tuple[MliTensor | None, str]:
+        """A create_subtensor view of `x` for `box`, or (None, why not)."""
+        if not box.unit_steps:
+            return None, f"steps {list(box.step)}: a view cannot skip elements"
+        want = self.mli_shape(self.g.tensors[out_idx].shape)
+        off, size = self.mli_shape(box.begin), self.mli_shape(box.size)
+        try:
+            v = create_subtensor(x, off, size, len(want), name=self._base(out_idx))
+        except SubtensorError as exc:
+            return None, exc.message
+        if v.shape != want:
+            return None, (f"create_subtensor gives shape {list(v.shape)} (it drops leading "
+                          f"size-1 axes), the model wants {list(want)}")
+        if not V.is_dense(v):
+            if self.target != "2.0":
+                return None, f"a strided view, and MLI {self.target} kernels ignore mem_stride"
+            why = self._consumer_needs_dense(out_idx)
+            if why:
+                return None, f"a strided view, and {why}"
+        return v, ""
+
+    def _slice_op(self, op: ir.Op, fmt: str) -> None:
+        """SPLIT / SPLIT_V / SLICE / STRIDED_SLICE: each output a view of the input where MLI can
+        address it, else a copy (mli_mov_tensor_sync)."""
         el = _act_el(fmt)
-        out_idx = op.outputs[0]
-        out = self.produce(out_idx, el)
-        ins = []
-        for i in op.inputs:
-            name = self.use(op, i, el)
+        x_idx, boxes = slice_boxes(self.g, op)
+        x = self.tensors[self.use(op, x_idx, el)]
+        tfl_rank = len(self.g.tensors[x_idx].shape)
+        views, notes, copies = [], [], []
+        for out_idx, box in zip(op.outputs, boxes):
+            v, why = self._slice_view(x, box, tfl_rank, out_idx)
+            if v is None:
+                copies.append((out_idx, box, why))
+                continue
+            src = self.g.tensors[out_idx]
+            v.role = Role.OUTPUT if out_idx in self.g.outputs else Role.ACTIVATION
+            v.source, v.source_index = src.name, out_idx
+            if not self.same_params(v, self._new_act(out_idx, el)):
+                v.notes.append("carries its input's parameters (the data is not requantized); "
+                               "the model gives this tensor other ones")
+            self.primary[out_idx] = self._add(v)
+            views.append(v.name)
+            kind = "contiguous" if V.is_dense(v) else f"strided {list(v.mem_stride)}"
+            notes.append(f"{v.name}: {kind} view of {v.buffer} at element {v.offset}")
+        if views:
+            self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
+                                        inputs=[x.name], outputs=views,
+                                        notes=["view: no call; " + "; ".join(notes)]))
+        for out_idx, box, why in copies:
+            off, size, step = (self.mli_shape(v) for v in (box.begin, box.size, box.step))
+            out = self.produce(out_idx, el)
+            self.copy_params(x)(out)
+            if out.shape == tuple(size):
+                self._mov(op, fmt, x.name, out.name, off, size, step, why)
+                continue
+            # Shrunk axes: mov keeps the rank, a dense reshape view gives the model's shape.
+            tmp = dataclasses.replace(out, name=f"{out.name}_box", role=Role.ACTIVATION,
+                                      shape=tuple(size), mem_stride=None, notes=[])
+            tmp.__post_init__()
+            self._add(tmp)
+            self._mov(op, fmt, x.name, tmp.name, off, size, step, why)
+            self._view_layer(op, tmp.name, out.name, f"{op.type} drops size-1 axes")
+
+    _split = _split_v = _slice = _strided_slice = _slice_op
+
+    def _concat_piece(self, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor,
+                      seen: set) -> str | None:
+        """Why input `t` of a concatenation cannot be written in place as view `cand` of the
+        output buffer (None: it can)."""
+        if t.name in seen:
+            return "the same tensor is concatenated more than once"
+        if t.role == Role.INPUT:
+            return "a model input: the application owns its buffer"
+        if t.buffer is not None:
+            return f"it is already a view of '{t.buffer}'"
+        if any(o.buffer == t.name for o in self.tensors.values()):
+            return "other tensors are views of its memory"
+        if not self.same_params(t, cand):
+            return "its quantization differs from the output's"
+        producer = next((lay for lay in reversed(self.layers) if t.name in lay.outputs), None)
+        if producer is None or producer.kind == "view":
+            return "no kernel writes it"
+        if not V.is_dense(cand):
+            if self.target != "2.0":
+                return f"its slice is strided and MLI {self.target} kernels ignore mem_stride"
+            if V.needs_dense_output(producer.kind, self.target):
+                return f"its slice is strided and {producer.kernel} needs a contiguous output"
+            why = self._consumer_needs_dense(idx, skip=op)
+            if why:
+                return f"its slice is strided and {why}"
+        return None
+
+    def _concatenation(self, op: ir.Op, fmt: str) -> None:
+        """The output is one buffer; each input becomes a view of its slice that the producer
+        writes in place, or is requantized (mli_hlp_convert_tensor) / copied (mli_mov) into
+        it. A "view" layer (no call) then stands for the whole output."""
+        el = _act_el(fmt)
+        out = self.produce(op.outputs[0], el)
+        ins = [self.use(op, i, el) for i in op.inputs]
+        kout = self.tensors[self.separate_relu(op, fmt, out.name)]
+        axis = self.mli_axis(int(op.options.get("axis", 0)),
+                             len(self.g.tensors[op.outputs[0]].shape))
+        plans, acc, seen = [], 0, set()
+        for idx, name in zip(op.inputs, ins):
+            t = self.tensors[name]
+            off = [0] * kout.rank
+            off[axis] = acc
+            acc += t.shape[axis]
+            try:
+                cand = create_subtensor(kout, off, list(t.shape), kout.rank,
+                                        name=f"{kout.name}_part{len(plans)}")
+                why = self._concat_piece(op, idx, t, cand, seen)
+            except SubtensorError as exc:
+                cand, why = None, exc.message
+            seen.add(name)
+            plans.append((t, cand, why))
+        if self.target != "2.0" and any(why for _, _, why in plans):
+            return self._concat_kernel(op, fmt, out, kout.name, ins, axis)
+        pieces, notes = [], []
+        for k, (t, cand, why) in enumerate(plans):
+            if why is None:
+                t.buffer, t.offset, t.mem_stride, t.capacity = (
+                    cand.buffer, cand.offset, cand.mem_stride, cand.capacity)
+                t.notes.append(f"written in place into '{kout.name}' at element {cand.offset}")
+                pieces.append(t.name)
+                notes.append(f"input {k} '{t.name}': written in place by its producer")
+                continue
+            cand.role = Role.ACTIVATION
+            cand.notes = [f"slice {k} of '{kout.name}'"]
+            self._add(cand)
+            if self.same_params(t, cand):
+                self._mov(op, fmt, t.name, cand.name, [0] * t.rank, t.shape, [1] * t.rank, why)
+                notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
+            else:
+                self._convert(op, t.name, cand.name, "concatenation inputs must carry the "
+                              "output's parameters: requantized into its slice")
+                notes.append(f"input {k} '{t.name}': requantized into its slice "
+                             "(mli_hlp_convert_tensor)")
+            pieces.append(cand.name)
+        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
+                                    inputs=pieces, outputs=[kout.name],
+                                    notes=["view: no call; the inputs are slices of this buffer"]
+                                    + notes))
+        self.flush_relu(op)
+
+    def _concat_kernel(self, op: ir.Op, fmt: str, out: MliTensor, kout: str, ins: list[str],
+                       axis: int) -> None:
+        """MLI 1.x concatenation kernel (the inputs carry the output's parameters)."""
+        names = []
+        for i, name in zip(op.inputs, ins):
             if not self.same_params(self.tensors[name], out):
                 conv = dataclasses.replace(out, name=f"{self.tensors[name].name}_as_out",
                                            role=Role.ACTIVATION, shape=self.tensors[name].shape,
@@ -1073,24 +1289,11 @@ class _Lowering:
                 self._convert(op, name, conv.name, "concatenation inputs must carry the "
                                                    "output's parameters")
                 name = conv.name
-            ins.append(name)
-        rank = len(self.g.tensors[out_idx].shape)
-        axis = self.mli_axis(int(op.options.get("axis", 0)), rank)
-        offsets, acc = [], 0
-        for name in ins:
-            off = [0] * 4
-            off[axis] = acc
-            offsets.append(off)
-            acc += self.tensors[name].shape[axis]
-        if self.target == "2.0":
-            cfg_type, cfg = "mli_mov_cfg_t", {"axis": axis, "tensors_num": len(ins),
-                                              "dst_offset": offsets}
-        else:
-            cfg_type, cfg = "mli_concat_cfg", {"axis": axis, "tensors_num": len(ins)}
-        kout = self.separate_relu(op, fmt, out.name)
-        self._layer(op, "concat", fmt, ins, [kout], cfg_type=cfg_type, cfg=cfg,
-                    notes=["2.x: one mli_mov_tensor_sync per input at dst_offset"]
-                    if self.target == "2.0" else [])
+            names.append(name)
+        self._layer(op, "concat", fmt, names, [kout], cfg_type="mli_concat_cfg",
+                    cfg={"axis": axis, "tensors_num": len(names)},
+                    notes=["not all inputs can be written in place (contiguous slices only "
+                           f"on MLI {self.target})"])
         self.flush_relu(op)
 
     def _pad(self, op: ir.Op, fmt: str) -> None:

@@ -18,6 +18,7 @@ On a 32-bit ARC target (pointers 4 bytes, int32 aligned on 4) this gives:
 | `mli_argmax_cfg` | 8 | – | – |
 | `mli_concat_cfg` | 2 | 2 | 2 |
 | `mli_rnn_dense_cfg` | 1 | – | – |
+| `mli_mov_cfg_t` | 92 (5 x 4 uint32/int32 + 3 x 4 uint8) | – | – |
 
 The config struct fields come from `mlitool.emit.cfgs.CFG_STRUCTS` (one source of truth with
 the C emitter). `tests/test_report_memory.py` checks every number against `sizeof` as compiled by
@@ -86,7 +87,8 @@ def tensor_struct(target: str, pointer_bytes: int = 4) -> CType:
 
 
 _FIELD = {"relu": struct(ENUM), "relu_type": ENUM, "u8": I8, "i32": I32,
-          "u8x4": array(I8, MAX_RANK)}
+          "u8x4": array(I8, MAX_RANK), "u32[4]": array(I32, MAX_RANK),
+          "i32[4]": array(I32, MAX_RANK), "u8[4]": array(I8, MAX_RANK)}
 
 
 def cfg_struct(target: str, cfg_type: str) -> CType:

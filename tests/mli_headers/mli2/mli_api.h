@@ -109,4 +109,16 @@ typedef struct {
     int32_t topk;
 } mli_argmax_cfg;
 
+/* mli_mov_tensor_sync's config (data movement: copy, slice, concatenation, padding). */
+typedef struct _mli_mov_cfg {
+    uint32_t offset[MLI_MAX_RANK];
+    uint32_t size[MLI_MAX_RANK];
+    uint32_t sub_sample_step[MLI_MAX_RANK];
+    uint32_t dst_offset[MLI_MAX_RANK];
+    int32_t dst_mem_stride[MLI_MAX_RANK];
+    uint8_t perm_dim[MLI_MAX_RANK];
+    uint8_t padding_pre[MLI_MAX_RANK];
+    uint8_t padding_post[MLI_MAX_RANK];
+} mli_mov_cfg_t;
+
 #endif
