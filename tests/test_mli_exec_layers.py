@@ -67,16 +67,18 @@ def test_concat_of_three_inputs_with_their_own_params(tmp_path):
                    [act((1, 2, 3, 2), 0.05, -3), act((1, 2, 3, 4), 0.02, 7), act((1, 2, 3, 1), 0.1, 0)],
                    [act((1, 2, 3, 7), 0.06, 2)], options("ConcatenationOptions", axis=3))
     mli = lower(graph, format="sa8")
-    assert [layer.kind for layer in mli.layers] == ["convert"] * 3 + ["concat"]
+    # the converts write into the output's buffer (views), or a concat copies them there
+    assert [layer.kind for layer in mli.layers][:3] == ["convert"] * 3
+    assert mli.layers[-1].kind in ("concat", "view")
     diff, out, ref, _ = _mli_vs_tflite(graph, mli)
     assert diff <= 1                                   # the converts requantize: 1 LSB
 
 
-def test_concat_same_params_is_a_copy(tmp_path):
+def test_concat_same_params_copies_values(tmp_path):
     graph = _model(tmp_path, "cat2", "CONCATENATION", [act((1, 4, 3)), act((1, 4, 5))],
                    [act((1, 4, 8))], options("ConcatenationOptions", axis=-1))
     mli = lower(graph, format="sa8")
-    assert [layer.kind for layer in mli.layers] == ["concat"]
+    assert [layer.kind for layer in mli.layers] in (["concat"], ["copy", "copy", "view"])
     x = random_inputs(graph, 5, 1)
     out, _ = B.run_mli(graph, mli, x, ARITH)
     a, b = (x[i] for i in graph.inputs)
