@@ -83,8 +83,13 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.nda
     b = xs.shape[0]
     ho, wo = win.out
     dtype = _compute_dtype(kh_n * kw_n * cig, xs, w)
-    xp = win.pad_input(xs.astype(dtype, copy=False), 0)
+    xs = xs.astype(dtype, copy=False)
     wd = w.astype(dtype)
+    if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
+            and tuple(win.out) == tuple(xs.shape[1:3]):
+        # pointwise convolution: the input already is the im2col matrix
+        return _to_int((xs.reshape(-1, xs.shape[3]) @ wd.reshape(-1, co)).reshape(b, ho, wo, co))
+    xp = win.pad_input(xs, 0)
     if groups == 1:
         # im2col in blocks of samples: one matmul of (n*Ho*Wo, Kh*Kw*Ci) @ (Kh*Kw*Ci, Co) each.
         wmat = wd.reshape(-1, co)

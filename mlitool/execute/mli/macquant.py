@@ -111,9 +111,10 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
     if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < (1 << 52):
         # Exact in float64: |acc * mul| < 2^52, and scaling by 2^-n keeps every bit.
         o = _round_scaled(acc, mul * np.ldexp(1.0, -n), arith.round_mode)
+    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < (1 << 31):
+        o = _rounding_shift64(np.asarray(acc, np.int64) * mul, n, arith.round_mode)
     else:
         o = intops.asr_rnd(np.asarray(acc, np.int64) * mul, n, 64, arith.round_mode)
-        o = o.astype(np.float64)
     # sat16(o), + zp, sat16, sat8 is one clamp of o + zp to int8 (|zp| <= 128); MLI's ReLU clamp
     # (MIN(max) then MAX(min)) folds into it.
     o += out_zp
@@ -122,7 +123,7 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
         hi, lo = min(hi, int(limits[1])), max(lo, int(limits[0]))
     np.minimum(o, hi, out=o)
     np.maximum(o, lo, out=o)
-    return o.astype(np.int64)
+    return o.astype(np.int64, copy=False)
 
 
 def _round_scaled(acc: np.ndarray, scale: np.ndarray, mode: str) -> np.ndarray:
