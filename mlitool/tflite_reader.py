@@ -9,6 +9,7 @@ normalisation is recorded in `Model.warnings`.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import struct
@@ -279,26 +280,14 @@ class _Reader:
     def _decode_options(self, obj: Any, cls: type, label: str) -> dict[str, Any]:
         """Every scalar and scalar-vector field of an options table, under snake_case keys."""
         out: dict[str, Any] = {}
-        methods = {k for k, v in vars(cls).items() if callable(v) and not k.startswith("_")}
-        for meth in sorted(methods):
-            if (meth in _SKIP_METHODS or meth.startswith("GetRootAs") or "BufferHasIdentifier" in meth
-                    or meth.endswith(("AsNumpy", "Length", "IsNone"))):
-                continue
-            fn = getattr(obj, meth)
-            nargs = fn.__func__.__code__.co_argcount
-            key = _RENAME.get(_snake(meth), _snake(meth))
-            if nargs == 2:                       # vector accessor Field(j)
-                as_np = getattr(obj, meth + "AsNumpy", None)
-                if as_np is None:
-                    continue                     # vector of tables (StableHLO): not decoded
+        for meth, key, is_vector in _option_fields(cls):
+            if is_vector:                        # vector accessor Field(j)
                 length = getattr(obj, meth + "Length")()
                 self.chk.span(0, length, f"option {key} of {label}")
-                arr = as_np()
+                arr = getattr(obj, meth + "AsNumpy")()
                 out[key] = () if isinstance(arr, int) else tuple(arr.tolist())
                 continue
-            if nargs != 1:
-                continue
-            value = fn()
+            value = getattr(obj, meth)()
             if isinstance(value, (bool, int, float)):
                 out[key] = value
         return _name_enums(out)
@@ -416,6 +405,28 @@ class _Reader:
 # Option helpers
 
 
+@functools.lru_cache(maxsize=None)
+def _option_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
+    """(accessor, IR key, is a vector) of every scalar and scalar-vector field of an options
+    class, in name order; found by reflection once per class."""
+    fields = []
+    methods = {k for k, v in vars(cls).items() if callable(v) and not k.startswith("_")}
+    for meth in sorted(methods):
+        if (meth in _SKIP_METHODS or meth.startswith("GetRootAs") or "BufferHasIdentifier" in meth
+                or meth.endswith(("AsNumpy", "Length", "IsNone"))):
+            continue
+        nargs = getattr(cls, meth).__code__.co_argcount
+        key = _RENAME.get(_snake(meth), _snake(meth))
+        if nargs == 2:                           # vector accessor Field(j)
+            if getattr(cls, meth + "AsNumpy", None) is not None:
+                fields.append((meth, key, True))
+            # else a vector of tables (StableHLO): not decoded
+        elif nargs == 1:
+            fields.append((meth, key, False))
+    return tuple(fields)
+
+
+@functools.lru_cache(maxsize=None)
 def _snake(name: str) -> str:
     s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
     s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s)

@@ -116,3 +116,29 @@ def test_config_override_keeps_first_conv_in_fx16(tmp_path, capsys):
     assert any(layer["kind"] == "convert" for layer in layers)
     assert all(layer["kernel"].endswith("sa8_sa8_sa32") for layer in layers
                if layer["kind"] == "conv2d" and layer["index"] > 0)
+
+
+def test_mli11_per_axis_sa8_shares_one_frac_bits_value(tmp_path, capsys):
+    """MLI 1.1 asym tensors carry one scale_frac_bits even with per-axis scales: the minimum of the
+    channels' 31 - exponent (section 3), and every channel's int32 scale expressed with it."""
+    import math
+
+    from mlitool.tflite_reader import read_model
+
+    code, _, err = run_main(["convert", SAMPLES / "fc_int8.tflite", "--out", tmp_path, "--name", "m",
+                             "--mli", "1.1", "--format", "sa8"], capsys)
+    assert code == 0, err
+    graph = read_model(SAMPLES / "fc_int8.tflite").main
+    fc = next(op for op in graph.ops if op.type == "FULLY_CONNECTED")
+    w = graph.tensors[fc.inputs[1]]
+    expected_frac = min(31 - math.frexp(float(s))[1] for s in w.quant.scale)
+    manifest = json.loads((tmp_path / "m.json").read_text())
+    entry = next(t for t in manifest["tensors"] if t["source"] == w.name)
+    assert entry["params"]["scale_frac_bits"] == [expected_frac]
+    for got, s in zip(entry["params"]["scale"], w.quant.scale):
+        assert abs(got - float(s) * 2.0 ** expected_frac) <= 256   # float32: 24 significant bits
+    gcc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
+                          "-I", str(ROOT / "tests" / "mli_headers" / "mli11"), "-c",
+                          str(tmp_path / "m.c"), "-o", str(tmp_path / "m.o")],
+                         capture_output=True, text=True)
+    assert gcc.returncode == 0, gcc.stderr

@@ -66,9 +66,11 @@ def _check_tensor(model: MliModel, key: str, dialect) -> None:
         raise ValueError(f"{where}: FX tensor without frac_bits")
     if t.el_type.is_sa:
         n = 1 if t.dim < 0 else (t.shape[t.dim] if t.dim < t.rank else -1)
+        shared_frac = getattr(dialect, "one_frac_bits_per_tensor", False)
         for name in ("zero_point", "scale", "scale_frac_bits"):
             arr = getattr(t, name)
-            if arr is None or np.asarray(arr).size != n:
+            sizes = {n, 1} if name == "scale_frac_bits" and shared_frac else {n}
+            if arr is None or np.asarray(arr).size not in sizes:
                 raise ValueError(f"{where}: SA {name} needs {n} value(s) for dim {t.dim}")
     if t.nbytes > MAX_CAPACITY:
         raise UnsupportedError(f"{where}: {t.nbytes} bytes exceed the uint32_t capacity field")

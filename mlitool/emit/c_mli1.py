@@ -22,6 +22,8 @@ _EL_NAMES = {ElType.FX8: "MLI_EL_FX_8", ElType.FX16: "MLI_EL_FX_16",
 
 class Mli11:
     target = "1.1"
+    # MLI 1.1 keeps one scale_frac_bits per tensor even when scales are per axis.
+    one_frac_bits_per_tensor = True
     el_types = (ElType.FX8, ElType.FX16, ElType.SA8, ElType.SA32)
     has_mem_stride = True
     scale_c_type = "int32_t"

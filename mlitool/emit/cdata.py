@@ -19,8 +19,15 @@ _CHUNK_LINES = 1 << 14           # 262144 values per chunk
 _SPACE, _COMMA, _MINUS, _ZERO, _NL = 0x20, 0x2C, 0x2D, 0x30, 0x0A
 
 
+_SMALL = 4096                    # below this many values Python's own formatting is quicker
+
+
 def _fixed_width(values: np.ndarray, width: int) -> np.ndarray:
     """uint8[(n, width)]: each integer right-aligned in `width - 1` columns, then a comma."""
+    if values.size < _SMALL and (values.dtype.kind == "i" or values.dtype.itemsize < 8):
+        text = "".join([f"{v:>{width - 1}}," for v in values.reshape(-1).tolist()])
+        if len(text) == values.size * width:     # every value fits its column
+            return np.frombuffer(text.encode("ascii"), dtype=np.uint8).reshape(-1, width)
     v = values.astype(np.int64, copy=False)
     neg = v < 0
     mag = np.abs(v).astype(np.uint64)          # |INT64_MIN| fits in uint64
@@ -107,4 +114,7 @@ def float_lines(data: np.ndarray) -> Iterator[bytes]:
 
 def int_list(values: np.ndarray | list[int]) -> str:
     """A short list on one line: "1, 2, 3" (shapes, strides, small parameter arrays)."""
-    return ", ".join(str(int(v)) for v in np.asarray(values).reshape(-1).tolist())
+    flat = np.asarray(values).reshape(-1)
+    if flat.dtype.kind in "iu":                  # tolist() gives Python ints already
+        return ", ".join(map(str, flat.tolist()))
+    return ", ".join(str(int(v)) for v in flat.tolist())

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,10 @@ MANIFEST_VERSION = 1
 
 
 def _ints(a) -> list[int]:
-    return [int(v) for v in np.asarray(a).reshape(-1).tolist()]
+    flat = np.asarray(a).reshape(-1)
+    if flat.dtype.kind in "iu":                  # tolist() gives Python ints already
+        return flat.tolist()
+    return [int(v) for v in flat.tolist()]
 
 
 def data_sha256(t: MliTensor) -> str | None:
@@ -41,7 +46,7 @@ def _params(t: MliTensor) -> dict[str, Any]:
                 "zero_point": _ints(t.zero_point),
                 "scale": _ints(t.scale),
                 "scale_frac_bits": _ints(t.scale_frac_bits),
-                "real_scale": [float(v) for v in t.real_scale().tolist()]}
+                "real_scale": np.asarray(t.real_scale(), dtype=np.float64).tolist()}
     return {}
 
 
@@ -112,7 +117,70 @@ def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name:
         "total_macros": {k.lower(): v for k, v in syms.totals.items()},
         "warnings": list(model.warnings),
     }
-    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False) + "\n"
+    return dumps(doc) + "\n"
+
+
+def dumps(doc: Any) -> str:
+    """`json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False)`, same text.
+
+    With an indent, `json` encodes in pure Python, one call per number; the per-axis parameter
+    arrays make that most of a convert's time. Lists of plain numbers are therefore swapped for
+    placeholders, the small rest is dumped by `json`, and the lists are joined in with their
+    line indentation. Anything the fast path cannot vouch for goes to `json` unchanged.
+    """
+    lists: list[list] = []
+    try:
+        small = _placeholders(doc, lists)
+    except _Fallback:
+        return _plain_dumps(doc)
+    text = _plain_dumps(small)
+
+    def expand(m: re.Match) -> str:
+        line_start = m.string.rfind("\n", 0, m.start()) + 1
+        line = m.string[line_start:m.start()]
+        indent = " " * (len(line) - len(line.lstrip(" ")))
+        inner = indent + "  "
+        return "[\n" + inner + (",\n" + inner).join(map(repr, lists[int(m.group(1))])) + \
+            "\n" + indent + "]"
+
+    return _PLACEHOLDER_RE.sub(expand, text)
+
+
+def _plain_dumps(doc: Any) -> str:
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False)
+
+
+class _Fallback(Exception):
+    """Internal: the document holds something the fast path leaves to `json`."""
+
+
+_NUMBERS = {int, float}
+_PLACEHOLDER = "\x00mlitool-list-{}\x00"
+_PLACEHOLDER_RE = re.compile(r'"\\u0000mlitool-list-(\d+)\\u0000"')
+
+
+def _placeholders(v: Any, lists: list[list]) -> Any:
+    """A copy of `v` with every non-empty list of plain ints and finite floats replaced by a
+    placeholder string (the list goes to `lists`). A NUL in any string could fake a placeholder:
+    such documents take the plain path."""
+    if isinstance(v, str):
+        if "\x00" in v:
+            raise _Fallback
+        return v
+    if isinstance(v, dict):
+        out = {}
+        for k, x in v.items():
+            if isinstance(k, str) and "\x00" in k:
+                raise _Fallback
+            out[k] = _placeholders(x, lists)
+        return out
+    if isinstance(v, (list, tuple)):
+        types = set(map(type, v))
+        if v and types <= _NUMBERS and (float not in types or all(map(math.isfinite, v))):
+            lists.append(v)
+            return _PLACEHOLDER.format(len(lists) - 1)
+        return [_placeholders(x, lists) for x in v]
+    return v
 
 
 def _jsonable(v: Any) -> Any:

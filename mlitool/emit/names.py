@@ -107,16 +107,15 @@ class NameTable:
 _COMMENT_SAFE = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.:,;=+()[]{}<>#@!$%^&~|'\"`"
 )
+_COMMENT_UNSAFE = re.compile(b"[^" + re.escape(bytes(sorted(_COMMENT_SAFE))) + b"]")
+_ESCAPES = {bytes([b]): b"\\x%02x" % b for b in range(256) if b not in _COMMENT_SAFE}
 
 
 def comment_text(text: str, limit: int = 200) -> str:
     """`text` made safe inside a `/* ... */` comment on one line (ASCII, no `*/`, `/*`, `??`, `\\`
     at a line end, no newline). Long texts are cut at `limit` characters with a marker."""
     raw = text.encode("utf-8", "surrogatepass")
-    out = []
-    for b in raw:
-        out.append(chr(b) if b in _COMMENT_SAFE else f"\\x{b:02x}")
-    s = "".join(out)
+    s = _COMMENT_UNSAFE.sub(lambda m: _ESCAPES[m.group()], raw).decode("ascii")
     if len(s) > limit:
         s = s[:limit] + "..."   # never ends in a backslash
     return s

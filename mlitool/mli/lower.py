@@ -679,10 +679,10 @@ class _Lowering:
             if bt is None:
                 bm.notes.append("the model has no bias: zeros")
         else:
-            w_real = to_ohwi(self._real(wt, w_axis_tfl))
+            w_max, w_fx_of = self._fx_weights(wt, el_w.bits, to_ohwi)
             b_real = (self._real_bias(bt, x_idx, wt, w_axis_tfl) if bt is not None
                       else np.zeros(cout))
-            w_frac = Q.fx_frac_bits(np.max(np.abs(w_real), initial=0.0), el_w.bits)
+            w_frac = Q.fx_frac_bits(w_max, el_w.bits)
             deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
             if deficit:
                 w_frac -= deficit
@@ -703,7 +703,7 @@ class _Lowering:
                 notes.append(f"output frac bits lowered from {out.frac_bits} to {limit} "
                              "(MLI: out_frac <= in_frac + w_frac)")
                 out.frac_bits = limit
-            w_fx, w_sat = Q.fx_quantize(w_real, w_frac, el_w.bits)
+            w_fx, w_sat = w_fx_of(w_frac)
             b_fx, b_sat = Q.fx_quantize(b_real, b_frac, el_b.bits)
             w_data, lay = self._weights_layout(op, kind, w_fx)
             wm = MliTensor(name=self._base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
@@ -781,6 +781,23 @@ class _Lowering:
         bm.zero_point = np.zeros(n, np.int16)
         wm.dim = dim if per_axis else -1
         bm.dim = 0 if per_axis else -1
+
+    def _fx_weights(self, wt: ir.Tensor, bits: int, to_ohwi):
+        """(max |real weight|, frac -> (FX weights in OHWI, saturated count)).
+
+        8-bit quantized weights go through per-channel tables (quant.py): the same numbers as
+        dequantizing the whole tensor to float64, without that memory and time."""
+        data = np.asarray(wt.data)
+        if wt.quant is not None and Q.lut_applies(data, wt.quant.scale, wt.quant.axis):
+            args = (data, wt.quant.scale, wt.quant.zero_point, wt.quant.axis)
+
+            def from_table(frac: int) -> tuple[np.ndarray, int]:
+                q, n_sat = Q.fx_requantize_8bit(*args, frac, bits)
+                return to_ohwi(q), n_sat
+
+            return Q.dequantized_abs_max(*args), from_table
+        w_real = to_ohwi(self._real(wt))
+        return np.max(np.abs(w_real), initial=0.0), lambda frac: Q.fx_quantize(w_real, frac, bits)
 
     def _real(self, t: ir.Tensor, axis: int | None = None) -> np.ndarray:
         data = np.asarray(t.data)

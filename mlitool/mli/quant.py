@@ -133,12 +133,110 @@ def acc_bits_of(fmt: str) -> int:
 def fx_quantize(x, frac: int, bits: int) -> tuple[np.ndarray, int]:
     """Real values -> FX integers (round half away from zero, like mli_hlp_convert_tensor),
     saturated to `bits`; returns (array in the container dtype, number of saturated values)."""
+    q, saturated = _fx_quantize_mask(x, frac, bits)
+    return q, int(np.count_nonzero(saturated))
+
+
+def _fx_quantize_mask(x, frac: int, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """`fx_quantize`, with the mask of saturated values instead of their count."""
     v = np.ldexp(np.asarray(x, dtype=np.float64), frac)
     q = np.sign(v) * np.floor(np.abs(v) + 0.5)
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
-    n_sat = int(np.count_nonzero((q < lo) | (q > hi)))
+    saturated = (q < lo) | (q > hi)
     dtype = np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32
-    return np.clip(q, lo, hi).astype(dtype), n_sat
+    return np.clip(q, lo, hi).astype(dtype), saturated
+
+
+# --- 8-bit quantized data -> FX through per-channel tables ---------------------------------------
+#
+# An 8-bit quantized tensor holds at most 256 values per channel, so its real values, and their FX
+# encodings, are a (channels, 256) table: computing the table with the very same float operations
+# as `dequantize` + `fx_quantize` and looking the data up gives identical results without float64
+# copies of the whole tensor (8x its size, several times over).
+
+_LUT_CHUNK = 1 << 20             # elements looked up per step: bounds the int64 index temporary
+
+
+def lut_applies(q: np.ndarray, scale, axis: int | None) -> bool:
+    """True when `q` (with these scales) can take the table path."""
+    scale = np.asarray(scale)
+    return (q.dtype.kind in "iu" and q.dtype.itemsize == 1 and q.size > 0
+            and bool(np.all(np.isfinite(scale)))
+            and (axis is None or (0 <= axis < q.ndim and q.shape[axis] == scale.size)))
+
+
+def _by_channel(q: np.ndarray, axis: int | None) -> np.ndarray:
+    """uint8 codes (the raw bytes) as (channels, elements per channel)."""
+    codes = q.view(np.uint8)
+    if axis is None:
+        return codes.reshape(1, -1)
+    return np.ascontiguousarray(np.moveaxis(codes, axis, 0)).reshape(q.shape[axis], -1)
+
+
+def _from_channel(a: np.ndarray, q: np.ndarray, axis: int | None) -> np.ndarray:
+    if axis is None:
+        return a.reshape(q.shape)
+    moved = (q.shape[axis],) + tuple(d for i, d in enumerate(q.shape) if i != axis)
+    return np.ascontiguousarray(np.moveaxis(a.reshape(moved), 0, axis))
+
+
+def _real_table(q: np.ndarray, scale, zero_point, axis: int | None) -> np.ndarray:
+    """float64[(channels, 256)]: the real value of every byte code, exactly as
+    `ir.Quant.dequantize` computes it: (q - zero_point) * scale."""
+    values = np.arange(256, dtype=np.uint8).view(q.dtype).astype(np.float64)
+    scale = np.asarray(scale, dtype=np.float64).reshape(-1)
+    zp = np.asarray(zero_point).reshape(-1)
+    if axis is None:
+        scale, zp = scale[:1], zp[:1]
+    return (values[None, :] - zp[:, None]) * scale[:, None]
+
+
+def _lookup(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
+    """table[c, codes[c, k]] for (channels, k) codes, in bounded steps."""
+    channels, k = codes.shape
+    out = np.empty(codes.shape, table.dtype)
+    if channels == 1:
+        flat_codes, flat_out = codes.reshape(-1), out.reshape(-1)
+        for start in range(0, flat_codes.size, _LUT_CHUNK):
+            step = slice(start, start + _LUT_CHUNK)
+            np.take(table[0], flat_codes[step], out=flat_out[step], mode="clip")
+        return out
+    flat_table = table.reshape(-1)
+    rows = max(1, _LUT_CHUNK // max(k, 1))
+    for r0 in range(0, channels, rows):
+        idx = codes[r0:r0 + rows].astype(np.intp)
+        idx += np.arange(r0, r0 + idx.shape[0], dtype=np.intp)[:, None] * 256
+        np.take(flat_table, idx, out=out[r0:r0 + rows], mode="clip")
+    return out
+
+
+def dequantized_abs_max(q: np.ndarray, scale, zero_point, axis: int | None) -> float:
+    """max |real value| of 8-bit quantized `q` (see `lut_applies`), equal to
+    `np.max(np.abs(dequantize(q)))`: per channel the real value is monotonic in q, so the
+    extremes are at the channel's smallest and largest q."""
+    table = _real_table(q, scale, zero_point, axis)
+    if axis is None:
+        lo, hi = np.array([q.min()]), np.array([q.max()])
+    else:
+        others = tuple(i for i in range(q.ndim) if i != axis)
+        lo, hi = q.min(axis=others).reshape(-1), q.max(axis=others).reshape(-1)
+    rows = np.arange(table.shape[0])
+    ends = np.concatenate([table[rows, lo.astype(q.dtype).view(np.uint8)],
+                           table[rows, hi.astype(q.dtype).view(np.uint8)]])
+    return float(np.max(np.abs(ends)))
+
+
+def fx_requantize_8bit(q: np.ndarray, scale, zero_point, axis: int | None, frac: int, bits: int
+                       ) -> tuple[np.ndarray, int]:
+    """`fx_quantize(dequantize(q), frac, bits)` for 8-bit quantized `q` (see `lut_applies`),
+    through per-channel tables; same values and saturation count."""
+    fx_table, sat_table = _fx_quantize_mask(_real_table(q, scale, zero_point, axis), frac, bits)
+    codes = _by_channel(q, axis)
+    out = _lookup(fx_table, codes)
+    n_sat = 0
+    if sat_table.any():
+        n_sat = int(np.count_nonzero(_lookup(sat_table, codes)))
+    return _from_channel(out, q, axis), n_sat
 
 
 def int_quantize(x, scale, zero_point, bits: int, axis: int | None = None
