@@ -179,3 +179,14 @@ def test_verify_tables(capsys):
     assert code == 0, err
     assert "ROUND_MODE=UP FULL_ACCU=OFF" in out and "per layer" in out
     assert "4 random samples (seed 0)" in out
+
+
+def test_run_npz_arr_0_for_a_single_input(tmp_path, capsys):
+    np.savez(tmp_path / "x.npz", np.load(CNN_IN))
+    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "-o", tmp_path / "y.npz",
+                             "--mode", "tflite"], capsys)
+    assert code == 0, err
+    graph = read_model(str(CNN)).main
+    with np.load(tmp_path / "y.npz") as z:
+        np.testing.assert_array_equal(
+            z[z.files[0]], run_graph(graph, {0: np.load(CNN_IN)}, "tflite")[graph.outputs[0]])
