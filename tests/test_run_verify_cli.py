@@ -28,7 +28,8 @@ CNN_IN = SAMPLES / "cnn_input_int8.npy"
 
 
 def test_target_presets_and_overrides():
-    assert (arith_for().round_mode, arith_for().full_accu) == ("convergent", True)
+    assert (arith_for().round_mode, arith_for().full_accu) == ("up", False)   # vpx by default
+    assert (arith_for("em").round_mode, arith_for("em").full_accu) == ("convergent", True)
     assert (arith_for("vpx").round_mode, arith_for("vpx").full_accu) == ("up", False)
     assert arith_for("vpx", accu="full").full_accu is True
     assert arith_for("em", round_mode="up").round_mode == "up"
@@ -123,7 +124,7 @@ def test_verify_json_document(capsys):
     doc = json.loads(out)
     assert out == json.dumps(doc, sort_keys=True, indent=2) + "\n"
     assert doc["inputs"]["random"] is True and "12 random samples (seed 4)" in doc["inputs"]["note"]
-    assert doc["arith"]["build"] == "ROUND_MODE=CONVERGENT FULL_ACCU=ON"
+    assert doc["arith"]["build"] == "ROUND_MODE=UP FULL_ACCU=OFF"
     assert [row["type"] for row in doc["layers"]] == [
         "CONV_2D", "MAX_POOL_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "ADD", "CONV_2D",
         "AVERAGE_POOL_2D", "FULLY_CONNECTED", "SOFTMAX"]
