@@ -238,8 +238,8 @@ def test_safe_pool_rewrite_is_equivalent_on_every_small_config():
 # input's parameters with MLI's truncated limits (section 7), then a convert requantizes: one
 # input LSB at the clamp becomes 3 / 5 output LSB of these models' finer output scales.
 _EXACT = {"concatenation", "fully_connected_per_tensor", "logistic", "max_pool",
-          "max_pool_global_same", "maximum", "minimum", "relu", "reshape", "squeeze", "tanh",
-          "transpose", "slice", "split", "split_v", "strided_slice"}
+          "max_pool_global_same", "maximum", "maximum_const", "minimum", "minimum_const", "relu",
+          "reshape", "squeeze", "tanh", "transpose", "slice", "split", "split_v", "strided_slice"}
 _WIDER = {"relu6": 3, "relu_n1_to_1": 5}
 
 

@@ -167,6 +167,25 @@ def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
     return x, [V.strided_slice_box(shape, ints(1), ints(2), ints(3), op.options)]
 
 
+def _eltwise_broadcast_problem(a: ir.Tensor, b: ir.Tensor, out: ir.Tensor) -> str | None:
+    """Why the operands of an element-wise op cannot be given to MLI (None: they can). MLI
+    takes equal shapes or a scalar; a constant that broadcasts is materialized at the output's
+    shape, an activation that broadcasts has no MLI equivalent (mem_stride 0 is invalid)."""
+    if a.shape == b.shape or a.size == 1 or b.size == 1:
+        return None
+    try:
+        full = tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+    except ValueError:
+        return f"shapes {list(a.shape)} and {list(b.shape)} do not broadcast"
+    for t in (a, b):
+        if t.data is None and tuple(t.shape) != full:
+            return (f"activation {t.name!r} {list(t.shape)} broadcasts to {list(full)} (MLI: "
+                    "equal shapes or a scalar; only a constant operand can be expanded)")
+    if tuple(out.shape) != full:
+        return f"output shape {list(out.shape)} is not the broadcast shape {list(full)}"
+    return None
+
+
 def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
     """Why `op` cannot be lowered for this target (None when it can)."""
     if op.type not in K.SUPPORTED_OPS:
@@ -209,8 +228,9 @@ def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
         a, b = (graph.tensors[i] for i in op.inputs[:2])
         if a.data is not None and b.data is not None:
             return "both operands are constant"
-        if a.shape != b.shape and a.size != 1 and b.size != 1:
-            return f"broadcast of {list(a.shape)} and {list(b.shape)} (MLI: equal shapes or a scalar)"
+        why = _eltwise_broadcast_problem(a, b, graph.tensors[op.outputs[0]])
+        if why:
+            return why
     if op.type == "SOFTMAX":
         if float(opt.get("beta", 1.0)) != 1.0:
             return f"softmax beta {opt.get('beta')} != 1"
@@ -912,7 +932,12 @@ class _Lowering:
         if t.data is None:
             return self.use(op, idx, el)
         real = self._real(t)
-        shape = self.mli_shape(t.shape) if t.size > 1 else ()
+        full = tuple(self.g.tensors[op.outputs[0]].shape)
+        broadcast = t.size > 1 and tuple(t.shape) != full
+        if broadcast:
+            uniform = bool(np.all(np.asarray(t.data) == np.asarray(t.data).reshape(-1)[0]))
+            real = real.reshape(-1)[:1].reshape(()) if uniform else np.broadcast_to(real, full)
+        shape = self.mli_shape(real.shape) if real.size > 1 else ()
         m = MliTensor(name=self._base(idx), role=Role.PARAM, shape=shape, el_type=el,
                       source=t.name, source_index=idx)
         if el == ElType.SA8:
@@ -928,9 +953,17 @@ class _Lowering:
             data, n = Q.fx_quantize(real, m.frac_bits, el.bits)
             if n:
                 m.notes.append(f"{n} values saturated")
+        if broadcast:
+            data = np.asarray(data)
+            data = data.reshape(-1)[:1].reshape(()) if real.ndim == 0 else np.broadcast_to(data, full)
         if self.layout == "chw" and data.ndim == 4:
             data = data.transpose(0, 3, 1, 2)
-        m.data = np.ascontiguousarray(np.asarray(data).reshape(shape))
+        m.data = np.ascontiguousarray(np.asarray(data).reshape(shape)).reshape(shape)
+        if broadcast:
+            m.notes.append(f"constant {list(t.shape)} broadcast over {list(full)}: " + (
+                "all values equal, passed as a scalar" if m.data.size == 1 else
+                f"materialized at the output's shape (MLI eltwise takes equal shapes or a "
+                f"scalar): {m.nbytes} bytes of ROM instead of {t.size * el.dtype.itemsize}"))
         return self._add(m)
 
     def _eltwise(self, op: ir.Op, fmt: str) -> None:

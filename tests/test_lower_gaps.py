@@ -1,0 +1,151 @@
+"""Ops issue 3 lists whose lowering needed more than one plain MLI call: element-wise ops with a
+constant that broadcasts, ARG_MAX over the last axis of a multi-row tensor, FULLY_CONNECTED over
+several rows, PAD of an SA8 tensor whose zero point is not 0.
+
+Each case checks the lowering (kinds, kernels, shapes, cfg), runs the MLI model with the
+bit-exact executor against `tflite` mode on seeded random inputs (all four MLI builds), and
+compiles the emitted C with gcc against the MLI 2.x declarations the tests carry.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from conftest import SAMPLES
+from emit_probe import expected_lines, probe_source
+from mlitool.emit import emit
+from mlitool.errors import UnsupportedError
+from mlitool.execute import mli_bridge as B
+from mlitool.execute.graph import run_graph
+from mlitool.execute.inputs import random_inputs
+from mlitool.execute.intops import Arith
+from mlitool.mli.lower import lower
+from mlitool.mli.types import ElType, Role
+from mlitool.tflite_reader import read_model
+from tests.tflite_builder import Spec, options, single_op_model
+
+ROOT = Path(__file__).resolve().parents[1]
+WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
+BUILDS = [Arith(r, a) for r in ("up", "convergent") for a in (True, False)]
+needs_gcc = pytest.mark.skipif(not shutil.which("gcc"), reason="gcc not installed")
+
+
+def sample(name: str):
+    return read_model(str(SAMPLES / "ops" / f"{name}.tflite")).main
+
+
+def built(tmp_path, name, op, ins, outs, opts=None):
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(single_op_model(op, ins, outs, opts))
+    return read_model(str(path)).main
+
+
+def act(shape, scale=0.05, zp=-3):
+    return Spec(tuple(shape), "int8", scale, zp)
+
+
+def worst_lsb(graph, mli, n=64, seed=5) -> int:
+    """Largest |mli - tflite| over every output, sample and MLI build."""
+    x = random_inputs(graph, n, seed)
+    ref = run_graph(graph, x, "tflite")
+    worst = 0
+    for arith in BUILDS:
+        out, _ = B.run_mli(graph, mli, x, arith)
+        for i in graph.outputs:
+            assert out[i].shape == ref[i].shape and out[i].dtype == ref[i].dtype
+            worst = max(worst, int(np.abs(out[i].astype(np.int64) - ref[i].astype(np.int64)).max()))
+    return worst
+
+
+def compiles(mli, tmp_path) -> None:
+    """gcc -std=c99 -Wall -Wextra -Werror -pedantic; a probe prints every tensor's fields."""
+    emit(mli, tmp_path, "net")
+    manifest = json.loads((tmp_path / "net.json").read_text())
+    c_names = {t["name"]: t["c_name"] for t in manifest["tensors"]}
+    (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
+    inc = ["-I", str(ROOT / "tests" / "mli_headers" / "mli2"), "-I", str(tmp_path)]
+    for cmd in (["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"],
+                ["gcc", "-std=c99", *WARN, *inc, "probe.c", "net.o", "-o", "probe"]):
+        res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+        assert res.returncode == 0, res.stderr[:3000]
+    res = subprocess.run([str(tmp_path / "probe")], capture_output=True, text=True, check=True)
+    assert res.stdout.splitlines() == expected_lines(mli, c_names)
+
+
+def kinds(mli):
+    return [(layer.kind, layer.kernel) for layer in mli.layers]
+
+
+# --- element-wise with a broadcast constant -----------------------------------------------------
+
+ELT = {"add_const": "add", "sub_const": "sub", "mul_const": "mul", "minimum_const": "min",
+       "maximum_const": "max"}
+
+
+@pytest.mark.parametrize("name", sorted(ELT))
+def test_eltwise_constant_materialized(name):
+    graph = sample(name)
+    mli = lower(graph, format="sa8")
+    assert kinds(mli) == [(f"eltwise_{ELT[name]}", f"mli_krn_eltwise_{ELT[name]}_sa8")]
+    x, c = (mli.tensor(n) for n in mli.layers[0].inputs)
+    const = graph.tensors[graph.ops[0].inputs[1]]
+    assert x.role == Role.INPUT and c.role == Role.PARAM
+    assert const.shape == (8,) and x.shape == c.shape == (4, 4, 8)
+    # every pixel carries the model's 8 constants, with the model's own parameters
+    np.testing.assert_array_equal(c.data, np.tile(np.asarray(const.data, np.int8), (4, 4, 1)))
+    assert int(c.zero_point[0]) == int(const.quant.zero_point[0])
+    assert any("128 bytes of ROM instead of 8" in n for n in c.notes)
+    # min / max select, no arithmetic: exact; add / sub / mul requantize: 1 LSB
+    assert worst_lsb(graph, mli) == (0 if ELT[name] in ("min", "max") else 1)
+
+
+def test_eltwise_constant_fx16():
+    graph = sample("add_const")
+    mli = lower(graph, format="fx16")
+    c = mli.tensor(mli.layers[-1].inputs[1])
+    real = graph.tensors[graph.ops[0].inputs[1]]
+    want = real.quant.dequantize(np.asarray(real.data))
+    assert c.shape == (4, 4, 8) and c.el_type == ElType.FX16
+    np.testing.assert_allclose(c.data[2, 3] * 2.0 ** -c.frac_bits, want, atol=2.0 ** -c.frac_bits)
+
+
+def test_uniform_constant_becomes_a_scalar(tmp_path):
+    const = np.full((6,), 37, np.int8)
+    graph = built(tmp_path, "add_u", "ADD", [act((1, 3, 2, 6)), Spec((6,), "int8", 0.02, 4,
+                                                                      data=const)],
+                  [act((1, 3, 2, 6), 0.07, 1)], options("AddOptions"))
+    mli = lower(graph, format="sa8")
+    c = mli.tensor(mli.layers[0].inputs[1])
+    assert c.shape == () and int(c.data) == 37 and any("scalar" in n for n in c.notes)
+    assert worst_lsb(graph, mli) <= 1
+
+
+def test_broadcast_constant_on_the_left_and_over_rows(tmp_path):
+    """SUB(const, x) with a [3, 1, 1] constant broadcast over [1, 3, 2, 4]."""
+    const = np.array([-100, 5, 90], np.int8).reshape(3, 1, 1)
+    graph = built(tmp_path, "sub_l", "SUB", [Spec((3, 1, 1), "int8", 0.03, -2, data=const),
+                                             act((1, 3, 2, 4))],
+                  [act((1, 3, 2, 4), 0.08, 3)], options("SubOptions"))
+    mli = lower(graph, format="sa8")
+    c, x = (mli.tensor(n) for n in mli.layers[0].inputs)
+    assert c.role == Role.PARAM and c.shape == x.shape == (3, 2, 4)
+    np.testing.assert_array_equal(c.data[:, 1, 3], [-100, 5, 90])
+    assert worst_lsb(graph, mli) <= 1
+
+
+def test_broadcast_activation_is_refused(tmp_path):
+    graph = built(tmp_path, "add_aa", "ADD", [act((1, 1, 1, 8)), act((1, 4, 4, 8))],
+                  [act((1, 4, 4, 8))], options("AddOptions"))
+    with pytest.raises(UnsupportedError, match=r"op 0 \(ADD\).*broadcasts to \[1, 4, 4, 8\]"):
+        lower(graph, format="sa8")
+
+
+@needs_gcc
+def test_eltwise_constant_compiles(tmp_path):
+    compiles(lower(sample("mul_const"), format="sa8"), tmp_path)
