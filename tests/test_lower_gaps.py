@@ -149,3 +149,68 @@ def test_broadcast_activation_is_refused(tmp_path):
 @needs_gcc
 def test_eltwise_constant_compiles(tmp_path):
     compiles(lower(sample("mul_const"), format="sa8"), tmp_path)
+
+
+# --- fully connected over several rows ----------------------------------------------------------
+
+def test_fc_keep_dims_as_pointwise_conv():
+    graph = sample("fully_connected_keep_dims")
+    mli = lower(graph, format="sa8")
+    assert kinds(mli) == [("view", ""), ("conv2d", "mli_krn_conv2d_hwcn_sa8_sa8_sa32"),
+                          ("view", "")]
+    view_in, conv, view_out = mli.layers
+    x, xr = mli.tensor(view_in.inputs[0]), mli.tensor(view_in.outputs[0])
+    assert x.role == Role.INPUT and x.shape == (4, 16)
+    assert xr.shape == (4, 1, 16) and xr.buffer == x.name and conv.inputs == [xr.name]
+    w = mli.tensor(conv.weights)
+    wt = graph.tensors[graph.ops[0].inputs[1]]
+    assert w.shape == (1, 1, 16, 8) and w.layout == "HWCN" and w.dim == 3
+    np.testing.assert_array_equal(w.data[0, 0], np.asarray(wt.data).T)      # (N, M)
+    assert len(w.scale) == 8 and mli.tensor(conv.bias).shape == (8,)
+    assert conv.cfg == {"relu_type": 0, "stride_width": 1, "stride_height": 1,
+                        "padding_left": 0, "padding_right": 0, "padding_top": 0,
+                        "padding_bottom": 0, "dilation_width": 1, "dilation_height": 1}
+    y_hwc, y = mli.tensor(conv.outputs[0]), mli.tensor(view_out.outputs[0])
+    assert y_hwc.shape == (4, 1, 8) and y.shape == (4, 8) and y.buffer == y_hwc.name
+    assert y.role == Role.OUTPUT and mli.outputs == [y.name]
+    assert worst_lsb(graph, mli) <= 1            # MAC requantization, as the other MAC layers
+
+
+def test_fc_rows_fx16():
+    graph = sample("fully_connected_keep_dims")
+    mli = lower(graph, format="fx16")
+    assert [layer.kernel for layer in mli.layers if layer.kernel] == ["mli_krn_conv2d_hwcn_fx16"]
+    assert mli.tensor(mli.layers[1].weights).shape == (1, 1, 16, 8)
+    assert worst_lsb(graph, mli) <= 1            # FX16 real values, quantized back to int8
+
+
+@pytest.mark.parametrize("in_shape,keep,out_shape", [((1, 4, 16), False, (4, 8)),
+                                                     ((4, 16), False, (4, 8)),
+                                                     ((1, 2, 3, 16), True, (1, 2, 3, 8))])
+def test_fc_rows_shapes(tmp_path, in_shape, keep, out_shape):
+    rng = np.random.default_rng(11)
+    w = rng.integers(-127, 128, (8, 16)).astype(np.int8)
+    b = rng.integers(-2000, 2000, (8,)).astype(np.int32)
+    graph = built(tmp_path, "fc", "FULLY_CONNECTED",
+                  [act(in_shape, 0.04, 5), Spec((8, 16), "int8", 0.01, 0, data=w),
+                   Spec((8,), "int32", 0.0004, 0, data=b)], [act(out_shape, 0.1, -7)],
+                  options("FullyConnectedOptions", keepNumDims=keep, fusedActivationFunction=1))
+    mli = lower(graph, format="sa8")
+    conv = next(layer for layer in mli.layers if layer.kind == "conv2d")
+    rows = int(np.prod(in_shape)) // 16
+    assert mli.tensor(conv.inputs[0]).shape == (rows, 1, 16)
+    assert conv.cfg["relu_type"] == 1
+    assert mli.tensor(mli.outputs[0]).shape == (out_shape if len(out_shape) == 2
+                                                else out_shape[1:])
+    assert worst_lsb(graph, mli) <= 1
+
+
+def test_fc_rows_refused_for_chw(tmp_path):
+    graph = sample("fully_connected_keep_dims")
+    with pytest.raises(UnsupportedError, match="layout hwc"):
+        lower(graph, format="fx16", target="1.1", layout="chw")
+
+
+@needs_gcc
+def test_fc_rows_compiles(tmp_path):
+    compiles(lower(sample("fully_connected_keep_dims"), format="sa8"), tmp_path)

@@ -123,7 +123,7 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
             return "conv2d"                  # one input channel: an ordinary convolution
         return "depthwise_conv2d" if w.shape[-1] == cin else "group_conv2d"
     if t == "FULLY_CONNECTED":
-        return "fully_connected"
+        return "conv2d" if fc_rows(graph, op) > 1 else "fully_connected"
     if t in ("AVERAGE_POOL_2D", "MEAN"):
         return "avepool"
     if t == "MAX_POOL_2D":
@@ -139,6 +139,20 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
             "CONCATENATION": "concat", "PAD": "padding", "QUANTIZE": "convert",
             "DEQUANTIZE": "convert", "SPLIT": "view", "SPLIT_V": "view", "SLICE": "view",
             "STRIDED_SLICE": "view"}[t]
+
+
+def fc_rows(graph: ir.Graph, op: ir.Op) -> int:
+    """How many rows of N_in elements a FULLY_CONNECTED multiplies (TFLite flattens its input
+    to [rows, N_in]). More than one row is lowered as a 1x1 conv2d over a (rows, 1, N_in) view."""
+    w = graph.tensors[op.inputs[1]]
+    return max(graph.tensors[op.inputs[0]].size // max(int(w.shape[-1]), 1), 1)
+
+
+def _rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:
+    """A rank-2 [rows, N] input or [rows, M] output of a multi-row FULLY_CONNECTED: the first
+    dimension is rows of the matrix product, not a batch."""
+    return (op.type == "FULLY_CONNECTED" and len(t.shape) == 2 and fc_rows(graph, op) > 1
+            and t.size % fc_rows(graph, op) == 0 and t.shape[0] == fc_rows(graph, op))
 
 
 def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
@@ -196,7 +210,7 @@ def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
         if t.dtype not in ("int8", "float32") and not (op.type == "ARG_MAX" and t in
                                                         [graph.tensors[o] for o in op.outputs]):
             return f"tensor {t.name!r} has type {t.dtype} (MLI activations: int8 or float)"
-        if len(t.shape) >= 2 and t.shape[0] != 1:
+        if len(t.shape) >= 2 and t.shape[0] != 1 and not _rows_not_batch(graph, op, t):
             return f"tensor {t.name!r} has batch {t.shape[0]} (MLI runs batch 1)"
         if len(t.shape) > 5:
             return f"tensor {t.name!r} has rank {len(t.shape)} (MLI: at most 4 without batch)"
@@ -222,8 +236,11 @@ def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
         w = graph.tensors[op.inputs[1]]
         if w.data is None or len(w.shape) != 2:
             return "weights are not a constant 2-D matrix"
-        if graph.tensors[op.inputs[0]].size != w.shape[1]:
-            return "input is not one row of N_in elements (batch > 1)"
+        if graph.tensors[op.inputs[0]].size % w.shape[1]:
+            return f"input size is not a multiple of N_in = {w.shape[1]}"
+        if fc_rows(graph, op) > 1 and layout == "chw":
+            return ("several input rows: lowered as a 1x1 conv2d over an HWC view, which "
+                    "--layout chw cannot express; use --layout hwc")
     if op.type in _ELTWISE:
         a, b = (graph.tensors[i] for i in op.inputs[:2])
         if a.data is not None and b.data is not None:
@@ -437,7 +454,8 @@ class _Lowering:
         src = self.g.tensors[idx]
         role = (Role.INPUT if idx in self.g.inputs else Role.OUTPUT if idx in self.g.outputs
                 else Role.ACTIVATION)
-        shape = self.mli_shape(src.shape)
+        rows_2d = len(src.shape) == 2 and src.shape[0] != 1     # only FC rows pass _reason
+        shape = tuple(src.shape) if rows_2d else self.mli_shape(src.shape)
         lay = ("CHW" if self.layout == "chw" else "HWC") if len(shape) == 3 else ""
         t = MliTensor(name=name or self._base(idx), role=role, shape=shape, el_type=el,
                       layout=lay, source=src.name, source_index=idx)
@@ -670,6 +688,11 @@ class _Lowering:
         b_idx = op.inputs[2] if len(op.inputs) > 2 else -1
         wt, bt = g.tensors[w_idx], g.tensor(b_idx)
         x_name = self.use(op, x_idx, el_a)
+        rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
+        if rows_fc:
+            rows = fc_rows(g, op)
+            x_name = self._dense_view(op, fmt, x_name, (rows, 1, int(wt.shape[1])),
+                                      "fully connected rows as an HWC map for a 1x1 conv2d")
         x = self.tensors[x_name]
         out = self.produce(op.outputs[0], el_a)
         notes: list[str] = []
@@ -681,7 +704,13 @@ class _Lowering:
             else (lambda a: a)
         if as_conv:
             notes.append("depthwise convolution of a single input channel lowered as conv2d")
-        dim = Q.mli_quant_dim("CONV_2D" if as_conv else op.type, self.target, self.layout)
+        if rows_fc:        # (M, N) -> OHWI (M, 1, 1, N): same products and sums per row
+            to_ohwi = lambda a: a.reshape(a.shape[0], 1, 1, a.shape[1])  # noqa: E731
+            notes.append(f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
+                         f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
+                         "row)")
+        dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, self.target,
+                              self.layout)
         k_macs = self._macs(op, kind)
 
         if el_w == ElType.SA8:
@@ -745,11 +774,16 @@ class _Lowering:
         if kind == "fully_connected":
             cfg_type, cfg = ("mli_fully_connected_cfg", {"relu_type": self.relu_type(op, out)}) \
                 if self.target == "2.0" else (None, {})
+        elif rows_fc:
+            cfg_type, cfg = "mli_conv2d_cfg", self._pointwise_cfg(op, out)
+            kout = self._hwc_output(out, (rows, 1, cout))
         else:
             cfg_type, cfg = "mli_conv2d_cfg", self._conv_cfg(op, x, out, wt)
         self._layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
                     cfg_type=cfg_type, cfg=cfg, notes=notes)
         self.flush_relu(op)
+        if rows_fc:
+            self._view_layer(op, kout, out.name, f"conv2d rows to {list(out.shape)}")
 
     def _sa8_weights(self, wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool]:
         """(int8 data, float scales, per_axis) of the weights: the model's own for int8 weights,
@@ -836,11 +870,51 @@ class _Lowering:
 
     def _macs(self, op: ir.Op, kind: str) -> int:
         w = self.g.tensors[op.inputs[1]].shape
-        if kind == "fully_connected":
+        if kind == "fully_connected" or op.type == "FULLY_CONNECTED":
             return int(w[1])
         if op.type == "CONV_2D":
             return int(w[1] * w[2] * w[3])
         return int(w[1] * w[2])                 # depthwise / group / conv from depthwise: 1 input
+
+    def _pointwise_cfg(self, op: ir.Op, out: MliTensor) -> dict:
+        """A 1x1 conv2d: stride 1, no padding (multi-row fully connected)."""
+        cfg = {"relu_type": self.relu_type(op, out), "stride_width": 1, "stride_height": 1,
+               "padding_left": 0, "padding_right": 0, "padding_top": 0, "padding_bottom": 0}
+        if self.target == "2.0":
+            cfg.update(dilation_width=1, dilation_height=1)
+        return cfg
+
+    def _hwc_output(self, out: MliTensor, shape: tuple[int, ...]) -> str:
+        """A tensor a kernel writes in `shape` that a view layer then shows as `out`."""
+        t = dataclasses.replace(out, name=f"{out.name}_hwc", role=Role.ACTIVATION, shape=shape,
+                                layout="HWC" if len(shape) == 3 else "", mem_stride=None,
+                                notes=[f"kernel output; '{out.name}' is a view of it"])
+        t.__post_init__()
+        return self._add(t)
+
+    def _dense_view(self, op: ir.Op, fmt: str, src_name: str, shape: tuple[int, ...],
+                    why: str) -> str:
+        """`src` seen in `shape` (same elements, row-major): a view layer, after a dense copy
+        (mli_mov) when `src` is itself a strided view."""
+        src = self.tensors[src_name]
+        if not V.is_dense(src):
+            dense = dataclasses.replace(src, name=f"{src.name}_dense", role=Role.ACTIVATION,
+                                        mem_stride=None, buffer=None, offset=0, capacity=None,
+                                        notes=["dense copy of a strided view"])
+            dense.__post_init__()
+            self._add(dense)
+            self._mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank,
+                      f"{why}: a view of a strided tensor needs a contiguous one")
+            src = dense
+        if tuple(shape) == src.shape:
+            return src.name
+        t = dataclasses.replace(src, name=f"{src.name}_as_{'x'.join(map(str, shape))}",
+                                role=Role.ACTIVATION, shape=tuple(shape), mem_stride=None,
+                                layout="HWC" if len(shape) == 3 else "", notes=[why])
+        t.__post_init__()
+        self._add(t)
+        self._view_layer(op, src.name, t.name, why)
+        return t.name
 
     def _conv_cfg(self, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor) -> dict:
         o = op.options
