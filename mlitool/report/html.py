@@ -20,11 +20,13 @@ table { border-collapse: collapse; margin: .4rem 0 1.2rem; font-size: .85rem; }
 th, td { border: 1px solid #d0d0d0; padding: .2rem .5rem; vertical-align: top; }
 th { background: #f0f0f0; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.text { max-width: 26rem; overflow-wrap: anywhere; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .meta td:first-child { font-weight: 600; }
 .note { color: #555; font-size: .85rem; }
 .scroll { overflow-x: auto; }
-figure { margin: .6rem 0 1.4rem; overflow-x: auto; }
+figure { margin: .6rem 0 1.4rem; overflow-x: auto; max-width: 100%; }
+.charts { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
 svg.chart { font-family: inherit; background: #fff; }
 svg .title { font-size: 14px; font-weight: 600; }
 svg .tick, svg .cat, svg .legend, svg .mark { font-size: 11px; fill: #333; }
@@ -53,7 +55,7 @@ def _table(t: Table) -> list[str]:
     out.append("<tbody>")
     for row in t.rows:
         cells = "".join(f'<td class="num">{_e(format_value(v, c.precision))}</td>' if _numeric(v)
-                        else f"<td>{_e(format_value(v, c.precision))}</td>"
+                        else f'<td class="text">{_e(format_value(v, c.precision))}</td>'
                         for c, v in zip(t.columns, row))
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table></div>")
@@ -78,8 +80,10 @@ def render_html(report: Report) -> str:
         out += [f"<p>{_e(p)}</p>" for p in s.text]
         for t in s.tables:
             out += _table(t)
-        for c in s.charts:
-            out.append(f"<figure>{chart_svg(c)}</figure>")
+        if s.charts:
+            out.append('<div class="charts">')
+            out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts]
+            out.append("</div>")
         out.append("</section>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
