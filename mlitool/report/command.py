@@ -85,6 +85,7 @@ def load(model_path: Path, opts: ReportOptions):
     from mlitool.mli.lower import lower
     from mlitool.tflite_reader import read_model
 
+    model_path = Path(model_path)
     copts = ConvertOptions(out=Path("."), format=opts.format, mli=opts.mli, layout=opts.layout,
                            config=opts.config, overrides=dict(opts.overrides))
     fmt, target, layout, overrides, _ = resolve(copts, model_path)
