@@ -162,7 +162,7 @@ def _render_convert(result: dict) -> None:
 
 
 _ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); "
-               "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: em].")
+               "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: vpx].")
 
 
 @app.command("run")

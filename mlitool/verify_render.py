@@ -21,7 +21,14 @@ def _share(v: Any) -> str:
 
 def render(doc: dict[str, Any], console=None) -> None:
     from rich.console import Console
-    from rich.table import Table
+    from rich.table import Table as _Table
+    from rich.text import Text
+
+    class Table(_Table):
+        """Cells as plain text: names and remedies contain brackets rich would read as markup."""
+
+        def add_row(self, *cells):
+            super().add_row(*(Text(c) for c in cells))
 
     if console is None:
         console = Console()

@@ -28,7 +28,8 @@ CNN_IN = SAMPLES / "cnn_input_int8.npy"
 
 
 def test_target_presets_and_overrides():
-    assert (arith_for().round_mode, arith_for().full_accu) == ("convergent", True)
+    assert (arith_for().round_mode, arith_for().full_accu) == ("up", False)   # vpx by default
+    assert (arith_for("em").round_mode, arith_for("em").full_accu) == ("convergent", True)
     assert (arith_for("vpx").round_mode, arith_for("vpx").full_accu) == ("up", False)
     assert arith_for("vpx", accu="full").full_accu is True
     assert arith_for("em", round_mode="up").round_mode == "up"
@@ -123,7 +124,7 @@ def test_verify_json_document(capsys):
     doc = json.loads(out)
     assert out == json.dumps(doc, sort_keys=True, indent=2) + "\n"
     assert doc["inputs"]["random"] is True and "12 random samples (seed 4)" in doc["inputs"]["note"]
-    assert doc["arith"]["build"] == "ROUND_MODE=CONVERGENT FULL_ACCU=ON"
+    assert doc["arith"]["build"] == "ROUND_MODE=UP FULL_ACCU=OFF"
     assert [row["type"] for row in doc["layers"]] == [
         "CONV_2D", "MAX_POOL_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "ADD", "CONV_2D",
         "AVERAGE_POOL_2D", "FULLY_CONNECTED", "SOFTMAX"]
@@ -179,3 +180,14 @@ def test_verify_tables(capsys):
     assert code == 0, err
     assert "ROUND_MODE=UP FULL_ACCU=OFF" in out and "per layer" in out
     assert "4 random samples (seed 0)" in out
+
+
+def test_run_npz_arr_0_for_a_single_input(tmp_path, capsys):
+    np.savez(tmp_path / "x.npz", np.load(CNN_IN))
+    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "-o", tmp_path / "y.npz",
+                             "--mode", "tflite"], capsys)
+    assert code == 0, err
+    graph = read_model(str(CNN)).main
+    with np.load(tmp_path / "y.npz") as z:
+        np.testing.assert_array_equal(
+            z[z.files[0]], run_graph(graph, {0: np.load(CNN_IN)}, "tflite")[graph.outputs[0]])

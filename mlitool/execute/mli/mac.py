@@ -52,7 +52,9 @@ def _compute_dtype(k: int, x: np.ndarray, w: np.ndarray) -> type:
     A float type is exact when K * max|x| * max|w| stays below 2^(mantissa bits + 1): every partial
     sum (in any summation order BLAS picks) is then an integer it represents exactly.
     """
-    bound = k * int(np.abs(x).max(initial=0)) * int(np.abs(w).max(initial=0))
+    xmax = max(-int(x.min(initial=0)), int(x.max(initial=0)))
+    wmax = max(-int(w.min(initial=0)), int(w.max(initial=0)))
+    bound = k * xmax * wmax
     for dtype, limit in _EXACT_FLOATS:
         if bound < limit:
             return dtype
@@ -60,27 +62,34 @@ def _compute_dtype(k: int, x: np.ndarray, w: np.ndarray) -> type:
 
 
 def _to_int(acc: np.ndarray) -> np.ndarray:
-    return acc.astype(np.int64) if acc.dtype != np.int64 else acc
+    """Exact sums stay in the float type that computed them (every value is an integer it holds
+    exactly); the finishing steps read them without another conversion pass."""
+    return acc
 
 
 def matmul_exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """x (..., N) @ w (N, M), exactly, as int64."""
+    """x (..., N) @ w (N, M), exactly (int64, or a float type holding the integers exactly)."""
     dtype = _compute_dtype(w.shape[0], x, w)
-    return _to_int(np.matmul(x.astype(dtype), w.astype(dtype)))
+    return _to_int(np.matmul(x.astype(dtype, copy=False), w.astype(dtype, copy=False)))
 
 
 def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.ndarray:
     """Exact sums over the valid taps: xs (B, H, W, Ci) zero-meaning values, w (Kh, Kw, Ci/g, Co).
 
     Taps outside the input contribute 0 (MLI skips them; for SA8 `xs` is already x - in_zp).
-    Returns int64 (B, Ho, Wo, Co).
+    Returns (B, Ho, Wo, Co) exact integer sums (int64, or a float type holding them exactly).
     """
     kh_n, kw_n, cig, co = w.shape
     b = xs.shape[0]
     ho, wo = win.out
     dtype = _compute_dtype(kh_n * kw_n * cig, xs, w)
-    xp = win.pad_input(xs.astype(dtype), 0)
+    xs = xs.astype(dtype, copy=False)
     wd = w.astype(dtype)
+    if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
+            and tuple(win.out) == tuple(xs.shape[1:3]):
+        # pointwise convolution: the input already is the im2col matrix
+        return _to_int((xs.reshape(-1, xs.shape[3]) @ wd.reshape(-1, co)).reshape(b, ho, wo, co))
+    xp = win.pad_input(xs, 0)
     if groups == 1:
         # im2col in blocks of samples: one matmul of (n*Ho*Wo, Kh*Kw*Ci) @ (Kh*Kw*Ci, Co) each.
         wmat = wd.reshape(-1, co)
@@ -93,16 +102,20 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.nda
         return _to_int(acc)
     n = b * ho * wo
     cog = co // groups
+    if cig == 1 and cog == 1:                # depthwise: one product per channel, on the views
+        acc4 = np.zeros((b, ho, wo, co), dtype=dtype)
+        prod = np.empty_like(acc4)
+        for kh, kw, tap in win.taps(xp):
+            np.multiply(tap, wd[kh, kw, 0], out=prod)
+            acc4 += prod
+        return _to_int(acc4)
     acc = np.zeros((n, co), dtype=dtype)
     for kh, kw, tap in win.taps(xp):
         tap = tap.reshape(n, groups * cig)
         wt = wd[kh, kw]
-        if cig == 1 and cog == 1:            # depthwise: one product per channel
-            acc += tap * wt[0]
-        else:
-            xg = tap.reshape(n, groups, cig).transpose(1, 0, 2)
-            wg = wt.reshape(cig, groups, cog).transpose(1, 0, 2)
-            acc += np.matmul(xg, wg).transpose(1, 0, 2).reshape(n, co)
+        xg = tap.reshape(n, groups, cig).transpose(1, 0, 2)
+        wg = wt.reshape(cig, groups, cog).transpose(1, 0, 2)
+        acc += np.matmul(xg, wg).transpose(1, 0, 2).reshape(n, co)
     return _to_int(acc).reshape(b, ho, wo, co)
 
 
@@ -111,8 +124,9 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.nda
 
 def _zero_meaning(x: np.ndarray, inp: MliTensor, name: str) -> np.ndarray:
     """SA8 subtracts the input zero point (so padding = real zero); FX values are already 0-based."""
-    x = np.asarray(x, dtype=np.int64)
-    return x - int(inp.zero_point[0]) if name == "sa8_sa8_sa32" else x
+    if name == "sa8_sa8_sa32":                # |x - zp| <= 255: exact in float32
+        return np.subtract(x, np.float32(int(inp.zero_point[0])), dtype=np.float32)
+    return np.asarray(x, dtype=np.int64)
 
 
 def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias: MliTensor,
@@ -122,9 +136,14 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
     limits = mq.relu_limits(mq.relu_type(cfg), out)
     b = np.asarray(bias.data, dtype=np.int64).reshape(-1)
     if name == "sa8_sa8_sa32":
-        acc = intops.sat(intops.wrap(acc, 32) + mq.sa8_bias(b, arith), 32)
+        b = mq.sa8_bias(b, arith)
+        if acc.size and not _fits32(acc, b):
+            acc = intops.sat(intops.wrap(acc, 32) + b, 32)
+        else:                                # no wrap, no saturation: a plain (exact) add
+            acc = np.add(acc, b.astype(np.float64), dtype=np.float64)
         mul, shift = mq.sa8_multiplier(inp, weights, out, channels, arith)
-        o = mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith)
+        o = mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith, limits)
+        return o.astype(out.el_type.dtype)
     else:
         bits = mq.fx_acc_bits(weights)
         in_w = int(inp.frac_bits) + int(weights.frac_bits)
@@ -132,6 +151,13 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
         acc = intops.sat(acc, bits)
         o = mq.fx_result(acc, in_w - int(out.frac_bits), bits, arith)
     return mq.clamp(o, limits).astype(out.el_type.dtype)
+
+
+def _fits32(acc: np.ndarray, b: np.ndarray) -> bool:
+    """True when acc and acc + b stay inside int32 (wrap and saturation are then identities)."""
+    lo, hi = int(acc.min()), int(acc.max())
+    bl, bh = int(b.min(initial=0)), int(b.max(initial=0))
+    return -(1 << 31) <= lo and hi < (1 << 31) and -(1 << 31) <= lo + bl and hi + bh < (1 << 31)
 
 
 def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:

@@ -83,20 +83,75 @@ def sa8_bias(bias: np.ndarray, arith: Arith) -> np.ndarray:
 
 
 def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
-               arith: Arith) -> np.ndarray:
-    """result_cast for s8asym: 32-bit accumulator -> int8 before the ReLU clamp."""
+               arith: Arith, limits: tuple[int, int] | None = None) -> np.ndarray:
+    """result_cast for s8asym: 32-bit accumulator -> int8 (then the ReLU clamp when `limits`).
+
+    The last dimension of `acc` is the output channel (`mul`, `shift` per channel or scalar).
+    `acc` holds integers (any numeric dtype) inside the int32 range.
+    """
     mul, shift = np.asarray(mul, np.int64), np.asarray(shift, np.int64)
-    acc = np.asarray(acc, np.int64)
-    pre = 0
+    acc = np.asarray(acc)
+    lim = (1 << 31) - 256 if acc.size else 0
+    amax = max(abs(int(acc.min())), abs(int(acc.max()))) if acc.size else 0
+    pre = np.zeros_like(shift)
     if not arith.full_accu:
         # Reduced-precision post-processing: 16-bit multiplier, accumulator squeezed to 16 bits.
         mul = intops.asr_rnd(mul, 16, 32, arith.round_mode)
         shift = shift - 16
         pre = np.clip(shift - 21, 0, 8)
-        acc = intops.sat(intops.asr_rnd(acc, np.broadcast_to(pre, acc.shape), 32, arith.round_mode), 16)
-    o = intops.asr_rnd(acc * mul, np.minimum(shift - pre, 63), 64, arith.round_mode)
-    o = intops.sat(o, 16)
-    return intops.sat(intops.sat(o + out_zp, 16), 8)
+        if amax < lim:
+            acc = _round_scaled(acc, np.ldexp(1.0, -pre), arith.round_mode)
+            np.clip(acc, -32768, 32767, out=acc)
+        else:
+            acc = intops.asr_rnd(np.asarray(acc, np.int64), np.broadcast_to(pre, acc.shape), 32,
+                                 arith.round_mode)
+            acc = intops.sat(acc, 16).astype(np.float64)
+        amax = min(amax, 1 << 15)
+    n = np.minimum(shift - pre, 63)
+    if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < (1 << 52):
+        # Exact in float64: |acc * mul| < 2^52, and scaling by 2^-n keeps every bit.
+        o = _round_scaled(acc, mul * np.ldexp(1.0, -n), arith.round_mode)
+    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < (1 << 31):
+        o = _rounding_shift64(np.asarray(acc, np.int64) * mul, n, arith.round_mode)
+    else:
+        o = intops.asr_rnd(np.asarray(acc, np.int64) * mul, n, 64, arith.round_mode)
+    # sat16(o), + zp, sat16, sat8 is one clamp of o + zp to int8 (|zp| <= 128); MLI's ReLU clamp
+    # (MIN(max) then MAX(min)) folds into it.
+    o += out_zp
+    hi, lo = 127, -128
+    if limits is not None:
+        hi, lo = min(hi, int(limits[1])), max(lo, int(limits[0]))
+    np.minimum(o, hi, out=o)
+    np.maximum(o, lo, out=o)
+    return o.astype(np.int64, copy=False)
+
+
+def _round_scaled(acc: np.ndarray, scale: np.ndarray, mode: str) -> np.ndarray:
+    """asr_rnd(acc * m, n) computed as round(acc * (m * 2^-n)) in float64, for operands whose
+    product is below 2^52 (every value and the +0.5 exact): UP rounds half up (floor(x + 0.5)),
+    CONVERGENT half to even (rint)."""
+    f = np.multiply(acc, scale, dtype=np.float64)
+    if mode == intops.UP:
+        f += 0.5
+        return np.floor(f, out=f)
+    return np.rint(f, out=f)
+
+
+def _rounding_shift64(p: np.ndarray, n: np.ndarray, mode: str) -> np.ndarray:
+    """asr_rnd64(p, n) for 1 <= n <= 62 and |p| < 2^62, in place (p is a fresh product).
+
+    UP: (p + 2^(n-1)) >> n cannot overflow here. CONVERGENT: adding 2^(n-1) - 1 plus the LSB of
+    the truncated result rounds ties to even: x = q*2^n + r rounds up iff r > half, or r == half
+    and q is odd.
+    """
+    half = np.left_shift(np.int64(1), n - 1)
+    if mode == intops.UP:
+        p += half
+        return np.right_shift(p, n, out=p)
+    odd = np.right_shift(p, n) & 1
+    p += half - 1
+    p += odd
+    return np.right_shift(p, n, out=p)
 
 
 # ---------------------------------------------------------------------------------------------
