@@ -16,7 +16,6 @@ import contextlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mlitool.errors import OptionError
 from mlitool.report.document import Report, Section
@@ -253,5 +252,5 @@ def run(model_path: str | Path, opts: ReportOptions, out: Outputs, *, show_progr
     return report, write_outputs(report, out)
 
 
-__all__: list[Any] = ["ReportOptions", "Outputs", "make_report", "output_files", "write_outputs",
+__all__ = ["ReportOptions", "Outputs", "make_report", "output_files", "write_outputs",
                       "run", "load", "Progress", "RichProgress"]
