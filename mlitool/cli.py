@@ -261,3 +261,63 @@ def verify_cmd(
     failed = doc["thresholds"]["failed"]
     if failed:
         raise ThresholdError("; ".join(failed))
+
+
+@app.command("report")
+def report_cmd(
+    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
+                                show_default=False),
+    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 "
+                                      "[default: the config's, else sa8]."),
+    mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 "
+                                      "[default: 2.0]; 1.x: memory and quantization only."),
+    layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc."),
+    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
+                                          "overrides (as for convert)."),
+    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models: "
+                                               ".npy/.npz of real inputs for activation ranges."),
+    calibration_method: str = typer.Option("minmax", "--calibration-method",
+                                           help="minmax | percentile."),
+    input_file: Optional[Path] = typer.Option(None, "--input", "-i", help=".npy / .npz inputs "
+                                              "(as for run) [default: random inputs]."),
+    samples: int = typer.Option(32, "--samples", "-n", help="Random inputs: how many."),
+    seed: int = typer.Option(0, "--seed", help="Random inputs: the seed."),
+    target: Optional[str] = typer.Option(None, "--target", help=_ARITH_HELP),
+    round_mode: Optional[str] = typer.Option(None, "--round", help="up | convergent "
+                                             "(overrides --target)."),
+    accu: Optional[str] = typer.Option(None, "--accu", help="full | reduced (overrides --target)."),
+    min_snr_flag: float = typer.Option(30.0, "--min-snr-flag", metavar="DB",
+                                       help="Flag tensors whose weight SNR is below DB."),
+    no_accuracy: bool = typer.Option(False, "--no-accuracy", help="Skip the executed sections "
+                                     "(accuracy, sensitivity): memory and quantization only."),
+    json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE",
+                                           help="Write the JSON document (- for stdout)."),
+    csv_dir: Optional[Path] = typer.Option(None, "--csv", metavar="DIR",
+                                           help="Write one CSV file per table into DIR."),
+    markdown: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
+                                            help="Write the report as Markdown."),
+    html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
+                                        help="Write a self-contained HTML report with charts."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables on the terminal."),
+) -> None:
+    """Memory, quantization, accuracy and per-layer sensitivity of a model, as tables and files."""
+    from mlitool.report.command import Outputs, ReportOptions, run
+
+    opts = ReportOptions(format=fmt, mli=mli, layout=layout, config=config,
+                         calibration=calibration, calibration_method=calibration_method,
+                         input=input_file, samples=samples, seed=seed, target=target,
+                         round_mode=round_mode, accu=accu, min_snr_flag=min_snr_flag,
+                         accuracy=not no_accuracy)
+    out = Outputs(json=json_out, csv=csv_dir, markdown=markdown, html=html)
+    show = sys.stderr.isatty() and sys.stdout.isatty() and not out.json_to_stdout
+    report, written = run(model, opts, out, show_progress=show)
+    if out.json_to_stdout:
+        from mlitool.report.render import render_json
+
+        sys.stdout.write(render_json(report))
+    elif not quiet:
+        from mlitool.report.render import render_terminal
+
+        render_terminal(report)
+    for path in written:
+        print(f"wrote {path}", file=sys.stderr)

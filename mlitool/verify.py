@@ -14,6 +14,7 @@ input parameters for the SNR figures, the `tflite` activations for the LSB figur
 Reduced-accumulator analysis (issue 6 item 3): for every op whose layers include an SA8 MAC
 kernel, the isolated layer is run with FULL_ACCU ON and OFF (the chosen ROUND_MODE) on the same
 input; ops where OFF costs more than `ACCU_LIMIT_LSB` are named with the cost and a remedy.
+Every checked op's entry in "layers" carries its cost as "reduced_accumulator".
 
 Samples are processed in batches and statistics accumulated, so memory stays bounded.
 """
@@ -22,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -53,6 +54,7 @@ class VerifyOptions:
     calibration: Path | None = None
     calibration_method: str = "minmax"
     batch: int = BATCH
+    progress: Callable[[int], None] | None = None   # called with 1 after each op of each batch
 
 
 @dataclass
@@ -194,6 +196,8 @@ def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
                 other = B.run_op(graph, mli, op.index, feed, other_accu, groups, primary)[i]
                 full, reduced = (iso_q, other) if arith.full_accu else (other, iso_q)
                 row.accu.add(full, reduced)
+            if opts.progress is not None:
+                opts.progress(1)
         for i, st in outs.items():
             t, m = graph.tensors[i], mli.tensor(primary[i])
             mq = raw[m.name]
@@ -235,6 +239,8 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
             entry["isolated"].update(row.isolated_lsb.result())
         if litert_on and row.litert_lsb.count:
             entry["chained"]["litert"] = row.litert_lsb.result()
+        if op.index in accu_ops:
+            entry["reduced_accumulator"] = row.accu.result()
         layers.append(entry)
 
     outputs = []

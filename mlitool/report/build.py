@@ -16,8 +16,9 @@ from mlitool import ir
 from mlitool.mli.types import MliModel, Role
 from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table
 from mlitool.report.memory import MemoryReport, memory_report
-from mlitool.report.quant_stats import (DEFAULT_SNR_THRESHOLD_DB, TensorStats, in_mli_layout,
-                                        int_range, real_values, tensor_stats)
+from mlitool.report.quant_stats import (DEFAULT_SNR_THRESHOLD_DB, ActivationObservation,
+                                        TensorStats, activation_stats, in_mli_layout, int_range,
+                                        real_values, tensor_stats)
 
 MAC_KINDS = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
 _QUANT_DIM_OP = {"conv2d": "CONV_2D", "group_conv2d": "CONV_2D", "transpose_conv2d": "CONV_2D",
@@ -113,9 +114,12 @@ class LayerTensorStats:
 
 
 def quant_stats(model: MliModel, graph: ir.Graph | None = None,
-                snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> list[LayerTensorStats]:
+                snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB,
+                activations: dict[str, ActivationObservation] | None = None
+                ) -> list[LayerTensorStats]:
     """Statistics of every constant of every layer (real values from `graph`) and of every
-    activation a layer writes (parameters only: activations have no data before execution)."""
+    activation a layer writes (parameters only, unless `activations` holds what executed
+    samples showed for it)."""
     from mlitool.mli.quant import mli_quant_dim
 
     out, seen = [], set()
@@ -134,21 +138,26 @@ def quant_stats(model: MliModel, graph: ir.Graph | None = None,
             axis = None
             if t.role == Role.WEIGHTS and not t.per_axis and layer.kind in _QUANT_DIM_OP:
                 axis = mli_quant_dim(_QUANT_DIM_OP[layer.kind], model.target, model.layout)
-            stats = tensor_stats(t, real, target=model.target, channel_axis=axis,
-                                 snr_threshold_db=snr_threshold_db)
+            if activations is not None and name in activations:
+                stats = activation_stats(t, activations[name], target=model.target,
+                                         snr_threshold_db=snr_threshold_db)
+            else:
+                stats = tensor_stats(t, real, target=model.target, channel_axis=axis,
+                                     snr_threshold_db=snr_threshold_db)
             out.append(LayerTensorStats(pos, layer.kind, stats, t.data))
     return out
 
 
 _Q_COLS = [("layer", "Layer"), ("tensor", "Tensor"), ("role", "Role"), ("el_type", "Type"),
-           ("shape", "Shape"), ("channels", "Channels"), ("int_min", "Int min"),
-           ("int_max", "Int max"), ("real_min", "Real min", "", 6), ("real_max", "Real max", "", 6),
-           ("scale_min", "Scale min", "", 9), ("scale_median", "Scale median", "", 9),
-           ("scale_max", "Scale max", "", 9), ("frac_min", "Frac bits min"),
+           ("shape", "Shape"), ("channels", "Channels", "", 3, False),
+           ("int_min", "Int min", "", 3, False), ("int_max", "Int max", "", 3, False),
+           ("real_min", "Real min", "", 6), ("real_max", "Real max", "", 6),
+           ("scale_min", "Scale min", "", 9, False), ("scale_median", "Scale median", "", 9, False),
+           ("scale_max", "Scale max", "", 9, False), ("frac_min", "Frac bits min"),
            ("frac_median", "Frac bits median", "", 1), ("frac_max", "Frac bits max"),
-           ("snr_db", "Weight SNR", "dB", 2), ("saturated", "Saturated"),
-           ("at_limits", "At qmin/qmax"), ("unused_range", "Unused range", "", 3),
-           ("zero_channels", "Zero channels"), ("flags", "Risk flags")]
+           ("snr_db", "Quantization SNR", "dB", 2), ("saturated", "Saturated"),
+           ("at_limits", "At qmin/qmax", "", 3, False), ("unused_range", "Unused range", "", 3),
+           ("zero_channels", "Zero channels", "", 3, False), ("flags", "Risk flags")]
 
 
 def quant_section(stats: list[LayerTensorStats],
@@ -161,12 +170,16 @@ def quant_section(stats: list[LayerTensorStats],
                      s.scale_median, s.scale_max, s.frac_min, s.frac_median, s.frac_max, s.snr_db,
                      s.saturated, s.at_limits, s.unused_range, s.zero_channels, ", ".join(s.flags)))
     table = make_table("quant-tensors", "Quantization per tensor", _Q_COLS, rows,
-                       note=f"SNR: real (TFLite) values against the dequantized MLI values; "
-                            f"flags: low_snr (< {snr_threshold_db:g} dB), saturation, "
+                       note="Constants: real range, SNR and saturation of the real (TFLite) "
+                            "values against the dequantized MLI values. Activations (when the "
+                            "report ran samples): the float model's values over the samples "
+                            "(real range) against their quantization with the tensor's "
+                            "parameters (integer range, SNR, saturated and unused range). "
+                            f"Flags: low_snr (< {snr_threshold_db:g} dB), saturation, "
                             "frac_bits_limit, zero_channel.")
     risky = make_table("quant-risks", "Risky tensors",
                        [("layer", "Layer"), ("kind", "Kind"), ("tensor", "Tensor"),
-                        ("flags", "Risk flags"), ("snr_db", "Weight SNR", "dB", 2),
+                        ("flags", "Risk flags"), ("snr_db", "Quantization SNR", "dB", 2),
                         ("saturated", "Saturated"), ("zero_channels", "Zero channels")],
                        [(ls.position, ls.kind, ls.stats.name, ", ".join(ls.stats.flags),
                          ls.stats.snr_db, ls.stats.saturated, ls.stats.zero_channels)
@@ -212,23 +225,39 @@ class LayerAccuracy:
     snr_isolated_db: float | None       # this layer fed float-exact quantized inputs
     max_abs_lsb: int | None = None
     reduced_accu_lsb: int | None = None  # FULL_ACCU off vs on, isolated (issue 6 item 3)
+    op_index: int | None = None         # the TFLite op (what config overrides name)
+    op_type: str = ""
 
 
 REMEDY = "fx16 for this layer, rescaled weights, or a FULL_ACCU build"
+REMEDY_NOTE = ("Remedies: run the layer in fx16 (a config override: [[tool.mlitool.layer]] "
+               "index = TFLite op, format = \"fx16\"), rescale its weights, or build MLI with "
+               "FULL_ACCU=ON (--target em).")
+
+
+def remedy(row: LayerAccuracy) -> str:
+    if row.op_index is None:
+        return REMEDY
+    return f"fx16 (op {row.op_index}), rescaled weights or FULL_ACCU"
 
 
 def accuracy_section(rows: list[LayerAccuracy], max_reduced_lsb: int = 1) -> Section:
     table = make_table(
         "accuracy-layers", "Per-layer accuracy",
-        [("layer", "Layer"), ("kind", "Kind"), ("snr_chained_db", "SNR chained", "dB", 2),
-         ("snr_isolated_db", "SNR isolated", "dB", 2), ("max_abs_lsb", "Max error", "LSB"),
-         ("reduced_accu_lsb", "Reduced accumulator cost", "LSB"), ("remedy", "Remedy")],
-        [(r.position, r.kind, r.snr_chained_db, r.snr_isolated_db, r.max_abs_lsb,
-          r.reduced_accu_lsb,
-          REMEDY if r.reduced_accu_lsb is not None and r.reduced_accu_lsb > max_reduced_lsb
+        [("layer", "Layer"), ("op_index", "TFLite op"), ("op_type", "Op"), ("kind", "Kind"),
+         ("snr_chained_db", "SNR chained", "dB", 2), ("snr_isolated_db", "SNR isolated", "dB", 2),
+         ("max_abs_lsb", "Max error", "LSB"),
+         ("reduced_accu_lsb", "Reduced accumulator cost", "LSB"),
+         ("remedy", "Remedy", "", 3, False)],
+        [(r.position, r.op_index, r.op_type, r.kind, r.snr_chained_db, r.snr_isolated_db,
+          r.max_abs_lsb, r.reduced_accu_lsb,
+          remedy(r) if r.reduced_accu_lsb is not None and r.reduced_accu_lsb > max_reduced_lsb
           else "") for r in rows],
-        note=f"Reduced accumulator cost: largest output difference with FULL_ACCU off against on, "
-             f"layer isolated; above {max_reduced_lsb} LSB the layer is named with a remedy.")
+        note=f"SNR against the float model: chained = the whole network in MLI arithmetic up to "
+             f"this layer, isolated = this layer alone fed the float values. Max error: chained "
+             f"MLI output against tflite mode (int8 models). Reduced accumulator cost: largest "
+             f"output difference with FULL_ACCU off against on, layer isolated; above "
+             f"{max_reduced_lsb} LSB the layer is named with a remedy. {REMEDY_NOTE}")
     chart = Chart("snr-layers", "SNR per layer: chained vs isolated", "bars",
                   tuple(layer_label(r.position, r.kind) for r in rows),
                   (Series("chained", tuple(r.snr_chained_db for r in rows)),
@@ -241,12 +270,14 @@ def accuracy_section(rows: list[LayerAccuracy], max_reduced_lsb: int = 1) -> Sec
 
 def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int = 1,
                  snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB,
-                 accuracy: list[LayerAccuracy] | None = None, title: str | None = None) -> Report:
+                 accuracy: list[LayerAccuracy] | None = None, title: str | None = None,
+                 activations: dict[str, ActivationObservation] | None = None) -> Report:
     from mlitool import __version__
 
     mem = memory_report(model, graph, align)
     sections = [summary_section(model, graph), memory_section(model, mem),
-                quant_section(quant_stats(model, graph, snr_threshold_db), snr_threshold_db)]
+                quant_section(quant_stats(model, graph, snr_threshold_db, activations),
+                              snr_threshold_db)]
     if accuracy is not None:
         sections.append(accuracy_section(accuracy))
     name = os.path.basename(model.source) or "model"
@@ -262,5 +293,5 @@ def table_rows(table: Table) -> list[dict]:
 
 
 __all__ = ["build_report", "summary_section", "memory_section", "quant_stats", "quant_section",
-           "accuracy_section", "LayerAccuracy", "LayerTensorStats", "weight_histogram",
+           "accuracy_section", "LayerAccuracy", "remedy", "REMEDY_NOTE", "LayerTensorStats", "weight_histogram",
            "table_rows", "Column"]

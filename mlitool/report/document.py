@@ -85,6 +85,7 @@ class Column:
     label: str                  # header people read
     unit: str = ""
     precision: int = 3          # decimals of float values
+    terminal: bool = True       # shown in the terminal view (files always have every column)
 
     def header(self) -> str:
         return f"{self.label} [{self.unit}]" if self.unit else self.label

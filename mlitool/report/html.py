@@ -6,6 +6,7 @@ offline, from an archive or a CI artifact. All text is HTML-escaped.
 
 from __future__ import annotations
 
+import re
 from html import escape
 
 from mlitool.report.document import Report, Table, format_value
@@ -20,11 +21,14 @@ table { border-collapse: collapse; margin: .4rem 0 1.2rem; font-size: .85rem; }
 th, td { border: 1px solid #d0d0d0; padding: .2rem .5rem; vertical-align: top; }
 th { background: #f0f0f0; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.text { max-width: 26rem; }
+td.long { min-width: 17rem; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .meta td:first-child { font-weight: 600; }
 .note { color: #555; font-size: .85rem; }
 .scroll { overflow-x: auto; }
-figure { margin: .6rem 0 1.4rem; overflow-x: auto; }
+figure { margin: .6rem 0 1.4rem; overflow-x: auto; max-width: 100%; }
+.charts { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
 svg.chart { font-family: inherit; background: #fff; }
 svg .title { font-size: 14px; font-weight: 600; }
 svg .tick, svg .cat, svg .legend, svg .mark { font-size: 11px; fill: #333; }
@@ -35,12 +39,34 @@ svg .whisker { stroke: #0072B2; stroke-width: 2; }
 """.strip()
 
 
+TEXT_CHARS = 60        # longer text is cut (whole in the tooltip)
+LONG_CHARS = 24        # longer text gets a wider column
+
+
 def _e(text) -> str:
     return escape(str(text), quote=True)
 
 
 def _numeric(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _breakable(text: str) -> str:
+    """Escaped text with line-break opportunities after the separators of long TFLite tensor
+    names ("model/conv2d/BiasAdd;model/...")."""
+    return "".join(_e(part) + ("<wbr>" if part in (";", "/") else "")
+                   for part in re.split(r"([;/])", text))
+
+
+def _text_cell(text: str) -> str:
+    """A text cell; long text (TFLite tensor names joined with ";") is cut to TEXT_CHARS with
+    the whole text as the cell's tooltip (the JSON and CSV files keep it whole)."""
+    if len(text) <= LONG_CHARS:
+        return f'<td class="text">{_breakable(text)}</td>'
+    if len(text) <= TEXT_CHARS:
+        return f'<td class="text long">{_breakable(text)}</td>'
+    return (f'<td class="text long" title="{_e(text)}">{_breakable(text[:TEXT_CHARS - 1])}'
+            "\u2026</td>")
 
 
 def _table(t: Table) -> list[str]:
@@ -53,7 +79,7 @@ def _table(t: Table) -> list[str]:
     out.append("<tbody>")
     for row in t.rows:
         cells = "".join(f'<td class="num">{_e(format_value(v, c.precision))}</td>' if _numeric(v)
-                        else f"<td>{_e(format_value(v, c.precision))}</td>"
+                        else _text_cell(format_value(v, c.precision))
                         for c, v in zip(t.columns, row))
         out.append(f"<tr>{cells}</tr>")
     out.append("</tbody></table></div>")
@@ -78,8 +104,10 @@ def render_html(report: Report) -> str:
         out += [f"<p>{_e(p)}</p>" for p in s.text]
         for t in s.tables:
             out += _table(t)
-        for c in s.charts:
-            out.append(f"<figure>{chart_svg(c)}</figure>")
+        if s.charts:
+            out.append('<div class="charts">')
+            out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts]
+            out.append("</div>")
         out.append("</section>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"

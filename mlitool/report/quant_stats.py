@@ -196,3 +196,62 @@ def in_mli_layout(real: np.ndarray, t: MliTensor) -> np.ndarray | None:
     deq = dequantize(t)
     errs = [float(np.sum(np.square(c - deq))) for c in cands]
     return np.ascontiguousarray(cands[int(np.argmin(errs))])
+
+
+# --- activations, observed on executed samples --------------------------------------------------
+
+@dataclass
+class ActivationObservation:
+    """Streaming figures of one activation tensor: the float model's values over the samples and
+    their quantization with the tensor's MLI parameters (batches added one by one)."""
+
+    real_min: float = float("inf")
+    real_max: float = float("-inf")
+    int_min: int | None = None
+    int_max: int | None = None
+    at_limits: int = 0
+    saturated: int = 0
+    signal: float = 0.0
+    noise: float = 0.0
+
+    def add(self, t: MliTensor, real: np.ndarray, q: np.ndarray) -> None:
+        """`real`: batched float values (N,)+t.shape; `q`: their MLI containers."""
+        real = np.asarray(real, dtype=np.float64)
+        if real.size == 0:
+            return
+        qmin, qmax = int_range(t.el_type)
+        step, zp = _steps(t)
+        deq = (q.astype(np.float64) - zp) * step
+        ideal = real / step + zp
+        self.real_min = min(self.real_min, float(real.min()))
+        self.real_max = max(self.real_max, float(real.max()))
+        lo, hi = int(q.min()), int(q.max())
+        self.int_min = lo if self.int_min is None else min(self.int_min, lo)
+        self.int_max = hi if self.int_max is None else max(self.int_max, hi)
+        self.at_limits += int(np.count_nonzero((q == qmin) | (q == qmax)))
+        self.saturated += int(np.count_nonzero((ideal > qmax + 0.5) | (ideal < qmin - 0.5)))
+        self.signal += float(np.sum(np.square(real)))
+        self.noise += float(np.sum(np.square(real - deq)))
+
+
+def activation_stats(t: MliTensor, obs: ActivationObservation, *, target: str = "2.0",
+                     snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
+    """`tensor_stats` of an activation from observed values: value range = the float values seen,
+    integers = their quantization, SNR = float values against their dequantized quantization."""
+    base = tensor_stats(t, target=target, snr_threshold_db=snr_threshold_db)
+    if obs.int_min is None:
+        return base
+    qmin, qmax = int_range(t.el_type)
+    if obs.noise == 0.0:
+        snr = float("inf")
+    elif obs.signal == 0.0:
+        snr = float("-inf")
+    else:
+        snr = float(10.0 * np.log10(obs.signal / obs.noise))
+    observed = {"low_snr": snr < snr_threshold_db, "saturation": obs.saturated > 0}
+    flags = [f for f in FLAGS if observed.get(f, f in base.flags)]
+    return TensorStats(**{**base.__dict__, "int_min": obs.int_min, "int_max": obs.int_max,
+                          "real_min": obs.real_min, "real_max": obs.real_max, "snr_db": snr,
+                          "saturated": obs.saturated, "at_limits": obs.at_limits,
+                          "unused_range": 1.0 - (obs.int_max - obs.int_min) / (qmax - qmin),
+                          "flags": tuple(flags)})

@@ -144,13 +144,23 @@ def render_markdown(report: Report) -> str:
 
 # --- terminal ----------------------------------------------------------------------------------
 
+TERMINAL_TEXT_WIDTH = 44      # text cells longer than this end in "…" on the terminal
+WIDTH_NOT_A_TERMINAL = 200    # console width when stdout is a file or a pipe (logs)
+
+
 def render_terminal(report: Report, console=None) -> None:
-    """Print the report with rich tables (text is never read as rich markup)."""
+    """Print the report with rich tables (text is never read as rich markup). Columns marked
+    `terminal=False` are left out (the files have them); long text is cut with "…"."""
+    import os
+
     from rich.console import Console
     from rich.table import Table as RichTable
     from rich.text import Text
 
-    console = console or Console()
+    if console is None:
+        console = Console()
+        if not console.is_terminal and "COLUMNS" not in os.environ:
+            console = Console(width=WIDTH_NOT_A_TERMINAL)
     console.print(Text(report.title, style="bold"))
     for k, v in report.meta:
         console.print(Text(f"  {k}: {format_value(v)}"))
@@ -162,10 +172,14 @@ def render_terminal(report: Report, console=None) -> None:
         for t in s.tables:
             rt = RichTable(title=Text(t.title), caption=Text(t.note) if t.note else None,
                            show_lines=False)
-            for i, c in enumerate(t.columns):
-                rt.add_column(Text(c.header()), justify="right" if _numeric(t, i) else "left")
+            shown = [i for i, c in enumerate(t.columns) if c.terminal]
+            for i in shown:
+                numeric = _numeric(t, i)
+                rt.add_column(Text(t.columns[i].header()), justify="right" if numeric else "left",
+                              no_wrap=not numeric, overflow="ellipsis",
+                              max_width=None if numeric else TERMINAL_TEXT_WIDTH)
             for row in t.rows:
-                rt.add_row(*(Text(format_value(v, c.precision)) for c, v in zip(t.columns, row)))
+                rt.add_row(*(Text(format_value(row[i], t.columns[i].precision)) for i in shown))
             console.print(rt)
         for c in s.charts:
             console.print(Text(f"chart: {c.title} (see the HTML report)", style="dim"))

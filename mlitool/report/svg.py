@@ -17,7 +17,8 @@ from mlitool.report.document import Chart, format_float
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F",
            "#F0E442")
-LEFT, RIGHT, TOP, BOTTOM = 78, 24, 64, 96        # margins around the plot area
+LEFT, RIGHT, TOP, BOTTOM = 78, 24, 64, 126       # margins around the plot area
+HIST_BOTTOM = 52                                 # histograms: bin edges are not rotated
 PLOT_H = 220
 MIN_GROUP_W = 22
 LABEL_CHARS = 22
@@ -272,6 +273,7 @@ def _histogram(chart: Chart) -> str:
     fr.slot = max(4.0, min(24.0, 480 / max(n, 1)))
     fr.plot_w = fr.slot * max(n, 1)
     fr.width = LEFT + fr.plot_w + RIGHT
+    fr.height = TOP + PLOT_H + HIST_BOTTOM
     fr.axes()
     edges = chart.bin_edges
     for i, v in enumerate(counts):

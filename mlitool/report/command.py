@@ -1,0 +1,256 @@
+"""`mlitool report`: build the whole report of a model and write it in the requested forms.
+
+Steps: read, (calibrate,) lower exactly as `convert` does; summary, memory and quantization
+from the MLI model (`build.build_report`); then, for MLI 2.x targets (the executor reproduces
+MLI 2.0.2), accuracy from `verify` and the per-layer sensitivity, both on the same inputs
+(`--input`, else `--samples` seeded random inputs as verify draws them). MLI 1.x targets get the
+static sections only (the report says so).
+
+Every file is rendered from the one report document and all of them are written together,
+atomically (`mlitool.fsio`): the same model and inputs give byte-identical files.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mlitool.errors import OptionError
+from mlitool.report.document import Report, Section
+from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
+
+DEFAULT_SAMPLES = 32
+STDOUT = "-"
+
+
+@dataclass
+class ReportOptions:
+    format: str | None = None
+    mli: str | None = None
+    layout: str | None = None
+    config: Path | None = None
+    overrides: dict = field(default_factory=dict)
+    calibration: Path | None = None
+    calibration_method: str = "minmax"
+    input: Path | None = None
+    samples: int = DEFAULT_SAMPLES
+    seed: int = 0
+    target: str | None = None
+    round_mode: str | None = None
+    accu: str | None = None
+    min_snr_flag: float = DEFAULT_SNR_THRESHOLD_DB
+    accuracy: bool = True               # False: static sections only (no execution)
+    batch: int = 16
+
+
+class Progress:
+    """What the report tells while it runs: named stages with a known number of steps."""
+
+    def stage(self, label: str, total: int) -> Callable[[int], None]:
+        return lambda k: None
+
+    def close(self) -> None:
+        pass
+
+
+class RichProgress(Progress):
+    """A rich progress bar on stderr (one task per stage)."""
+
+    def __init__(self):
+        from rich.console import Console
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as _P, TextColumn,
+                                   TimeElapsedColumn)
+
+        self._p = _P(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+        self._p.start()
+
+    def stage(self, label: str, total: int) -> Callable[[int], None]:
+        task = self._p.add_task(label, total=max(total, 1))
+        return lambda k: self._p.advance(task, k)
+
+    def close(self) -> None:
+        self._p.stop()
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+def load(model_path: Path, opts: ReportOptions):
+    """(graph, MLI model): read, calibrate and lower as `convert` does (the model's reader
+    warnings first among the MLI model's warnings)."""
+    from mlitool.convert import ConvertOptions, resolve
+    from mlitool.mli.lower import lower
+    from mlitool.tflite_reader import read_model
+
+    model_path = Path(model_path)
+    copts = ConvertOptions(out=Path("."), format=opts.format, mli=opts.mli, layout=opts.layout,
+                           config=opts.config, overrides=dict(opts.overrides))
+    fmt, target, layout, overrides, _ = resolve(copts, model_path)
+    model = read_model(model_path)
+    ranges = None
+    if opts.calibration is not None:
+        from mlitool.calibrate import calibration_ranges
+
+        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
+    mli = lower(model.main, format=fmt, target=target, layout=layout, overrides=overrides,
+                ranges=ranges, source=str(model_path))
+    mli.warnings[:0] = list(model.warnings)
+    return model.main, mli
+
+
+def _inputs(graph, opts: ReportOptions) -> dict:
+    """The samples verify uses for the same options (file, else seeded random inputs)."""
+    if opts.input is not None:
+        from mlitool.datafile import load_inputs
+
+        return load_inputs(opts.input, graph)
+    from mlitool.execute.inputs import random_inputs
+
+    return random_inputs(graph, opts.samples, opts.seed)
+
+
+def _check(opts: ReportOptions) -> None:
+    if opts.samples < 1:
+        raise OptionError(f"--samples {opts.samples}: give at least 1")
+    if opts.batch < 1:
+        raise OptionError(f"batch {opts.batch}: give at least 1")
+    from mlitool.execute.presets import arith_for
+
+    arith_for(opts.target, opts.round_mode, opts.accu)       # bad names fail before any work
+
+
+# --- the report --------------------------------------------------------------------------------
+
+def make_report(model_path: str | Path, opts: ReportOptions,
+                progress: Progress | None = None) -> Report:
+    from mlitool.report.build import build_report
+
+    model_path = Path(model_path)
+    progress = progress or Progress()
+    _check(opts)
+    graph, mli = load(model_path, opts)
+    note = extra_meta = None
+    extra: list[Section] = []
+    activations = None
+    if not opts.accuracy:
+        note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
+    elif mli.target != "2.0":
+        note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.target}: the executor "
+                "reproduces MLI 2.0.2 arithmetic only.")
+    else:
+        extra_meta, extra, activations = _executed(model_path, graph, mli, opts, progress)
+    report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag,
+                          activations=activations)
+    sections = list(report.sections)
+    if note:
+        sections[0] = _with_text(sections[0], note)
+    return Report(report.title, (*report.meta, *(extra_meta or ())), (*sections, *extra))
+
+
+def _with_text(section: Section, text: str) -> Section:
+    return Section(section.id, section.title, (*section.text, text), section.tables,
+                   section.charts)
+
+
+def _executed(model_path: Path, graph, mli, opts: ReportOptions, progress: Progress
+              ) -> tuple[list, list[Section], dict]:
+    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.presets import arith_for, describe
+    from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
+    from mlitool.report.activations import observe_activations
+    from mlitool.report.sensitivity import layer_sensitivity, steps
+    from mlitool.verify import VerifyOptions, verify
+
+    arith = arith_for(opts.target, opts.round_mode, opts.accu)
+    data = _inputs(graph, opts)
+    n = next(iter(data.values())).shape[0]
+    batches = -(-n // opts.batch)
+    primary = B.primary_tensors(graph, mli)
+    groups = B.layers_by_op(mli)
+    n_ops = sum(1 for op in graph.ops if op.index in groups and op.outputs
+                and op.outputs[0] in primary)
+    vopts = VerifyOptions(format=mli.format, config=opts.config, overrides=dict(opts.overrides),
+                          input=opts.input, samples=opts.samples, seed=opts.seed,
+                          target=opts.target, round_mode=opts.round_mode, accu=opts.accu,
+                          calibration=opts.calibration,
+                          calibration_method=opts.calibration_method, batch=opts.batch,
+                          progress=progress.stage("accuracy (verify)", n_ops * batches))
+    doc = verify(model_path, vopts)
+    activations = observe_activations(graph, mli, data, batch=opts.batch,
+                                      progress=progress.stage("activation ranges", batches))
+    sens = layer_sensitivity(graph, mli, data, arith, batch=opts.batch,
+                             progress=progress.stage("sensitivity",
+                                                     steps(graph, mli, n, opts.batch)))
+    meta = [("arithmetic", describe(arith)), ("samples", n),
+            ("inputs", str(opts.input) if opts.input is not None else f"random, seed {opts.seed}")]
+    return meta, [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)], activations
+
+
+# --- output ----------------------------------------------------------------------------------
+
+@dataclass
+class Outputs:
+    json: str | None = None             # a path, or "-" for stdout
+    csv: Path | None = None
+    markdown: Path | None = None
+    html: Path | None = None
+
+    @property
+    def json_to_stdout(self) -> bool:
+        return self.json == STDOUT
+
+
+def output_files(report: Report, out: Outputs) -> dict[Path, str]:
+    """Path -> text of every requested file (the JSON only when it goes to a file)."""
+    from mlitool.report.html import render_html
+    from mlitool.report.render import csv_files, render_json, render_markdown
+
+    files: dict[Path, str] = {}
+    if out.json is not None and not out.json_to_stdout:
+        files[Path(out.json)] = render_json(report)
+    if out.markdown is not None:
+        files[Path(out.markdown)] = render_markdown(report)
+    if out.html is not None:
+        files[Path(out.html)] = render_html(report)
+    if out.csv is not None:
+        files.update({Path(out.csv) / name: text for name, text in csv_files(report).items()})
+    return files
+
+
+def write_outputs(report: Report, out: Outputs) -> list[Path]:
+    """Write every requested file at once (atomically, all or none)."""
+    from mlitool.fsio import write_files_atomically
+
+    files = output_files(report, out)
+    if out.csv is not None:
+        d = Path(out.csv)
+        if d.exists() and not d.is_dir():
+            raise OptionError("--csv exists and is not a directory", str(d))
+        d.mkdir(parents=True, exist_ok=True)
+    for path in files:
+        if not path.parent.is_dir():
+            raise OptionError("the directory to write into does not exist", str(path))
+    return write_files_atomically(files)
+
+
+@contextlib.contextmanager
+def progress_for(show: bool) -> Iterator[Progress]:
+    p = RichProgress() if show else Progress()
+    try:
+        yield p
+    finally:
+        p.close()
+
+
+def run(model_path: str | Path, opts: ReportOptions, out: Outputs, *, show_progress: bool = False
+        ) -> tuple[Report, list[Path]]:
+    """Build the report and write the requested files; returns the report and the paths."""
+    with progress_for(show_progress) as progress:
+        report = make_report(model_path, opts, progress)
+    return report, write_outputs(report, out)
+
+
+__all__ = ["ReportOptions", "Outputs", "make_report", "output_files", "write_outputs",
+                      "run", "load", "Progress", "RichProgress"]

@@ -1,0 +1,132 @@
+"""Per-layer sensitivity: how much the model output suffers when ONE MAC layer runs in MLI
+arithmetic and every other layer stays float.
+
+For each IR op whose MLI layers include a MAC kernel (conv, depthwise, group/transpose conv,
+fully connected), per batch of samples:
+1. the float executor gives every activation (the reference);
+2. the op's MLI layers run alone (`mli_bridge.run_op`): the float values of their inputs are
+   encoded into the layers' MLI input tensors (as `mli_hlp_convert_tensor` converts FP32), the
+   MLI kernels run with the chosen arithmetic, and the op's output is decoded to real values;
+3. the float executor continues from there: only the ops downstream of that output are run
+   again, the others keep their reference values;
+4. the model outputs are compared with the reference (SNR over all outputs together, and top-1
+   agreement for classifier outputs, i.e. those a SOFTMAX writes).
+The layer whose quantization costs the most output SNR is the first to keep in a wider format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.execute.intops import Arith
+from mlitool.mli.types import MliModel
+from mlitool.verify_stats import RealStats, Top1Stats
+
+MAC_KINDS = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
+BATCH = 16
+
+
+@dataclass(frozen=True)
+class LayerSensitivity:
+    op_index: int
+    op_type: str
+    position: int               # of the op's MAC layer in `model.layers`
+    kind: str                   # that layer's kind
+    output_snr_db: float        # model outputs vs float, only this op in MLI arithmetic
+    top1: float | None          # agreement with float on classifier outputs (None: no classifier)
+
+
+def mac_ops(graph: ir.Graph, model: MliModel) -> list[tuple[ir.Op, int, str]]:
+    """(op, position of its MAC layer, kind) of every op lowered to a MAC kernel, graph order."""
+    from mlitool.execute import mli_bridge as B
+
+    primary = B.primary_tensors(graph, model)
+    position = {id(layer): pos for pos, layer in enumerate(model.layers)}
+    groups = B.layers_by_op(model)
+    out = []
+    for op in graph.ops:
+        macs = [layer for layer in groups.get(op.index, []) if layer.kind in MAC_KINDS]
+        if macs and op.outputs and op.outputs[0] in primary:
+            out.append((op, position[id(macs[0])], macs[0].kind))
+    return out
+
+
+def classifier_outputs(graph: ir.Graph) -> set[int]:
+    return {i for i in graph.outputs
+            if any(op.type == "SOFTMAX" and i in op.outputs for op in graph.ops)}
+
+
+class _FloatTail:
+    """Re-runs the float ops downstream of one replaced tensor (constants converted once)."""
+
+    def __init__(self, graph: ir.Graph):
+        from mlitool.execute.float_ops import KERNELS
+
+        self.graph, self.kernels = graph, KERNELS
+        self.consts: dict[int, np.ndarray] = {}
+        self.pos = {op.index: p for p, op in enumerate(graph.ops)}
+
+    def run(self, ref: dict[int, np.ndarray], op: ir.Op, value: np.ndarray, n: int
+            ) -> dict[int, np.ndarray]:
+        """The graph outputs when `op`'s first output is `value` instead of its reference."""
+        from mlitool.execute.graph import Call
+
+        values = dict(ref)                      # shallow: reference arrays are never written
+        values[op.outputs[0]] = value
+        dirty = {op.outputs[0]}
+        for later in self.graph.ops[self.pos[op.index] + 1:]:
+            if not dirty.intersection(later.inputs):
+                continue
+            call = Call(later, self.graph, "float", values, n, self.consts)
+            for j, (t, v) in enumerate(zip(later.outputs, self.kernels[later.type](call))):
+                want = call.out_shape(j)
+                values[t] = v if v.shape == want else v.reshape(want)
+                dirty.add(t)
+        return {i: values[i] for i in self.graph.outputs}
+
+
+def layer_sensitivity(graph: ir.Graph, model: MliModel, inputs: dict, arith: Arith, *,
+                      batch: int = BATCH,
+                      progress: Callable[[int], None] | None = None) -> list[LayerSensitivity]:
+    """Sensitivity of every MAC op (see the module docstring) over the batched `inputs`
+    ({input name / position / tensor index: array}). `progress(k)` is called after each
+    (op, batch) step with k = 1."""
+    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.graph import run_graph
+
+    ops = mac_ops(graph, model)
+    groups = B.layers_by_op(model)
+    primary = B.primary_tensors(graph, model)
+    classifier = classifier_outputs(graph)
+    stats = {op.index: (RealStats(), Top1Stats()) for op, _, _ in ops}
+    tail = _FloatTail(graph)
+    n = next(iter(inputs.values())).shape[0]
+    for start in range(0, n, batch):
+        chunk = {k: np.asarray(v)[start:start + batch] for k, v in inputs.items()}
+        ref = run_graph(graph, chunk, "float", keep=True)
+        m = next(iter(chunk.values())).shape[0]
+        for op, _, _ in ops:
+            i = op.outputs[0]
+            q = B.run_op(graph, model, op.index, ref, arith, groups, primary)[i]
+            real = B.decode(model.tensor(primary[i]), q).reshape(ref[i].shape)
+            outs = tail.run(ref, op, real.astype(ref[i].dtype, copy=False), m)
+            snr, top1 = stats[op.index]
+            for o in graph.outputs:
+                snr.add(ref[o], outs[o])
+                if o in classifier:
+                    top1.add(ref[o], outs[o])
+            if progress is not None:
+                progress(1)
+    return [LayerSensitivity(op.index, op.type, pos, kind,
+                             stats[op.index][0].result()["snr_db"],
+                             stats[op.index][1].result() if classifier else None)
+            for op, pos, kind in ops]
+
+
+def steps(graph: ir.Graph, model: MliModel, samples: int, batch: int = BATCH) -> int:
+    """How many progress steps `layer_sensitivity` takes."""
+    return len(mac_ops(graph, model)) * -(-samples // batch)
