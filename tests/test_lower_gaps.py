@@ -214,3 +214,89 @@ def test_fc_rows_refused_for_chw(tmp_path):
 @needs_gcc
 def test_fc_rows_compiles(tmp_path):
     compiles(lower(sample("fully_connected_keep_dims"), format="sa8"), tmp_path)
+
+
+# --- ARG_MAX over the last axis of several rows -------------------------------------------------
+
+def argmax_reference(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """(first, last) index of the maximum along `axis`: TFLite returns the first, MLI the last."""
+    n = x.shape[axis]
+    first = np.argmax(x, axis=axis)
+    last = n - 1 - np.argmax(np.flip(x, axis=axis), axis=axis)
+    return first, last
+
+
+def check_argmax(graph, mli, axis: int, n=64, seed=9) -> int:
+    """MLI's indices equal the last maximum exactly, and TFLite's wherever the maximum is
+    unique; returns how many samples had ties."""
+    x = random_inputs(graph, n, seed)
+    v = x[graph.inputs[0]]
+    first, last = argmax_reference(v, axis + 1)
+    ref = run_graph(graph, x, "tflite")[graph.outputs[0]]
+    np.testing.assert_array_equal(ref, first)             # the reference semantics, checked
+    for arith in BUILDS:
+        out = B.run_mli(graph, mli, x, arith)[0][graph.outputs[0]]
+        assert out.dtype == ref.dtype and out.shape == ref.shape
+        np.testing.assert_array_equal(out, last)
+    return int((first != last).sum())
+
+
+def test_argmax_rows_lowering():
+    graph = sample("arg_max")
+    mli = lower(graph, format="sa8")
+    assert [layer.kind for layer in mli.layers] == ["view", "argmax", "view", "convert", "view"]
+    view_x, am, view_rows, conv, view_out = mli.layers
+    assert am.kernel == "mli_krn_argmax_sa8" and am.cfg == {"axis": 0, "topk": 1}
+    assert mli.tensor(am.inputs[0]).shape == (16, 8)
+    offs = mli.tensor(am.outputs[0])
+    assert offs.shape == (16, 1) and offs.el_type == ElType.SA32 and offs.dim == -1
+    rows = mli.tensor(view_rows.outputs[0])
+    assert rows.buffer == offs.name and rows.shape == (16,) and rows.dim == 0
+    np.testing.assert_array_equal(rows.zero_point, np.arange(16) * 8)
+    np.testing.assert_array_equal(rows.scale, np.ones(16))
+    assert conv.kernel == "mli_hlp_convert_tensor" and conv.inputs == [rows.name]
+    flat, out = mli.tensor(conv.outputs[0]), mli.tensor(view_out.outputs[0])
+    assert flat.shape == (16,) and flat.dim == -1 and int(flat.zero_point[0]) == 0
+    assert out.shape == (4, 4) and out.role == Role.OUTPUT and out.buffer == flat.name
+    assert any("last index" in n for n in am.notes)
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_argmax_rows_indices(fmt):
+    graph = sample("arg_max")
+    ties = check_argmax(graph, lower(graph, format=fmt), axis=3)
+    assert ties > 0                  # the random inputs exercise equal maxima too
+
+
+@pytest.mark.parametrize("in_shape,axis,out_type", [((1, 5, 7, 1), 2, "int32"),
+                                                    ((1, 6, 9), -1, "int64"),
+                                                    ((1, 1, 1, 11), 3, "int32")])
+def test_argmax_shapes(tmp_path, in_shape, axis, out_type):
+    out_shape = tuple(d for i, d in enumerate(in_shape) if i != axis % len(in_shape))
+    graph = built(tmp_path, "am", "ARG_MAX",
+                  [act(in_shape), Spec((1,), "int32", data=np.array([axis], np.int32))],
+                  [Spec(out_shape, out_type)],
+                  options("ArgMaxOptions", outputType=2 if out_type == "int32" else 4))
+    mli = lower(graph, format="sa8")
+    rows = int(np.prod(in_shape[:axis % len(in_shape)]))
+    am = next(layer for layer in mli.layers if layer.kind == "argmax")
+    assert am.cfg == ({"axis": -1, "topk": 1} if rows == 1 else {"axis": 0, "topk": 1})
+    check_argmax(graph, mli, axis % len(in_shape))
+
+
+def test_argmax_refusals(tmp_path):
+    graph = built(tmp_path, "am1", "ARG_MAX",
+                  [act((1, 4, 8)), Spec((1,), "int32", data=np.array([1], np.int32))],
+                  [Spec((1, 8), "int32")], options("ArgMaxOptions", outputType=2))
+    with pytest.raises(UnsupportedError, match="last non-unit axis"):
+        lower(graph, format="sa8")
+    graph = built(tmp_path, "am2", "ARG_MAX",
+                  [act((1, 5000, 8)), Spec((1,), "int32", data=np.array([2], np.int32))],
+                  [Spec((1, 5000), "int32")], options("ArgMaxOptions", outputType=2))
+    with pytest.raises(UnsupportedError, match="39992 do not fit the int16 zero points"):
+        lower(graph, format="sa8")
+
+
+@needs_gcc
+def test_argmax_rows_compiles(tmp_path):
+    compiles(lower(sample("arg_max"), format="sa8"), tmp_path)

@@ -241,6 +241,21 @@ _EXACT = {"concatenation", "fully_connected_per_tensor", "logistic", "max_pool",
           "max_pool_global_same", "maximum", "maximum_const", "minimum", "minimum_const", "relu",
           "reshape", "squeeze", "tanh", "transpose", "slice", "split", "split_v", "strided_slice"}
 _WIDER = {"relu6": 3, "relu_n1_to_1": 5}
+# ARG_MAX indices: MLI keeps the last of equal maxima, TFLite the first (golden-checked heap
+# order, tests/test_mli_elt_runners.py). Where the maximum is unique the indices must be equal;
+# on ties MLI's index must point at a maximum.
+_TIES = {"arg_max"}
+
+
+def _check_ties(graph, x, mli_out, ref_out):
+    op = graph.ops[0]
+    v = x[graph.inputs[0]]
+    axis = int(np.asarray(graph.tensors[op.inputs[1]].data).reshape(-1)[0]) % (v.ndim - 1) + 1
+    best = v.max(axis=axis)
+    unique = (v == np.expand_dims(best, axis)).sum(axis=axis) == 1
+    np.testing.assert_array_equal(mli_out[unique], ref_out[unique])
+    picked = np.take_along_axis(v, np.expand_dims(mli_out.astype(np.int64), axis), axis)
+    np.testing.assert_array_equal(np.squeeze(picked, axis), best)
 
 
 def _sample_ops():
@@ -262,4 +277,7 @@ def test_sample_op_models_vs_tflite(name):
     for arith in (Arith(r, a) for r in ("up", "convergent") for a in (True, False)):
         out, _ = B.run_mli(graph, mli, x, arith)
         for i in graph.outputs:
+            if name in _TIES:
+                _check_ties(graph, x, out[i], ref[i])
+                continue
             assert int(np.abs(out[i].astype(int) - ref[i].astype(int)).max()) <= bound, arith.name

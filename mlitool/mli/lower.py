@@ -155,6 +155,20 @@ def _rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:
             and t.size % fc_rows(graph, op) == 0 and t.shape[0] == fc_rows(graph, op))
 
 
+# The per-row zero points that turn argmax offsets into indices are int16.
+ARGMAX_MAX_ZERO_POINT = 32767
+
+
+def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
+    """(rows, axis size) of an ARG_MAX seen as [rows, size] with the axis innermost, or
+    (None, size) when dimensions after the axis are not all 1."""
+    shape = graph.tensors[op.inputs[0]].shape
+    axis = _axis_list(graph, op)[0] % len(shape)
+    if any(d != 1 for d in shape[axis + 1:]):
+        return None, int(shape[axis])
+    return graph.tensors[op.inputs[0]].size // max(int(shape[axis]), 1), int(shape[axis])
+
+
 def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
     """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE.
     Raises UnsupportedError when a parameter is not constant or not expressible."""
@@ -260,11 +274,16 @@ def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
             return "MEAN is lowered only over H and W of a 4-D tensor (as average pooling)"
     if op.type == "ARG_MAX":
         axes = _axis_list(graph, op)
-        shape = graph.tensors[op.inputs[0]].shape
         if axes is None or len(axes) != 1:
             return "axis is not constant"
-        if shape[axes[0] % len(shape)] != graph.tensors[op.inputs[0]].size:
-            return "ARG_MAX is lowered only over a tensor's single non-unit dimension"
+        rows, size = argmax_rows(graph, op)
+        if rows is None:
+            return ("ARG_MAX is lowered over the last non-unit axis only (the dimensions after "
+                    "the axis must be 1)")
+        if (rows - 1) * size > ARGMAX_MAX_ZERO_POINT:
+            return (f"ARG_MAX over {rows} rows of {size}: MLI reports offsets from the tensor "
+                    f"start, and row starts up to {(rows - 1) * size} do not fit the int16 zero "
+                    f"points that make them row-relative (at most {ARGMAX_MAX_ZERO_POINT})")
     if op.type == "TRANSPOSE":
         perm = _axis_list(graph, op)
         shape = graph.tensors[op.inputs[0]].shape
@@ -1159,19 +1178,62 @@ class _Lowering:
         return self._add(m)
 
     def _arg_max(self, op: ir.Op, fmt: str) -> None:
+        """mli_krn_argmax reports the memory offset of each maximum from the tensor start.
+        One row (the axis is the only non-unit dimension): a dense input makes that the index.
+        Several rows: the input is viewed as (rows, size), argmax along axis 0 (top 1) writes
+        each row's offset i * size + index; a view of that buffer with per-row zero points
+        i * size (SA32, scale 1) and mli_hlp_convert_tensor into a per-tensor SA32 tensor
+        subtract the row starts exactly."""
         el = _act_el(fmt)
+        rows, size = argmax_rows(self.g, op)
         x = self.use(op, op.inputs[0], el)
-        src = self.g.tensors[op.outputs[0]]
-        out = MliTensor(name=self._base(op.outputs[0]), role=Role.OUTPUT if op.outputs[0] in
-                        self.g.outputs else Role.ACTIVATION, shape=(1, 1), el_type=ElType.SA32,
-                        source=src.name, source_index=op.outputs[0],
-                        zero_point=np.zeros(1, np.int16), scale=np.ones(1, np.int16),
-                        scale_frac_bits=np.zeros(1, np.int8), dim=-1)
+        x = self._dense_view(op, fmt, x, (rows, size) if rows > 1 else self.tensors[x].shape,
+                             "argmax offsets are indices only in a contiguous tensor")
+        out_idx = op.outputs[0]
+        src = self.g.tensors[out_idx]
+        shape = (1, 1) if rows == 1 else self.mli_shape(src.shape)
+        out = self._sa32_index_tensor(self._base(out_idx), shape, out_idx)
+        out.role = Role.OUTPUT if out_idx in self.g.outputs else Role.ACTIVATION
         if src.dtype != "int32":
             out.notes.append(f"MLI writes int32 indices; the model's output is {src.dtype}")
-        self.primary[op.outputs[0]] = self._add(out)
-        self._layer(op, "argmax", fmt, [x], [out.name], cfg_type="mli_argmax_cfg",
-                    cfg={"axis": -1, "topk": 1})
+        self.primary[out_idx] = self._add(out)
+        ties = "of equal maxima MLI returns the last index, TFLite the first"
+        if rows == 1:
+            self._layer(op, "argmax", fmt, [x], [out.name], cfg_type="mli_argmax_cfg",
+                        cfg={"axis": -1, "topk": 1}, notes=[ties])
+            return
+        offs = self._sa32_index_tensor(f"{out.name}_offsets", (rows, 1), out_idx)
+        offs.notes.append("argmax output: offsets from the input's start (row * size + index)")
+        self._add(offs)
+        self._layer(op, "argmax", fmt, [x], [offs.name], cfg_type="mli_argmax_cfg",
+                    cfg={"axis": 0, "topk": 1},
+                    notes=[f"argmax over {rows} rows of {size}: one top-1 per row along axis 0",
+                           ties])
+        rel = self._sa32_index_tensor(f"{out.name}_rows", (rows,), out_idx)
+        rel.zero_point = (np.arange(rows, dtype=np.int64) * size).astype(np.int16)
+        rel.scale, rel.scale_frac_bits = np.ones(rows, np.int16), np.zeros(rows, np.int8)
+        rel.dim = 0
+        rel.notes.append("the offsets with zero point = each row's start: real value = index")
+        self._add(rel)
+        self._view_layer(op, offs.name, rel.name, "the same offsets with per-row zero points "
+                         "(the argmax kernel resets its output's parameters)")
+        dst = out.name
+        if out.shape != (rows,):
+            dst = self._add(dataclasses.replace(out, name=f"{out.name}_flat", shape=(rows,),
+                                                role=Role.ACTIVATION, mem_stride=(1,),
+                                                notes=[]))
+        self._convert(op, rel.name, dst, "offsets minus row starts = indices (exact: SA32 to "
+                      "SA32, scale 1)")
+        if dst != out.name:
+            self._view_layer(op, dst, out.name, f"indices in the model's shape {list(src.shape)}")
+
+    def _sa32_index_tensor(self, name: str, shape: tuple[int, ...], idx: int) -> MliTensor:
+        """An SA32 tensor of integer indices: per-tensor zero point 0, scale 1 (what argmax
+        writes into its output's parameters)."""
+        return MliTensor(name=name, role=Role.ACTIVATION, shape=shape, el_type=ElType.SA32,
+                         source=self.g.tensors[idx].name, source_index=idx,
+                         zero_point=np.zeros(1, np.int16), scale=np.ones(1, np.int16),
+                         scale_frac_bits=np.zeros(1, np.int8), dim=-1)
 
     # -- data movement ----------------------------------------------------------------------
     def _transpose(self, op: ir.Op, fmt: str) -> None:
