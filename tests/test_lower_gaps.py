@@ -300,3 +300,188 @@ def test_argmax_refusals(tmp_path):
 @needs_gcc
 def test_argmax_rows_compiles(tmp_path):
     compiles(lower(sample("arg_max"), format="sa8"), tmp_path)
+
+
+# --- PAD of SA8 data whose zero point is not 0 --------------------------------------------------
+
+schema = pytest.importorskip("ai_edge_litert.schema_py_generated")
+flatbuffers = pytest.importorskip("flatbuffers")
+
+
+def graph_of(tmp_path, tensors: list[Spec], ops: list[tuple], inputs, outputs, name="m"):
+    """A multi-op model: `ops` = (BuiltinOperator name, inputs, outputs, options or None)."""
+    from tests.tflite_builder import _TYPES
+
+    buffers, ts = [schema.BufferT()], []
+    for i, spec in enumerate(tensors):
+        t = schema.TensorT()
+        t.name, t.shape, t.type, t.buffer = f"t{i}", list(spec.shape), _TYPES[spec.dtype], 0
+        if spec.scale is not None:
+            q = schema.QuantizationParametersT()
+            q.scale = [float(v) for v in np.atleast_1d(spec.scale)]
+            q.zeroPoint = [int(v) for v in np.broadcast_to(spec.zp, (len(q.scale),))]
+            q.quantizedDimension = spec.axis
+            t.quantization = q
+        if spec.data is not None:
+            b = schema.BufferT()
+            b.data = np.frombuffer(np.ascontiguousarray(spec.data, spec.dtype).tobytes(), np.uint8)
+            t.buffer = len(buffers)
+            buffers.append(b)
+        ts.append(t)
+    codes, operators = [], []
+    for op, ins, outs, opts in ops:
+        builtin = getattr(schema.BuiltinOperator, op)
+        if builtin not in codes:
+            codes.append(builtin)
+        o = schema.OperatorT()
+        o.opcodeIndex, o.inputs, o.outputs = codes.index(builtin), list(ins), list(outs)
+        if opts is not None:
+            o.builtinOptionsType, o.builtinOptions = opts
+        operators.append(o)
+    sub = schema.SubGraphT()
+    sub.tensors, sub.inputs, sub.outputs, sub.operators = ts, list(inputs), list(outputs), operators
+    model = schema.ModelT()
+    model.version, model.subgraphs, model.buffers = 3, [sub], buffers
+    model.operatorCodes = []
+    for builtin in codes:
+        c = schema.OperatorCodeT()
+        c.builtinCode, c.deprecatedBuiltinCode, c.version = builtin, min(builtin, 127), 1
+        model.operatorCodes.append(c)
+    b = flatbuffers.Builder(1024)
+    b.Finish(model.Pack(b), file_identifier=b"TFL3")
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(bytes(b.Output()))
+    return read_model(str(path)).main
+
+
+def test_pad_sample_through_sa32():
+    graph = sample("pad")
+    mli = lower(graph, format="sa8")
+    assert kinds(mli) == [("convert", "mli_hlp_convert_tensor"),
+                          ("padding", "mli_mov_tensor_sync"),
+                          ("convert", "mli_hlp_convert_tensor")]
+    up, pad, down = mli.layers
+    x, wide = mli.tensor(up.inputs[0]), mli.tensor(up.outputs[0])
+    padded, out = mli.tensor(pad.outputs[0]), mli.tensor(down.outputs[0])
+    assert int(x.zero_point[0]) == -8 and x.el_type == ElType.SA8
+    assert wide.el_type == padded.el_type == ElType.SA32
+    assert int(wide.zero_point[0]) == int(padded.zero_point[0]) == 0
+    assert (int(wide.scale[0]), int(wide.scale_frac_bits[0])) == (int(x.scale[0]),
+                                                                   int(x.scale_frac_bits[0]))
+    assert wide.shape == (4, 4, 8) and padded.shape == out.shape == (7, 7, 8)
+    pads = np.asarray(graph.tensors[graph.ops[0].inputs[1]].data)
+    assert pad.cfg == {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
+                       "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
+    assert any("extra activation RAM" in n for n in pad.notes)
+    assert out.role == Role.OUTPUT and int(out.zero_point[0]) == -8
+    assert worst_lsb(graph, mli) == 0
+    x_in = random_inputs(graph, 8, 2)
+    got = B.run_mli(graph, mli, x_in, BUILDS[0])[0][graph.outputs[0]]
+    want = np.pad(x_in[graph.inputs[0]], [(0, 0)] + [tuple(p) for p in pads], constant_values=-8)
+    np.testing.assert_array_equal(got, want)
+
+
+def test_pad_fx16_unchanged():
+    graph = sample("pad")
+    mli = lower(graph, format="fx16")
+    assert [layer.kind for layer in mli.layers] == ["padding"]
+    assert worst_lsb(graph, mli) == 0
+
+
+def pad_conv_graph(tmp_path, conv="CONV_2D", padding=0, pads=((1, 1), (2, 0)), out_hw=None,
+                   also_output=False, padv2=None, name="pc"):
+    """x [1,5,6,3] (zp 9) -> PAD (or PADV2 with `padv2`) -> 3x3 conv (padding 0 SAME, 1 VALID)."""
+    rng = np.random.default_rng(3)
+    h, w = 5 + sum(pads[0]), 6 + sum(pads[1])
+    if conv == "CONV_2D":
+        wshape, cout = (4, 3, 3, 3), 4
+        opts = options("Conv2DOptions", padding=padding, strideW=1, strideH=1)
+    else:
+        wshape, cout = (1, 3, 3, 6), 6
+        opts = options("DepthwiseConv2DOptions", padding=padding, strideW=1, strideH=1,
+                       depthMultiplier=2)
+    oh, ow = out_hw or ((h, w) if padding == 0 else (h - 2, w - 2))
+    wq = rng.integers(-127, 128, wshape).astype(np.int8)
+    ws = np.linspace(0.004, 0.009, cout)
+    bq = rng.integers(-3000, 3000, (cout,)).astype(np.int32)
+    pad_arr = np.array([[0, 0], list(pads[0]), list(pads[1]), [0, 0]], np.int32)
+    tensors = [act((1, 5, 6, 3), 0.04, 9), Spec((4, 2), "int32", data=pad_arr),
+               act((1, h, w, 3), 0.04, 9),
+               Spec(wshape, "int8", ws, 0, axis=0 if conv == "CONV_2D" else 3, data=wq),
+               Spec((cout,), "int32", ws * 0.04, 0, data=bq), act((1, oh, ow, cout), 0.08, -4)]
+    pad_ins = [0, 1]
+    if padv2 is not None:
+        tensors.append(Spec((1,), "int8", 0.04, 9, data=np.array([padv2], np.int8)))
+        pad_ins.append(len(tensors) - 1)
+    ops = [("PADV2" if padv2 is not None else "PAD", pad_ins, [2], None),
+           (conv, [2, 3, 4], [5], opts)]
+    outputs = [2, 5] if also_output else [5]
+    return graph_of(tmp_path, tensors, ops, [0], outputs, name)
+
+
+@pytest.mark.parametrize("conv,padding", [("CONV_2D", 1), ("CONV_2D", 0),
+                                          ("DEPTHWISE_CONV_2D", 1), ("DEPTHWISE_CONV_2D", 0)])
+def test_pad_fused_into_conv(tmp_path, conv, padding):
+    pads = ((1, 1), (2, 0)) if padding == 1 else ((1, 0), (0, 1))
+    graph = pad_conv_graph(tmp_path, conv, padding, pads)
+    mli = lower(graph, format="sa8")
+    layer = mli.layers[-1]
+    assert [lay.kind for lay in mli.layers] == [
+        "conv2d" if conv == "CONV_2D" else "group_conv2d"]
+    assert mli.tensor(layer.inputs[0]).shape == (5, 6, 3)          # the unpadded input
+    same = 1 if padding == 0 else 0                                # SAME 3x3: 1 on each side
+    cfg = layer.cfg
+    assert (cfg["padding_top"], cfg["padding_bottom"], cfg["padding_left"],
+            cfg["padding_right"]) == tuple(p + same for p in pads[0] + pads[1])
+    assert any("takes the padding of op 0 (PAD)" in n for n in layer.notes)
+    assert worst_lsb(graph, mli) <= 1
+    # the same conv after an explicit (SA32) pad gives the same integers
+    unfused = lower(pad_conv_graph(tmp_path, conv, padding, pads, also_output=True, name="pc2"),
+                    format="sa8")
+    assert [lay.kind for lay in unfused.layers][:3] == ["convert", "padding", "convert"]
+    x = random_inputs(graph, 16, 4)
+    for arith in BUILDS:
+        a = B.run_mli(graph, mli, x, arith)[0][graph.outputs[0]]
+        b = B.run_mli(graph, unfused, x, arith)[0][graph.outputs[-1]]
+        np.testing.assert_array_equal(a, b)
+
+
+def test_pad_too_wide_for_the_kernel_is_not_fused(tmp_path):
+    """MLI needs conv padding < kernel size: a pad of 3 before a 3x3 VALID conv, or 2 before
+    a 3x3 SAME one (2 + 1), stays a copy."""
+    graph = pad_conv_graph(tmp_path, "CONV_2D", 1, pads=((3, 0), (0, 1)))
+    mli = lower(graph, format="sa8")
+    assert [lay.kind for lay in mli.layers] == ["convert", "padding", "convert", "conv2d"]
+    assert worst_lsb(graph, mli) <= 1
+    graph = pad_conv_graph(tmp_path, "CONV_2D", 0, pads=((0, 0), (2, 0)), name="same")
+    mli = lower(graph, format="sa8")
+    assert [lay.kind for lay in mli.layers] == ["convert", "padding", "convert", "conv2d"]
+    assert worst_lsb(graph, mli) <= 1
+
+
+@pytest.mark.parametrize("value", [9, 0, -100])
+def test_padv2(tmp_path, value):
+    """PADV2 with the zero point (real 0) fuses; other values go through SA32 with zero point
+    zp - value, in which raw 0 is the pad value."""
+    graph = pad_conv_graph(tmp_path, "CONV_2D", 1, padv2=value, name=f"p2_{value}")
+    mli = lower(graph, format="sa8")
+    kinds_ = [lay.kind for lay in mli.layers]
+    if value == 9:
+        assert kinds_ == ["conv2d"]
+    elif value == 0:
+        assert kinds_ == ["padding", "conv2d"]                     # raw 0 in SA8 already
+    else:
+        assert kinds_ == ["convert", "padding", "convert", "conv2d"]
+        assert int(mli.tensor(mli.layers[0].outputs[0]).zero_point[0]) == 9 - value
+    assert worst_lsb(graph, mli) <= 1
+    if value == -100:
+        with pytest.raises(UnsupportedError, match="PADV2 value -100 is not real zero"):
+            lower(graph, format="fx16")
+
+
+@needs_gcc
+def test_pad_compiles(tmp_path):
+    compiles(lower(sample("pad"), format="sa8"), tmp_path)
+    (tmp_path / "fused").mkdir()
+    compiles(lower(pad_conv_graph(tmp_path, "DEPTHWISE_CONV_2D", 0), format="sa8"),
+             tmp_path / "fused")

@@ -239,7 +239,8 @@ def test_safe_pool_rewrite_is_equivalent_on_every_small_config():
 # input LSB at the clamp becomes 3 / 5 output LSB of these models' finer output scales.
 _EXACT = {"concatenation", "fully_connected_per_tensor", "logistic", "max_pool",
           "max_pool_global_same", "maximum", "maximum_const", "minimum", "minimum_const", "relu",
-          "reshape", "squeeze", "tanh", "transpose", "slice", "split", "split_v", "strided_slice"}
+          "pad", "reshape", "squeeze", "tanh", "transpose", "slice", "split", "split_v",
+          "strided_slice"}
 _WIDER = {"relu6": 3, "relu_n1_to_1": 5}
 # ARG_MAX indices: MLI keeps the last of equal maxima, TFLite the first (golden-checked heap
 # order, tests/test_mli_elt_runners.py). Where the maximum is unique the indices must be equal;

@@ -136,7 +136,8 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
         return _LUT_KINDS[t]
     return {"LEAKY_RELU": "leaky_relu", "PRELU": "prelu", "ARG_MAX": "argmax",
             "TRANSPOSE": "permute", "RESHAPE": "view", "SQUEEZE": "view",
-            "CONCATENATION": "concat", "PAD": "padding", "QUANTIZE": "convert",
+            "CONCATENATION": "concat", "PAD": "padding", "PADV2": "padding",
+            "QUANTIZE": "convert",
             "DEQUANTIZE": "convert", "SPLIT": "view", "SPLIT_V": "view", "SLICE": "view",
             "STRIDED_SLICE": "view"}[t]
 
@@ -302,12 +303,18 @@ def _reason(graph: ir.Graph, op: ir.Op, target: str, layout: str) -> str | None:
             return exc.message
         if any(b.begin[0] != 0 for b in boxes if len(b.begin) >= 2):
             return "slicing along the batch dimension"
-    if op.type == "PAD":
+    if op.type in ("PAD", "PADV2"):
         pads = _const_values(graph, op.inputs[1])
         shape = graph.tensors[op.inputs[0]].shape
         if pads is None or len(shape) != 4 or np.any(pads[0] != 0) or np.any(pads[3] != 0) \
                 or np.any(pads < 0) or np.any(pads > 255):
             return "PAD is lowered only for spatial padding (H, W, 0..255) of a 4-D tensor"
+        if op.type == "PADV2":
+            value = _const_values(graph, op.inputs[2]) if len(op.inputs) > 2 else None
+            if value is None or value.size != 1:
+                return "PADV2 pad value is not one constant"
+            if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0:
+                return "PADV2 of float data with a non-zero pad value (MLI pads with zeros)"
     if op.type == "PRELU":
         alpha = graph.tensors[op.inputs[1]]
         if alpha.data is None or sum(d > 1 for d in alpha.shape) > 1:
@@ -363,6 +370,7 @@ class _Lowering:
         self.layers: list[MliLayer] = []
         self.primary: dict[int, str] = {}
         self.variants: dict[tuple[int, ElType], str] = {}
+        self.fused_pads: dict[int, tuple[ir.Op, list[int]]] = {}   # conv op -> (PAD, padding)
         self.warnings: list[str] = []
         self.used_overrides: set = set()
 
@@ -704,6 +712,9 @@ class _Lowering:
         kind = layer_kind(g, op)
         el_a, el_w, el_b = FORMATS[fmt]
         x_idx, w_idx = op.inputs[0], op.inputs[1]
+        pad_op = self.fused_pads.get(op.index, (None, None))[0]
+        if pad_op is not None:
+            x_idx = pad_op.inputs[0]
         b_idx = op.inputs[2] if len(op.inputs) > 2 else -1
         wt, bt = g.tensors[w_idx], g.tensor(b_idx)
         x_name = self.use(op, x_idx, el_a)
@@ -798,6 +809,12 @@ class _Lowering:
             kout = self._hwc_output(out, (rows, 1, cout))
         else:
             cfg_type, cfg = "mli_conv2d_cfg", self._conv_cfg(op, x, out, wt)
+            if pad_op is not None:
+                total = self.fused_pads[op.index][1]
+                cfg.update(padding_top=total[0], padding_bottom=total[1],
+                           padding_left=total[2], padding_right=total[3])
+                notes.append(f"takes the padding of {pad_op.label} (MLI pads convolutions "
+                             "with real zero, as PAD does): no copy")
         self._layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
                     cfg_type=cfg_type, cfg=cfg, notes=notes)
         self.flush_relu(op)
@@ -1482,21 +1499,104 @@ class _Lowering:
                            f"on MLI {self.target})"])
         self.flush_relu(op)
 
+    def _pad_value(self, op: ir.Op) -> int | None:
+        """The int8 value a PAD / PADV2 of int8 data fills with (None: real zero)."""
+        if op.type == "PADV2":
+            v = np.asarray(_const_values(self.g, op.inputs[2])).reshape(-1)[0]
+            if v.dtype.kind in "iu":
+                return int(v)
+        return None
+
+    def _pad_fused_into(self, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
+        """(conv, [top, bottom, left, right] padding it then needs) when this PAD's only
+        consumer is a convolution that can take the padding in its config: MLI convolutions
+        treat their padding as real zero, which is what PAD fills."""
+        out_idx = op.outputs[0]
+        cons = self.g.consumers().get(out_idx, [])
+        if self.target != "2.0" or out_idx in self.g.outputs or len(cons) != 1:
+            return None
+        conv = cons[0]
+        if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.inputs[0] != out_idx \
+                or out_idx in conv.inputs[1:]:
+            return None
+        zp = self.g.tensors[op.inputs[0]].quant
+        value = self._pad_value(op)
+        if value is not None and (zp is None or value != int(zp.zero_point[0])):
+            return None                                    # not real zero
+        pads = np.asarray(_const_values(self.g, op.inputs[1]), dtype=np.int64)
+        o, wt = conv.options, self.g.tensors[conv.inputs[1]]
+        padded = self.g.tensors[out_idx].shape
+        total = []
+        for axis, (k, s, d) in ((1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
+                                (2, (wt.shape[2], o.get("stride_w", 1), o.get("dilation_w", 1)))):
+            _, before, after = tflite_padding(o.get("padding", "VALID"), padded[axis], k, s, d)
+            eff = (k - 1) * d + 1
+            pair = [int(pads[axis, 0]) + before, int(pads[axis, 1]) + after]
+            if max(pair) >= eff:                   # MLI: padding smaller than the kernel
+                return None
+            total += pair
+        return conv, total
+
     def _pad(self, op: ir.Op, fmt: str) -> None:
+        fused = self._pad_fused_into(op)
+        if fused is not None:
+            conv, total = fused
+            self.fused_pads[conv.index] = (op, total)
+            return
         el = _act_el(fmt)
         x = self.use(op, op.inputs[0], el)
         xt = self.tensors[x]
-        if el.is_sa and int(xt.zero_point[0]) != 0:
-            raise UnsupportedError(f"{op.label}: MLI padding fills raw zeros, which is not the "
-                                   f"real zero of a tensor with zero point {int(xt.zero_point[0])}"
-                                   "; use an FX format for this layer")
+        value = self._pad_value(op)
         pads = np.asarray(_const_values(self.g, op.inputs[1]), dtype=np.int64)
-        kout, pending = self.kernel_output(op, op.outputs[0], el, self.copy_params(xt))
         cfg = {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
                "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
         cfg_type = "mli_mov_cfg_t" if self.target == "2.0" else "mli_padding2d_cfg"
+        fill = int(xt.zero_point[0]) if el.is_sa and value is None else value
+        if el.is_sa and fill not in (None, 0):
+            return self._pad_wide(op, fmt, x, fill, cfg_type, cfg)
+        if value is not None and not (el.is_sa and value == 0) and \
+                value != int(self.g.tensors[op.inputs[0]].quant.zero_point[0]):
+            raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
+                                   f"{fmt} padding fills zeros; use --format sa8 for this layer")
+        kout, pending = self.kernel_output(op, op.outputs[0], el, self.copy_params(xt))
         self._layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
         self.finish(op, pending, "padding copies its input's parameters")
+
+    def _pad_wide(self, op: ir.Op, fmt: str, x: str, fill: int, cfg_type: str, cfg: dict
+                  ) -> None:
+        """SA8 padding with `fill` != raw 0: MLI's copy pads raw zeros. Through SA32 with the
+        same scale and zero point zp - fill, raw 0 stands for `fill`; both converts only add
+        integers (scale ratio 1), so the result is exact."""
+        if self.target != "2.0":
+            raise UnsupportedError(f"{op.label}: SA8 padding with raw value {fill} (not 0) "
+                                   "needs MLI 2.x (SA32 copies)")
+        xt = self.tensors[x]
+        zp32 = int(xt.zero_point[0]) - fill
+
+        def wide(name: str, shape, why: str) -> MliTensor:
+            t = dataclasses.replace(xt, name=name, role=Role.ACTIVATION, shape=tuple(shape),
+                                    el_type=ElType.SA32, layout="HWC", mem_stride=None,
+                                    buffer=None, offset=0, capacity=None,
+                                    zero_point=np.array([zp32], np.int16), notes=[why])
+            t.__post_init__()
+            self._add(t)
+            return t
+
+        out_shape = self.mli_shape(self.g.tensors[op.outputs[0]].shape)
+        src = wide(f"{xt.name}_sa32", xt.shape, f"SA32 copy of '{xt.name}' in which raw 0 is "
+                   f"the pad value {fill}")
+        dst = wide(f"{self._base(op.outputs[0])}_sa32", out_shape, "padded in SA32")
+        out = self.produce(op.outputs[0], ElType.SA8)
+        extra = (src.size + dst.size) * 4
+        note = (f"zero point {int(xt.zero_point[0])}: MLI pads raw zeros, so the copy pads an "
+                f"SA32 version (zero point {zp32}, raw 0 = {fill}) between two exact converts; "
+                f"{extra} bytes of extra activation RAM")
+        self._convert(op, x, src.name, "SA8 -> SA32, same scale (exact)")
+        self._layer(op, "padding", fmt, [src.name], [dst.name], cfg_type=cfg_type, cfg=cfg,
+                    notes=[note])
+        self._convert(op, dst.name, out.name, "SA32 -> SA8 (exact)")
+
+    _padv2 = _pad
 
     def _quantize(self, op: ir.Op, fmt: str) -> None:
         el = _act_el(fmt)
