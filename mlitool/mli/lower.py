@@ -1065,7 +1065,8 @@ class _Lowering:
                 m.notes.append(f"{n} values saturated")
         if broadcast:
             data = np.asarray(data)
-            data = data.reshape(-1)[:1].reshape(()) if real.ndim == 0 else np.broadcast_to(data, full)
+            data = (data.reshape(-1)[:1].reshape(()) if real.ndim == 0
+                    else np.broadcast_to(data, full))
         if self.layout == "chw" and data.ndim == 4:
             data = data.transpose(0, 3, 1, 2)
         m.data = np.ascontiguousarray(np.asarray(data).reshape(shape)).reshape(shape)
@@ -1551,11 +1552,11 @@ class _Lowering:
         cfg = {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
                "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
         cfg_type = "mli_mov_cfg_t" if self.target == "2.0" else "mli_padding2d_cfg"
-        fill = int(xt.zero_point[0]) if el.is_sa and value is None else value
-        if el.is_sa and fill not in (None, 0):
-            return self._pad_wide(op, fmt, x, fill, cfg_type, cfg)
-        if value is not None and not (el.is_sa and value == 0) and \
-                value != int(self.g.tensors[op.inputs[0]].quant.zero_point[0]):
+        if el.is_sa:
+            fill = int(xt.zero_point[0]) if value is None else value    # raw SA8 pad value
+            if fill != 0:
+                return self._pad_wide(op, fmt, x, fill, cfg_type, cfg)
+        elif value is not None and value != int(self.g.tensors[op.inputs[0]].quant.zero_point[0]):
             raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
                                    f"{fmt} padding fills zeros; use --format sa8 for this layer")
         kout, pending = self.kernel_output(op, op.outputs[0], el, self.copy_params(xt))
