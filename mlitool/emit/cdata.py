@@ -67,6 +67,7 @@ _UNSIGNED_VIEW = {"i1": np.uint8, "u1": np.uint8, "i2": np.uint16}
 
 
 def _cells(values: np.ndarray) -> np.ndarray:
+    """uint8[(n, width)]: each value right-aligned, then a comma; width from the dtype."""
     kind = f"{values.dtype.kind}{values.dtype.itemsize}"
     if kind in _UNSIGNED_VIEW:
         table = _table(kind)
@@ -76,6 +77,21 @@ def _cells(values: np.ndarray) -> np.ndarray:
     if values.dtype.kind in "iu":
         return _fixed_width(values, _width(64) if values.dtype.itemsize == 8 else _width(32))
     raise TypeError(f"cannot format {values.dtype} as C integers")
+
+
+def int_cells(values: np.ndarray) -> np.ndarray:
+    """uint8[(n, width)]: integers right-aligned in space-padded columns, each followed by a
+    comma, formatted in the narrowest table that holds them (any integer dtype)."""
+    flat = np.asarray(values).reshape(-1)
+    if flat.dtype.kind not in "iu":
+        raise TypeError(f"cannot format {flat.dtype} as integers")
+    if flat.size and flat.dtype.itemsize > 1:
+        lo, hi = int(flat.min()), int(flat.max())
+        if -128 <= lo and hi <= 127:
+            flat = flat.astype(np.int8)
+        elif -32768 <= lo and hi <= 32767:
+            flat = flat.astype(np.int16)
+    return _cells(flat)
 
 
 def _lines(cells: np.ndarray) -> bytes:
@@ -110,6 +126,24 @@ def float_lines(data: np.ndarray) -> Iterator[bytes]:
     text = [np.format_float_scientific(x, unique=True, trim="0") + "f," for x in flat]
     for start in range(0, len(text), PER_LINE):
         yield (INDENT.decode() + " ".join(text[start:start + PER_LINE]) + "\n").encode()
+
+
+def int_texts(arrays: list[np.ndarray]) -> list[str]:
+    """Each array's integers as decimal text separated by bare commas ("1,-2,3"), all arrays
+    formatted in one numpy pass: many small arrays (per-axis parameters) would otherwise cost
+    one Python `str` per value. Non-integer values are truncated, as `int()` would."""
+    flats = [np.asarray(a).reshape(-1) for a in arrays]
+    if any(f.dtype == np.uint64 for f in flats):           # may not fit the int64 formatted
+        return [",".join(map(str, f.tolist())) for f in flats]
+    sizes = [f.size for f in flats]
+    if not sum(sizes):
+        return [""] * len(flats)
+    cells = int_cells(np.concatenate([f.astype(np.int64, copy=False) for f in flats]))
+    keep = cells != _SPACE
+    text = cells[keep].tobytes().decode("ascii")           # "v,v,...,v,"
+    ends = [0] + np.cumsum(keep.sum(axis=1)).tolist()      # text offset after each value
+    bounds = np.cumsum([0] + sizes).tolist()
+    return [text[ends[a]:ends[b] - 1] if b > a else "" for a, b in zip(bounds, bounds[1:])]
 
 
 def int_list(values: np.ndarray | list[int]) -> str:

@@ -13,7 +13,7 @@ import numpy as np
 
 from mlitool import __version__
 from mlitool.emit.analysis import TensorInfo, inline_value
-from mlitool.emit.cdata import float_lines, int_lines, int_list
+from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
 from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import Symbols
@@ -177,12 +177,13 @@ class CWriter:
             yield from lines
             yield b"};\n"
 
-    def _param_arrays(self) -> Iterator[str]:
+    def _param_arrays(self) -> list[str]:
         attrs = self._attrs("param")
-        for i in self.infos:
-            for c_type, ident, values in self.d.param_arrays(i.tensor, i.sym):
-                yield (f"static const {c_type} {ident}[{np.asarray(values).size}]{attrs} = "
-                       f"{{ {int_list(values)} }};")
+        arrays = [p for i in self.infos for p in self.d.param_arrays(i.tensor, i.sym)]
+        texts = int_texts([values for _, _, values in arrays])
+        return [f"static const {c_type} {ident}[{np.asarray(values).size}]{attrs} = "
+                f"{{ {text.replace(',', ', ')} }};"
+                for (c_type, ident, values), text in zip(arrays, texts)]
 
     def _pointer(self, i: TensorInfo) -> str | None:
         if i.has_own_data:
@@ -261,7 +262,7 @@ class CWriter:
     def _definitions(self) -> Iterator[bytes]:
         yield b"\n/* ---- constant data ---- */\n"
         yield from self._data_arrays()
-        params = list(self._param_arrays())
+        params = self._param_arrays()
         if params:
             yield ("\n/* ---- per-axis quantization parameters ---- */\n"
                    + "\n".join(params) + "\n").encode()
