@@ -14,7 +14,7 @@ import mlitool.emit.writer as writer
 import mlitool.fsio as fsio
 from emit_models import mli2_model
 from mlitool.emit import emit
-from mlitool.emit.cdata import int_texts
+from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps
 
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -48,6 +48,16 @@ def test_int_texts_match_str(specs, seed):
     rng = np.random.default_rng(seed)
     arrays = [_random_array(rng, dtype, n) for dtype, n in specs]
     assert int_texts(arrays) == [",".join(map(str, a.tolist())) for a in arrays]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16"])
+@pytest.mark.parametrize("n", [16 * 4096, 16 * 4096 + 21, 16 * 16384 * 2 + 16 * 7 + 3])
+def test_int_lines_of_large_arrays_match_python_formatting(dtype, n):
+    values = _random_array(np.random.default_rng(n), dtype, n)
+    width = 6 if dtype == "int16" else 4
+    want = "".join("    " + "".join(f"{v:>{width}}," for v in values[i:i + 16].tolist()) + "\n"
+                   for i in range(0, n, 16))
+    assert b"".join(int_lines(values)).decode() == want
 
 
 _scalars = (st.none() | st.booleans() | st.integers(-2**70, 2**70)

@@ -94,28 +94,51 @@ def int_cells(values: np.ndarray) -> np.ndarray:
     return _cells(flat)
 
 
-def _lines(cells: np.ndarray) -> bytes:
+@lru_cache(maxsize=None)
+def _pair_table(kind: str) -> np.ndarray:
+    """uint8[(65536, 2 * width)]: the text of two consecutive 8-bit values, indexed by the two
+    bytes read as one little-endian uint16 (half as many lookups as one value at a time)."""
+    single = _table(kind).view(np.uint8).reshape(256, -1)
+    width = single.shape[1]
+    pairs = np.empty((256, 256, 2 * width), dtype=np.uint8)       # [second byte, first byte]
+    pairs[:, :, :width] = single[None, :, :]
+    pairs[:, :, width:] = single[:, None, :]
+    return pairs.reshape(65536, 2 * width)
+
+
+_PAIRS_FROM = 1 << 16            # 8-bit arrays at least this long use the pair table
+
+
+def _line_cells(values: np.ndarray, lines: int) -> np.ndarray:
+    """uint8[(lines, PER_LINE * width)]: the cells of the first `lines` full lines."""
+    head = values[:lines * PER_LINE]
+    if head.dtype.kind in "iu" and head.dtype.itemsize == 1 and head.size >= _PAIRS_FROM:
+        pairs = _pair_table(f"{head.dtype.kind}1")
+        return pairs.take(head.view("<u2"), axis=0).reshape(lines, -1)
+    return _cells(head).reshape(lines, -1)
+
+
+def _lines(values: np.ndarray) -> Iterator[bytes | np.ndarray]:
     """Rows of PER_LINE cells (the last row may be shorter), indented, newline-terminated."""
-    n, width = cells.shape
-    full = n // PER_LINE
-    parts = []
+    full = values.size // PER_LINE
     if full:
-        rows = np.empty((full, len(INDENT) + PER_LINE * width + 1), dtype=np.uint8)
+        cells = _line_cells(values, full)
+        rows = np.empty((full, len(INDENT) + cells.shape[1] + 1), dtype=np.uint8)
         rows[:, :len(INDENT)] = np.frombuffer(INDENT, dtype=np.uint8)
-        rows[:, len(INDENT):-1] = cells[:full * PER_LINE].reshape(full, PER_LINE * width)
+        rows[:, len(INDENT):-1] = cells
         rows[:, -1] = _NL
-        parts.append(rows.tobytes())
-    if n % PER_LINE:
-        parts.append(INDENT + cells[full * PER_LINE:].tobytes() + b"\n")
-    return b"".join(parts)
+        yield rows                                # written as is: no copy into bytes
+    if values.size % PER_LINE:
+        yield INDENT + _cells(values[full * PER_LINE:]).tobytes() + b"\n"
 
 
-def int_lines(data: np.ndarray) -> Iterator[bytes]:
-    """The elements of `data` (C order) as initializer lines, in chunks."""
+def int_lines(data: np.ndarray) -> Iterator[bytes | np.ndarray]:
+    """The elements of `data` (C order) as initializer lines, in chunks of bytes or of uint8
+    arrays (both go to `file.write` and `bytes.join` as they are)."""
     flat = np.ascontiguousarray(data).reshape(-1)
     step = _CHUNK_LINES * PER_LINE
     for start in range(0, flat.size, step):
-        yield _lines(_cells(flat[start:start + step]))
+        yield from _lines(flat[start:start + step])
 
 
 def float_lines(data: np.ndarray) -> Iterator[bytes]:

@@ -1,7 +1,7 @@
 """Assembles NAME.h and NAME.c (or one self-contained header) from the analysed model.
 
-Text is produced as a stream of byte chunks: the data arrays dominate and are formatted by
-`cdata` in large vectorized blocks. Everything is in model order, so output is deterministic.
+Text is produced as a stream of byte chunks (bytes, or uint8 arrays straight from `cdata`): the
+data arrays dominate and are formatted by `cdata` in large vectorized blocks. Everything is in model order, so output is deterministic.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ class CWriter:
     def _storage(self, extern_linkage: bool) -> str:
         return "static " if self.opts.single_header or not extern_linkage else ""
 
-    def _data_arrays(self) -> Iterator[bytes]:
+    def _data_arrays(self) -> Iterator[bytes | np.ndarray]:
         attrs = self._attrs("data")
         for i in self.infos:
             if not i.has_own_data:
@@ -231,7 +231,7 @@ class CWriter:
         return (f"/* Points every view of an activation at its buffer + offset. Call it after the "
                 f"application\n * has set the data of the buffers they view. */")
 
-    def header(self) -> Iterator[bytes]:
+    def header(self) -> Iterator[bytes | np.ndarray]:
         s = self.syms
         out = [_banner(self.model, "Declarations"), f"#ifndef {s.guard}", f"#define {s.guard}", "",
                _include(self.opts.header), ""]
@@ -254,12 +254,12 @@ class CWriter:
         yield from self._definitions()
         yield f"\n#endif /* {s.guard} */\n".encode()
 
-    def source(self) -> Iterator[bytes]:
+    def source(self) -> Iterator[bytes | np.ndarray]:
         yield (_banner(self.model, "Definitions") + "\n#include <stddef.h>\n"
                f'#include "{self.base_name}.h"\n').encode()
         yield from self._definitions()
 
-    def _definitions(self) -> Iterator[bytes]:
+    def _definitions(self) -> Iterator[bytes | np.ndarray]:
         yield b"\n/* ---- constant data ---- */\n"
         yield from self._data_arrays()
         params = self._param_arrays()
