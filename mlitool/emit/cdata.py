@@ -163,11 +163,11 @@ def int_texts(arrays: list[np.ndarray]) -> list[str]:
     if not sum(sizes):
         return [""] * len(flats)
     cells = int_cells(np.concatenate([f.astype(np.int64, copy=False) for f in flats]))
-    keep = cells != _SPACE
-    text = cells[keep].tobytes().decode("ascii")           # "v,v,...,v,"
-    ends = [0] + np.cumsum(keep.sum(axis=1)).tolist()      # text offset after each value
-    bounds = np.cumsum([0] + sizes).tolist()
-    return [text[ends[a]:ends[b] - 1] if b > a else "" for a, b in zip(bounds, bounds[1:])]
+    chars = cells[cells != _SPACE]                         # "v,v,...,v,"
+    text = chars.tobytes().decode("ascii")
+    value_starts = np.concatenate([[0], np.flatnonzero(chars == _COMMA) + 1])
+    starts = value_starts[np.cumsum([0] + sizes)].tolist()  # text offset of each array
+    return [text[a:b - 1] if n else "" for a, b, n in zip(starts, starts[1:], sizes)]
 
 
 def int_list(values: np.ndarray | list[int]) -> str:
