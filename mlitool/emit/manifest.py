@@ -193,12 +193,14 @@ class _Encoder:
         if not d:
             self.parts.append("{}")
             return
-        if not all(type(k) is str for k in d):
-            raise _Fallback
+        try:
+            keys = [(k, _str(k)) for k in sorted(d)]
+        except TypeError:                        # keys json would convert, or cannot sort
+            raise _Fallback from None
         inner = nl + "  "
         opener = "{" + inner
-        for k in sorted(d):
-            self.parts.append(opener + _str(k) + ": ")
+        for k, text in keys:
+            self.parts.append(opener + text + ": ")
             self.value(d[k], inner)
             opener = "," + inner
         self.parts.append(nl + "}")

@@ -9,6 +9,7 @@ The emitter and the executor only read these objects; neither recomputes a param
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -139,7 +140,7 @@ class MliTensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)             # shape holds Python ints (see __post_init__)
 
     @property
     def nbytes(self) -> int:
