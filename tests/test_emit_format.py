@@ -4,6 +4,8 @@ writes stay atomic when a lazily made file or an fsync fails."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import numpy as np
 import pytest
@@ -120,3 +122,17 @@ def test_fsync_failure_replaces_nothing(tmp_path, monkeypatch):
     with pytest.raises(OSError, match="Input/output error"):
         emit(mli2_model("sa8"), tmp_path, "m")
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc/self/fd")
+def test_replaced_files_are_released(tmp_path):
+    files = {tmp_path / f"f{i}": b"x" * 100_000 for i in range(3)}
+    fsio.write_files_atomically(files)
+    before = len(os.listdir("/proc/self/fd"))
+    fsio.write_files_atomically({p: b"new" for p in files})
+    deadline = time.monotonic() + 5
+    while len(os.listdir("/proc/self/fd")) > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(os.listdir("/proc/self/fd")) <= before
+    assert all(p.read_bytes() == b"new" for p in files)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f0", "f1", "f2"]
