@@ -18,6 +18,7 @@ from emit_models import mli2_model
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps
+from mlitool.emit.names import comment_text
 
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
@@ -136,3 +137,18 @@ def test_replaced_files_are_released(tmp_path):
     assert len(os.listdir("/proc/self/fd")) <= before
     assert all(p.read_bytes() == b"new" for p in files)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f0", "f1", "f2"]
+
+
+def _comment_text_bytewise(text: str, limit: int = 200) -> str:
+    """The definition: every UTF-8 byte outside the safe set becomes \\xNN."""
+    safe = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.:,;=+()[]{}<>#@!$%^&~|'\"`")
+    s = "".join(chr(b) if b in safe else "\\x%02x" % b
+                for b in text.encode("utf-8", "surrogatepass"))
+    return s[:limit] + "..." if len(s) > limit else s
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+       | st.text(max_size=30), st.integers(1, 80))
+def test_comment_text_is_the_bytewise_escape(text, limit):
+    assert comment_text(text, limit) == _comment_text_bytewise(text, limit)
