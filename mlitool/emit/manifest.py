@@ -167,20 +167,27 @@ class _Encoder:
         self.int_slots: list[tuple[int, np.ndarray, str]] = []      # (part index, values, sep)
         self.float_slots: list[tuple[int, np.ndarray, str]] = []
 
-    def value(self, v: Any, nl: str) -> None:
-        """Append `v`; `nl` is a newline plus the indentation of the line `v` starts on."""
+    def value(self, v: Any, nl: str, prefix: str = "") -> None:
+        """Append `prefix` and `v`; `nl` is a newline plus the indentation of the line `v` starts
+        on. (Scalars join their prefix in one part: most values of a manifest are scalars.)"""
         t = type(v)
         if t is str:
-            self.parts.append(_str(v))
-        elif t is int:
-            self.parts.append(int.__repr__(v))
-        elif t is float:
+            self.parts.append(prefix + _str(v))
+            return
+        if t is int:
+            self.parts.append(prefix + int.__repr__(v))
+            return
+        if t is float:
             if not math.isfinite(v):
                 raise _Fallback
-            self.parts.append(float.__repr__(v))
-        elif v is None or t is bool:
-            self.parts.append(_CONSTANTS[v])
-        elif t is dict:
+            self.parts.append(prefix + float.__repr__(v))
+            return
+        if v is None or t is bool:
+            self.parts.append(prefix + _CONSTANTS[v])
+            return
+        if prefix:
+            self.parts.append(prefix)
+        if t is dict:
             self._dict(v, nl)
         elif t is list or t is tuple:
             self._list(v, nl)
@@ -200,8 +207,7 @@ class _Encoder:
         inner = nl + "  "
         opener = "{" + inner
         for k, text in keys:
-            self.parts.append(opener + text + ": ")
-            self.value(d[k], inner)
+            self.value(d[k], inner, opener + text + ": ")
             opener = "," + inner
         self.parts.append(nl + "}")
 
@@ -212,8 +218,7 @@ class _Encoder:
         inner = nl + "  "
         opener = "[" + inner
         for x in items:
-            self.parts.append(opener)
-            self.value(x, inner)
+            self.value(x, inner, opener)
             opener = "," + inner
         self.parts.append(nl + "]")
 
