@@ -166,6 +166,7 @@ class _Encoder:
         self.parts: list[str] = []
         self.int_slots: list[tuple[int, np.ndarray, str]] = []      # (part index, values, sep)
         self.float_slots: list[tuple[int, np.ndarray, str]] = []
+        self.sorted_keys: dict[tuple, list[tuple[str, str]]] = {}  # dict keys -> (key, '"key": ')
 
     def value(self, v: Any, nl: str, prefix: str = "") -> None:
         """Append `prefix` and `v`; `nl` is a newline plus the indentation of the line `v` starts
@@ -200,14 +201,18 @@ class _Encoder:
         if not d:
             self.parts.append("{}")
             return
-        try:
-            keys = [(k, _str(k)) for k in sorted(d)]
-        except TypeError:                        # keys json would convert, or cannot sort
-            raise _Fallback from None
+        names = tuple(d)
+        keys = self.sorted_keys.get(names)       # many dicts share their keys (one per tensor)
+        if keys is None:
+            try:
+                keys = [(k, _str(k) + ": ") for k in sorted(d)]
+            except TypeError:                    # keys json would convert, or cannot sort
+                raise _Fallback from None
+            self.sorted_keys[names] = keys
         inner = nl + "  "
         opener = "{" + inner
         for k, text in keys:
-            self.value(d[k], inner, opener + text + ": ")
+            self.value(d[k], inner, opener + text)
             opener = "," + inner
         self.parts.append(nl + "}")
 
