@@ -67,12 +67,39 @@ class _Corrupt(Exception):
 # Checked access to the flatbuffer
 
 
+_I32 = struct.Struct("<i")
+_U32 = struct.Struct("<I")
+_U16 = struct.Struct("<H")
+_I8 = struct.Struct("<b")
+_U8 = struct.Struct("<B")
+
+
 class _Checked:
-    """Bounds checks for spans inside the file bytes."""
+    """Bounds checks for spans inside the file bytes, and direct reads of table fields.
+
+    `offset` and `scalar` read what the generated accessors (`Table.Offset`, `Get`) read, without
+    their generic per-read overhead, which is most of the time of reading a model's tables.
+    """
 
     def __init__(self, buf: bytes):
         self.buf = buf
         self.size = len(buf)
+
+    def offset(self, obj: Any, slot: int) -> int:
+        """`obj._tab.Offset(slot)`: the field's offset from its table, 0 when it is absent."""
+        pos = obj._tab.Pos
+        vtable = pos - _I32.unpack_from(self.buf, pos)[0]
+        if vtable < 0:                           # unpack_from would count from the end
+            raise _Corrupt(f"a vtable lies outside the file (byte {vtable}): the file is "
+                           "truncated or corrupt")
+        if slot < _U16.unpack_from(self.buf, vtable)[0]:
+            return _U16.unpack_from(self.buf, vtable + slot)[0]
+        return 0
+
+    def scalar(self, obj: Any, slot: int, fmt: struct.Struct, default: int = 0) -> int:
+        """A scalar field (`fmt` its little-endian layout), or `default` when absent."""
+        o = self.offset(obj, slot)
+        return fmt.unpack_from(self.buf, obj._tab.Pos + o)[0] if o else default
 
     def span(self, start: int, nbytes: int, what: str) -> None:
         if start < 0 or nbytes < 0 or start + nbytes > self.size:
@@ -81,14 +108,14 @@ class _Checked:
 
     def vector(self, obj: Any, slot: int, elem_size: int, what: str) -> tuple[int, int] | None:
         """(start, length) of the vector in `slot` of table `obj`, checked; None when absent."""
-        tab = obj._tab
-        o = tab.Offset(slot)
+        o = self.offset(obj, slot)
         if o == 0:
             return None
-        self.span(tab.Pos + o, 4, what)
-        start = tab.Vector(o)
+        at = obj._tab.Pos + o
+        self.span(at, 4, what)
+        start = at + _U32.unpack_from(self.buf, at)[0] + 4
         self.span(start - 4, 4, what)
-        n = tab.VectorLen(o)
+        n = _U32.unpack_from(self.buf, start - 4)[0]
         self.span(start, n * elem_size, f"{what} ({n} entries)")
         return start, n
 
@@ -107,12 +134,11 @@ class _Checked:
         return 0 if vec is None else vec[1]
 
     def string(self, obj: Any, slot: int, what: str) -> str:
-        tab = obj._tab
-        o = tab.Offset(slot)
+        o = self.offset(obj, slot)
         if o == 0:
             return ""
-        self.span(tab.Pos + o, 4, what)
-        off = tab.Pos + o
+        off = obj._tab.Pos + o
+        self.span(off, 4, what)
         off += struct.unpack_from("<I", self.buf, off)[0]
         self.span(off, 4, what)
         n = struct.unpack_from("<I", self.buf, off)[0]
@@ -123,8 +149,9 @@ class _Checked:
 # Vtable slots (4 + 2 * field id) of the fields read through _Checked, from schema.fbs.
 _MODEL_OPCODES, _MODEL_SUBGRAPHS, _MODEL_DESCRIPTION, _MODEL_BUFFERS, _MODEL_SIGNATURES = 6, 8, 10, 12, 18
 _SUBGRAPH_TENSORS, _SUBGRAPH_INPUTS, _SUBGRAPH_OUTPUTS, _SUBGRAPH_OPS, _SUBGRAPH_NAME = 4, 6, 8, 10, 12
-_TENSOR_SHAPE, _TENSOR_NAME, _TENSOR_SHAPE_SIGNATURE = 4, 10, 18
-_QUANT_SCALE, _QUANT_ZERO_POINT = 8, 10
+_TENSOR_SHAPE, _TENSOR_TYPE, _TENSOR_BUFFER, _TENSOR_NAME = 4, 6, 8, 10
+_TENSOR_QUANT, _TENSOR_IS_VARIABLE, _TENSOR_SHAPE_SIGNATURE = 12, 14, 18
+_QUANT_SCALE, _QUANT_ZERO_POINT, _QUANT_DIMENSION = 8, 10, 16
 _OP_INPUTS, _OP_OUTPUTS = 6, 8
 _OPCODE_CUSTOM = 6
 _BUFFER_DATA = 4
@@ -297,12 +324,12 @@ class _Reader:
     def _tensor(self, t: Any, i: int, where: str) -> ir.Tensor:
         name = self.chk.string(t, _TENSOR_NAME, f"the name of tensor {i} of {where}")
         label = f"tensor {i} '{name}' of {where}"
-        code = int(t.Type())
+        code = self.chk.scalar(t, _TENSOR_TYPE, _I8)
         if code not in _TYPES:
             raise _Corrupt(f"{label} has unknown element type {code}")
         dtype, storage = _TYPES[code]
         shape_arr = self.chk.array(t, _TENSOR_SHAPE, "<i4", f"the shape of {label}")
-        shape = () if shape_arr is None else tuple(int(v) for v in shape_arr)
+        shape = () if shape_arr is None else tuple(shape_arr.tolist())
         if any(d < 0 for d in shape):
             raise _Corrupt(f"{label} has a negative dimension in its shape {list(shape)}")
         n_elements = 1
@@ -312,11 +339,13 @@ class _Reader:
             raise _Corrupt(f"{label} has an implausible shape {list(shape)} ({n_elements} elements)")
         sig_arr = self.chk.array(t, _TENSOR_SHAPE_SIGNATURE, "<i4",
                                  f"the shape signature of {label}")
-        signature = None if sig_arr is None else tuple(int(v) for v in sig_arr)
-        quant = self._quant(t.Quantization(), shape, label)
+        signature = None if sig_arr is None else tuple(sig_arr.tolist())
+        quant = self._quant(t.Quantization() if self.chk.offset(t, _TENSOR_QUANT) else None,
+                            shape, label)
         data = self._data(t, shape, n_elements, dtype, storage, label)
         return ir.Tensor(index=i, name=name, shape=shape, dtype=dtype, data=data, quant=quant,
-                         is_variable=bool(t.IsVariable()), shape_signature=signature)
+                         is_variable=bool(self.chk.scalar(t, _TENSOR_IS_VARIABLE, _U8)),
+                         shape_signature=signature)
 
     def _quant(self, q: Any, shape: tuple[int, ...], label: str) -> ir.Quant | None:
         if q is None:
@@ -342,7 +371,7 @@ class _Reader:
             zp = np.full(n, zp[0], np.int64)
         else:
             zp = zp.astype(np.int64)
-        axis = int(q.QuantizedDimension())
+        axis = self.chk.scalar(q, _QUANT_DIMENSION, _I32)
         if n == 1:
             if axis != 0 and 0 <= axis < len(shape) and shape[axis] != 1:
                 self.warnings.append(f"{label}: one quantization scale with quantized_dimension "
@@ -357,7 +386,7 @@ class _Reader:
 
     def _data(self, t: Any, shape: tuple[int, ...], n_elements: int, dtype: str,
               storage: str | None, label: str) -> np.ndarray | None:
-        b = int(t.Buffer())
+        b = self.chk.scalar(t, _TENSOR_BUFFER, _U32)
         if b == 0:
             return None                          # buffer 0 is the empty sentinel
         if not 0 <= b < self.n_buffers:

@@ -25,7 +25,8 @@ _SMALL = 4096                    # below this many values Python's own formattin
 def _fixed_width(values: np.ndarray, width: int) -> np.ndarray:
     """uint8[(n, width)]: each integer right-aligned in `width - 1` columns, then a comma."""
     if values.size < _SMALL and (values.dtype.kind == "i" or values.dtype.itemsize < 8):
-        text = "".join([f"{v:>{width - 1}}," for v in values.reshape(-1).tolist()])
+        # one printf-style call for the whole array: far cheaper than a format per value
+        text = (f"%{width - 1}d," * values.size) % tuple(values.reshape(-1).tolist())
         if len(text) == values.size * width:     # every value fits its column
             return np.frombuffer(text.encode("ascii"), dtype=np.uint8).reshape(-1, width)
     v = values.astype(np.int64, copy=False)
@@ -67,6 +68,7 @@ _UNSIGNED_VIEW = {"i1": np.uint8, "u1": np.uint8, "i2": np.uint16}
 
 
 def _cells(values: np.ndarray) -> np.ndarray:
+    """uint8[(n, width)]: each value right-aligned, then a comma; width from the dtype."""
     kind = f"{values.dtype.kind}{values.dtype.itemsize}"
     if kind in _UNSIGNED_VIEW:
         table = _table(kind)
@@ -78,28 +80,66 @@ def _cells(values: np.ndarray) -> np.ndarray:
     raise TypeError(f"cannot format {values.dtype} as C integers")
 
 
-def _lines(cells: np.ndarray) -> bytes:
+def int_cells(values: np.ndarray) -> np.ndarray:
+    """uint8[(n, width)]: integers right-aligned in space-padded columns, each followed by a
+    comma, formatted in the narrowest table that holds them (any integer dtype)."""
+    flat = np.asarray(values).reshape(-1)
+    if flat.dtype.kind not in "iu":
+        raise TypeError(f"cannot format {flat.dtype} as integers")
+    if flat.size and flat.dtype.itemsize > 1:
+        lo, hi = int(flat.min()), int(flat.max())
+        if -128 <= lo and hi <= 127:
+            flat = flat.astype(np.int8)
+        elif -32768 <= lo and hi <= 32767:
+            flat = flat.astype(np.int16)
+    return _cells(flat)
+
+
+@lru_cache(maxsize=None)
+def _pair_table(kind: str) -> np.ndarray:
+    """uint8[(65536, 2 * width)]: the text of two consecutive 8-bit values, indexed by the two
+    bytes read as one little-endian uint16 (half as many lookups as one value at a time)."""
+    single = _table(kind).view(np.uint8).reshape(256, -1)
+    width = single.shape[1]
+    pairs = np.empty((256, 256, 2 * width), dtype=np.uint8)       # [second byte, first byte]
+    pairs[:, :, :width] = single[None, :, :]
+    pairs[:, :, width:] = single[:, None, :]
+    return pairs.reshape(65536, 2 * width)
+
+
+_PAIRS_FROM = 1 << 16            # 8-bit arrays at least this long use the pair table
+
+
+def _line_cells(values: np.ndarray, lines: int) -> np.ndarray:
+    """uint8[(lines, PER_LINE * width)]: the cells of the first `lines` full lines."""
+    head = values[:lines * PER_LINE]
+    if head.dtype.kind in "iu" and head.dtype.itemsize == 1 and head.size >= _PAIRS_FROM:
+        pairs = _pair_table(f"{head.dtype.kind}1")
+        return pairs.take(head.view("<u2"), axis=0).reshape(lines, -1)
+    return _cells(head).reshape(lines, -1)
+
+
+def _lines(values: np.ndarray) -> Iterator[bytes | np.ndarray]:
     """Rows of PER_LINE cells (the last row may be shorter), indented, newline-terminated."""
-    n, width = cells.shape
-    full = n // PER_LINE
-    parts = []
+    full = values.size // PER_LINE
     if full:
-        rows = np.empty((full, len(INDENT) + PER_LINE * width + 1), dtype=np.uint8)
+        cells = _line_cells(values, full)
+        rows = np.empty((full, len(INDENT) + cells.shape[1] + 1), dtype=np.uint8)
         rows[:, :len(INDENT)] = np.frombuffer(INDENT, dtype=np.uint8)
-        rows[:, len(INDENT):-1] = cells[:full * PER_LINE].reshape(full, PER_LINE * width)
+        rows[:, len(INDENT):-1] = cells
         rows[:, -1] = _NL
-        parts.append(rows.tobytes())
-    if n % PER_LINE:
-        parts.append(INDENT + cells[full * PER_LINE:].tobytes() + b"\n")
-    return b"".join(parts)
+        yield rows                                # written as is: no copy into bytes
+    if values.size % PER_LINE:
+        yield INDENT + _cells(values[full * PER_LINE:]).tobytes() + b"\n"
 
 
-def int_lines(data: np.ndarray) -> Iterator[bytes]:
-    """The elements of `data` (C order) as initializer lines, in chunks."""
+def int_lines(data: np.ndarray) -> Iterator[bytes | np.ndarray]:
+    """The elements of `data` (C order) as initializer lines, in chunks of bytes or of uint8
+    arrays (both go to `file.write` and `bytes.join` as they are)."""
     flat = np.ascontiguousarray(data).reshape(-1)
     step = _CHUNK_LINES * PER_LINE
     for start in range(0, flat.size, step):
-        yield _lines(_cells(flat[start:start + step]))
+        yield from _lines(flat[start:start + step])
 
 
 def float_lines(data: np.ndarray) -> Iterator[bytes]:
@@ -110,6 +150,24 @@ def float_lines(data: np.ndarray) -> Iterator[bytes]:
     text = [np.format_float_scientific(x, unique=True, trim="0") + "f," for x in flat]
     for start in range(0, len(text), PER_LINE):
         yield (INDENT.decode() + " ".join(text[start:start + PER_LINE]) + "\n").encode()
+
+
+def int_texts(arrays: list[np.ndarray]) -> list[str]:
+    """Each array's integers as decimal text separated by bare commas ("1,-2,3"), all arrays
+    formatted in one numpy pass: many small arrays (per-axis parameters) would otherwise cost
+    one Python `str` per value. Non-integer values are truncated, as `int()` would."""
+    flats = [np.asarray(a).reshape(-1) for a in arrays]
+    if any(f.dtype == np.uint64 for f in flats):           # may not fit the int64 formatted
+        return [",".join(map(str, f.tolist())) for f in flats]
+    sizes = [f.size for f in flats]
+    if not sum(sizes):
+        return [""] * len(flats)
+    cells = int_cells(np.concatenate([f.astype(np.int64, copy=False) for f in flats]))
+    chars = cells[cells != _SPACE]                         # "v,v,...,v,"
+    text = chars.tobytes().decode("ascii")
+    value_starts = np.concatenate([[0], np.flatnonzero(chars == _COMMA) + 1])
+    starts = value_starts[np.cumsum([0] + sizes)].tolist()  # text offset of each array
+    return [text[a:b - 1] if n else "" for a, b, n in zip(starts, starts[1:], sizes)]
 
 
 def int_list(values: np.ndarray | list[int]) -> str:

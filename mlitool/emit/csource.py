@@ -1,7 +1,7 @@
 """Assembles NAME.h and NAME.c (or one self-contained header) from the analysed model.
 
-Text is produced as a stream of byte chunks: the data arrays dominate and are formatted by
-`cdata` in large vectorized blocks. Everything is in model order, so output is deterministic.
+Text is produced as a stream of byte chunks (bytes, or uint8 arrays straight from `cdata`): the
+data arrays dominate and are formatted by `cdata` in large vectorized blocks. Everything is in model order, so output is deterministic.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 
 from mlitool import __version__
 from mlitool.emit.analysis import TensorInfo, inline_value
-from mlitool.emit.cdata import float_lines, int_lines, int_list
+from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
 from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import Symbols
@@ -165,7 +165,7 @@ class CWriter:
     def _storage(self, extern_linkage: bool) -> str:
         return "static " if self.opts.single_header or not extern_linkage else ""
 
-    def _data_arrays(self) -> Iterator[bytes]:
+    def _data_arrays(self) -> Iterator[bytes | np.ndarray]:
         attrs = self._attrs("data")
         for i in self.infos:
             if not i.has_own_data:
@@ -177,12 +177,13 @@ class CWriter:
             yield from lines
             yield b"};\n"
 
-    def _param_arrays(self) -> Iterator[str]:
+    def _param_arrays(self) -> list[str]:
         attrs = self._attrs("param")
-        for i in self.infos:
-            for c_type, ident, values in self.d.param_arrays(i.tensor, i.sym):
-                yield (f"static const {c_type} {ident}[{np.asarray(values).size}]{attrs} = "
-                       f"{{ {int_list(values)} }};")
+        arrays = [p for i in self.infos for p in self.d.param_arrays(i.tensor, i.sym)]
+        texts = int_texts([values for _, _, values in arrays])
+        return [f"static const {c_type} {ident}[{np.asarray(values).size}]{attrs} = "
+                f"{{ {text.replace(',', ', ')} }};"
+                for (c_type, ident, values), text in zip(arrays, texts)]
 
     def _pointer(self, i: TensorInfo) -> str | None:
         if i.has_own_data:
@@ -230,7 +231,7 @@ class CWriter:
         return (f"/* Points every view of an activation at its buffer + offset. Call it after the "
                 f"application\n * has set the data of the buffers they view. */")
 
-    def header(self) -> Iterator[bytes]:
+    def header(self) -> Iterator[bytes | np.ndarray]:
         s = self.syms
         out = [_banner(self.model, "Declarations"), f"#ifndef {s.guard}", f"#define {s.guard}", "",
                _include(self.opts.header), ""]
@@ -253,15 +254,15 @@ class CWriter:
         yield from self._definitions()
         yield f"\n#endif /* {s.guard} */\n".encode()
 
-    def source(self) -> Iterator[bytes]:
+    def source(self) -> Iterator[bytes | np.ndarray]:
         yield (_banner(self.model, "Definitions") + "\n#include <stddef.h>\n"
                f'#include "{self.base_name}.h"\n').encode()
         yield from self._definitions()
 
-    def _definitions(self) -> Iterator[bytes]:
+    def _definitions(self) -> Iterator[bytes | np.ndarray]:
         yield b"\n/* ---- constant data ---- */\n"
         yield from self._data_arrays()
-        params = list(self._param_arrays())
+        params = self._param_arrays()
         if params:
             yield ("\n/* ---- per-axis quantization parameters ---- */\n"
                    + "\n".join(params) + "\n").encode()

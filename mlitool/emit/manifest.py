@@ -10,24 +10,23 @@ import hashlib
 import json
 import math
 import os
-import re
 from typing import Any
 
 import numpy as np
 
 from mlitool import __version__
 from mlitool.emit.analysis import TensorInfo
+from mlitool.emit.cdata import int_texts
 from mlitool.emit.symbols import Symbols
 from mlitool.mli.types import MliModel, MliTensor
 
 MANIFEST_VERSION = 1
 
 
-def _ints(a) -> list[int]:
+def _ints(a) -> np.ndarray:
+    """A 1-D integer array (written as a JSON list by `dumps`)."""
     flat = np.asarray(a).reshape(-1)
-    if flat.dtype.kind in "iu":                  # tolist() gives Python ints already
-        return flat.tolist()
-    return [int(v) for v in flat.tolist()]
+    return flat if flat.dtype.kind in "iu" else flat.astype(np.int64)
 
 
 def data_sha256(t: MliTensor) -> str | None:
@@ -46,7 +45,7 @@ def _params(t: MliTensor) -> dict[str, Any]:
                 "zero_point": _ints(t.zero_point),
                 "scale": _ints(t.scale),
                 "scale_frac_bits": _ints(t.scale_frac_bits),
-                "real_scale": np.asarray(t.real_scale(), dtype=np.float64).tolist()}
+                "real_scale": np.asarray(t.real_scale(), dtype=np.float64).reshape(-1)}
     return {}
 
 
@@ -121,66 +120,134 @@ def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name:
 
 
 def dumps(doc: Any) -> str:
-    """`json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False)`, same text.
+    """`json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False,
+    default=_tolist)`, same text; 1-D numpy integer and float arrays stand for lists of numbers.
 
     With an indent, `json` encodes in pure Python, one call per number; the per-axis parameter
-    arrays make that most of a convert's time. Lists of plain numbers are therefore swapped for
-    placeholders, the small rest is dumped by `json`, and the lists are joined in with their
-    line indentation. Anything the fast path cannot vouch for goes to `json` unchanged.
+    arrays would make that most of a convert's time. This encoder walks the document once,
+    leaving a slot for each numeric array, and then fills the slots in bulk: the integers of all
+    arrays formatted at once with numpy, the floats as Python's shortest repr of each list.
+    Anything it does not handle (other types, non-string keys, non-finite floats) goes to `json`
+    unchanged, which formats or rejects it exactly as before.
     """
-    lists: list[list] = []
+    enc = _Encoder()
     try:
-        small = _placeholders(doc, lists)
+        enc.value(doc, "\n")
     except _Fallback:
         return _plain_dumps(doc)
-    text = _plain_dumps(small)
-
-    def expand(m: re.Match) -> str:
-        line_start = m.string.rfind("\n", 0, m.start()) + 1
-        line = m.string[line_start:m.start()]
-        indent = " " * (len(line) - len(line.lstrip(" ")))
-        inner = indent + "  "
-        return "[\n" + inner + (",\n" + inner).join(map(repr, lists[int(m.group(1))])) + \
-            "\n" + indent + "]"
-
-    return _PLACEHOLDER_RE.sub(expand, text)
+    return enc.text()
 
 
 def _plain_dumps(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False)
+    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False,
+                      default=_tolist)
+
+
+def _tolist(v: Any) -> Any:
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.tolist()
+    raise TypeError(f"Object of type {type(v).__name__} is not JSON serializable")
 
 
 class _Fallback(Exception):
     """Internal: the document holds something the fast path leaves to `json`."""
 
 
-_NUMBERS = {int, float}
-_PLACEHOLDER = "\x00mlitool-list-{}\x00"
-_PLACEHOLDER_RE = re.compile(r'"\\u0000mlitool-list-(\d+)\\u0000"')
+_CONSTANTS = {None: "null", True: "true", False: "false"}
+# Array dtypes the fast path formats (uint64 may exceed the int64 it formats integers as).
+_ARRAY_TYPES = {np.dtype(c) for c in "bhilqBHIefd"} - {np.dtype(np.uint64)}
+_str = json.encoder.encode_basestring_ascii
 
 
-def _placeholders(v: Any, lists: list[list]) -> Any:
-    """A copy of `v` with every non-empty list of plain ints and finite floats replaced by a
-    placeholder string (the list goes to `lists`). A NUL in any string could fake a placeholder:
-    such documents take the plain path."""
-    if isinstance(v, str):
-        if "\x00" in v:
-            raise _Fallback
-        return v
-    if isinstance(v, dict):
-        out = {}
-        for k, x in v.items():
-            if isinstance(k, str) and "\x00" in k:
+class _Encoder:
+    """Indented JSON text as a list of parts; numeric arrays become slots filled by `text`."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.int_slots: list[tuple[int, np.ndarray, str]] = []      # (part index, values, sep)
+        self.float_slots: list[tuple[int, np.ndarray, str]] = []
+        self.sorted_keys: dict[tuple, list[tuple[str, str]]] = {}  # dict keys -> (key, '"key": ')
+
+    def value(self, v: Any, nl: str, prefix: str = "") -> None:
+        """Append `prefix` and `v`; `nl` is a newline plus the indentation of the line `v` starts
+        on. (Scalars join their prefix in one part: most values of a manifest are scalars.)"""
+        t = type(v)
+        if t is str:
+            self.parts.append(prefix + _str(v))
+            return
+        if t is int:
+            self.parts.append(prefix + int.__repr__(v))
+            return
+        if t is float:
+            if not math.isfinite(v):
                 raise _Fallback
-            out[k] = _placeholders(x, lists)
-        return out
-    if isinstance(v, (list, tuple)):
-        types = set(map(type, v))
-        if v and types <= _NUMBERS and (float not in types or all(map(math.isfinite, v))):
-            lists.append(v)
-            return _PLACEHOLDER.format(len(lists) - 1)
-        return [_placeholders(x, lists) for x in v]
-    return v
+            self.parts.append(prefix + float.__repr__(v))
+            return
+        if v is None or t is bool:
+            self.parts.append(prefix + _CONSTANTS[v])
+            return
+        if prefix:
+            self.parts.append(prefix)
+        if t is dict:
+            self._dict(v, nl)
+        elif t is list or t is tuple:
+            self._list(v, nl)
+        elif t is np.ndarray and v.ndim == 1 and v.dtype in _ARRAY_TYPES:
+            self._array(v, nl)
+        else:
+            raise _Fallback
+
+    def _dict(self, d: dict, nl: str) -> None:
+        if not d:
+            self.parts.append("{}")
+            return
+        names = tuple(d)
+        keys = self.sorted_keys.get(names)       # many dicts share their keys (one per tensor)
+        if keys is None:
+            try:
+                keys = [(k, _str(k) + ": ") for k in sorted(d)]
+            except TypeError:                    # keys json would convert, or cannot sort
+                raise _Fallback from None
+            self.sorted_keys[names] = keys
+        inner = nl + "  "
+        opener = "{" + inner
+        for k, text in keys:
+            self.value(d[k], inner, opener + text)
+            opener = "," + inner
+        self.parts.append(nl + "}")
+
+    def _list(self, items: list | tuple, nl: str) -> None:
+        if not items:
+            self.parts.append("[]")
+            return
+        inner = nl + "  "
+        opener = "[" + inner
+        for x in items:
+            self.value(x, inner, opener)
+            opener = "," + inner
+        self.parts.append(nl + "]")
+
+    def _array(self, a: np.ndarray, nl: str) -> None:
+        if a.size == 0:
+            self.parts.append("[]")
+            return
+        if a.dtype.kind == "f" and not np.all(np.isfinite(a)):
+            raise _Fallback
+        inner = nl + "  "
+        self.parts.append("[" + inner)
+        slots = self.float_slots if a.dtype.kind == "f" else self.int_slots
+        slots.append((len(self.parts), a, "," + inner))
+        self.parts.append("")                                  # the slot
+        self.parts.append(nl + "]")
+
+    def text(self) -> str:
+        parts = self.parts
+        for slot, a, sep in self.float_slots:
+            parts[slot] = sep.join(map(float.__repr__, a.astype(np.float64).tolist()))
+        texts = int_texts([a for _, a, _ in self.int_slots])
+        for (slot, _, sep), text in zip(self.int_slots, texts):
+            parts[slot] = text.replace(",", sep)
+        return "".join(parts)
 
 
 def _jsonable(v: Any) -> Any:

@@ -107,15 +107,23 @@ class NameTable:
 _COMMENT_SAFE = frozenset(
     b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.:,;=+()[]{}<>#@!$%^&~|'\"`"
 )
-_COMMENT_UNSAFE = re.compile(b"[^" + re.escape(bytes(sorted(_COMMENT_SAFE))) + b"]")
-_ESCAPES = {bytes([b]): b"\\x%02x" % b for b in range(256) if b not in _COMMENT_SAFE}
+# Every other byte of the UTF-8 text becomes \xNN; indexed by the byte as a latin-1 code point.
+_ESCAPES = {b: "\\x%02x" % b for b in range(256) if b not in _COMMENT_SAFE}
+# Printable ASCII that needs escaping, backslash first (the escapes add backslashes).
+_PRINTABLE_UNSAFE = sorted((b for b in range(0x20, 0x7F) if b not in _COMMENT_SAFE),
+                           key=lambda b: b != ord("\\"))
+_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
 
 
 def comment_text(text: str, limit: int = 200) -> str:
     """`text` made safe inside a `/* ... */` comment on one line (ASCII, no `*/`, `/*`, `??`, `\\`
     at a line end, no newline). Long texts are cut at `limit` characters with a marker."""
-    raw = text.encode("utf-8", "surrogatepass")
-    s = _COMMENT_UNSAFE.sub(lambda m: _ESCAPES[m.group()], raw).decode("ascii")
+    if _NOT_PRINTABLE_ASCII.search(text) is None:      # the usual case: a few str.replace
+        s = text
+        for b in _PRINTABLE_UNSAFE:
+            s = s.replace(chr(b), _ESCAPES[b])
+    else:
+        s = text.encode("utf-8", "surrogatepass").decode("latin-1").translate(_ESCAPES)
     if len(s) > limit:
         s = s[:limit] + "..."   # never ends in a backslash
     return s

@@ -1,8 +1,9 @@
 """`emit`: an MliModel -> NAME.h, NAME.c, NAME.json in one atomic step.
 
-Everything that can fail on the model (checks, names, configs, manifest) runs before the first
-byte is written; the large data arrays are then streamed to temporary files that replace the old
-outputs only when all three files are complete.
+Everything that can fail on the model (checks, names, configs) runs before the first byte is
+written; the large data arrays are then streamed to temporary files that replace the old outputs
+only when all three files are complete. The manifest is made last, while the C files are being
+flushed to disk (see `mlitool.fsio`); should it fail, earlier outputs are still untouched.
 """
 
 from __future__ import annotations
@@ -55,9 +56,13 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
     writer = CWriter(model, infos, syms, dialect, opts, name)
-    manifest = manifest_text(model, infos, syms, name, header, writer.totals, writer.cfg_items)
+
+    def manifest():
+        yield manifest_text(model, infos, syms, name, header, writer.totals,
+                            writer.cfg_items).encode("ascii")
+
     files = {out / f"{name}.h": writer.header()}
     if not single_header:
         files[out / f"{name}.c"] = writer.source()
-    files[out / f"{name}.json"] = manifest
+    files[out / f"{name}.json"] = manifest()
     return write_files_atomically(files)

@@ -17,8 +17,10 @@ _F32_HALF = np.float32(0.5)
 
 def _frexp32(s) -> tuple[np.ndarray, np.ndarray]:
     """(float32 scales, exponents e with s = m * 2^e, m in [0.5, 1)); rejects s <= 0."""
-    s32 = np.atleast_1d(np.asarray(s, dtype=np.float64)).astype(np.float32)
-    if not np.all(np.isfinite(s32)) or np.any(s32 <= 0):
+    s32 = np.asarray(s, dtype=np.float64).astype(np.float32)
+    if s32.ndim == 0:
+        s32 = s32.reshape(1)
+    if not (np.isfinite(s32) & (s32 > 0)).all():          # also rejects NaN
         raise UnsupportedError(f"quantization scale(s) {s32[~(s32 > 0) | ~np.isfinite(s32)][:4]} "
                                "are not finite positive numbers")
     _, e = np.frexp(s32)
@@ -32,7 +34,7 @@ def _scaled_f32(s32: np.ndarray, frac: np.ndarray) -> np.ndarray:
 
 
 def _check_int8(frac: np.ndarray, what: str) -> None:
-    if np.any(frac < -128) or np.any(frac > 127):
+    if frac.size and (frac.min() < -128 or frac.max() > 127):
         raise UnsupportedError(f"{what}: scale frac bits {frac.min()}..{frac.max()} do not fit "
                                "int8 (scale too small or too large for MLI)")
 

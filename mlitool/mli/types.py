@@ -9,6 +9,7 @@ The emitter and the executor only read these objects; neither recomputes a param
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +41,7 @@ class ElType(enum.Enum):
 
     @property
     def dtype(self) -> np.dtype:
-        return np.dtype(_NUMPY_DTYPE[self])
+        return _DTYPES[self]
 
     @property
     def c_type(self) -> str:
@@ -55,6 +56,7 @@ class ElType(enum.Enum):
 
 _NUMPY_DTYPE = {ElType.FX4: "int8", ElType.FX8: "int8", ElType.FX16: "int16", ElType.SA8: "int8",
                 ElType.SA32: "int32", ElType.FP16: "float16", ElType.FP32: "float32"}
+_DTYPES = {el: np.dtype(name) for el, name in _NUMPY_DTYPE.items()}    # parsed once
 _C_TYPE = {ElType.FX4: "int8_t", ElType.FX8: "int8_t", ElType.FX16: "int16_t", ElType.SA8: "int8_t",
            ElType.SA32: "int32_t", ElType.FP16: "uint16_t", ElType.FP32: "float"}
 
@@ -139,7 +141,7 @@ class MliTensor:
 
     @property
     def size(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64))
+        return math.prod(self.shape)             # shape holds Python ints (see __post_init__)
 
     @property
     def nbytes(self) -> int:
