@@ -54,13 +54,17 @@ def resolve(opts: ConvertOptions, model_path: Path) -> tuple[str, str, str, dict
     return fmt, target, layout, overrides, opts.name or default_name(model_path)
 
 
-def build_model(model_path: Path, opts: ConvertOptions) -> tuple[MliModel, str]:
-    """Everything but writing: returns the MLI model and the output base name."""
+def lower_model(model, model_path: Path, opts: ConvertOptions, *,
+                executed_by: str | None = None) -> tuple[MliModel, str]:
+    """Calibrate (float models, when asked) and lower an already-read `ir.Model` exactly as
+    `convert` does; returns the MLI model (reader warnings first) and the output base name.
+    `executed_by` names a command that runs the result, which needs an MLI 2.x target."""
     from mlitool.mli.lower import lower
-    from mlitool.tflite_reader import read_model
 
     fmt, target, layout, overrides, name = resolve(opts, model_path)
-    model = read_model(model_path)
+    if executed_by and target != "2.0":
+        raise OptionError(f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
+                          f"{target}, which has no reference build to check against")
     ranges = None
     if opts.calibration is not None:
         from mlitool.calibrate import calibration_ranges
@@ -70,6 +74,13 @@ def build_model(model_path: Path, opts: ConvertOptions) -> tuple[MliModel, str]:
                 weights_only=opts.weights_only, ranges=ranges, source=str(model_path))
     mli.warnings[:0] = list(model.warnings)
     return mli, name
+
+
+def build_model(model_path: Path, opts: ConvertOptions) -> tuple[MliModel, str]:
+    """Everything but writing: returns the MLI model and the output base name."""
+    from mlitool.tflite_reader import read_model
+
+    return lower_model(read_model(model_path), model_path, opts)
 
 
 def convert(model_path: str | Path, opts: ConvertOptions) -> dict[str, Any]:

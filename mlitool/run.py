@@ -49,7 +49,8 @@ def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndar
     model_path = Path(model_path)
     if opts.mode not in MODES:
         raise OptionError(f"--mode {opts.mode!r}: choose {', '.join(MODES)}")
-    graph = read_model(model_path).main
+    model = read_model(model_path)
+    graph = model.main
     inputs = load_inputs(opts.input, graph)
     n = next(iter(inputs.values())).shape[0]
     summary: dict[str, Any] = {"model": str(model_path), "mode": opts.mode,
@@ -60,24 +61,17 @@ def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndar
 
         values = run_graph(graph, inputs, opts.mode, keep=opts.dump_layers)
     else:
-        from mlitool.convert import ConvertOptions, resolve
+        from mlitool.convert import ConvertOptions, lower_model
         from mlitool.execute.mli_bridge import run_mli
         from mlitool.execute.presets import arith_for, describe
-        from mlitool.mli.lower import lower
 
         arith = arith_for(opts.target, opts.round_mode, opts.accu)
         copts = ConvertOptions(out=Path("."), format=opts.format, config=opts.config,
-                               overrides=dict(opts.overrides))
-        fmt, target, layout, overrides, _ = resolve(copts, model_path)
-        ranges = None
-        if opts.calibration is not None:
-            from mlitool.calibrate import calibration_ranges
-
-            ranges = calibration_ranges(graph, opts.calibration, opts.calibration_method)
-        mli = lower(graph, format=fmt, target=target, layout=layout, overrides=overrides,
-                    ranges=ranges, source=str(model_path))
+                               overrides=dict(opts.overrides), calibration=opts.calibration,
+                               calibration_method=opts.calibration_method)
+        mli, _ = lower_model(model, model_path, copts)
         values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
-        summary.update(format=fmt, mli=target, build=describe(arith))
+        summary.update(format=mli.format, mli=mli.target, build=describe(arith))
         if opts.dump_layers:
             arrays.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
     outputs = []

@@ -85,26 +85,15 @@ def _input_note(opts: VerifyOptions, graph: ir.Graph) -> dict[str, Any]:
 
 
 def _load(model_path: Path, opts: VerifyOptions):
-    from mlitool.convert import ConvertOptions, resolve
-    from mlitool.mli.lower import lower
+    from mlitool.convert import ConvertOptions, lower_model
     from mlitool.tflite_reader import read_model
 
     copts = ConvertOptions(out=Path("."), format=opts.format, config=opts.config,
-                           overrides=dict(opts.overrides))
-    fmt, target, layout, overrides, _ = resolve(copts, model_path)
-    if target != "2.0":
-        raise OptionError(f"verify runs MLI 2.0.2 arithmetic; the configuration selects MLI "
-                          f"{target}, which has no reference build to check against")
+                           overrides=dict(opts.overrides), calibration=opts.calibration,
+                           calibration_method=opts.calibration_method)
     model = read_model(model_path)
-    graph = model.main
-    ranges = None
-    if opts.calibration is not None:
-        from mlitool.calibrate import calibration_ranges
-
-        ranges = calibration_ranges(graph, opts.calibration, opts.calibration_method)
-    mli = lower(graph, format=fmt, target=target, layout=layout, overrides=overrides,
-                ranges=ranges, source=str(model_path))
-    return graph, mli, fmt
+    mli, _ = lower_model(model, model_path, copts, executed_by="verify")
+    return model.main, mli, mli.format
 
 
 def _inputs(graph: ir.Graph, opts: VerifyOptions) -> dict[int, np.ndarray]:

@@ -928,20 +928,24 @@ class _Lowering:
         t.__post_init__()
         return self._add(t)
 
+    def _dense(self, op: ir.Op, fmt: str, src: MliTensor, why: str) -> MliTensor:
+        """`src` itself when it is dense, else a contiguous copy of it (mli_mov)."""
+        if V.is_dense(src):
+            return src
+        dense = dataclasses.replace(src, name=f"{src.name}_dense", role=Role.ACTIVATION,
+                                    mem_stride=None, buffer=None, offset=0, capacity=None,
+                                    notes=["dense copy of a strided view"])
+        dense.__post_init__()
+        self._add(dense)
+        self._mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank, why)
+        return dense
+
     def _dense_view(self, op: ir.Op, fmt: str, src_name: str, shape: tuple[int, ...],
                     why: str) -> str:
         """`src` seen in `shape` (same elements, row-major): a view layer, after a dense copy
         (mli_mov) when `src` is itself a strided view."""
-        src = self.tensors[src_name]
-        if not V.is_dense(src):
-            dense = dataclasses.replace(src, name=f"{src.name}_dense", role=Role.ACTIVATION,
-                                        mem_stride=None, buffer=None, offset=0, capacity=None,
-                                        notes=["dense copy of a strided view"])
-            dense.__post_init__()
-            self._add(dense)
-            self._mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank,
-                      f"{why}: a view of a strided tensor needs a contiguous one")
-            src = dense
+        src = self._dense(op, fmt, self.tensors[src_name],
+                          f"{why}: a view of a strided tensor needs a contiguous one")
         if tuple(shape) == src.shape:
             return src.name
         t = dataclasses.replace(src, name=f"{src.name}_as_{'x'.join(map(str, shape))}",
@@ -1276,15 +1280,7 @@ class _Lowering:
         if self.layout == "chw" and len(src.shape) == 3 and src.shape[0] > 1 \
                 and src.shape[1] * src.shape[2] > 1:
             src = self._chw_to_hwc(op, src, fmt)
-        if not V.is_dense(src):
-            dense = dataclasses.replace(src, name=f"{src.name}_dense", role=Role.ACTIVATION,
-                                        mem_stride=None, buffer=None, offset=0, capacity=None,
-                                        notes=["dense copy of a strided view"])
-            dense.__post_init__()
-            self._add(dense)
-            self._mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank,
-                      f"{op.type} of a strided view needs a contiguous tensor")
-            src = dense
+        src = self._dense(op, fmt, src, f"{op.type} of a strided view needs a contiguous tensor")
         out_shape = self.mli_shape(self.g.tensors[op.outputs[0]].shape)
         if self.layout == "chw" and len(out_shape) == 3 and out_shape[0] > 1 \
                 and out_shape[1] * out_shape[2] > 1 and out_shape != src.shape:

@@ -80,23 +80,16 @@ class RichProgress(Progress):
 def load(model_path: Path, opts: ReportOptions):
     """(graph, MLI model): read, calibrate and lower as `convert` does (the model's reader
     warnings first among the MLI model's warnings)."""
-    from mlitool.convert import ConvertOptions, resolve
-    from mlitool.mli.lower import lower
+    from mlitool.convert import ConvertOptions, lower_model
     from mlitool.tflite_reader import read_model
 
     model_path = Path(model_path)
     copts = ConvertOptions(out=Path("."), format=opts.format, mli=opts.mli, layout=opts.layout,
-                           config=opts.config, overrides=dict(opts.overrides))
-    fmt, target, layout, overrides, _ = resolve(copts, model_path)
+                           config=opts.config, overrides=dict(opts.overrides),
+                           calibration=opts.calibration,
+                           calibration_method=opts.calibration_method)
     model = read_model(model_path)
-    ranges = None
-    if opts.calibration is not None:
-        from mlitool.calibrate import calibration_ranges
-
-        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
-    mli = lower(model.main, format=fmt, target=target, layout=layout, overrides=overrides,
-                ranges=ranges, source=str(model_path))
-    mli.warnings[:0] = list(model.warnings)
+    mli, _ = lower_model(model, model_path, copts)
     return model.main, mli
 
 
