@@ -381,3 +381,21 @@ def test_cli_bad_and_unsupported_models(tmp_path, capsys):
     assert code == 2 and "calibrat" in err
     lstm = shared_path("models", "tflm", "mnist_lstm_int8.tflite")
     assert run_main(["report", lstm, "--samples", 1], capsys)[0] == 4
+
+
+def test_report_lists_lowering_decisions_with_reasons(tmp_path):
+    """Issue 7 / 6: where lowering inserted a copy, a convert or rewrote a pooling window, the
+    report says which layer and why (the same notes the manifest carries)."""
+    from mlitool.mli.lower import lower
+    from mlitool.report.build import decisions_table
+    from mlitool.tflite_reader import read_model
+
+    model = lower(read_model(SAMPLES / "ops" / "avg_pool_global_same.tflite").main, format="sa8")
+    table = decisions_table(model)
+    notes = [row[-1] for row in table.rows]
+    expected = [note for layer in model.layers for note in layer.notes]
+    assert notes == expected
+    assert any("outside its output" in n for n in notes)
+    model = lower(read_model(SAMPLES / "ops" / "split.tflite").main, format="sa8")
+    rows = decisions_table(model).rows
+    assert any(row[3] == "copy" and row[-1] for row in rows)

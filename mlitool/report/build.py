@@ -45,7 +45,18 @@ def summary_section(model: MliModel, graph: ir.Graph | None = None) -> Section:
     rows += [("MLI layers", len(model.layers)), ("kernel calls", calls),
              ("tensors", len(model.tensors)), ("warnings", len(model.warnings))]
     table = make_table("summary", "Model", [("item", "Item"), ("value", "Value")], rows)
-    return Section("summary", "Summary", tuple(model.warnings), (table,))
+    return Section("summary", "Summary", tuple(model.warnings), (table, decisions_table(model)))
+
+
+def decisions_table(model: MliModel):
+    """What lowering decided and why, one row per note: inserted converts and copies, views,
+    rewritten pooling windows, fixed output parameters, saturation."""
+    rows = [(pos, layer.index, layer.op_type, layer.kind, layer.kernel or "(no call)", note)
+            for pos, layer in enumerate(model.layers) for note in layer.notes]
+    return make_table("lowering-notes", "Lowering decisions",
+                      [("position", "Layer"), ("op_index", "TFLite op"), ("op_type", "Op"),
+                       ("kind", "Kind"), ("kernel", "MLI kernel"), ("note", "Why")], rows,
+                      note="Views cost no RAM; copies and converts are listed with their reason.")
 
 
 # --- memory ------------------------------------------------------------------------------------
