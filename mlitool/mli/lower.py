@@ -1054,19 +1054,7 @@ class _Lowering:
         shape = self.mli_shape(real.shape) if real.size > 1 else ()
         m = MliTensor(name=self._base(idx), role=Role.PARAM, shape=shape, el_type=el,
                       source=t.name, source_index=idx)
-        if el == ElType.SA8:
-            if t.dtype == "int8" and t.quant is not None and not t.quant.per_axis:
-                data = np.asarray(t.data, np.int8)
-                self._set_sa(m, float(t.quant.scale[0]), int(t.quant.zero_point[0]))
-            else:
-                scale, zp = Q.sa8_params_from_range(real.min(), real.max())
-                data, _ = Q.int_quantize(real, scale, zp, 8)
-                self._set_sa(m, scale, zp)
-        else:
-            m.frac_bits = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), el.bits)
-            data, n = Q.fx_quantize(real, m.frac_bits, el.bits)
-            if n:
-                m.notes.append(f"{n} values saturated")
+        data = self._encode_param(m, t, real, el, lambda: np.asarray(t.data, np.int8))
         if broadcast:
             data = np.asarray(data)
             data = (data.reshape(-1)[:1].reshape(()) if real.ndim == 0
@@ -1137,24 +1125,35 @@ class _Lowering:
         m = MliTensor(name=self._base(op.inputs[1]), role=Role.PARAM,
                       shape=mshape if non1 else (), el_type=el, source=at.name,
                       source_index=op.inputs[1])
-        if el == ElType.SA8:
-            if at.dtype == "int8" and at.quant is not None and not at.quant.per_axis:
-                data = np.asarray(at.data, np.int8).reshape(real.shape)
-                if self.layout == "chw" and data.ndim == 3:
-                    data = data.transpose(2, 0, 1)
-                self._set_sa(m, float(at.quant.scale[0]), int(at.quant.zero_point[0]))
-            else:
-                scale, zp = Q.sa8_params_from_range(real.min(), real.max())
-                data, _ = Q.int_quantize(real, scale, zp, 8)
-                self._set_sa(m, scale, zp)
-        else:
-            m.frac_bits = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), el.bits)
-            data, _ = Q.fx_quantize(real, m.frac_bits, el.bits)
+        def own_int8() -> np.ndarray:
+            data = np.asarray(at.data, np.int8).reshape(real.shape)
+            return data.transpose(2, 0, 1) if self.layout == "chw" and data.ndim == 3 else data
+
+        data = self._encode_param(m, at, real, el, own_int8)
         m.data = np.ascontiguousarray(np.asarray(data).reshape(m.shape))
         slope = self._add(m)
         out, _ = self.kernel_output(op, op.outputs[0], el)
         self._layer(op, "prelu", fmt, [x], [out], params={"slope": slope},
                     cfg_type="mli_prelu_cfg", cfg={"axis": axis})
+
+    def _encode_param(self, m: MliTensor, t: ir.Tensor, real: np.ndarray, el: ElType,
+                      own_int8) -> np.ndarray:
+        """Encode a constant operand (eltwise constant, PReLU slope) into `m`'s element type. An
+        int8 per-tensor model constant keeps its own values (`own_int8()`, already in m's layout)
+        and parameters; anything else is quantized from its real values."""
+        if el == ElType.SA8:
+            if t.dtype == "int8" and t.quant is not None and not t.quant.per_axis:
+                self._set_sa(m, float(t.quant.scale[0]), int(t.quant.zero_point[0]))
+                return own_int8()
+            scale, zp = Q.sa8_params_from_range(real.min(), real.max())
+            data, _ = Q.int_quantize(real, scale, zp, 8)
+            self._set_sa(m, scale, zp)
+            return data
+        m.frac_bits = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), el.bits)
+        data, saturated = Q.fx_quantize(real, m.frac_bits, el.bits)
+        if saturated:
+            m.notes.append(f"{saturated} values saturated")
+        return data
 
     def _fixed_leaves(self, kind: str, el: ElType):
         def leaves(t: MliTensor) -> None:
