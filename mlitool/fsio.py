@@ -10,14 +10,11 @@ and earlier outputs stay untouched.
 The fsync of each temporary file runs in a background thread as soon as the file is closed, so
 the disk flush of a large file overlaps with producing the next one; no rename happens before
 every fsync has succeeded, so a crash still leaves either the old files or the complete new ones.
-On POSIX the file being replaced is held open across its rename and closed in the background:
-freeing a large old file's blocks (milliseconds on ext4) then happens off the caller's path.
 """
 
 from __future__ import annotations
 
 import os
-import stat
 import tempfile
 import threading
 from collections.abc import Iterable, Mapping
@@ -77,13 +74,8 @@ def write_files_atomically(files: Mapping[str | Path, Content]) -> list[Path]:
             syncs.append(_Fsync(fd))         # closes fd
         for sync in syncs:
             sync.wait()
-        replaced = []
-        try:
-            for path, tmp in staged:
-                replaced.append(_hold(path))
-                os.replace(tmp, path)
-        finally:
-            _close_later([fd for fd in replaced if fd is not None])
+        for path, tmp in staged:
+            os.replace(tmp, path)
         _fsync_dirs({path.parent for path, _ in staged})
     except BaseException:
         for sync in syncs:
@@ -95,25 +87,6 @@ def write_files_atomically(files: Mapping[str | Path, Content]) -> list[Path]:
                 pass
         raise
     return [path for path, _ in staged]
-
-
-def _hold(path: Path) -> int | None:
-    """A read-only descriptor of the file about to be replaced (POSIX), or None."""
-    if os.name != "posix":                   # elsewhere an open file cannot be replaced
-        return None
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        return os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:                          # absent, unreadable, replaced meanwhile, ...
-        return None
-
-
-def _close_later(fds: list[int]) -> None:
-    """Close descriptors of replaced files in a background thread: the last close frees the
-    old file's blocks."""
-    if fds:
-        threading.Thread(target=lambda: [os.close(fd) for fd in fds], daemon=True).start()
 
 
 def write_file_atomically(path: str | Path, content: Content) -> Path:
