@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Annotated, Optional
 
 import typer
 
@@ -80,6 +80,26 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+_ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); "
+               "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: vpx].")
+
+# Options shared by convert, run, verify and report: one definition each.
+FormatOpt = Annotated[Optional[str], typer.Option(
+    "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 [default: the config's, else sa8].")]
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", help="TOML settings and per-layer overrides "
+    "[default: [tool.mlitool] of ./pyproject.toml].")]
+TargetOpt = Annotated[Optional[str], typer.Option("--target", help=_ARITH_HELP)]
+RoundOpt = Annotated[Optional[str], typer.Option(
+    "--round", help="up | convergent (overrides --target).")]
+AccuOpt = Annotated[Optional[str], typer.Option(
+    "--accu", help="full | reduced (overrides --target).")]
+CalibrationOpt = Annotated[Optional[Path], typer.Option(
+    "--calibration", help="Float models: .npy/.npz of real inputs to derive activation ranges from.")]
+CalibrationMethodOpt = Annotated[str, typer.Option(
+    "--calibration-method", help="minmax | percentile.")]
+
+
 @app.command("inspect")
 def inspect_cmd(
     model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
@@ -107,12 +127,10 @@ def convert_cmd(
     out: Path = typer.Option(Path("."), "--out", "-o", help="Output directory (created if missing)."),
     name: Optional[str] = typer.Option(None, "--name", help="Base name of NAME.h/.c/.json "
                                        "[default: the model file's stem]."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f",
-                                      help="sa8 | fx16 | fx8w16d | fx8 [default: sa8]."),
+    fmt: FormatOpt = None,
     mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 [default: 2.0]."),
     layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc [default: chw]."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
-                                          "overrides [default: [tool.mlitool] of ./pyproject.toml]."),
+    config: ConfigOpt = None,
     header: str = typer.Option("mli_api.h", "--header", help="MLI API header to #include."),
     align: Optional[int] = typer.Option(None, "--align", help="Alignment attribute for data arrays."),
     section: Optional[str] = typer.Option(None, "--section", help="Linker section for weights."),
@@ -120,10 +138,8 @@ def convert_cmd(
                                        help="Write one self-contained NAME.h with static definitions."),
     weights_only: bool = typer.Option(False, "--weights-only", help="Float models without "
                                       "calibration: convert weights, leave activations unquantized."),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models: .npy/.npz "
-                                               "of real inputs to derive activation ranges from."),
-    calibration_method: str = typer.Option("minmax", "--calibration-method",
-                                           help="minmax | percentile."),
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
 ) -> None:
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json."""
@@ -161,9 +177,6 @@ def _render_convert(result: dict) -> None:
         console.print(f"wrote {path}", markup=False)
 
 
-_ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); "
-               "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: vpx].")
-
 
 @app.command("run")
 def run_cmd(
@@ -174,22 +187,17 @@ def run_cmd(
                                     "are real values, arrays of the input's dtype quantized values.",
                                     show_default=False),
     mode: str = typer.Option("mli", "--mode", "-m", help="float | tflite | mli."),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="mli mode: sa8 | fx16 | "
-                                      "fx8w16d | fx8 [default: the config's, else sa8]."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
-                                          "overrides (as for convert)."),
-    target: Optional[str] = typer.Option(None, "--target", help=_ARITH_HELP),
-    round_mode: Optional[str] = typer.Option(None, "--round", help="up | convergent "
-                                             "(overrides --target)."),
-    accu: Optional[str] = typer.Option(None, "--accu", help="full | reduced (overrides --target)."),
+    fmt: FormatOpt = None,
+    config: ConfigOpt = None,
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output .npz "
                                           "[default: MODEL_STEM.MODE.npz]."),
     dump_layers: bool = typer.Option(False, "--dump-layers", help="Also write every "
                                      "intermediate tensor (mli mode: raw MLI tensors as mli/NAME)."),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models in mli "
-                                               "mode: .npy/.npz of real inputs for activation ranges."),
-    calibration_method: str = typer.Option("minmax", "--calibration-method",
-                                           help="minmax | percentile."),
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
 ) -> None:
     """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs."""
@@ -217,28 +225,23 @@ def run_cmd(
 def verify_cmd(
     model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
                                 show_default=False),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 "
-                                      "[default: the config's, else sa8]."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
-                                          "overrides (as for convert)."),
+    fmt: FormatOpt = None,
+    config: ConfigOpt = None,
     input_file: Optional[Path] = typer.Option(None, "--input", "-i", help=".npy / .npz inputs "
                                               "(as for run) [default: random inputs]."),
     samples: int = typer.Option(100, "--samples", "-n", help="Random inputs: how many."),
     seed: int = typer.Option(0, "--seed", help="Random inputs: the seed."),
     oracle: Optional[str] = typer.Option(None, "--oracle", help="litert: also compare with the "
                                          "TFLite interpreter's reference kernels."),
-    target: Optional[str] = typer.Option(None, "--target", help=_ARITH_HELP),
-    round_mode: Optional[str] = typer.Option(None, "--round", help="up | convergent "
-                                             "(overrides --target)."),
-    accu: Optional[str] = typer.Option(None, "--accu", help="full | reduced (overrides --target)."),
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
     min_snr: Optional[float] = typer.Option(None, "--min-snr", help="Exit 3 when an output's SNR "
                                             "vs float is below DB.", metavar="DB"),
     max_lsb: Optional[int] = typer.Option(None, "--max-lsb", help="Exit 3 when an output differs "
                                           "from tflite mode by more than N LSB.", metavar="N"),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models: "
-                                               ".npy/.npz of real inputs for activation ranges."),
-    calibration_method: str = typer.Option("minmax", "--calibration-method",
-                                           help="minmax | percentile."),
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
 ) -> None:
     """Compare mli mode with float and tflite modes, per layer and at the outputs."""
@@ -267,25 +270,20 @@ def verify_cmd(
 def report_cmd(
     model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
                                 show_default=False),
-    fmt: Optional[str] = typer.Option(None, "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 "
-                                      "[default: the config's, else sa8]."),
+    fmt: FormatOpt = None,
     mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 "
                                       "[default: 2.0]; 1.x: memory and quantization only."),
     layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc."),
-    config: Optional[Path] = typer.Option(None, "--config", help="TOML settings and per-layer "
-                                          "overrides (as for convert)."),
-    calibration: Optional[Path] = typer.Option(None, "--calibration", help="Float models: "
-                                               ".npy/.npz of real inputs for activation ranges."),
-    calibration_method: str = typer.Option("minmax", "--calibration-method",
-                                           help="minmax | percentile."),
+    config: ConfigOpt = None,
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
     input_file: Optional[Path] = typer.Option(None, "--input", "-i", help=".npy / .npz inputs "
                                               "(as for run) [default: random inputs]."),
     samples: int = typer.Option(32, "--samples", "-n", help="Random inputs: how many."),
     seed: int = typer.Option(0, "--seed", help="Random inputs: the seed."),
-    target: Optional[str] = typer.Option(None, "--target", help=_ARITH_HELP),
-    round_mode: Optional[str] = typer.Option(None, "--round", help="up | convergent "
-                                             "(overrides --target)."),
-    accu: Optional[str] = typer.Option(None, "--accu", help="full | reduced (overrides --target)."),
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
     min_snr_flag: float = typer.Option(30.0, "--min-snr-flag", metavar="DB",
                                        help="Flag tensors whose weight SNR is below DB."),
     no_accuracy: bool = typer.Option(False, "--no-accuracy", help="Skip the executed sections "
