@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from mlitool.execute.inputs import random_inputs  # noqa: E402
-from mlitool.execute.intops import Arith  # noqa: E402
+from mlitool.execute.mli_intops import Arith  # noqa: E402
 from mlitool.execute.mli_bridge import run_mli  # noqa: E402
 from mlitool.mli.lower import lower  # noqa: E402
 from mlitool.tflite_reader import read_model  # noqa: E402

@@ -107,7 +107,7 @@ def inspect_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
 ) -> None:
     """Summarise a .tflite model: style, inputs/outputs, one row per op, totals."""
-    from mlitool.inspect import inspect_file
+    from mlitool.inspect.command import inspect_file
 
     summary = inspect_file(model)
     if as_json:
@@ -115,7 +115,7 @@ def inspect_cmd(
 
         sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n")
     else:
-        from mlitool.inspect_render import render
+        from mlitool.inspect.render import render
 
         render(summary)
 
@@ -246,7 +246,7 @@ def verify_cmd(
 ) -> None:
     """Compare mli mode with float and tflite modes, per layer and at the outputs."""
     from mlitool.errors import ThresholdError
-    from mlitool.verify import VerifyOptions, verify
+    from mlitool.verify.command import VerifyOptions, verify
 
     opts = VerifyOptions(format=fmt, config=config, input=input_file, samples=samples, seed=seed,
                          oracle=oracle, target=target, round_mode=round_mode, accu=accu,
@@ -258,7 +258,7 @@ def verify_cmd(
 
         sys.stdout.write(json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n")
     else:
-        from mlitool.verify_render import render
+        from mlitool.verify.render import render
 
         render(doc)
     failed = doc["thresholds"]["failed"]

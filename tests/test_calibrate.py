@@ -11,7 +11,7 @@ from mlitool.errors import InputDataError, OptionError
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
-from mlitool.verify import VerifyOptions, verify
+from mlitool.verify.command import VerifyOptions, verify
 
 from conftest import SAMPLES, shared_path
 

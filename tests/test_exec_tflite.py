@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlitool.errors import InputDataError, UnsupportedError
-from mlitool.execute import fixedpoint as fp
+from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute.graph import run_graph, unsupported_ops
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model

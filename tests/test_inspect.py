@@ -176,7 +176,7 @@ def test_supported_flags(case):
 
 def test_known_totals_kws():
     """DS-CNN KWS: weights and biases counted by hand from the layer shapes in the README model."""
-    from mlitool.inspect import inspect_file
+    from mlitool.inspect.command import inspect_file
 
     doc = inspect_file(shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite"))
     # conv 64x10x4x1+64, 4 x (dw 3x3x64+64, pw 64x64+64), fc 12x64+12
@@ -187,7 +187,7 @@ def test_known_totals_kws():
 
 
 def test_known_styles_of_synthetic_models():
-    from mlitool.inspect import summarize
+    from mlitool.inspect.command import summarize
     from mlitool.tflite_reader import parse_model
 
     assert summarize(parse_model(build(fc_spec())))["style"]["name"] == "int8"
@@ -238,7 +238,7 @@ def test_human_output_shows_warnings(tmp_path, capsys):
 
 
 def test_internal_error_exit_1(tmp_path, capsys, monkeypatch):
-    import mlitool.inspect as insp
+    import mlitool.inspect.command as insp
 
     def boom(_):
         raise RuntimeError("simulated bug")
@@ -267,7 +267,7 @@ def test_float16_weights_style_and_counts():
     """float16 weights behind a DEQUANTIZE: style, weights column and parameters counted once."""
     from tflite_build import Buf, Code, Op, Spec, T
 
-    from mlitool.inspect import summarize
+    from mlitool.inspect.command import summarize
     from mlitool.tflite_reader import parse_model
 
     w16 = np.arange(12, dtype=np.float16).reshape(3, 4)

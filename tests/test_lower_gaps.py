@@ -24,7 +24,7 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_bridge as B
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.execute.intops import Arith
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, Role
 from mlitool.tflite_reader import read_model

@@ -12,7 +12,7 @@ import pytest
 from conftest import shared_path
 from golden import MODES, arith_of, load
 
-from mlitool.execute.mli import activations, convert, eltwise, movement, outparams
+from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement, outparams
 
 _TYPES = ("fx8", "fx16", "sa8", "sa32", "fp32")
 KERNELS = (
@@ -34,7 +34,7 @@ def run_case(kernel: str, case, arith):
     family = _family(kernel)
     out = t["out"]
     if family == "convert":
-        got = convert.convert(t["in"].data[None], t["in"], out, arith)
+        got = convert_tensor.convert(t["in"].data[None], t["in"], out, arith)
     elif family.startswith("eltwise_"):
         fn = getattr(eltwise, family)
         got = fn(t["in1"].data[None], t["in2"].data[None], t["in1"], t["in2"], out, arith)

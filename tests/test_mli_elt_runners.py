@@ -11,14 +11,14 @@ import pytest
 from conftest import shared_path
 from golden import load
 
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli import activations, convert, eltwise, movement
-from mlitool.execute.mli.movement import _top_k
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement
+from mlitool.execute.mli_kernels.movement import _top_k
 from mlitool.mli.types import MliLayer, MliModel, Role
 
 MODE = "CONVERGENT_ACCU_OFF"
 RUNNERS = {**eltwise.LAYER_RUNNERS, **activations.LAYER_RUNNERS, **movement.LAYER_RUNNERS,
-           **convert.LAYER_RUNNERS}
+           **convert_tensor.LAYER_RUNNERS}
 FILES = ["eltwise_add_sa8", "eltwise_mul_fx16", "eltwise_max_fx8", "relu_sa8", "leaky_relu_fx16",
          "prelu_sa8", "sigm_sa8", "tanh_fx16", "softmax_sa8", "softmax_fx16", "l2_normalize_sa8",
          "argmax_sa8", "permute_sa8", "convert_sa8_to_fx16", "convert_fp32_to_sa8"]

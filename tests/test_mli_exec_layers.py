@@ -13,10 +13,10 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_bridge as B
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli import pool
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels import pool
 from mlitool.execute.mli_exec import run_model
-from mlitool.metrics import snr_db
+from mlitool.verify.metrics import snr_db
 from mlitool.mli.lower import lower, pool_hazard, safe_pool_axis, tflite_padding
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.tflite_reader import read_model

@@ -10,8 +10,8 @@ import pytest
 from mlitool.execute import mli_bridge as B
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.execute.intops import Arith
-from mlitool.metrics import snr_db
+from mlitool.execute.mli_intops import Arith
+from mlitool.verify.metrics import snr_db
 from mlitool.mli.lower import lower
 from mlitool.tflite_reader import read_model
 

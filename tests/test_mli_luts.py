@@ -7,7 +7,7 @@ import pytest
 
 from conftest import shared_path
 
-from mlitool.execute.mli import luts
+from mlitool.execute.mli_kernels import luts
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ import pytest
 from golden import MODES, arith_of, load
 from conftest import shared_path
 from mlitool.errors import UnsupportedError
-from mlitool.execute.mli import mac
-from mlitool.execute.intops import Arith
+from mlitool.execute.mli_kernels import mac
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 
 _TYPES = ("sa8_sa8_sa32", "fx16", "fx16_fx8_fx8")

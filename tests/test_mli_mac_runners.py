@@ -10,7 +10,7 @@ import pytest
 
 from golden import arith_of, load
 from conftest import shared_path
-from mlitool.execute.mli import mac, pool, rnn
+from mlitool.execute.mli_kernels import mac, pool, rnn
 from mlitool.mli.types import MliLayer, MliModel, Role
 
 MODE = "UP_ACCU_OFF"

@@ -8,8 +8,8 @@ import pytest
 from golden import MODES, arith_of, load
 from conftest import shared_path
 from mlitool.errors import UnsupportedError
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli import pool
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels import pool
 from mlitool.mli.types import ElType, MliTensor, Role
 
 KERNELS = {f"{kind}_hwc_{t}": getattr(pool, kind)

@@ -7,7 +7,7 @@ import pytest
 
 from golden import MODES, arith_of, load
 from conftest import shared_path
-from mlitool.execute.mli import rnn
+from mlitool.execute.mli_kernels import rnn
 
 _TYPES = ("sa8_sa8_sa32", "fx16", "fx16_fx8_fx8")
 KERNELS = [f"{cell}_cell_{t}" for cell in ("lstm", "gru") for t in _TYPES]

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import SAMPLES, SHARED
 from mlitool.errors import MlitoolError
-from mlitool.execute.mli.outparams import REWRITING_KINDS, output_params
+from mlitool.execute.mli_kernels.outparams import REWRITING_KINDS, output_params
 from mlitool.mli.lower import lower
 from mlitool.tflite_reader import read_model
 

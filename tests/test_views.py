@@ -17,7 +17,7 @@ import view_models
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute.graph import run_graph
-from mlitool.execute.intops import Arith
+from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_exec import run_model
 from mlitool.mli.lower import lower
 from mlitool.report.memory import activation_buffers

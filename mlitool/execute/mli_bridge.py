@@ -8,7 +8,7 @@ Format variants that a consumer's layers make (converts inserted before another 
 that consumer and are not primary.
 
 Crossing over:
-* real values -> MLI: `mli_hlp_convert_tensor` from FP32 (`mlitool.execute.mli.convert`),
+* real values -> MLI: `mli_hlp_convert_tensor` from FP32 (`mlitool.execute.mli_kernels.convert_tensor`),
   i.e. what an application using MLI's own helper would feed.
 * model dtype (int8) -> SA8 with the model's own parameters: the same integers (identity).
   Otherwise the integers are dequantized with the model's parameters, then converted as above.
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute.intops import Arith
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli import quant as Q
 from mlitool.mli.types import ElType, MliModel, MliTensor, Role
 
@@ -68,7 +68,7 @@ def _fp32_like(m: MliTensor) -> MliTensor:
 
 def encode(m: MliTensor, real: np.ndarray) -> np.ndarray:
     """Batched real values -> `m`'s containers, as mli_hlp_convert_tensor converts FP32."""
-    from mlitool.execute.mli.convert import convert
+    from mlitool.execute.mli_kernels.convert_tensor import convert
 
     real = np.asarray(real, dtype=np.float32)
     if m.el_type == ElType.FP32:

@@ -1,7 +1,7 @@
 """The `mli` execution mode: run the MliModel that `convert` emits, layer by layer.
 
 The walker only routes arrays: every number comes from the MliModel (the same objects the C
-emitter writes) and every computation from the kernel modules in `mlitool.execute.mli`.
+emitter writes) and every computation from the kernel modules in `mlitool.execute.mli_kernels`.
 Activation arrays carry a leading sample dimension; values are the integer containers of each
 tensor's element type (float32 for FP32 tensors), in the tensor's MLI shape. Constant operands
 (Role.PARAM tensors in a layer's `inputs`, e.g. the constant of an ADD) are passed as their
@@ -18,8 +18,8 @@ from typing import Callable, Iterable
 import numpy as np
 
 from mlitool.errors import InputDataError, UnsupportedError
-from mlitool.execute import mli_views
-from mlitool.execute.intops import Arith
+from mlitool.execute import mli_view_layers
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import MliLayer, MliModel
 
 Runner = Callable[[MliLayer, MliModel, list, Arith], np.ndarray]
@@ -30,12 +30,13 @@ _RUNNERS: dict[str, Runner] = {}
 def runners() -> dict[str, Runner]:
     """Layer kind -> runner: the kernel modules' LAYER_RUNNERS plus the data-movement layers."""
     if not _RUNNERS:
-        from mlitool.execute.mli import activations, convert, eltwise, mac, movement, pool
+        from mlitool.execute.mli_kernels import (activations, convert_tensor, eltwise, mac,
+                                                 movement, pool)
 
-        for module in (mac, pool, eltwise, activations, movement, convert):
+        for module in (mac, pool, eltwise, activations, movement, convert_tensor):
             _RUNNERS.update(module.LAYER_RUNNERS)
         _RUNNERS.update(concat=_concat, padding=_padding)
-        _RUNNERS.update(mli_views.LAYER_RUNNERS)
+        _RUNNERS.update(mli_view_layers.LAYER_RUNNERS)
     return _RUNNERS
 
 
@@ -120,7 +121,7 @@ def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np
             last_use[name] = pos
     for pos, layer in enumerate(layers):
         if layer.kind == "view":       # no call: outputs are views of the inputs' buffer
-            values.update(mli_views.run_view(layer, model, values))
+            values.update(mli_view_layers.run_view(layer, model, values))
         else:
             xs = layer_inputs(layer, model, values)
             values[layer.outputs[0]] = run_layer(layer, model, xs, arith, n)

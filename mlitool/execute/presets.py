@@ -15,7 +15,7 @@ reduced-accumulator hazard, which verify should show by default rather than hide
 from __future__ import annotations
 
 from mlitool.errors import OptionError
-from mlitool.execute.intops import CONVERGENT, UP, Arith
+from mlitool.execute.mli_intops import CONVERGENT, UP, Arith
 
 TARGET_PRESETS: dict[str, Arith] = {
     "em": Arith(round_mode=CONVERGENT, full_accu=True),

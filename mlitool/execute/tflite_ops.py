@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute import fixedpoint as fp
+from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import float_ops
 from mlitool.execute import windows as win
 from mlitool.execute.graph import Call

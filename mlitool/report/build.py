@@ -36,8 +36,8 @@ def summary_section(model: MliModel, graph: ir.Graph | None = None) -> Section:
     rows: list[tuple] = [("source", os.path.basename(model.source)), ("MLI target", model.target),
                          ("format", model.format), ("layout", model.layout)]
     if graph is not None:
-        from mlitool.model_style import detect_style
-        from mlitool.opstats import graph_totals
+        from mlitool.inspect.model_style import detect_style
+        from mlitool.inspect.opstats import graph_totals
         totals = graph_totals(graph)
         rows += [("style", detect_style(graph).label), ("TFLite ops", len(graph.ops)),
                  ("parameters", totals["params"]), ("MACs", totals["macs"])]

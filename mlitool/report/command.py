@@ -154,7 +154,7 @@ def _executed(model_path: Path, graph, mli, opts: ReportOptions, progress: Progr
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
     from mlitool.report.activations import observe_activations
     from mlitool.report.sensitivity import layer_sensitivity, steps
-    from mlitool.verify import VerifyOptions, verify
+    from mlitool.verify.command import VerifyOptions, verify
 
     arith = arith_for(opts.target, opts.round_mode, opts.accu)
     data = _inputs(graph, opts)

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel, Role
-from mlitool.opstats import is_parameter, tensor_bytes
+from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.report.cstructs import PER_AXIS_BYTES, cfg_struct_bytes, tensor_struct_bytes
 
 

@@ -7,8 +7,8 @@ from typing import Callable
 
 import numpy as np
 
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli.qparams import batched_view
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels.qparams import batched_view
 from mlitool.mli.types import MliLayer, MliModel, MliTensor
 
 

@@ -14,10 +14,10 @@ from collections.abc import Callable
 import numpy as np
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute import intops
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli._window import Window
-from mlitool.execute.mli.qparams import requant_params
+from mlitool.execute import mli_intops
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels._window import Window
+from mlitool.execute.mli_kernels.qparams import requant_params
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 # MLI's reciprocal table for window sizes below 32: value ~ mul * 2^-shift = 1 / size.
@@ -36,7 +36,7 @@ def reciprocal(div: int) -> tuple[int, int]:
     val = (1 << 31) // div                     # u1.31
     norm = 0
     if div > 1:
-        norm = int(intops.norm(val, 32)) + 1
+        norm = int(mli_intops.norm(val, 32)) + 1
         val = (val << norm) & 0xFFFFFFFF
     return val >> 17, 14 + norm
 
@@ -76,18 +76,18 @@ def avepool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
         if inp.el_type == ElType.SA8:
             # The requant scale is folded into the multiplier, normalised to 8 bits.
             prod = scale * m
-            ns = 24 - int(intops.norm(prod, 32))
-            m = int(intops.sat(intops.asr_rnd(prod, ns, 32, arith.round_mode), 8))
+            ns = 24 - int(mli_intops.norm(prod, 32))
+            m = int(mli_intops.sat(mli_intops.asr_rnd(prod, ns, 32, arith.round_mode), 8))
             s -= ns
         sel = counts == div
         mul[sel], shift[sel] = m, s
-        start[sel] = int(intops.asl(offset, s, 32))
+        start[sel] = int(mli_intops.asl(offset, s, 32))
     mul, shift, start = mul[:, :, None], shift[:, :, None], start[:, :, None]
 
     bits = 64 if inp.el_type == ElType.FX16 else 32
-    acc = intops.wrap(start + mul * sums, bits)
-    o = intops.asr_rnd(acc, np.broadcast_to(shift, acc.shape), bits, arith.round_mode)
-    return intops.sat(o, out.el_type.bits).astype(out.el_type.dtype)
+    acc = mli_intops.wrap(start + mul * sums, bits)
+    o = mli_intops.asr_rnd(acc, np.broadcast_to(shift, acc.shape), bits, arith.round_mode)
+    return mli_intops.sat(o, out.el_type.bits).astype(out.el_type.dtype)
 
 
 def maxpool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlitool import ir
-from mlitool.model_style import stored_constant, weight_input
+from mlitool.inspect.model_style import stored_constant, weight_input
 
 _FLOAT = frozenset({"float16", "float32", "float64", "bfloat16"})
 _SEQUENCE_OPS = frozenset({"UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool.execute.intops import Arith
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import MliLayer, MliModel, MliTensor
 from mlitool.mli.views import flat_index, mov_source_box
 

@@ -1,4 +1,4 @@
-"""Streaming accuracy statistics: the metrics of `mlitool.metrics`, accumulated batch by batch so
+"""Streaming accuracy statistics: the metrics of `mlitool.verify.metrics`, accumulated batch by batch so
 verify never holds every sample's activations at once. `result()` equals the metrics computed
 on the concatenated batches (up to float summation order)."""
 

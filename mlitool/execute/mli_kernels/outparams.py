@@ -7,7 +7,7 @@ must carry exactly these, or the next layer reads other parameters than planned.
 
 from __future__ import annotations
 
-from mlitool.execute.mli import activations, movement
+from mlitool.execute.mli_kernels import activations, movement
 from mlitool.mli.types import MliTensor
 
 REWRITING_KINDS = ("relu", "maxpool", "sigm", "tanh", "softmax", "l2_normalize", "argmax", "permute")

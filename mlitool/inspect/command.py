@@ -9,8 +9,8 @@ from typing import Any
 
 from mlitool import ir
 from mlitool.mli.kernels import SUPPORTED_OPS
-from mlitool.model_style import detect_style, stored_constant, weight_input
-from mlitool.opstats import graph_totals, op_stats
+from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
+from mlitool.inspect.opstats import graph_totals, op_stats
 
 
 def inspect_file(path: str | Path) -> dict[str, Any]:

@@ -29,8 +29,8 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import OptionError
-from mlitool.execute.intops import Arith
-from mlitool.verify_stats import LsbStats, RealStats, Top1Stats
+from mlitool.execute.mli_intops import Arith
+from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 
 ACCU_LIMIT_LSB = 1
 BATCH = 16
@@ -109,7 +109,7 @@ def _inputs(graph: ir.Graph, opts: VerifyOptions) -> dict[int, np.ndarray]:
 
 
 def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
-    """Run the comparison; returns a JSON-ready document (see `mlitool.verify_render`)."""
+    """Run the comparison; returns a JSON-ready document (see `mlitool.verify.render`)."""
     from mlitool.execute import mli_bridge as B
     from mlitool.execute.graph import prepare_input, run_graph, unsupported_ops
     from mlitool.execute.mli_exec import check_target
@@ -210,7 +210,7 @@ def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
 
 def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,
               classifier, use_tflite, oracle_info, accu_ops, other_accu) -> dict[str, Any]:
-    from mlitool.metrics import finite
+    from mlitool.verify.metrics import finite
 
     def real(stats: RealStats) -> dict:
         return {k: finite(v) for k, v in stats.result().items()}

@@ -4,7 +4,7 @@ These are the integer building blocks of TFLite's reference kernels (double-roun
 default of the LiteRT wheels): QuantizeMultiplier, SaturatingRoundingDoublingHighMul,
 RoundingDivideByPOT, MultiplyByQuantizedMultiplier and the gemmlowp exp / reciprocal / inverse
 square root used by SOFTMAX and L2_NORMALIZATION. Values are int64 arrays holding int32 values;
-every function returns int64. The MLI primitives live in `intops.py`; these are TFLite's own.
+every function returns int64. The MLI primitives live in `mli_intops.py`; these are TFLite's own.
 """
 
 from __future__ import annotations

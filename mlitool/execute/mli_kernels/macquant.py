@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute import intops
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli.activations import RELU_1, RELU_6, RELU_GEN, RELU_NONE, relu_limits
+from mlitool.execute import mli_intops
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels.activations import RELU_1, RELU_6, RELU_GEN, RELU_NONE, relu_limits
 from mlitool.mli.types import ElType, MliTensor
 
 __all__ = ["relu_limits", "relu_type", "clamp", "sa8_multiplier", "sa8_bias", "sa8_result",
@@ -55,10 +55,10 @@ def sa8_multiplier(inp: MliTensor, weights: MliTensor, out: MliTensor, channels:
     `channel` forces one weight-scale index for every channel (rnn_dense always uses index 0).
     """
     in_scale, out_scale = int(inp.scale[0]), int(out.scale[0])
-    n0 = int(intops.norm(in_scale, 32))
+    n0 = int(mli_intops.norm(in_scale, 32))
     q = (in_scale << n0) // out_scale
-    n1 = int(intops.norm(q, 32))
-    ratio = int(intops.sat(intops.asr_rnd(q, 16 - n1, 32, arith.round_mode), 16))
+    n1 = int(mli_intops.norm(q, 32))
+    ratio = int(mli_intops.sat(mli_intops.asr_rnd(q, 16 - n1, 32, arith.round_mode), 16))
     shift0 = int(inp.scale_frac_bits[0]) + n0 - int(out.scale_frac_bits[0]) - (16 - n1)
     w_scale = _per_channel(weights.scale, channels)
     w_frac = _per_channel(weights.scale_frac_bits, channels)
@@ -68,7 +68,7 @@ def sa8_multiplier(inp: MliTensor, weights: MliTensor, out: MliTensor, channels:
     mul = ratio * w_scale
     shift = shift0 + w_frac
     if not arith.full_accu:
-        nn = intops.norm(mul, 32)
+        nn = mli_intops.norm(mul, 32)
         mul, shift = mul << nn, shift + nn
     return mul.astype(np.int64), shift.astype(np.int64)
 
@@ -77,7 +77,7 @@ def sa8_bias(bias: np.ndarray, arith: Arith) -> np.ndarray:
     """The int32 bias as bias_additive adds it (FULL_ACCU OFF keeps ~16 significant bits)."""
     b = np.asarray(bias, dtype=np.int64)
     if not arith.full_accu:
-        s = np.maximum(16 - intops.norm(b, 32), 0)
+        s = np.maximum(16 - mli_intops.norm(b, 32), 0)
         b = (b >> s) << s
     return b
 
@@ -96,16 +96,16 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
     pre = np.zeros_like(shift)
     if not arith.full_accu:
         # Reduced-precision post-processing: 16-bit multiplier, accumulator squeezed to 16 bits.
-        mul = intops.asr_rnd(mul, 16, 32, arith.round_mode)
+        mul = mli_intops.asr_rnd(mul, 16, 32, arith.round_mode)
         shift = shift - 16
         pre = np.clip(shift - 21, 0, 8)
         if amax < lim:
             acc = _round_scaled(acc, np.ldexp(1.0, -pre), arith.round_mode)
             np.clip(acc, -32768, 32767, out=acc)
         else:
-            acc = intops.asr_rnd(np.asarray(acc, np.int64), np.broadcast_to(pre, acc.shape), 32,
+            acc = mli_intops.asr_rnd(np.asarray(acc, np.int64), np.broadcast_to(pre, acc.shape), 32,
                                  arith.round_mode)
-            acc = intops.sat(acc, 16).astype(np.float64)
+            acc = mli_intops.sat(acc, 16).astype(np.float64)
         amax = min(amax, 1 << 15)
     n = np.minimum(shift - pre, 63)
     if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < (1 << 52):
@@ -114,7 +114,7 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
     elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < (1 << 31):
         o = _rounding_shift64(np.asarray(acc, np.int64) * mul, n, arith.round_mode)
     else:
-        o = intops.asr_rnd(np.asarray(acc, np.int64) * mul, n, 64, arith.round_mode)
+        o = mli_intops.asr_rnd(np.asarray(acc, np.int64) * mul, n, 64, arith.round_mode)
     # sat16(o), + zp, sat16, sat8 is one clamp of o + zp to int8 (|zp| <= 128); MLI's ReLU clamp
     # (MIN(max) then MAX(min)) folds into it.
     o += out_zp
@@ -131,7 +131,7 @@ def _round_scaled(acc: np.ndarray, scale: np.ndarray, mode: str) -> np.ndarray:
     product is below 2^52 (every value and the +0.5 exact): UP rounds half up (floor(x + 0.5)),
     CONVERGENT half to even (rint)."""
     f = np.multiply(acc, scale, dtype=np.float64)
-    if mode == intops.UP:
+    if mode == mli_intops.UP:
         f += 0.5
         return np.floor(f, out=f)
     return np.rint(f, out=f)
@@ -145,7 +145,7 @@ def _rounding_shift64(p: np.ndarray, n: np.ndarray, mode: str) -> np.ndarray:
     and q is odd.
     """
     half = np.left_shift(np.int64(1), n - 1)
-    if mode == intops.UP:
+    if mode == mli_intops.UP:
         p += half
         return np.right_shift(p, n, out=p)
     odd = np.right_shift(p, n) & 1
@@ -167,10 +167,10 @@ def fx_bias(bias: np.ndarray, shift: int, acc_bits: int) -> np.ndarray:
     b = np.asarray(bias, dtype=np.int64)
     if acc_bits == 64:
         # mli_math_cast_fx<int16_t, mli_acc40_t> truncates its 64-bit result to int32.
-        return intops.wrap(intops.asl(b, shift, 64), 32)
-    return intops.asl(b, shift, 32)
+        return mli_intops.wrap(mli_intops.asl(b, shift, 64), 32)
+    return mli_intops.asl(b, shift, 32)
 
 
 def fx_result(acc: np.ndarray, out_shift: int, acc_bits: int, arith: Arith) -> np.ndarray:
     """Accumulator -> int16 output (rounding shift, saturation) before the ReLU clamp."""
-    return intops.sat(intops.asr_rnd(acc, out_shift, acc_bits, arith.round_mode), 16)
+    return mli_intops.sat(mli_intops.asr_rnd(acc, out_shift, acc_bits, arith.round_mode), 16)

@@ -22,7 +22,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from mlitool.execute.intops import add_sat, asl, asr, asr_rnd, sat, wrap
+from mlitool.execute.mli_intops import add_sat, asl, asr, asr_rnd, sat, wrap
 from mlitool.mli.types import ElType
 
 MAX_FRAC_FX16 = 15

@@ -12,9 +12,9 @@ from typing import Callable
 import numpy as np
 
 from mlitool.errors import ModelFormatError, UnsupportedError
-from mlitool.execute.intops import Arith, asl, asr_rnd, norm, sat, wrap
-from mlitool.execute.mli import luts
-from mlitool.execute.mli.qparams import batched_view, norm_cast, storage
+from mlitool.execute.mli_intops import Arith, asl, asr_rnd, norm, sat, wrap
+from mlitool.execute.mli_kernels import luts
+from mlitool.execute.mli_kernels.qparams import batched_view, norm_cast, storage
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool.execute.intops import asr_rnd, norm, sat
+from mlitool.execute.mli_intops import asr_rnd, norm, sat
 from mlitool.mli.types import ElType, MliTensor
 
 

@@ -6,8 +6,8 @@ from typing import Callable
 
 import numpy as np
 
-from mlitool.execute.intops import Arith, asr_rnd, norm, sat
-from mlitool.execute.mli.qparams import (batched_view, frac_of, requant_params, scale_of,
+from mlitool.execute.mli_intops import Arith, asr_rnd, norm, sat
+from mlitool.execute.mli_kernels.qparams import (batched_view, frac_of, requant_params, scale_of,
                                          storage, zp_of)
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 

@@ -16,8 +16,8 @@ from typing import Callable
 import numpy as np
 
 from mlitool.errors import ModelFormatError
-from mlitool.execute.intops import Arith, asr_rnd, norm, sat
-from mlitool.execute.mli.qparams import batched_view, norm_cast, storage
+from mlitool.execute.mli_intops import Arith, asr_rnd, norm, sat
+from mlitool.execute.mli_kernels.qparams import batched_view, norm_cast, storage
 from mlitool.mli.types import MliLayer, MliModel, MliTensor
 
 _MUL_MAX_SHIFT = 31

@@ -19,10 +19,10 @@ from collections.abc import Callable
 import numpy as np
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli import activations
-from mlitool.execute.mli.eltwise import eltwise
-from mlitool.execute.mli.mac import rnn_dense, variant
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels import activations
+from mlitool.execute.mli_kernels.eltwise import eltwise
+from mlitool.execute.mli_kernels.mac import rnn_dense, variant
 from mlitool.mli.types import MliLayer, MliModel, MliTensor
 
 ACT_NONE, ACT_TANH, ACT_SIGM = 0, 1, 2

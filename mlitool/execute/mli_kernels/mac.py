@@ -17,10 +17,10 @@ from collections.abc import Callable
 import numpy as np
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute import intops
-from mlitool.execute.intops import Arith
-from mlitool.execute.mli import macquant as mq
-from mlitool.execute.mli._window import Window
+from mlitool.execute import mli_intops
+from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels import macquant as mq
+from mlitool.execute.mli_kernels._window import Window
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 # Float types whose sums of integers are exact while every partial sum stays below 2^(mantissa+1).
@@ -138,7 +138,7 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
     if name == "sa8_sa8_sa32":
         b = mq.sa8_bias(b, arith)
         if acc.size and not _fits32(acc, b):
-            acc = intops.sat(intops.wrap(acc, 32) + b, 32)
+            acc = mli_intops.sat(mli_intops.wrap(acc, 32) + b, 32)
         else:                                # no wrap, no saturation: a plain (exact) add
             acc = np.add(acc, b.astype(np.float64), dtype=np.float64)
         mul, shift = mq.sa8_multiplier(inp, weights, out, channels, arith)
@@ -147,8 +147,8 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
     else:
         bits = mq.fx_acc_bits(weights)
         in_w = int(inp.frac_bits) + int(weights.frac_bits)
-        acc = intops.wrap(acc, bits) + mq.fx_bias(b, in_w - int(bias.frac_bits), bits)
-        acc = intops.sat(acc, bits)
+        acc = mli_intops.wrap(acc, bits) + mq.fx_bias(b, in_w - int(bias.frac_bits), bits)
+        acc = mli_intops.sat(acc, bits)
         o = mq.fx_result(acc, in_w - int(out.frac_bits), bits, arith)
     return mq.clamp(o, limits).astype(out.el_type.dtype)
 
@@ -277,22 +277,23 @@ def rnn_dense(xs: list[np.ndarray], inps: list[MliTensor], weights: list[MliTens
         acc = matmul_exact(xv, w)
         if name == "sa8_sa8_sa32":
             if idx == 0:
-                acc = acc + intops.sat(mq.sa8_bias(b, arith), 32)
+                acc = acc + mli_intops.sat(mq.sa8_bias(b, arith), 32)
             mul, shift = mq.sa8_multiplier(inp, wt, out, channels, arith, channel=0)
-            part = intops.asr_rnd(intops.wrap(acc, 32) * mul, np.minimum(shift, 63), 64, arith.round_mode)
-            part = intops.sat(part, 32)
+            part = mli_intops.asr_rnd(mli_intops.wrap(acc, 32) * mul, np.minimum(shift, 63), 64,
+                                      arith.round_mode)
+            part = mli_intops.sat(part, 32)
         else:
             in_w = int(inp.frac_bits) + int(wt.frac_bits)
             if idx == 0:
                 fb = int(bias.frac_bits)
                 acc = acc + mq.fx_bias(b, int(inps[0].frac_bits) + int(weights[0].frac_bits) - fb, bits)
             shift = in_w - int(out.frac_bits)
-            part = intops.asr_rnd(intops.wrap(acc, bits), min(shift, 39) if bits == 64 else shift,
+            part = mli_intops.asr_rnd(mli_intops.wrap(acc, bits), min(shift, 39) if bits == 64 else shift,
                                   bits, arith.round_mode)
-        total = part if total is None else intops.sat(total + part, bits)
-    o = intops.sat(total, 16)
+        total = part if total is None else mli_intops.sat(total + part, bits)
+    o = mli_intops.sat(total, 16)
     if name == "sa8_sa8_sa32":
-        o = intops.sat(intops.sat(o + int(out.zero_point[0]), 16), 8)
+        o = mli_intops.sat(mli_intops.sat(o + int(out.zero_point[0]), 16), 8)
     return o.astype(out.el_type.dtype).reshape((o.shape[0],) + tuple(out.shape))
 
 

@@ -1,0 +1,1 @@
+"""`mlitool verify`: the comparison (`command`), its streaming statistics and metrics, its tables."""
