@@ -265,8 +265,8 @@ def test_sensitivity_of_one_layer_recomputed():
     earlier tensor. Recompute: float run, that layer alone through the MLI kernels (input
     encoded with the helper's FP32 conversion), then every later op in float again."""
     from mlitool.execute import mli_bridge as B
-    from mlitool.execute.float_ops import KERNELS
-    from mlitool.execute.graph import Call, run_graph
+    from mlitool.execute.call import Call
+    from mlitool.execute.graph import kernels, run_graph
     from mlitool.execute.mli_exec import run_layers
     from mlitool.execute.presets import arith_for
     from mlitool.report.command import ReportOptions, load
@@ -287,7 +287,7 @@ def test_sensitivity_of_one_layer_recomputed():
     consts: dict = {}
     for later in graph.ops[pos + 1:]:
         call = Call(later, graph, "float", vals, 4, consts)
-        for t, v in zip(later.outputs, KERNELS[later.type](call)):
+        for t, v in zip(later.outputs, kernels("float")[later.type](call)):
             vals[t] = v.reshape(call.out_shape())
     o = graph.outputs[0]
     expected = _snr(fl[o], vals[o])

@@ -15,109 +15,81 @@ Values per mode:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Callable
-
 import numpy as np
 
 from mlitool import ir
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
+from mlitool.execute import float_ops, layout_ops, tflite_ops
+from mlitool.execute.call import Call, Kernel
+from mlitool.execute.tflite_params import affine_quantize
 
 MODES = ("float", "tflite")
 
-Kernel = Callable[["Call"], list]
+# Op type → (float kernel, tflite kernel). Data movement is the same arithmetic-free kernel in both.
+_KERNELS: dict[str, tuple[Kernel, Kernel]] = {
+    "CONV_2D": (float_ops.conv_2d, tflite_ops.conv_2d),
+    "DEPTHWISE_CONV_2D": (float_ops.depthwise_conv_2d, tflite_ops.depthwise_conv_2d),
+    "FULLY_CONNECTED": (float_ops.fully_connected, tflite_ops.fully_connected),
+    "AVERAGE_POOL_2D": (float_ops.average_pool_2d, tflite_ops.average_pool_2d),
+    "MAX_POOL_2D": (float_ops.max_pool_2d, tflite_ops.max_pool_2d),
+    "ADD": (float_ops.add, tflite_ops.add),
+    "SUB": (float_ops.sub, tflite_ops.sub),
+    "MUL": (float_ops.mul, tflite_ops.mul),
+    "MAXIMUM": (float_ops.maximum, tflite_ops.maximum),
+    "MINIMUM": (float_ops.minimum, tflite_ops.minimum),
+    "RELU": (float_ops.relu, tflite_ops.relu),
+    "RELU6": (float_ops.relu6, tflite_ops.relu6),
+    "RELU_N1_TO_1": (float_ops.relu_n1_to_1, tflite_ops.relu_n1_to_1),
+    "LEAKY_RELU": (float_ops.leaky_relu, tflite_ops.leaky_relu),
+    "PRELU": (float_ops.prelu, tflite_ops.prelu),
+    "LOGISTIC": (float_ops.logistic, tflite_ops.logistic),
+    "TANH": (float_ops.tanh, tflite_ops.tanh),
+    "SOFTMAX": (float_ops.softmax, tflite_ops.softmax),
+    "L2_NORMALIZATION": (float_ops.l2_normalization, tflite_ops.l2_normalization),
+    "MEAN": (float_ops.mean, tflite_ops.mean),
+    "QUANTIZE": (float_ops.identity, tflite_ops.quantize),
+    "DEQUANTIZE": (float_ops.identity, tflite_ops.dequantize),
+    "CONCATENATION": (float_ops.concatenation, tflite_ops.concatenation),
+    "PAD": (float_ops.pad, tflite_ops.pad),
+    "PADV2": (float_ops.pad, tflite_ops.pad),
+    "RESHAPE": (layout_ops.reshape,) * 2,
+    "SQUEEZE": (layout_ops.reshape,) * 2,
+    "EXPAND_DIMS": (layout_ops.reshape,) * 2,
+    "TRANSPOSE": (layout_ops.transpose,) * 2,
+    "ARG_MAX": (layout_ops.arg_max,) * 2,
+    "ARG_MIN": (layout_ops.arg_min,) * 2,
+    "SLICE": (layout_ops.slice_op,) * 2,
+    "SPLIT": (layout_ops.split,) * 2,
+    "SPLIT_V": (layout_ops.split_v,) * 2,
+    "STRIDED_SLICE": (layout_ops.strided_slice,) * 2,
+}
+_BY_MODE = {mode: {op: pair[k] for op, pair in _KERNELS.items()} for k, mode in enumerate(MODES)}
 
 
-@dataclass
-class Call:
-    """One op invocation: the op, its tensors, and the values computed so far."""
-
-    op: ir.Op
-    graph: ir.Graph
-    mode: str
-    values: dict[int, np.ndarray]
-    n: int
-    consts: dict[int, np.ndarray] = field(default_factory=dict)
-
-    def tin(self, i: int) -> ir.Tensor | None:
-        if i >= len(self.op.inputs):
-            return None
-        return self.graph.tensor(self.op.inputs[i])
-
-    def tout(self, j: int = 0) -> ir.Tensor:
-        return self.graph.tensors[self.op.outputs[j]]
-
-    def has(self, i: int) -> bool:
-        return self.tin(i) is not None
-
-    def opt(self, key: str, default=None):
-        return self.op.options.get(key, default)
-
-    def const(self, i: int) -> np.ndarray:
-        """Data of constant input i, converted for the mode (float mode: real values)."""
-        t = self.tin(i)
-        if t is None:
-            raise UnsupportedError(f"{self.op.label}: input {i} is missing")
-        if not t.is_constant:
-            raise UnsupportedError(f"{self.op.label}: input {i} ({t.name}) must be a constant tensor")
-        if t.index not in self.consts:
-            self.consts[t.index] = const_value(t, self.mode)
-        return self.consts[t.index]
-
-    def x(self, i: int) -> np.ndarray:
-        """Batched value (N,)+shape of input i; constants are broadcast over samples."""
-        t = self.tin(i)
-        if t is None:
-            raise UnsupportedError(f"{self.op.label}: input {i} is missing")
-        if t.is_constant:
-            c = self.const(i)
-            return np.broadcast_to(c, (self.n,) + c.shape)
-        try:
-            return self.values[t.index]
-        except KeyError:
-            raise UnsupportedError(f"{self.op.label}: input tensor {t.name} has no value "
-                                   "(not produced by an earlier op)") from None
-
-    def aligned(self, *idx: int) -> list[np.ndarray]:
-        """Inputs `idx`, batched and right-aligned to their common rank (TFLite broadcasting)."""
-        rank = max(len(self.tin(i).shape) for i in idx)
-        out = []
-        for i in idx:
-            shape, v = tuple(self.tin(i).shape), self.x(i)
-            out.append(v.reshape((v.shape[0],) + (1,) * (rank - len(shape)) + shape))
-        return out
-
-    def out_shape(self, j: int = 0) -> tuple[int, ...]:
-        return (self.n,) + tuple(self.tout(j).shape)
-
-    def unsupported(self, what: str) -> UnsupportedError:
-        return UnsupportedError(f"{self.op.label}: {what} is not supported in {self.mode} mode")
-
-
-def const_value(t: ir.Tensor, mode: str) -> np.ndarray:
-    data = np.asarray(t.data)
-    if mode == "float" and t.quant is not None and data.dtype.kind in "iu":
-        return t.quant.dequantize(data).astype(np.float32)
-    return data
-
-
-def _kernels(mode: str) -> dict[str, Kernel]:
-    if mode == "float":
-        from mlitool.execute.float_ops import KERNELS
-    elif mode == "tflite":
-        from mlitool.execute.tflite_ops import KERNELS
-    else:
+def kernels(mode: str) -> dict[str, Kernel]:
+    """Op type → the kernel that runs it in `mode`."""
+    if mode not in _BY_MODE:
         raise OptionError(f"unknown execution mode {mode!r} (choose from {', '.join(MODES)})")
-    return KERNELS
+    return _BY_MODE[mode]
+
+
+def run_op(op: ir.Op, graph: ir.Graph, mode: str, values: dict[int, np.ndarray], n: int,
+           consts: dict[int, np.ndarray]) -> None:
+    """Run one op on the batched `values` (n samples), adding its outputs to them; `consts`
+    caches converted constants across ops."""
+    call = Call(op, graph, mode, values, n, consts)
+    for j, (t, v) in enumerate(zip(op.outputs, kernels(mode)[op.type](call))):
+        want = call.out_shape(j)
+        values[t] = v if v.shape == want else v.reshape(want)
 
 
 def unsupported_ops(graph: ir.Graph, mode: str) -> list[str]:
     """Labels of ops `mode` cannot run, in graph order (empty when the whole graph runs)."""
-    kernels = _kernels(mode)
-    return [op.label for op in graph.ops if op.type not in kernels]
+    table = kernels(mode)
+    return [op.label for op in graph.ops if op.type not in table]
 
 
-def _find_input(graph: ir.Graph, key) -> int:
+def find_input(graph: ir.Graph, key) -> int:
     if isinstance(key, (int, np.integer)):
         if 0 <= key < len(graph.inputs):
             return graph.inputs[int(key)]
@@ -152,7 +124,6 @@ def prepare_input(t: ir.Tensor, array, mode: str) -> np.ndarray:
     if model_is_int and is_float:
         if t.quant is None:
             raise InputDataError(f"input {t.name!r}: float data given for an unquantized {t.dtype} input")
-        from mlitool.execute.tflite_ops import affine_quantize
         return affine_quantize(a, t)
     if model_is_int:
         _check_range(t, a)
@@ -172,10 +143,10 @@ def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -
     Returns {tensor index: batched array} for the graph outputs, or for every tensor computed
     (inputs included) when `keep` is true.
     """
-    kernels = _kernels(mode)
+    table = kernels(mode)
     values: dict[int, np.ndarray] = {}
     for key, array in inputs.items():
-        idx = _find_input(graph, key)
+        idx = find_input(graph, key)
         values[idx] = prepare_input(graph.tensors[idx], array, mode)
     missing = [graph.tensors[i].name for i in graph.inputs
                if i not in values and not graph.tensors[i].is_constant]
@@ -185,7 +156,7 @@ def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -
     if len(sizes) > 1:
         raise InputDataError(f"inputs have different sample counts: {sorted(sizes)}")
     n = sizes.pop() if sizes else 1
-    bad = [op.label for op in graph.ops if op.type not in kernels]
+    bad = [op.label for op in graph.ops if op.type not in table]
     if bad:
         raise UnsupportedError(f"graph {graph.name!r}: {mode} mode cannot run {', '.join(bad)}")
 
@@ -196,13 +167,7 @@ def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -
     outputs = set(graph.outputs)
     consts: dict[int, np.ndarray] = {}
     for pos, op in enumerate(graph.ops):
-        call = Call(op, graph, mode, values, n, consts)
-        results = kernels[op.type](call)
-        for j, (t, v) in enumerate(zip(op.outputs, results)):
-            want = call.out_shape(j)
-            if v.shape != want:
-                v = v.reshape(want)
-            values[t] = v
+        run_op(op, graph, mode, values, n, consts)
         if not keep:
             for t in set(op.inputs):
                 if last_use.get(t) == pos and t not in outputs and t in values:

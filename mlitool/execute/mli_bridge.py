@@ -119,7 +119,7 @@ def to_model(t: ir.Tensor, m: MliTensor, q: np.ndarray) -> np.ndarray:
             return q.reshape(shape).astype(t.dtype)
         if t.quant is None:                       # e.g. ARG_MAX indices
             return q.reshape(shape).astype(t.dtype)
-        from mlitool.execute.tflite_ops import affine_quantize
+        from mlitool.execute.tflite_params import affine_quantize
 
         return affine_quantize(decode(m, q).reshape(shape), t)
     return decode(m, q).reshape(shape).astype(t.dtype)
@@ -133,12 +133,12 @@ def model_inputs(graph: ir.Graph, model: MliModel, inputs: dict) -> dict[str, np
     quantization gives (as `tflite` mode does), so both modes start from the same input.
     """
     from mlitool.errors import InputDataError
-    from mlitool.execute.graph import _find_input, prepare_input
+    from mlitool.execute.graph import find_input, prepare_input
 
     primary = primary_tensors(graph, model)
     out: dict[str, np.ndarray] = {}
     for key, array in inputs.items():
-        idx = _find_input(graph, key)
+        idx = find_input(graph, key)
         t = graph.tensors[idx]
         if idx not in primary:
             continue                              # an input no layer reads

@@ -1,9 +1,8 @@
 """`tflite` mode kernels: TFLite's integer reference arithmetic (BUILTIN_REF kernels) on int8 models.
 
-Each kernel takes a `graph.Call` and returns the batched output arrays. Parameters are derived
-exactly as TFLite's Prepare() does (float32 scales widened to double, QuantizeMultiplier with frexp,
-float32 arithmetic where TFLite uses float), so outputs equal the interpreter's reference kernels
-bit for bit. Integer sums are exact: float64 BLAS products of int8 offsets stay below 2^53.
+Each kernel takes a `call.Call` and returns the batched output arrays. Parameters are derived
+exactly as TFLite's Prepare() does (`tflite_params`), so outputs equal the interpreter's
+reference kernels bit for bit. Integer sums are exact: float64 BLAS products of int8 offsets stay below 2^53.
 Ops on float tensors (e.g. a float model's QUANTIZE input) use the float kernels.
 """
 
@@ -12,69 +11,20 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute import tflite_fixedpoint as fp
-from mlitool.execute import float_ops
-from mlitool.execute import windows as win
-from mlitool.execute.graph import Call
 from mlitool.errors import UnsupportedError
+from mlitool.execute import float_ops
+from mlitool.execute import tflite_fixedpoint as fp
+from mlitool.execute import windows as win
+from mlitool.execute.call import Call
+from mlitool.execute.layout_ops import concat_parts, pad_with
+from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of,
+                                           requant_channels, scale_of, zp_of)
 
 f32 = np.float32
 
 
 # --------------------------------------------------------------------------------------------
-# Parameters
-
-
-def _q(t: ir.Tensor, what: str = "tensor") -> ir.Quant:
-    if t.quant is None:
-        raise UnsupportedError(f"{what} {t.name!r} ({t.dtype}) has no quantization parameters")
-    return t.quant
-
-
-def scale_of(t: ir.Tensor) -> float:
-    return float(_q(t).scale[0])
-
-
-def zp_of(t: ir.Tensor) -> int:
-    return int(_q(t).zero_point[0]) if t.quant is not None else 0
-
-
-def quantize_scalar(t: ir.Tensor, real: float) -> int:
-    """TFLite's Quantize(): zero_point + roundf(f / scale), in float32."""
-    return zp_of(t) + int(fp.round_away_f32(f32(real) / f32(scale_of(t))))
-
-
-def activation_range(t: ir.Tensor, act: str) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized for output tensor `t` and a fused activation."""
-    info = np.iinfo(np.dtype(t.dtype))
-    lo, hi = int(info.min), int(info.max)
-    if act in (None, "NONE"):
-        return lo, hi
-    if act == "RELU":
-        return max(lo, quantize_scalar(t, 0.0)), hi
-    if act == "RELU6":
-        return max(lo, quantize_scalar(t, 0.0)), min(hi, quantize_scalar(t, 6.0))
-    if act == "RELU_N1_TO_1":
-        return max(lo, quantize_scalar(t, -1.0)), min(hi, quantize_scalar(t, 1.0))
-    raise UnsupportedError(f"fused activation {act} on quantized tensor {t.name!r}")
-
-
-def _finish(acc: np.ndarray, t: ir.Tensor, act: str | None) -> np.ndarray:
-    lo, hi = activation_range(t, act)
-    return np.clip(acc + zp_of(t), lo, hi).astype(t.dtype)
-
-
-def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
-    """Reference AffineQuantize: round(val / float(scale)) + zero_point, clamped (float32 math)."""
-    q = _q(t)
-    info = np.iinfo(np.dtype(t.dtype))
-    if q.per_axis:     # the sample axis shifts the quantized axis by one
-        scale = q.scale.astype(f32).reshape([-1 if i == q.axis + 1 else 1 for i in range(x.ndim)])
-        zp = q.zero_point.reshape(scale.shape)
-    else:
-        scale, zp = f32(q.scale[0]), int(q.zero_point[0])
-    r = fp.round_away_f32(np.asarray(x, dtype=f32) / scale).astype(np.int64) + zp
-    return np.clip(r, info.min, info.max).astype(t.dtype)
+# Helpers
 
 
 def _merge(x: np.ndarray) -> np.ndarray:
@@ -99,16 +49,6 @@ def _weighted_float(c: Call) -> bool:
     return False
 
 
-def _requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
-    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant..."""
-    ws = _q(w_t, "filter").scale
-    real = (np.float64(scale_of(in_t)) * ws) / np.float64(scale_of(out_t))
-    mult, shift = fp.quantize_multiplier(real)
-    if mult.size == 1:
-        mult, shift = mult.reshape(()), shift.reshape(())
-    return fp.mul_by_quantized_multiplier(acc, mult, shift)
-
-
 # --------------------------------------------------------------------------------------------
 # Convolutions and fully connected
 
@@ -117,7 +57,7 @@ def _offsets(c: Call):
     x_t, w_t = c.tin(0), c.tin(1)
     x = _merge(c.x(0)).astype(np.float64) - zp_of(x_t)
     w = c.const(1).astype(np.float64)
-    wq = _q(w_t, "filter")
+    wq = quant_of(w_t, "filter")
     if wq.per_axis:
         if np.any(wq.zero_point != 0):
             raise UnsupportedError(f"{c.op.label}: per-channel filter with non-zero zero points")
@@ -132,8 +72,14 @@ def _bias(c: Call, idx: int = 2):
     return c.const(idx).astype(np.int64)
 
 
+def _per_channel_output(c: Call, acc: np.ndarray) -> list:
+    """Exact float64 sums → int64, + bias, per-channel requantization, zero point and clamp."""
+    acc = np.rint(acc).astype(np.int64) + _bias(c)
+    acc = requant_channels(acc, c.tin(0), c.tin(1), c.tout())
+    return [finish(acc, c.tout(), c.opt("fused_activation")).reshape(c.out_shape())]
+
+
 def conv_2d(c: Call):
-    x_t, out_t = c.tin(0), c.tout()
     if _weighted_float(c):
         return float_ops.conv_2d(c)
     x, w = _offsets(c)
@@ -141,38 +87,14 @@ def conv_2d(c: Call):
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    cols = win.im2col(x, kh, kw, geom)
-    acc = np.rint(cols @ w.reshape(o, -1).T).astype(np.int64) + _bias(c)
-    acc = _requant_channels(acc, x_t, c.tin(1), out_t)
-    return [_finish(acc, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
+    return _per_channel_output(c, win.im2col(x, kh, kw, geom) @ w.reshape(o, -1).T)
 
 
 def depthwise_conv_2d(c: Call):
-    x_t, out_t = c.tin(0), c.tout()
     if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
     x, w = _offsets(c)
-    _, kh, kw, co = w.shape
-    acc = _depthwise_sum(x, w, co, c.op.options)
-    acc = np.rint(acc).astype(np.int64) + _bias(c)
-    acc = _requant_channels(acc, x_t, c.tin(1), out_t)
-    return [_finish(acc, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
-
-
-def _depthwise_sum(x: np.ndarray, w: np.ndarray, co: int, options: dict) -> np.ndarray:
-    """Σ over taps of x[..., c // M] * w[kh, kw, c]; loops over kernel taps only."""
-    _, kh, kw, _ = w.shape
-    mult = co // x.shape[3]
-    if mult > 1:
-        x = np.repeat(x, mult, axis=3)
-    oh, ow, pt, pl, sh, sw, dh, dw = win.geometry(options, x.shape[1], x.shape[2], kh, kw)
-    xp = win.pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
-    acc = np.zeros((x.shape[0], oh, ow, co), dtype=x.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            tap = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
-            acc += tap * w[0, i, j, :]
-    return acc
+    return _per_channel_output(c, win.depthwise_sum(x, w, c.op.options))
 
 
 def fully_connected(c: Call):
@@ -180,7 +102,7 @@ def fully_connected(c: Call):
     if _weighted_float(c):
         return float_ops.fully_connected(c)
     w = c.const(1).astype(np.float64)
-    wq = _q(w_t, "weights")
+    wq = quant_of(w_t, "weights")
     if not wq.per_axis:
         w = w - int(wq.zero_point[0])
     depth = w.shape[-1]
@@ -189,7 +111,7 @@ def fully_connected(c: Call):
     # BUILTIN_REF requantizes in double: round(acc * (in_scale * w_scale / out_scale)), C round().
     real = (np.float64(scale_of(x_t)) * wq.scale) / np.float64(scale_of(out_t))
     scaled = fp.round_away(acc.astype(np.float64) * real).astype(np.int64)
-    return [_finish(scaled, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
+    return [finish(scaled, out_t, c.opt("fused_activation")).reshape(c.out_shape())]
 
 
 # --------------------------------------------------------------------------------------------
@@ -255,7 +177,7 @@ def _add_sub(c: Call, sign: int):
         out = fp.mul_by_quantized_multiplier(raw, mo, sho)
     else:
         out = fp.mul_smaller_than_one(raw, mo, sho)
-    return [_finish(out, out_t, c.opt("fused_activation"))]
+    return [finish(out, out_t, c.opt("fused_activation"))]
 
 
 def add(c: Call):
@@ -276,32 +198,32 @@ def mul(c: Call):
     a = a.astype(np.int64) - zp_of(t1)
     b = b.astype(np.int64) - zp_of(t2)
     out = fp.mul_by_quantized_multiplier(a * b, m, s)
-    return [_finish(out, out_t, c.opt("fused_activation"))]
+    return [finish(out, out_t, c.opt("fused_activation"))]
 
 
-def _min_max(c: Call, fn):
+def _min_max(c: Call, fn, float_kernel):
     if _is_float(c.tin(0)):
-        return float_ops.KERNELS[c.op.type](c)
+        return float_kernel(c)
     return [fn(*c.aligned(0, 1)).astype(c.tout().dtype)]
 
 
 def maximum(c: Call):
-    return _min_max(c, np.maximum)
+    return _min_max(c, np.maximum, float_ops.maximum)
 
 
 def minimum(c: Call):
-    return _min_max(c, np.minimum)
+    return _min_max(c, np.minimum, float_ops.minimum)
 
 
 # --------------------------------------------------------------------------------------------
 # Activations
 
 
-def _relu_x(c: Call, act_min: float, act_max: float | None):
+def _relu_x(c: Call, act_min: float, act_max: float | None, float_kernel):
     """QuantizedReluX: requantize in→out with MultiplyByQuantizedMultiplier, then clamp."""
     in_t, out_t = c.tin(0), c.tout()
     if _is_float(in_t):
-        return float_ops.KERNELS[c.op.type](c)
+        return float_kernel(c)
     info = np.iinfo(np.dtype(out_t.dtype))
     so, zo = f32(scale_of(out_t)), zp_of(out_t)
     lo = max(int(info.min), zo + int(fp.round_away_f32(f32(act_min) / so)))
@@ -314,15 +236,15 @@ def _relu_x(c: Call, act_min: float, act_max: float | None):
 
 
 def relu(c: Call):
-    return _relu_x(c, 0.0, None)
+    return _relu_x(c, 0.0, None, float_ops.relu)
 
 
 def relu6(c: Call):
-    return _relu_x(c, 0.0, 6.0)
+    return _relu_x(c, 0.0, 6.0, float_ops.relu6)
 
 
 def relu_n1_to_1(c: Call):
-    return _relu_x(c, -1.0, 1.0)
+    return _relu_x(c, -1.0, 1.0, float_ops.relu_n1_to_1)
 
 
 def leaky_relu(c: Call):
@@ -358,11 +280,11 @@ def prelu(c: Call):
     return [np.clip(y, info.min, info.max).astype(out_t.dtype)]
 
 
-def _lut(c: Call, fn):
+def _lut(c: Call, fn, float_kernel):
     """LUTPopulate<int8>: float32 transform of each of the 256 inputs, roundf, clamp."""
     in_t, out_t = c.tin(0), c.tout()
     if _is_float(in_t):
-        return float_ops.KERNELS[c.op.type](c)
+        return float_kernel(c)
     if in_t.dtype != "int8":
         raise c.unsupported(f"{in_t.dtype} {c.op.type}")
     vals = np.arange(-128, 128, dtype=np.int64)
@@ -389,11 +311,11 @@ def _tanhf(v: np.ndarray) -> np.ndarray:
 
 
 def logistic(c: Call):
-    return _lut(c, _sigmoid_f32)
+    return _lut(c, _sigmoid_f32, float_ops.logistic)
 
 
 def tanh(c: Call):
-    return _lut(c, _tanhf)
+    return _lut(c, _tanhf, float_ops.tanh)
 
 
 def softmax(c: Call):
@@ -473,7 +395,7 @@ def dequantize(c: Call):
     in_t, out_t = c.tin(0), c.tout()
     if _is_float(in_t):
         return [c.x(0).astype(out_t.dtype)]
-    q = _q(in_t)
+    q = quant_of(in_t)
     x = c.x(0)
     if q.per_axis:     # the sample axis shifts the quantized axis by one
         q = ir.Quant(q.scale, q.zero_point, q.axis + 1)
@@ -498,7 +420,7 @@ def concatenation(c: Call):
         y = fp.round_away_f32(x.astype(f32) * scale + bias).astype(np.int64) + zo
         info = np.iinfo(np.dtype(out_t.dtype))
         parts.append(np.clip(y, info.min, info.max).astype(out_t.dtype))
-    y = float_ops.concat_parts(c, parts)
+    y = concat_parts(c, parts)
     lo, hi = activation_range(out_t, c.opt("fused_activation"))
     return [np.clip(y, lo, hi).astype(out_t.dtype)]
 
@@ -510,36 +432,4 @@ def pad(c: Call):
     value = zp_of(out_t)
     if c.has(2):
         value = int(np.asarray(c.const(2)).reshape(-1)[0])
-    return float_ops.pad_with(c, value)
-
-
-KERNELS = {
-    "CONV_2D": conv_2d,
-    "DEPTHWISE_CONV_2D": depthwise_conv_2d,
-    "FULLY_CONNECTED": fully_connected,
-    "AVERAGE_POOL_2D": average_pool_2d,
-    "MAX_POOL_2D": max_pool_2d,
-    "ADD": add,
-    "SUB": sub,
-    "MUL": mul,
-    "MAXIMUM": maximum,
-    "MINIMUM": minimum,
-    "RELU": relu,
-    "RELU6": relu6,
-    "RELU_N1_TO_1": relu_n1_to_1,
-    "LEAKY_RELU": leaky_relu,
-    "PRELU": prelu,
-    "LOGISTIC": logistic,
-    "TANH": tanh,
-    "SOFTMAX": softmax,
-    "L2_NORMALIZATION": l2_normalization,
-    "MEAN": mean,
-    "QUANTIZE": quantize,
-    "DEQUANTIZE": dequantize,
-    "CONCATENATION": concatenation,
-    "PAD": pad,
-    "PADV2": pad,
-}
-# Ops whose integer and float semantics coincide (pure data movement / selection).
-for _name in float_ops.LAYOUT_OPS:
-    KERNELS[_name] = float_ops.KERNELS[_name]
+    return pad_with(c, value)

@@ -65,3 +65,21 @@ def im2col(x: np.ndarray, k_h: int, k_w: int, geom, value=0) -> np.ndarray:
         return x[:, :oh, :ow, :].reshape(-1, x.shape[3])
     v = windows(x, k_h, k_w, oh, ow, pt, pl, sh, sw, dh, dw, value)
     return np.ascontiguousarray(v.transpose(0, 1, 2, 4, 5, 3)).reshape(-1, k_h * k_w * x.shape[3])
+
+
+def depthwise_sum(x: np.ndarray, w: np.ndarray, options: dict) -> np.ndarray:
+    """Depthwise convolution sum of NHWC `x` and TFLite filter `w` (1, KH, KW, C*M) with the op's
+    stride/dilation/padding: Σ over taps of x[..., c // M] * w[0, kh, kw, c], looping over the
+    taps only."""
+    _, kh, kw, co = w.shape
+    mult = co // x.shape[3]
+    if mult > 1:
+        x = np.repeat(x, mult, axis=3)
+    oh, ow, pt, pl, sh, sw, dh, dw = geometry(options, x.shape[1], x.shape[2], kh, kw)
+    xp = pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
+    acc = np.zeros((x.shape[0], oh, ow, co), dtype=x.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            tap = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
+            acc += tap * w[0, i, j, :]
+    return acc

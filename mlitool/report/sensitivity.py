@@ -64,16 +64,14 @@ class _FloatTail:
     """Re-runs the float ops downstream of one replaced tensor (constants converted once)."""
 
     def __init__(self, graph: ir.Graph):
-        from mlitool.execute.float_ops import KERNELS
-
-        self.graph, self.kernels = graph, KERNELS
+        self.graph = graph
         self.consts: dict[int, np.ndarray] = {}
         self.pos = {op.index: p for p, op in enumerate(graph.ops)}
 
     def run(self, ref: dict[int, np.ndarray], op: ir.Op, value: np.ndarray, n: int
             ) -> dict[int, np.ndarray]:
         """The graph outputs when `op`'s first output is `value` instead of its reference."""
-        from mlitool.execute.graph import Call
+        from mlitool.execute.graph import run_op
 
         values = dict(ref)                      # shallow: reference arrays are never written
         values[op.outputs[0]] = value
@@ -81,11 +79,8 @@ class _FloatTail:
         for later in self.graph.ops[self.pos[op.index] + 1:]:
             if not dirty.intersection(later.inputs):
                 continue
-            call = Call(later, self.graph, "float", values, n, self.consts)
-            for j, (t, v) in enumerate(zip(later.outputs, self.kernels[later.type](call))):
-                want = call.out_shape(j)
-                values[t] = v if v.shape == want else v.reshape(want)
-                dirty.add(t)
+            run_op(later, self.graph, "float", values, n, self.consts)
+            dirty.update(later.outputs)
         return {i: values[i] for i in self.graph.outputs}
 
 
