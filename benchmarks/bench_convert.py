@@ -36,7 +36,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlitool.convert import ConvertOptions, convert  # noqa: E402
+from mlitool.convert import EmitOptions, convert  # noqa: E402
+from mlitool.pipeline import ModelOptions  # noqa: E402
 
 SHARED_MODELS = Path(os.environ.get("MLITOOL_SHARED", ROOT.parent / "shared")) / "models"
 MB = 1e6
@@ -278,11 +279,11 @@ def cli_run(model_path: Path, out: Path, fmt: str, mli: str) -> tuple[float, flo
     return float(wall), int(maxrss_kib) / 1024          # Linux: ru_maxrss is in KiB
 
 
-def traced_peak(model_path: Path, opts: ConvertOptions) -> float:
+def traced_peak(model_path: Path, opts: ModelOptions, out: EmitOptions) -> float:
     """tracemalloc peak (MiB) of one in-process convert."""
     tracemalloc.start()
     try:
-        convert(model_path, opts)
+        convert(model_path, opts, out)
         return tracemalloc.get_traced_memory()[1] / MIB
     finally:
         tracemalloc.stop()
@@ -293,9 +294,9 @@ def bench(label: str, model_path: Path, work: Path, args) -> bool:
     raw = work / f"{model_path.stem}.weights.bin"
     raw.write_bytes(weights)
     out = work / f"{model_path.stem}.out"
-    opts = ConvertOptions(out=out, format=args.format, mli=args.mli)
-    convert(model_path, opts)                     # warm-up: imports, lookup tables, page cache
-    t_convert, best_convert = median_time(lambda: convert(model_path, opts), args.reps)
+    opts, emit_opts = ModelOptions(format=args.format, mli=args.mli), EmitOptions(out=out)
+    convert(model_path, opts, emit_opts)          # warm-up: imports, lookup tables, page cache
+    t_convert, best_convert = median_time(lambda: convert(model_path, opts, emit_opts), args.reps)
     t_cli, rss = cli_run(model_path, work / f"{model_path.stem}.cli", args.format, args.mli)
 
     def xxd():
@@ -304,7 +305,7 @@ def bench(label: str, model_path: Path, work: Path, args) -> bool:
 
     xxd()
     t_xxd, best_xxd = median_time(xxd, args.reps)
-    traced = traced_peak(model_path, opts)
+    traced = traced_peak(model_path, opts, emit_opts)
     c_bytes = sum(p.stat().st_size for p in out.iterdir())
     limit = 3 * len(weights) / MIB + 150
     ratio, ratio_cli = t_xxd / t_convert, t_xxd / t_cli

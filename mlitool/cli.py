@@ -84,6 +84,8 @@ _ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (AR
                "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: vpx].")
 
 # Options shared by convert, run, verify and report: one definition each.
+ModelArg = Annotated[Path, typer.Argument(metavar="MODEL", help="The .tflite model file.",
+                                          show_default=False)]
 FormatOpt = Annotated[Optional[str], typer.Option(
     "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 [default: the config's, else sa8].")]
 ConfigOpt = Annotated[Optional[Path], typer.Option(
@@ -98,12 +100,33 @@ CalibrationOpt = Annotated[Optional[Path], typer.Option(
     "--calibration", help="Float models: .npy/.npz of real inputs to derive activation ranges from.")]
 CalibrationMethodOpt = Annotated[str, typer.Option(
     "--calibration-method", help="minmax | percentile.")]
+# The samples verify and report run.
+SamplesFileOpt = Annotated[Optional[Path], typer.Option(
+    "--input", "-i", help=".npy / .npz inputs (as for run) [default: random inputs].")]
+SamplesOpt = Annotated[int, typer.Option("--samples", "-n", help="Random inputs: how many.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Random inputs: the seed.")]
+
+
+def _model_options(fmt, config, calibration, calibration_method, target, round_mode, accu, *,
+                   mli=None, layout=None, weights_only=False):
+    """The pipeline's options from the shared command-line options (--target names the build)."""
+    from mlitool.pipeline import ModelOptions
+
+    return ModelOptions(format=fmt, mli=mli, layout=layout, config=config,
+                        weights_only=weights_only, calibration=calibration,
+                        calibration_method=calibration_method, build=target,
+                        round_mode=round_mode, accu=accu)
+
+
+def _print_json(doc: dict, *, allow_nan: bool = True) -> None:
+    import json
+
+    sys.stdout.write(json.dumps(doc, sort_keys=True, indent=2, allow_nan=allow_nan) + "\n")
 
 
 @app.command("inspect")
 def inspect_cmd(
-    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
-                                show_default=False),
+    model: ModelArg,
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
 ) -> None:
     """Summarise a .tflite model: style, inputs/outputs, one row per op, totals."""
@@ -111,9 +134,7 @@ def inspect_cmd(
 
     summary = inspect_file(model)
     if as_json:
-        import json
-
-        sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        _print_json(summary, allow_nan=False)
     else:
         from mlitool.inspect.render import render
 
@@ -122,8 +143,7 @@ def inspect_cmd(
 
 @app.command("convert")
 def convert_cmd(
-    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
-                                show_default=False),
+    model: ModelArg,
     out: Path = typer.Option(Path("."), "--out", "-o", help="Output directory (created if missing)."),
     name: Optional[str] = typer.Option(None, "--name", help="Base name of NAME.h/.c/.json "
                                        "[default: the model file's stem]."),
@@ -143,17 +163,14 @@ def convert_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
 ) -> None:
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json."""
-    from mlitool.convert import ConvertOptions, convert
+    from mlitool.convert import EmitOptions, convert
 
-    opts = ConvertOptions(out=out, name=name, format=fmt, mli=mli, layout=layout, config=config,
-                          header=header, align=align, section=section, single_header=single_header,
-                          weights_only=weights_only, calibration=calibration,
-                          calibration_method=calibration_method)
-    result = convert(model, opts)
+    model_opts = _model_options(fmt, config, calibration, calibration_method, None, None, None,
+                                mli=mli, layout=layout, weights_only=weights_only)
+    result = convert(model, model_opts, EmitOptions(out=out, name=name, header=header, align=align,
+                                                    section=section, single_header=single_header))
     if as_json:
-        import json
-
-        sys.stdout.write(json.dumps(result, sort_keys=True, indent=2) + "\n")
+        _print_json(result)
     else:
         _render_convert(result)
 
@@ -180,8 +197,7 @@ def _render_convert(result: dict) -> None:
 
 @app.command("run")
 def run_cmd(
-    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
-                                show_default=False),
+    model: ModelArg,
     input_file: Path = typer.Option(..., "--input", "-i", help=".npy / .npz batch (leading "
                                     "dimension = samples; .npz keyed by input name). Float arrays "
                                     "are real values, arrays of the input's dtype quantized values.",
@@ -189,6 +205,8 @@ def run_cmd(
     mode: str = typer.Option("mli", "--mode", "-m", help="float | tflite | mli."),
     fmt: FormatOpt = None,
     config: ConfigOpt = None,
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
     target: TargetOpt = None,
     round_mode: RoundOpt = None,
     accu: AccuOpt = None,
@@ -196,22 +214,17 @@ def run_cmd(
                                           "[default: MODEL_STEM.MODE.npz]."),
     dump_layers: bool = typer.Option(False, "--dump-layers", help="Also write every "
                                      "intermediate tensor (mli mode: raw MLI tensors as mli/NAME)."),
-    calibration: CalibrationOpt = None,
-    calibration_method: CalibrationMethodOpt = "minmax",
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
 ) -> None:
     """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs."""
     from mlitool.run import RunOptions, run
 
-    opts = RunOptions(input=input_file, mode=mode.lower(), format=fmt, config=config,
-                      target=target, round_mode=round_mode, accu=accu, output=output,
-                      dump_layers=dump_layers, calibration=calibration,
-                      calibration_method=calibration_method)
-    summary = run(model, opts)
+    model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
+                                accu)
+    summary = run(model, model_opts, RunOptions(input=input_file, mode=mode.lower(),
+                                                output=output, dump_layers=dump_layers))
     if as_json:
-        import json
-
-        sys.stdout.write(json.dumps(summary, sort_keys=True, indent=2) + "\n")
+        _print_json(summary)
         return
     extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
     print(f"{summary['model']}: {summary['samples']} sample(s) in {summary['mode']} mode{extra}")
@@ -223,14 +236,14 @@ def run_cmd(
 
 @app.command("verify")
 def verify_cmd(
-    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
-                                show_default=False),
+    model: ModelArg,
     fmt: FormatOpt = None,
     config: ConfigOpt = None,
-    input_file: Optional[Path] = typer.Option(None, "--input", "-i", help=".npy / .npz inputs "
-                                              "(as for run) [default: random inputs]."),
-    samples: int = typer.Option(100, "--samples", "-n", help="Random inputs: how many."),
-    seed: int = typer.Option(0, "--seed", help="Random inputs: the seed."),
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
+    input_file: SamplesFileOpt = None,
+    samples: SamplesOpt = 100,
+    seed: SeedOpt = 0,
     oracle: Optional[str] = typer.Option(None, "--oracle", help="litert: also compare with the "
                                          "TFLite interpreter's reference kernels."),
     target: TargetOpt = None,
@@ -240,23 +253,18 @@ def verify_cmd(
                                             "vs float is below DB.", metavar="DB"),
     max_lsb: Optional[int] = typer.Option(None, "--max-lsb", help="Exit 3 when an output differs "
                                           "from tflite mode by more than N LSB.", metavar="N"),
-    calibration: CalibrationOpt = None,
-    calibration_method: CalibrationMethodOpt = "minmax",
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
 ) -> None:
     """Compare mli mode with float and tflite modes, per layer and at the outputs."""
     from mlitool.errors import ThresholdError
     from mlitool.verify.command import VerifyOptions, verify
 
-    opts = VerifyOptions(format=fmt, config=config, input=input_file, samples=samples, seed=seed,
-                         oracle=oracle, target=target, round_mode=round_mode, accu=accu,
-                         min_snr=min_snr, max_lsb=max_lsb, calibration=calibration,
-                         calibration_method=calibration_method)
-    doc = verify(model, opts)
+    model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
+                                accu)
+    doc = verify(model, model_opts, VerifyOptions(input=input_file, samples=samples, seed=seed,
+                                                  oracle=oracle, min_snr=min_snr, max_lsb=max_lsb))
     if as_json:
-        import json
-
-        sys.stdout.write(json.dumps(doc, sort_keys=True, indent=2, allow_nan=False) + "\n")
+        _print_json(doc, allow_nan=False)
     else:
         from mlitool.verify.render import render
 
@@ -268,19 +276,17 @@ def verify_cmd(
 
 @app.command("report")
 def report_cmd(
-    model: Path = typer.Argument(..., metavar="MODEL", help="The .tflite model file.",
-                                show_default=False),
+    model: ModelArg,
     fmt: FormatOpt = None,
+    config: ConfigOpt = None,
     mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 "
                                       "[default: 2.0]; 1.x: memory and quantization only."),
     layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc."),
-    config: ConfigOpt = None,
     calibration: CalibrationOpt = None,
     calibration_method: CalibrationMethodOpt = "minmax",
-    input_file: Optional[Path] = typer.Option(None, "--input", "-i", help=".npy / .npz inputs "
-                                              "(as for run) [default: random inputs]."),
-    samples: int = typer.Option(32, "--samples", "-n", help="Random inputs: how many."),
-    seed: int = typer.Option(0, "--seed", help="Random inputs: the seed."),
+    input_file: SamplesFileOpt = None,
+    samples: SamplesOpt = 32,
+    seed: SeedOpt = 0,
     target: TargetOpt = None,
     round_mode: RoundOpt = None,
     accu: AccuOpt = None,
@@ -301,14 +307,13 @@ def report_cmd(
     """Memory, quantization, accuracy and per-layer sensitivity of a model, as tables and files."""
     from mlitool.report.command import Outputs, ReportOptions, run
 
-    opts = ReportOptions(format=fmt, mli=mli, layout=layout, config=config,
-                         calibration=calibration, calibration_method=calibration_method,
-                         input=input_file, samples=samples, seed=seed, target=target,
-                         round_mode=round_mode, accu=accu, min_snr_flag=min_snr_flag,
+    model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
+                                accu, mli=mli, layout=layout)
+    opts = ReportOptions(input=input_file, samples=samples, seed=seed, min_snr_flag=min_snr_flag,
                          accuracy=not no_accuracy)
     out = Outputs(json=json_out, csv=csv_dir, markdown=markdown, html=html)
     show = sys.stderr.isatty() and sys.stdout.isatty() and not out.json_to_stdout
-    report, written = run(model, opts, out, show_progress=show)
+    report, written = run(model, model_opts, opts, out, show_progress=show)
     if out.json_to_stdout:
         from mlitool.report.render import render_json
 

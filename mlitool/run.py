@@ -10,38 +10,34 @@ representation) and, in mli mode, every MLI tensor's raw containers under `mli/<
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from mlitool.errors import OptionError
+from mlitool.pipeline import ModelOptions
 
 MODES = ("float", "tflite", "mli")
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunOptions:
+    """What run executes and writes (the model options are the pipeline's `ModelOptions`)."""
+
     input: Path
     mode: str = "mli"
-    format: str | None = None
-    config: Path | None = None
-    overrides: dict = field(default_factory=dict)
-    target: str | None = None
-    round_mode: str | None = None
-    accu: str | None = None
     output: Path | None = None
     dump_layers: bool = False
-    calibration: Path | None = None
-    calibration_method: str = "minmax"
 
 
 def default_output(model_path: Path, mode: str) -> Path:
     return Path(f"{model_path.stem}.{mode}.npz")
 
 
-def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndarray], dict]:
+def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
+            ) -> tuple[dict[str, np.ndarray], dict]:
     """Run; returns ({npz key: array}, a JSON-ready summary without the file)."""
     from mlitool.datafile import load_inputs
     from mlitool.tflite_reader import read_model
@@ -61,15 +57,12 @@ def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndar
 
         values = run_graph(graph, inputs, opts.mode, keep=opts.dump_layers)
     else:
-        from mlitool.convert import ConvertOptions, lower_model
         from mlitool.execute.mli_bridge import run_mli
-        from mlitool.execute.presets import arith_for, describe
+        from mlitool.execute.presets import describe
+        from mlitool.pipeline import lower_model
 
-        arith = arith_for(opts.target, opts.round_mode, opts.accu)
-        copts = ConvertOptions(out=Path("."), format=opts.format, config=opts.config,
-                               overrides=dict(opts.overrides), calibration=opts.calibration,
-                               calibration_method=opts.calibration_method)
-        mli, _ = lower_model(model, model_path, copts)
+        arith = model_opts.arith()
+        mli = lower_model(model, model_path, model_opts)
         values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
         summary.update(format=mli.format, mli=mli.target, build=describe(arith))
         if opts.dump_layers:
@@ -90,12 +83,12 @@ def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndar
     return arrays, summary
 
 
-def run(model_path: str | Path, opts: RunOptions) -> dict[str, Any]:
+def run(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions) -> dict[str, Any]:
     """Execute and write the .npz atomically; returns the summary (with the file written)."""
     from mlitool.fsio import write_file_atomically
 
     model_path = Path(model_path)
-    arrays, summary = execute(model_path, opts)
+    arrays, summary = execute(model_path, model_opts, opts)
     out = Path(opts.output) if opts.output is not None else default_output(model_path, opts.mode)
     if out.suffix != ".npz":
         raise OptionError(f"--output {out}: the file must end in .npz")

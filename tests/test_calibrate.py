@@ -11,6 +11,7 @@ from mlitool.errors import InputDataError, OptionError
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
+from mlitool.pipeline import ModelOptions
 from mlitool.verify.command import VerifyOptions, verify
 
 from conftest import SAMPLES, shared_path
@@ -61,11 +62,10 @@ def test_calibration_file_and_errors(cnn, tmp_path):
 
 
 def test_convert_uses_the_calibration(tmp_path):
-    from mlitool.convert import ConvertOptions, build_model
     from mlitool.mli import quant as Q
+    from mlitool.pipeline import ModelOptions, load
 
-    opts = ConvertOptions(out=tmp_path, calibration=SAMPLES / "cnn_calib.npy")
-    mli, _ = build_model(SAMPLES / "cnn_float.tflite", opts)
+    _, mli = load(SAMPLES / "cnn_float.tflite", ModelOptions(calibration=SAMPLES / "cnn_calib.npy"))
     graph = read_model(str(SAMPLES / "cnn_float.tflite")).main
     ranges = calibration_ranges(graph, SAMPLES / "cnn_calib.npy")
     first = next(t for t in mli.tensors.values() if t.source_index == graph.ops[0].outputs[0])
@@ -90,7 +90,8 @@ def test_float_models_verify_after_calibration(name, tmp_path):
     cal = tmp_path / "cal.npy"
     np.save(cal, random_inputs(graph, 64, 0)[graph.inputs[0]])
     for fmt, bound in (("sa8", sa8_db), ("fx16", fx16_db)):
-        doc = verify(path, VerifyOptions(format=fmt, samples=8, seed=1, calibration=cal))
+        doc = verify(path, ModelOptions(format=fmt, calibration=cal),
+                     VerifyOptions(samples=8, seed=1))
         snr = doc["outputs"][0]["vs_float"]["snr_db"]
         assert snr >= bound, (fmt, snr)
 
@@ -98,7 +99,7 @@ def test_float_models_verify_after_calibration(name, tmp_path):
 def test_cnn_float_verifies_after_calibration():
     for fmt, bound in (("sa8", 24), ("fx16", 75)):
         doc = verify(SAMPLES / "cnn_float.tflite",
-                     VerifyOptions(format=fmt, input=SAMPLES / "cnn_calib.npy",
-                                   calibration=SAMPLES / "cnn_calib.npy"))
+                     ModelOptions(format=fmt, calibration=SAMPLES / "cnn_calib.npy"),
+                     VerifyOptions(input=SAMPLES / "cnn_calib.npy"))
         assert doc["outputs"][0]["vs_float"]["snr_db"] >= bound
         assert doc["outputs"][0]["top1"]["vs_float"] == 1.0

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from conftest import SAMPLES, shared_path
-from mlitool.convert import ConvertOptions, convert
+from mlitool.convert import EmitOptions, convert
+from mlitool.pipeline import ModelOptions
 
 ROOT = Path(__file__).resolve().parents[1]
 HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
@@ -49,7 +50,7 @@ def _defined_globals(obj: Path) -> dict[str, str]:
 @pytest.mark.parametrize("model", MODELS, ids=[m.rsplit("/", 1)[1] for m in MODELS])
 def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     path = _model_path(model)
-    convert(path, ConvertOptions(out=tmp_path, name="net", format=fmt, mli=target))
+    convert(path, ModelOptions(format=fmt, mli=target), EmitOptions(out=tmp_path, name="net"))
     cmd = CXX + ["-I", str(ROOT / "tests" / "mli_headers" / HEADERS[target]), "-I", str(tmp_path),
                  "-c", "net.c", "-o", "net.o"]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from conftest import SAMPLES, shared_path
+from mlitool.pipeline import ModelOptions, load
 from mlitool.report.command import Outputs, Progress, ReportOptions, make_report, output_files
 from mlitool.report.document import Report
 from mlitool.report.html import render_html
@@ -49,7 +50,8 @@ def run_main(args, capsys):
 def report_of(path, **kw) -> Report:
     key = (str(path), tuple(sorted((k, str(v)) for k, v in kw.items())))
     if key not in _CACHE:
-        _CACHE[key] = make_report(path, ReportOptions(**kw))
+        model_kw = {k: kw.pop(k) for k in ("format", "mli", "calibration") if k in kw}
+        _CACHE[key] = make_report(path, ModelOptions(**model_kw), ReportOptions(**kw))
     return _CACHE[key]
 
 
@@ -127,14 +129,13 @@ def test_float_models_with_calibration(name, tmp_path):
     calib = tmp_path / "calib.npy"
     np.save(calib, next(iter(random_inputs(graph, 8, seed=1).values())))
     from mlitool.execute.mli_bridge import primary_tensors
-    from mlitool.report.command import load
 
-    opts = ReportOptions(samples=2, calibration=calib)
-    r = make_report(path, opts)
+    model_opts = ModelOptions(calibration=calib)
+    r = make_report(path, model_opts, ReportOptions(samples=2))
     _check_all_forms(r, _mac_positions(r))
     quant = _rows(_json(r), "quant-tensors")
     # activations holding an IR tensor's value carry observed figures (the float model ran)
-    primary = set(primary_tensors(*load(path, opts)).values())
+    primary = set(primary_tensors(*load(path, model_opts)).values())
     acts = [row for row in quant if row["role"] in ("activation", "output")
             and row["tensor"] in primary]
     assert acts and all(row["snr_db"] is not None and row["saturated"] is not None for row in acts)
@@ -155,7 +156,7 @@ def test_cnn_float_with_its_calibration_set():
 
 def test_mli_1x_target_reports_memory_and_quantization_only(tmp_path):
     path = shared_path("models", "mlperf_tiny", "ad01_int8.tflite")
-    r = make_report(path, ReportOptions(mli="1.1", samples=2))
+    r = make_report(path, ModelOptions(mli="1.1"), ReportOptions(samples=2))
     _check_all_forms(r, _mac_positions(r), executed=False)
     assert any("MLI 1.1" in t for t in r.sections[0].text)
     _rom_against_manifest(path, r, tmp_path, mli="1.1")
@@ -164,9 +165,9 @@ def test_mli_1x_target_reports_memory_and_quantization_only(tmp_path):
 # --- figures against independent computations --------------------------------------------------
 
 def _rom_against_manifest(path, r: Report, tmp_path, **kw) -> None:
-    from mlitool.convert import ConvertOptions, convert
+    from mlitool.convert import EmitOptions, convert
 
-    convert(path, ConvertOptions(out=tmp_path, name="net", **kw))
+    convert(path, ModelOptions(**kw), EmitOptions(out=tmp_path, name="net"))
     manifest = json.loads((tmp_path / "net.json").read_text())
     totals = {row["item"]: row["bytes"] for row in _rows(_json(r), "rom-totals")}
     assert totals["weights"] == manifest["totals"]["weight_bytes"]
@@ -227,10 +228,9 @@ def test_output_snr_and_activation_figures_against_numpy():
     from mlitool.execute import mli_bridge as B
     from mlitool.execute.graph import run_graph
     from mlitool.execute.presets import arith_for
-    from mlitool.report.command import ReportOptions, load
 
     r = report_of(CNN, input=CNN_IN)
-    graph, mli = load(CNN, ReportOptions())
+    graph, mli = load(CNN, ModelOptions())
     x = {0: np.load(CNN_IN)}
     fl = run_graph(graph, x, "float", keep=True)
     _, raw = B.run_mli(graph, mli, x, arith_for(), keep=True)
@@ -269,10 +269,9 @@ def test_sensitivity_of_one_layer_recomputed():
     from mlitool.execute.graph import kernels, run_graph
     from mlitool.execute.mli_exec import run_layers
     from mlitool.execute.presets import arith_for
-    from mlitool.report.command import ReportOptions, load
 
     r = report_of(CNN, input=CNN_IN)
-    graph, mli = load(CNN, ReportOptions())
+    graph, mli = load(CNN, ModelOptions())
     x = {0: np.load(CNN_IN)}
     fl = run_graph(graph, x, "float", keep=True)
     pos = next(p for p, op in enumerate(graph.ops) if op.type == "DEPTHWISE_CONV_2D")
@@ -321,7 +320,7 @@ def test_progress_stages_reach_their_totals():
             return advance
 
     p = Counting()
-    make_report(SAMPLES / "fc_int8.tflite", ReportOptions(samples=20), p)
+    make_report(SAMPLES / "fc_int8.tflite", ModelOptions(), ReportOptions(samples=20), p)
     assert set(p.stages) == {"accuracy (verify)", "activation ranges", "sensitivity"}
     assert all(total == done > 0 for total, done in p.stages.values())
     assert p.stages["sensitivity"][0] == 3 * 2        # 3 FULLY_CONNECTED ops x 2 batches of 16
@@ -350,7 +349,7 @@ def test_cli_files_byte_identical_across_runs(tmp_path, capsys):
     doc = json.loads(a["r.json"])
     assert dict(doc["meta"])["inputs"] == "random, seed 3" and dict(doc["meta"])["samples"] == 6
     # the files are the renderings of one report
-    r = make_report(CNN, ReportOptions(samples=6, seed=3))
+    r = make_report(CNN, ModelOptions(), ReportOptions(samples=6, seed=3))
     files = output_files(r, Outputs(json="r.json", markdown="r.md", html="r.html", csv="csv"))
     assert {str(k): v.encode() for k, v in files.items()} == a
 

@@ -1,10 +1,15 @@
-"""Seeded random model inputs spanning each input's quantized (or float) range."""
+"""The samples verify and report run: an inputs file, else seeded random inputs spanning each
+input's quantized (or float) range."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
 from mlitool import ir
+from mlitool.datafile import load_inputs
+from mlitool.errors import OptionError
 
 
 def input_range(t: ir.Tensor) -> tuple[float, float]:
@@ -46,3 +51,13 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
                     break
             out[idx] = rng.uniform(lo, hi, size=shape).astype(t.dtype)
     return out
+
+
+def sample_inputs(graph: ir.Graph, file: Path | None, samples: int, seed: int
+                  ) -> dict[int, np.ndarray]:
+    """The arrays of `file` (.npy / .npz, as for run) when given, else `samples` random inputs."""
+    if file is not None:
+        return load_inputs(file, graph)
+    if samples < 1:
+        raise OptionError(f"--samples {samples}: give at least 1")
+    return random_inputs(graph, samples, seed)

@@ -1,4 +1,4 @@
-"""MLI build configurations by target: the ROUND_MODE / FULL_ACCU pair a library build uses.
+"""MLI build presets (the CLI's `--target`): the ROUND_MODE / FULL_ACCU pair a library build uses.
 
 From embARC MLI 2.0.2 (README "Build Configuration Options", lib/mli_lib.cmake):
 * ARC EM / HS: ROUND_MODE=CONVERGENT (the platform default, and the only mode the EM/HS DSP
@@ -6,7 +6,7 @@ From embARC MLI 2.0.2 (README "Build Configuration Options", lib/mli_lib.cmake):
   (the option's documented default).
 * ARC VPX: ROUND_MODE=UP (the only mode VPX supports) with the reduced-precision accumulator
   post-processing that FULL_ACCU=OFF emulates.
-`vpx` is the default target: the MLI 2.0.2 README recommends MLI 2.x for ARC VPX only ("EM/HS
+`vpx` is the default build: the MLI 2.0.2 README recommends MLI 2.x for ARC VPX only ("EM/HS
 targets are not properly tested and optimized"; EM/HS users are pointed to MLI 1.1), so a model
 converted for MLI 2.x most likely runs on a VPX build. That build is also the one with the
 reduced-accumulator hazard, which verify should show by default rather than hide.
@@ -17,21 +17,21 @@ from __future__ import annotations
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import CONVERGENT, UP, Arith
 
-TARGET_PRESETS: dict[str, Arith] = {
+BUILD_PRESETS: dict[str, Arith] = {
     "em": Arith(round_mode=CONVERGENT, full_accu=True),
     "vpx": Arith(round_mode=UP, full_accu=False),
 }
-DEFAULT_TARGET = "vpx"
+DEFAULT_BUILD = "vpx"
 
 
-def arith_for(target: str | None = None, round_mode: str | None = None,
+def arith_for(build: str | None = None, round_mode: str | None = None,
               accu: str | None = None) -> Arith:
-    """The Arith of `target` (default em), with explicit `round_mode` (up|convergent) and
-    `accu` (full|reduced) overriding the preset."""
-    target = (target or DEFAULT_TARGET).lower()
-    if target not in TARGET_PRESETS:
-        raise OptionError(f"--target {target!r}: choose {' or '.join(TARGET_PRESETS)}")
-    base = TARGET_PRESETS[target]
+    """The Arith of the `build` preset (default vpx), with explicit `round_mode` (up|convergent)
+    and `accu` (full|reduced) overriding the preset."""
+    build = (build or DEFAULT_BUILD).lower()
+    if build not in BUILD_PRESETS:
+        raise OptionError(f"--target {build!r}: choose {' or '.join(BUILD_PRESETS)}")
+    base = BUILD_PRESETS[build]
     rm = base.round_mode if round_mode is None else round_mode.lower()
     if rm not in (UP, CONVERGENT):
         raise OptionError(f"--round {round_mode!r}: choose up or convergent")

@@ -1,10 +1,10 @@
 """`mlitool report`: build the whole report of a model and write it in the requested forms.
 
-Steps: read, (calibrate,) lower exactly as `convert` does; summary, memory and quantization
-from the MLI model (`build.build_report`); then, for MLI 2.x targets (the executor reproduces
-MLI 2.0.2), accuracy from `verify` and the per-layer sensitivity, both on the same inputs
-(`--input`, else `--samples` seeded random inputs as verify draws them). MLI 1.x targets get the
-static sections only (the report says so).
+Steps: read, (calibrate,) lower exactly as `convert` does (`mlitool.pipeline`); summary,
+memory and quantization from the MLI model (`build.build_report`); then, for MLI 2.x targets
+(the executor reproduces MLI 2.0.2), accuracy from `verify` and the per-layer sensitivity, both
+on the same inputs (`--input`, else `--samples` seeded random inputs as verify draws them) and
+the same MLI model. MLI 1.x targets get the static sections only (the report says so).
 
 Every file is rendered from the one report document and all of them are written together,
 atomically (`mlitool.fsio`): the same model and inputs give byte-identical files.
@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from mlitool.errors import OptionError
+from mlitool.pipeline import ModelOptions, load
 from mlitool.report.document import Report, Section
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
 
@@ -25,21 +26,13 @@ DEFAULT_SAMPLES = 32
 STDOUT = "-"
 
 
-@dataclass
+@dataclass(frozen=True)
 class ReportOptions:
-    format: str | None = None
-    mli: str | None = None
-    layout: str | None = None
-    config: Path | None = None
-    overrides: dict = field(default_factory=dict)
-    calibration: Path | None = None
-    calibration_method: str = "minmax"
+    """What the report runs (the model options are the pipeline's `ModelOptions`)."""
+
     input: Path | None = None
     samples: int = DEFAULT_SAMPLES
     seed: int = 0
-    target: str | None = None
-    round_mode: str | None = None
-    accu: str | None = None
     min_snr_flag: float = DEFAULT_SNR_THRESHOLD_DB
     accuracy: bool = True               # False: static sections only (no execution)
     batch: int = 16
@@ -75,55 +68,24 @@ class RichProgress(Progress):
         self._p.stop()
 
 
-# --- loading ---------------------------------------------------------------------------------
-
-def load(model_path: Path, opts: ReportOptions):
-    """(graph, MLI model): read, calibrate and lower as `convert` does (the model's reader
-    warnings first among the MLI model's warnings)."""
-    from mlitool.convert import ConvertOptions, lower_model
-    from mlitool.tflite_reader import read_model
-
-    model_path = Path(model_path)
-    copts = ConvertOptions(out=Path("."), format=opts.format, mli=opts.mli, layout=opts.layout,
-                           config=opts.config, overrides=dict(opts.overrides),
-                           calibration=opts.calibration,
-                           calibration_method=opts.calibration_method)
-    model = read_model(model_path)
-    mli, _ = lower_model(model, model_path, copts)
-    return model.main, mli
-
-
-def _inputs(graph, opts: ReportOptions) -> dict:
-    """The samples verify uses for the same options (file, else seeded random inputs)."""
-    if opts.input is not None:
-        from mlitool.datafile import load_inputs
-
-        return load_inputs(opts.input, graph)
-    from mlitool.execute.inputs import random_inputs
-
-    return random_inputs(graph, opts.samples, opts.seed)
-
-
-def _check(opts: ReportOptions) -> None:
+def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:
     if opts.samples < 1:
         raise OptionError(f"--samples {opts.samples}: give at least 1")
     if opts.batch < 1:
         raise OptionError(f"batch {opts.batch}: give at least 1")
-    from mlitool.execute.presets import arith_for
-
-    arith_for(opts.target, opts.round_mode, opts.accu)       # bad names fail before any work
+    model_opts.arith()                  # bad build names fail before any work
 
 
 # --- the report --------------------------------------------------------------------------------
 
-def make_report(model_path: str | Path, opts: ReportOptions,
+def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOptions,
                 progress: Progress | None = None) -> Report:
     from mlitool.report.build import build_report
 
     model_path = Path(model_path)
     progress = progress or Progress()
-    _check(opts)
-    graph, mli = load(model_path, opts)
+    _check(model_opts, opts)
+    graph, mli = load(model_path, model_opts)
     note = extra_meta = None
     extra: list[Section] = []
     activations = None
@@ -133,7 +95,8 @@ def make_report(model_path: str | Path, opts: ReportOptions,
         note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.target}: the executor "
                 "reproduces MLI 2.0.2 arithmetic only.")
     else:
-        extra_meta, extra, activations = _executed(model_path, graph, mli, opts, progress)
+        extra_meta, extra, activations = _executed(model_path, graph, mli, model_opts.arith(),
+                                                   opts, progress)
     report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag,
                           activations=activations)
     sections = list(report.sections)
@@ -147,30 +110,27 @@ def _with_text(section: Section, text: str) -> Section:
                    section.charts)
 
 
-def _executed(model_path: Path, graph, mli, opts: ReportOptions, progress: Progress
+def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress: Progress
               ) -> tuple[list, list[Section], dict]:
     from mlitool.execute import mli_bridge as B
-    from mlitool.execute.presets import arith_for, describe
+    from mlitool.execute.inputs import sample_inputs
+    from mlitool.execute.presets import describe
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
     from mlitool.report.activations import observe_activations
     from mlitool.report.sensitivity import layer_sensitivity, steps
-    from mlitool.verify.command import VerifyOptions, verify
+    from mlitool.verify.command import VerifyOptions, compare
 
-    arith = arith_for(opts.target, opts.round_mode, opts.accu)
-    data = _inputs(graph, opts)
+    data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
     n = next(iter(data.values())).shape[0]
     batches = -(-n // opts.batch)
     primary = B.primary_tensors(graph, mli)
     groups = B.layers_by_op(mli)
     n_ops = sum(1 for op in graph.ops if op.index in groups and op.outputs
                 and op.outputs[0] in primary)
-    vopts = VerifyOptions(format=mli.format, config=opts.config, overrides=dict(opts.overrides),
-                          input=opts.input, samples=opts.samples, seed=opts.seed,
-                          target=opts.target, round_mode=opts.round_mode, accu=opts.accu,
-                          calibration=opts.calibration,
-                          calibration_method=opts.calibration_method, batch=opts.batch,
+    vopts = VerifyOptions(input=opts.input, samples=opts.samples, seed=opts.seed,
+                          batch=opts.batch,
                           progress=progress.stage("accuracy (verify)", n_ops * batches))
-    doc = verify(model_path, vopts)
+    doc = compare(model_path, graph, mli, arith, vopts)
     activations = observe_activations(graph, mli, data, batch=opts.batch,
                                       progress=progress.stage("activation ranges", batches))
     sens = layer_sensitivity(graph, mli, data, arith, batch=opts.batch,
@@ -237,13 +197,13 @@ def progress_for(show: bool) -> Iterator[Progress]:
         p.close()
 
 
-def run(model_path: str | Path, opts: ReportOptions, out: Outputs, *, show_progress: bool = False
-        ) -> tuple[Report, list[Path]]:
+def run(model_path: str | Path, model_opts: ModelOptions, opts: ReportOptions, out: Outputs, *,
+        show_progress: bool = False) -> tuple[Report, list[Path]]:
     """Build the report and write the requested files; returns the report and the paths."""
     with progress_for(show_progress) as progress:
-        report = make_report(model_path, opts, progress)
+        report = make_report(model_path, model_opts, opts, progress)
     return report, write_outputs(report, out)
 
 
 __all__ = ["ReportOptions", "Outputs", "make_report", "output_files", "write_outputs",
-                      "run", "load", "Progress", "RichProgress"]
+           "run", "Progress", "RichProgress"]

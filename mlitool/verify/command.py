@@ -30,6 +30,8 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
+from mlitool.mli.types import MliModel
+from mlitool.pipeline import ModelOptions, load
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 
 ACCU_LIMIT_LSB = 1
@@ -37,22 +39,16 @@ BATCH = 16
 _SA8_MAC = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
 
 
-@dataclass
+@dataclass(frozen=True)
 class VerifyOptions:
-    format: str | None = None
-    config: Path | None = None
-    overrides: dict = field(default_factory=dict)
+    """What verify runs and checks (the model options are the pipeline's `ModelOptions`)."""
+
     input: Path | None = None
     samples: int = 100
     seed: int = 0
     oracle: str | None = None
-    target: str | None = None
-    round_mode: str | None = None
-    accu: str | None = None
     min_snr: float | None = None
     max_lsb: int | None = None
-    calibration: Path | None = None
-    calibration_method: str = "minmax"
     batch: int = BATCH
     progress: Callable[[int], None] | None = None   # called with 1 after each op of each batch
 
@@ -84,42 +80,26 @@ def _input_note(opts: VerifyOptions, graph: ir.Graph) -> dict[str, Any]:
             "note": f"no --input given: {opts.samples} random samples (seed {opts.seed}), {span}"}
 
 
-def _load(model_path: Path, opts: VerifyOptions):
-    from mlitool.convert import ConvertOptions, lower_model
-    from mlitool.tflite_reader import read_model
-
-    copts = ConvertOptions(out=Path("."), format=opts.format, config=opts.config,
-                           overrides=dict(opts.overrides), calibration=opts.calibration,
-                           calibration_method=opts.calibration_method)
-    model = read_model(model_path)
-    mli, _ = lower_model(model, model_path, copts, executed_by="verify")
-    return model.main, mli, mli.format
+def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions
+           ) -> dict[str, Any]:
+    """Read, lower and compare; returns a JSON-ready document (see `mlitool.verify.render`)."""
+    model_path = Path(model_path)
+    arith = model_opts.arith()
+    graph, mli = load(model_path, model_opts, executed_by="verify")
+    return compare(model_path, graph, mli, arith, opts)
 
 
-def _inputs(graph: ir.Graph, opts: VerifyOptions) -> dict[int, np.ndarray]:
-    if opts.input is not None:
-        from mlitool.datafile import load_inputs
-
-        return load_inputs(opts.input, graph)
-    if opts.samples < 1:
-        raise OptionError(f"--samples {opts.samples}: give at least 1")
-    from mlitool.execute.inputs import random_inputs
-
-    return random_inputs(graph, opts.samples, opts.seed)
-
-
-def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
-    """Run the comparison; returns a JSON-ready document (see `mlitool.verify.render`)."""
+def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
+            opts: VerifyOptions) -> dict[str, Any]:
+    """Run the comparison of an already lowered model with `arith`."""
     from mlitool.execute import mli_bridge as B
     from mlitool.execute.graph import prepare_input, run_graph, unsupported_ops
+    from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.mli_exec import check_target
-    from mlitool.execute.presets import arith_for, describe
+    from mlitool.execute.presets import describe
 
-    model_path = Path(model_path)
-    arith = arith_for(opts.target, opts.round_mode, opts.accu)
-    graph, mli, fmt = _load(model_path, opts)
     check_target(mli)
-    data = _inputs(graph, opts)
+    data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
     n = next(iter(data.values())).shape[0]
 
     int_model = any(_is_int8(t) for t in graph.tensors if not t.is_constant)
@@ -204,7 +184,7 @@ def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
                     if i in classifier:
                         st["top1_litert"].add(lit[i], q)
 
-    return _document(model_path, graph, mli, fmt, arith, describe(arith), opts, n, ops, rows,
+    return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
                      groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu)
 
 

@@ -1,0 +1,100 @@
+"""The one way from a .tflite file to an MLI model: read → (calibrate) → lower, shared by
+convert, run, verify and report, with the options they all take (`ModelOptions`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mlitool import ir
+from mlitool.errors import OptionError
+from mlitool.execute.mli_intops import Arith
+from mlitool.mli.types import FORMATS, TARGETS, MliModel
+
+
+@dataclass(frozen=True)
+class ModelOptions:
+    """Which MLI model to make of a .tflite file, and the MLI build that runs it.
+
+    None means: the config file's value, else the default (sa8, MLI 2.0, hwc for 2.x / chw for
+    1.x; build preset vpx). The build fields matter only where the model is executed."""
+
+    format: str | None = None
+    mli: str | None = None                  # MLI version: 2.0 | 1.1 | 1.0
+    layout: str | None = None
+    config: Path | None = None
+    overrides: dict = field(default_factory=dict)     # per-layer, over the config file's
+    weights_only: bool = False
+    calibration: Path | None = None
+    calibration_method: str = "minmax"
+    build: str | None = None                # preset (the CLI's --target): vpx | em
+    round_mode: str | None = None           # up | convergent, over the preset's
+    accu: str | None = None                 # full | reduced, over the preset's
+
+    def arith(self) -> Arith:
+        """The arithmetic of the chosen build (OptionError on a bad name)."""
+        from mlitool.execute.presets import arith_for
+
+        return arith_for(self.build, self.round_mode, self.accu)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """ModelOptions settled against the config file."""
+
+    format: str
+    mli_version: str
+    layout: str
+    overrides: dict
+
+
+def resolve(opts: ModelOptions) -> Settings:
+    """Settle format, MLI version, layout and overrides from options over the config file."""
+    from mlitool.config import load_config
+
+    cfg = load_config(opts.config, search_dir=Path.cwd() if opts.config is None else None)
+    fmt = (opts.format or cfg.format or "sa8").lower()
+    mli_version = opts.mli or cfg.mli or "2.0"
+    if fmt not in FORMATS:
+        raise OptionError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
+    if mli_version not in TARGETS:
+        raise OptionError(f"--mli {mli_version!r}: choose one of {', '.join(TARGETS)}")
+    default_layout = "hwc" if mli_version.startswith("2") else "chw"
+    layout = (opts.layout or cfg.layout or default_layout).lower()
+    if layout not in ("hwc", "chw"):
+        raise OptionError(f"--layout {layout!r}: choose hwc or chw")
+    if layout == "chw" and mli_version.startswith("2"):
+        raise OptionError("--layout chw exists only for MLI 1.x targets (MLI 2.x kernels are HWC)")
+    return Settings(fmt, mli_version, layout, {**cfg.overrides, **opts.overrides})
+
+
+def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
+                executed_by: str | None = None) -> MliModel:
+    """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
+    warnings start with the reader's. `executed_by` names a command that runs the result,
+    which needs MLI 2.0."""
+    from mlitool.mli.lower import lower
+
+    s = resolve(opts)
+    if executed_by and s.mli_version != "2.0":
+        raise OptionError(f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
+                          f"{s.mli_version}, which has no reference build to check against")
+    ranges = None
+    if opts.calibration is not None:
+        from mlitool.calibrate import calibration_ranges
+
+        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
+    mli = lower(model.main, format=s.format, target=s.mli_version, layout=s.layout,
+                overrides=s.overrides, weights_only=opts.weights_only, ranges=ranges,
+                source=str(model_path))
+    mli.warnings[:0] = list(model.warnings)
+    return mli
+
+
+def load(model_path: Path, opts: ModelOptions, *,
+         executed_by: str | None = None) -> tuple[ir.Graph, MliModel]:
+    """Read, calibrate and lower: (the model's main graph, its MLI model)."""
+    from mlitool.tflite_reader import read_model
+
+    model = read_model(model_path)
+    return model.main, lower_model(model, Path(model_path), opts, executed_by=executed_by)
