@@ -2,7 +2,7 @@ import math
 
 import numpy as np
 
-from mlitool import metrics
+from mlitool.verify import metrics
 
 
 def test_snr_of_known_noise():

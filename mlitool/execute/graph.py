@@ -25,7 +25,7 @@ from mlitool.execute.tflite_params import affine_quantize
 
 MODES = ("float", "tflite")
 
-# Op type → (float kernel, tflite kernel). Data movement is the same arithmetic-free kernel in both.
+# Op type → (float kernel, tflite kernel); data movement has one arithmetic-free kernel for both.
 _KERNELS: dict[str, tuple[Kernel, Kernel]] = {
     "CONV_2D": (float_ops.conv_2d, tflite_ops.conv_2d),
     "DEPTHWISE_CONV_2D": (float_ops.depthwise_conv_2d, tflite_ops.depthwise_conv_2d),
