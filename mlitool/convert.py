@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from mlitool.errors import OptionError
-from mlitool.mli.types import FORMATS, TARGETS, MliModel
+from mlitool.mli.types import FORMATS, MLI_VERSIONS, MliModel
 
 
 @dataclass
@@ -43,8 +43,8 @@ def resolve(opts: ConvertOptions, model_path: Path) -> tuple[str, str, str, dict
     target = opts.mli or cfg.mli or "2.0"
     if fmt not in FORMATS:
         raise OptionError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if target not in TARGETS:
-        raise OptionError(f"--mli {target!r}: choose one of {', '.join(TARGETS)}")
+    if target not in MLI_VERSIONS:
+        raise OptionError(f"--mli {target!r}: choose one of {', '.join(MLI_VERSIONS)}")
     layout = (opts.layout or cfg.layout or ("hwc" if target.startswith("2") else "chw")).lower()
     if layout not in ("hwc", "chw"):
         raise OptionError(f"--layout {layout!r}: choose hwc or chw")
@@ -70,7 +70,7 @@ def lower_model(model, model_path: Path, opts: ConvertOptions, *,
         from mlitool.calibrate import calibration_ranges
 
         ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
-    mli = lower(model.main, format=fmt, target=target, layout=layout, overrides=overrides,
+    mli = lower(model.main, format=fmt, mli_version=target, layout=layout, overrides=overrides,
                 weights_only=opts.weights_only, ranges=ranges, source=str(model_path))
     mli.warnings[:0] = list(model.warnings)
     return mli, name
@@ -106,7 +106,7 @@ def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:
                       if t.role.is_constant and t.buffer is None)
     return {
         "model": mli.source,
-        "target": mli.target,
+        "target": mli.mli_version,
         "format": mli.format,
         "layout": mli.layout,
         "files": [str(p) for p in written],

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from mlitool import ir
-from mlitool.mli.kernels import SUPPORTED_OPS
+from mlitool.mli.ops import SUPPORTED_OPS
 from mlitool.model_style import detect_style, stored_constant, weight_input
 from mlitool.opstats import graph_totals, op_stats
 

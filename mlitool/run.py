@@ -71,7 +71,7 @@ def execute(model_path: str | Path, opts: RunOptions) -> tuple[dict[str, np.ndar
                                calibration_method=opts.calibration_method)
         mli, _ = lower_model(model, model_path, copts)
         values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
-        summary.update(format=mli.format, mli=mli.target, build=describe(arith))
+        summary.update(format=mli.format, mli=mli.mli_version, build=describe(arith))
         if opts.dump_layers:
             arrays.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
     outputs = []

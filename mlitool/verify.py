@@ -30,11 +30,11 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.intops import Arith
+from mlitool.mli.ops import MAC_KINDS
 from mlitool.verify_stats import LsbStats, RealStats, Top1Stats
 
 ACCU_LIMIT_LSB = 1
 BATCH = 16
-_SA8_MAC = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
 
 
 @dataclass
@@ -141,7 +141,7 @@ def verify(model_path: str | Path, opts: VerifyOptions) -> dict[str, Any]:
     ops = [op for op in graph.ops if op.index in groups and op.outputs[0] in primary]
     rows = {op.index: _Row() for op in ops}
     accu_ops = [op.index for op in ops
-                if any(layer.kind in _SA8_MAC and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
+                if any(layer.kind in MAC_KINDS and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
                        for layer in groups[op.index])]
     other_accu = Arith(arith.round_mode, not arith.full_accu)
     classifier = {i for i in graph.outputs
@@ -276,7 +276,7 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
     return {
         "model": str(model_path),
         "format": fmt,
-        "mli": mli.target,
+        "mli": mli.mli_version,
         "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
         "inputs": {**_input_note(opts, graph), "samples": n},
         "references": {"float": True, "tflite": use_tflite,

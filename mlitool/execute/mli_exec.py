@@ -70,10 +70,10 @@ def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
 
 
 def check_target(model: MliModel) -> None:
-    if model.target != "2.0":
+    if model.mli_version != "2.0":
         raise UnsupportedError(
             f"the mli executor reproduces MLI 2.0.2 arithmetic (checked against the real kernels); "
-            f"MLI {model.target} has no reference build to check a reproduction against, so this "
+            f"MLI {model.mli_version} has no reference build to check a reproduction against, so this "
             "model cannot be executed: convert with --mli 2.0 to run or verify it", model.source)
 
 

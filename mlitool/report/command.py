@@ -129,8 +129,8 @@ def make_report(model_path: str | Path, opts: ReportOptions,
     activations = None
     if not opts.accuracy:
         note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
-    elif mli.target != "2.0":
-        note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.target}: the executor "
+    elif mli.mli_version != "2.0":
+        note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.mli_version}: the executor "
                 "reproduces MLI 2.0.2 arithmetic only.")
     else:
         extra_meta, extra, activations = _executed(model_path, graph, mli, opts, progress)
