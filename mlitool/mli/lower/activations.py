@@ -13,6 +13,7 @@ from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.ops import OP_KINDS
 from mlitool.mli.types import ElType, MliTensor, Role
 
+
 def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     """AVERAGE_POOL_2D, MAX_POOL_2D, and MEAN over H and W (average pooling over the whole map);
     a window that would make MLI write outside its output becomes the equivalent safe one."""
@@ -138,7 +139,6 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
 def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
-    xt = b.tensors[x]
     at = b.g.tensors[op.inputs[1]]
     in_rank = len(b.g.tensors[op.inputs[0]].shape)
     real = b.real(at).reshape((1,) * (in_rank - len(at.shape)) + tuple(at.shape))
@@ -151,6 +151,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     m = MliTensor(name=b.base(op.inputs[1]), role=Role.PARAM,
                   shape=mshape if non1 else (), el_type=el, source=at.name,
                   source_index=op.inputs[1])
+
     def own_int8() -> np.ndarray:
         data = np.asarray(at.data, np.int8).reshape(real.shape)
         return data.transpose(2, 0, 1) if b.layout == "chw" and data.ndim == 3 else data

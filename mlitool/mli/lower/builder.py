@@ -317,9 +317,9 @@ class Builder:
     def mov(self, op: ir.Op, fmt: str, src: str, dst: str, offset, size, step, why: str) -> None:
         kernel = K.kernel_name("copy", fmt, self.mli_version, self.layout)
         if kernel is None:
+            hint = ", --layout chw makes channel slices contiguous" if self.layout == "hwc" else ""
             raise UnsupportedError(f"{op.label}: {why}; MLI {self.mli_version} has no copy kernel "
-                                   "(mli_mov_* is MLI 2.x" + (", --layout chw makes channel "
-                                   "slices contiguous" if self.layout == "hwc" else "") + ")")
+                                   f"(mli_mov_* is MLI 2.x{hint})")
         self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="copy", kernel=kernel,
                                     inputs=[src], outputs=[dst], cfg_type="mli_mov_cfg_t",
                                     cfg=V.mov_cfg(list(offset), list(size), list(step)),

@@ -2,8 +2,9 @@
 
 A check takes a `Subject` (graph, op, MLI version, layout) and returns None when the op passes,
 else the fields its docstring's first paragraph is formatted with: that text is the message.
-`unsupported_ops` runs, per op, the common checks then the op's own in registration order and
-reports the first refusal. Every op of ops.SUPPORTED_OPS has an entry in `CHECKS`.
+`unsupported_ops` runs, per op, the common checks (`has_kernel`, `TENSOR_CHECKS` on every
+activation, `fused_activation`) then the op's own in registration order, and reports the first
+refusal. Every op of ops.SUPPORTED_OPS has an entry in `CHECKS`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import facts as F
+from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
+                                     fc_rows, layer_kind, rows_not_batch, slice_boxes)
 from mlitool.mli.ops import SLICE_OPS, SUPPORTED_OPS
 
 
@@ -74,7 +76,7 @@ def activation_type(s: Subject, t: ir.Tensor):
 
 def batch_one(s: Subject, t: ir.Tensor):
     """tensor {name!r} has batch {batch} (MLI runs batch 1)"""
-    if len(t.shape) >= 2 and t.shape[0] != 1 and not F.rows_not_batch(s.graph, s.op, t):
+    if len(t.shape) >= 2 and t.shape[0] != 1 and not rows_not_batch(s.graph, s.op, t):
         return {"name": t.name, "batch": t.shape[0]}
     return _OK
 
@@ -98,7 +100,7 @@ def fused_activation(s: Subject):
 @applies_to("DEPTHWISE_CONV_2D", "PRELU", "L2_NORMALIZATION", "ARG_MAX")
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
-    kind = F.layer_kind(s.graph, s.op)
+    kind = layer_kind(s.graph, s.op)
     if s.mli_version != "2.0" and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax"):
         return {"kind": kind, "version": s.mli_version}
     return _OK
@@ -153,7 +155,7 @@ def fc_input_rows(s: Subject):
 def fc_rows_need_hwc(s: Subject):
     """several input rows: lowered as a 1x1 conv2d over an HWC view, which --layout chw cannot
     express; use --layout hwc"""
-    return {} if F.fc_rows(s.graph, s.op) > 1 and s.layout == "chw" else _OK
+    return {} if fc_rows(s.graph, s.op) > 1 and s.layout == "chw" else _OK
 
 
 # --- element-wise, activations, pooling ----------------------------------------------------
@@ -227,7 +229,7 @@ def softmax_one_axis_on_mli1(s: Subject):
 @applies_to("MEAN")
 def mean_over_hw(s: Subject):
     """MEAN is lowered only over H and W of a 4-D tensor (as average pooling)"""
-    axes = F.axis_list(s.graph, s.op)
+    axes = axis_list(s.graph, s.op)
     shape = s.input(0).shape
     if axes is None or len(shape) != 4 or sorted(a % 4 for a in axes) != [1, 2]:
         return {}
@@ -246,7 +248,7 @@ def prelu_slope_one_axis(s: Subject):
 @applies_to("ARG_MAX")
 def argmax_axis_constant(s: Subject):
     """axis is not constant"""
-    axes = F.axis_list(s.graph, s.op)
+    axes = axis_list(s.graph, s.op)
     return {} if axes is None or len(axes) != 1 else _OK
 
 
@@ -254,7 +256,7 @@ def argmax_axis_constant(s: Subject):
 def argmax_last_axis(s: Subject):
     """ARG_MAX is lowered over the last non-unit axis only (the dimensions after the axis must
     be 1)"""
-    return {} if F.argmax_rows(s.graph, s.op)[0] is None else _OK
+    return {} if argmax_rows(s.graph, s.op)[0] is None else _OK
 
 
 @applies_to("ARG_MAX")
@@ -262,17 +264,17 @@ def argmax_row_starts_fit(s: Subject):
     """ARG_MAX over {rows} rows of {size}: MLI reports offsets from the tensor start, and row
     starts up to {last} do not fit the int16 zero points that make them row-relative (at most
     {limit})"""
-    rows, size = F.argmax_rows(s.graph, s.op)
-    if (rows - 1) * size > F.ARGMAX_MAX_ZERO_POINT:
+    rows, size = argmax_rows(s.graph, s.op)
+    if (rows - 1) * size > ARGMAX_MAX_ZERO_POINT:
         return {"rows": rows, "size": size, "last": (rows - 1) * size,
-                "limit": F.ARGMAX_MAX_ZERO_POINT}
+                "limit": ARGMAX_MAX_ZERO_POINT}
     return _OK
 
 
 @applies_to("TRANSPOSE")
 def transpose_keeps_batch(s: Subject):
     """permutation is not constant or moves the batch dimension"""
-    perm = F.axis_list(s.graph, s.op)
+    perm = axis_list(s.graph, s.op)
     return {} if perm is None or (len(s.input(0).shape) >= 2 and perm[0] != 0) else _OK
 
 
@@ -296,7 +298,7 @@ def slice_expressible(s: Subject):
     The reason facts.slice_boxes / views.py give: a parameter that is not constant, a split
     that is not into whole parts, a strided slice MLI cannot express."""
     try:
-        F.slice_boxes(s.graph, s.op)
+        slice_boxes(s.graph, s.op)
     except UnsupportedError as exc:
         return {"reason": exc.message}
     return _OK
@@ -305,14 +307,14 @@ def slice_expressible(s: Subject):
 @applies_to(*SLICE_OPS)
 def slice_keeps_batch(s: Subject):
     """slicing along the batch dimension"""
-    _, boxes = F.slice_boxes(s.graph, s.op)
+    _, boxes = slice_boxes(s.graph, s.op)
     return {} if any(b.begin[0] != 0 for b in boxes if len(b.begin) >= 2) else _OK
 
 
 @applies_to("PAD", "PADV2")
 def pad_spatial(s: Subject):
     """PAD is lowered only for spatial padding (H, W, 0..255) of a 4-D tensor"""
-    pads = F.const_values(s.graph, s.op.inputs[1])
+    pads = const_values(s.graph, s.op.inputs[1])
     if pads is None or len(s.input(0).shape) != 4 or np.any(pads[0] != 0) \
             or np.any(pads[3] != 0) or np.any(pads < 0) or np.any(pads > 255):
         return {}
@@ -320,7 +322,7 @@ def pad_spatial(s: Subject):
 
 
 def _pad_value(s: Subject) -> np.ndarray | None:
-    return F.const_values(s.graph, s.op.inputs[2]) if len(s.op.inputs) > 2 else None
+    return const_values(s.graph, s.op.inputs[2]) if len(s.op.inputs) > 2 else None
 
 
 @applies_to("PADV2")

@@ -33,7 +33,7 @@ def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
     rows, size = argmax_rows(b.g, op)
     x = b.use(op, op.inputs[0], el)
     x = b.dense_view(op, fmt, x, (rows, size) if rows > 1 else b.tensors[x].shape,
-                         "argmax offsets are indices only in a contiguous tensor")
+                     "argmax offsets are indices only in a contiguous tensor")
     out_idx = op.outputs[0]
     src = b.g.tensors[out_idx]
     shape = (1, 1) if rows == 1 else b.mli_shape(src.shape)
@@ -61,14 +61,14 @@ def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
     rel.notes.append("the offsets with zero point = each row's start: real value = index")
     b.add(rel)
     b.view_layer(op, offs.name, rel.name, "the same offsets with per-row zero points "
-                     "(the argmax kernel resets its output's parameters)")
+                 "(the argmax kernel resets its output's parameters)")
     dst = out.name
     if out.shape != (rows,):
         dst = b.add(dataclasses.replace(out, name=f"{out.name}_flat", shape=(rows,),
-                                            role=Role.ACTIVATION, mem_stride=(1,),
-                                            notes=[]))
+                                        role=Role.ACTIVATION, mem_stride=(1,),
+                                        notes=[]))
     b.convert(op, rel.name, dst, "offsets minus row starts = indices (exact: SA32 to "
-                  "SA32, scale 1)")
+              "SA32, scale 1)")
     if dst != out.name:
         b.view_layer(op, dst, out.name, f"indices in the model's shape {list(src.shape)}")
 
@@ -174,8 +174,8 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         notes.append(f"{v.name}: {kind} view of {v.buffer} at element {v.offset}")
     if views:
         b.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
-                                    inputs=[x.name], outputs=views,
-                                    notes=["view: no call; " + "; ".join(notes)]))
+                                 inputs=[x.name], outputs=views,
+                                 notes=["view: no call; " + "; ".join(notes)]))
     for out_idx, box, why in copies:
         off, size, step = (b.mli_shape(v) for v in (box.begin, box.size, box.step))
         out = b.produce(out_idx, el)
@@ -226,7 +226,7 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
     ins = [b.use(op, i, el) for i in op.inputs]
     kout = b.tensors[b.separate_relu(op, fmt, out.name)]
     axis = b.mli_axis(int(op.options.get("axis", 0)),
-                         len(b.g.tensors[op.outputs[0]].shape))
+                      len(b.g.tensors[op.outputs[0]].shape))
     plans, acc, seen = [], 0, set()
     for idx, name in zip(op.inputs, ins):
         t = b.tensors[name]
@@ -260,14 +260,14 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
             notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
         else:
             b.convert(op, t.name, cand.name, "concatenation inputs must carry the "
-                          "output's parameters: requantized into its slice")
+                      "output's parameters: requantized into its slice")
             notes.append(f"input {k} '{t.name}': requantized into its slice "
                          "(mli_hlp_convert_tensor)")
         pieces.append(cand.name)
     b.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
-                                inputs=pieces, outputs=[kout.name],
-                                notes=["view: no call; the inputs are slices of this buffer"]
-                                + notes))
+                             inputs=pieces, outputs=[kout.name],
+                             notes=["view: no call; the inputs are slices of this buffer"]
+                             + notes))
     b.flush_relu(op)
 
 
@@ -281,7 +281,7 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
                              shape=b.tensors[name].shape, source_index=i,
                              source=b.g.tensors[i].name)
             b.convert(op, name, conv.name, "concatenation inputs must carry the "
-                                               "output's parameters")
+                      "output's parameters")
             name = conv.name
         names.append(name)
     b.layer(op, "concat", fmt, names, [kout], cfg_type="mli_concat_cfg",
