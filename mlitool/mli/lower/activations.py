@@ -39,9 +39,8 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
         if safe is None:
             raise UnsupportedError(
                 f"{op.label}: pooling window {k} over {n} input {axis} with padding "
-                f"{before}/{after} "
-                "makes MLI 2.0.2 write outside its output buffer, and no equivalent safe "
-                "configuration exists")
+                f"{before}/{after} makes MLI 2.0.2 write outside its output buffer, and no "
+                "equivalent safe configuration exists")
         if safe != (k, s, before, after):
             notes.append(f"{axis}: window {k}, stride {s}, padding {before}/{after} would make MLI "
                          f"write outside its output (min padding < kernel - in - 1); lowered "
@@ -52,11 +51,10 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     out_idx = op.outputs[0]
     pool_out_shape = (1, oh, ow, in_shape[3])
     needs_view = op.type == "MEAN" and tuple(b.g.tensors[out_idx].shape) != pool_out_shape
-    leaves = b.kernel_leaves(kind, x) if kind == "maxpool" else None
     if needs_view:
         kout, pending = _pool_to_view(b, out_idx, el, pool_out_shape), []
     else:
-        kout, pending = b.kernel_output(op, out_idx, el, leaves)
+        kout, pending = b.kernel_output(op, out_idx, el, b.kernel_leaves(kind, x))
     kout2 = b.separate_relu(op, fmt, kout) if op.options.get(
         "fused_activation", "NONE") != "NONE" else kout
     cfg = {"kernel_width": kw, "kernel_height": kh, "stride_width": sw, "stride_height": sh,

@@ -20,7 +20,7 @@ from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.ops import SLICE_OPS, output_params
+from mlitool.mli.ops import OUTPUT_PARAMS, SLICE_OPS, output_params
 from mlitool.mli.types import FORMATS, MLI_VERSIONS, ElType, MliLayer, MliTensor, Role
 
 RELU_TYPES = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
@@ -250,7 +250,10 @@ class Builder:
     @staticmethod
     def kernel_leaves(kind: str, inp: MliTensor, cfg: dict | None = None):
         """What the `kind` kernel leaves in its output tensor (ops.OUTPUT_PARAMS), as a
-        function setting it on a tensor (for `kernel_output`)."""
+        function setting it on a tensor (for `kernel_output`); None when it keeps them."""
+        if kind not in OUTPUT_PARAMS:
+            return None
+
         def leaves(t: MliTensor) -> None:
             left = output_params(kind, inp, t, cfg)
             t.frac_bits, t.zero_point, t.scale = left.frac_bits, left.zero_point, left.scale
