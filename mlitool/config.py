@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlitool.errors import OptionError
-from mlitool.mli.types import FORMATS, TARGETS
+from mlitool.mli.types import FORMATS, MLI_VERSIONS
 
 _TOP_KEYS = {"format", "mli", "layout", "layer"}
 _LAYER_KEYS = {"index", "name", "op", "format"}
@@ -66,7 +66,7 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
     if unknown:
         raise OptionError(f"unknown key(s) {unknown} (allowed: {sorted(_TOP_KEYS)})", path)
     cfg.format = _choice(table.get("format"), FORMATS, "format", path)
-    cfg.mli = _choice(table.get("mli"), TARGETS, "mli", path)
+    cfg.mli = _choice(table.get("mli"), MLI_VERSIONS, "mli", path)
     cfg.layout = _choice(table.get("layout"), ("hwc", "chw"), "layout", path)
     layers = table.get("layer", [])
     if not isinstance(layers, list):

@@ -53,7 +53,7 @@ def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:
                       if t.role.is_constant and t.buffer is None)
     return {
         "model": mli.source,
-        "target": mli.target,
+        "target": mli.mli_version,
         "format": mli.format,
         "layout": mli.layout,
         "files": [str(p) for p in written],

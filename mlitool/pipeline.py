@@ -9,7 +9,7 @@ from pathlib import Path
 from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
-from mlitool.mli.types import FORMATS, TARGETS, MliModel
+from mlitool.mli.types import FORMATS, MLI_VERSIONS, MliModel
 
 
 @dataclass(frozen=True)
@@ -57,8 +57,8 @@ def resolve(opts: ModelOptions) -> Settings:
     mli_version = opts.mli or cfg.mli or "2.0"
     if fmt not in FORMATS:
         raise OptionError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if mli_version not in TARGETS:
-        raise OptionError(f"--mli {mli_version!r}: choose one of {', '.join(TARGETS)}")
+    if mli_version not in MLI_VERSIONS:
+        raise OptionError(f"--mli {mli_version!r}: choose one of {', '.join(MLI_VERSIONS)}")
     default_layout = "hwc" if mli_version.startswith("2") else "chw"
     layout = (opts.layout or cfg.layout or default_layout).lower()
     if layout not in ("hwc", "chw"):
@@ -84,7 +84,7 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
         from mlitool.calibrate import calibration_ranges
 
         ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
-    mli = lower(model.main, format=s.format, target=s.mli_version, layout=s.layout,
+    mli = lower(model.main, format=s.format, mli_version=s.mli_version, layout=s.layout,
                 overrides=s.overrides, weights_only=opts.weights_only, ranges=ranges,
                 source=str(model_path))
     mli.warnings[:0] = list(model.warnings)

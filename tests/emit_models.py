@@ -61,7 +61,7 @@ class _Builder:
                                     **kw))
 
     def model(self, inputs, outputs) -> MliModel:
-        return MliModel(source="/some/dir/test_model.tflite", target=self.target, format=self.fmt,
+        return MliModel(source="/some/dir/test_model.tflite", mli_version=self.target, format=self.fmt,
                         layout="hwc", tensors=self.tensors, layers=self.layers, inputs=inputs,
                         outputs=outputs, warnings=["hand-made test model"])
 

@@ -136,18 +136,18 @@ def expected_lines(model: MliModel, c_names: dict[str, str]) -> list[str]:
         shape = list(t.shape) + [0] * (4 - t.rank)
         stride = [int(s) for s in t.mem_stride] + [0] * (4 - t.rank)
         cap = 0 if t.rank == 0 else t.nbytes
-        if model.target == "2.0":
+        if model.mli_version == "2.0":
             code = t.el_type.value
             line = (f"{name} rank={t.rank} shape={','.join(map(str, shape))} "
                     f"stride={','.join(map(str, stride))} type={code} cap={cap}")
         else:
             code = _MLI1_CODES[t.el_type]
-            st = ",".join(map(str, stride)) if model.target == "1.1" else "none"
+            st = ",".join(map(str, stride)) if model.mli_version == "1.1" else "none"
             line = (f"{name} rank={t.rank} shape={','.join(map(str, shape))} stride={st} "
                     f"type={code} cap={cap}")
         if t.el_type.is_sa:
             dim = t.dim if t.per_axis else -1
-            if model.target == "2.0":
+            if model.mli_version == "2.0":
                 n = len(t.scale)
                 caps = f"{2 * n},{2 * n},{n}" if t.per_axis else "0,0,0"
                 line += (f" ptype=0 dim={dim} caps={caps} zp={_vals(t.zero_point)} "

@@ -43,7 +43,7 @@ def _lowered(name: str, fmt: str, target: str, layout: str):
     path = shared_path("models", name + ".tflite")
     if name not in _graphs:
         _graphs[name] = read_model(path).main
-    return lower(_graphs[name], format=fmt, target=target, layout=layout, source=str(path))
+    return lower(_graphs[name], format=fmt, mli_version=target, layout=layout, source=str(path))
 
 
 def _run(cmd, cwd):

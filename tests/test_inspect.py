@@ -166,7 +166,7 @@ def test_style_matches_known_model_kind(case):
 
 
 def test_supported_flags(case):
-    from mlitool.mli.kernels import SUPPORTED_OPS
+    from mlitool.mli.ops import SUPPORTED_OPS
 
     _, doc, _ = case
     for row in doc["ops"]:

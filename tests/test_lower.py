@@ -12,7 +12,8 @@ from conftest import shared_path
 from mlitool import ir
 from mlitool.config import load_config, parse_config
 from mlitool.errors import OptionError, UnsupportedError
-from mlitool.mli.lower import lower, pool_hazard, safe_pool_axis, tflite_padding
+from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
+from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, Role
 
 INT8_MODELS = ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/vww_96_int8",
@@ -146,7 +147,7 @@ def test_weight_layouts_against_tflite():
 
 def test_mli11_chw_weight_layout_and_shared_frac():
     g = conv_graph(w_scales=(0.01, 0.0003))
-    m = lower(g, format="fx16", target="1.1", layout="chw")
+    m = lower(g, format="fx16", mli_version="1.1", layout="chw")
     layer = m.layers[0]
     assert layer.kernel == "mli_krn_conv2d_chw_fx16"
     assert m.tensors[layer.inputs[0]].shape == (2, 5, 5)        # CHW
@@ -158,7 +159,7 @@ def test_mli11_chw_weight_layout_and_shared_frac():
     bb = b.t((2,), "int32", data=np.zeros(2, np.int32), quant=q([0.0005, 0.000015], [0, 0], 0))
     y = b.t((1, 2), quant=q(0.1, 0))
     b.op("FULLY_CONNECTED", [x, w, bb], [y], fused_activation="NONE")
-    m = lower(b.graph([x], [y]), format="sa8", target="1.1")
+    m = lower(b.graph([x], [y]), format="sa8", mli_version="1.1")
     wt = m.tensors[m.layers[0].weights]
     assert wt.scale.dtype == np.int32 and wt.dim == 0
     fr = min(31 - math.frexp(f32(s))[1] for s in (0.01, 0.0003))
@@ -173,7 +174,7 @@ def test_mli11_chw_weight_layout_and_shared_frac():
 def test_int8_models_lower_to_all_formats(name):
     g = model_graph(name)
     for fmt in ("sa8", "fx16", "fx8w16d"):
-        m = lower(g, format=fmt, target="2.0")
+        m = lower(g, format=fmt, mli_version="2.0")
         assert m.layers and m.inputs and m.outputs
         for t in m.tensors.values():
             if t.data is not None:
@@ -188,7 +189,7 @@ def test_int8_models_lower_to_all_formats(name):
                                                                     "mli_mov_"))
     for target in ("1.1", "1.0"):
         for fmt in ("fx16", "fx8"):
-            m = lower(g, format=fmt, target=target, layout="chw")
+            m = lower(g, format=fmt, mli_version=target, layout="chw")
             assert all("_fx" in L.kernel or L.kind in ("view", "convert") for L in m.layers)
 
 
@@ -281,7 +282,7 @@ def test_group_conv_for_depth_multiplier():
     assert L.kind == "group_conv2d" and L.kernel == "mli_krn_group_conv2d_hwcn_sa8_sa8_sa32"
     assert m.tensors[L.weights].shape == (3, 3, 1, 6) and m.tensors[L.weights].dim == 3
     with pytest.raises(UnsupportedError, match="group_conv2d"):
-        lower(b.graph([x], [y]), format="fx16", target="1.1", layout="chw")
+        lower(b.graph([x], [y]), format="fx16", mli_version="1.1", layout="chw")
 
 
 # --- refusals ---------------------------------------------------------------------------------
@@ -307,13 +308,13 @@ def test_refused_formats_name_layer_and_alternatives():
         lower(conv_graph(), format="fx8")
     assert "op 0 (CONV_2D)" in str(exc.value) and "sa8, fx16, fx8w16d" in str(exc.value)
     with pytest.raises(UnsupportedError, match="op 0 .*no sa8 kernel"):
-        lower(conv_graph(), format="sa8", target="1.0", layout="chw")
+        lower(conv_graph(), format="sa8", mli_version="1.0", layout="chw")
     with pytest.raises(UnsupportedError, match="--layout hwc"):
-        lower(conv_graph(), format="sa8", target="1.1", layout="chw")
+        lower(conv_graph(), format="sa8", mli_version="1.1", layout="chw")
     with pytest.raises(OptionError):
         lower(conv_graph(), format="int4")
     with pytest.raises(OptionError):
-        lower(conv_graph(), target="2.0", layout="chw")
+        lower(conv_graph(), mli_version="2.0", layout="chw")
 
 
 def test_float_model_needs_ranges():
@@ -425,7 +426,7 @@ def test_mean_as_avepool_and_chw_flatten_permute():
     shp = b.t((2,), "int32", data=np.array([1, 16], np.int32))
     y = b.t((1, 16), quant=q(0.1, 0))
     b.op("RESHAPE", [x, shp], [y])
-    m = lower(b.graph([x], [y]), format="fx16", target="1.1", layout="chw")
+    m = lower(b.graph([x], [y]), format="fx16", mli_version="1.1", layout="chw")
     assert [L.kind for L in m.layers] == ["permute", "view"]
 
 

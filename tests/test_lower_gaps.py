@@ -208,7 +208,7 @@ def test_fc_rows_shapes(tmp_path, in_shape, keep, out_shape):
 def test_fc_rows_refused_for_chw(tmp_path):
     graph = sample("fully_connected_keep_dims")
     with pytest.raises(UnsupportedError, match="layout hwc"):
-        lower(graph, format="fx16", target="1.1", layout="chw")
+        lower(graph, format="fx16", mli_version="1.1", layout="chw")
 
 
 @needs_gcc

@@ -12,7 +12,8 @@ import pytest
 from conftest import shared_path
 from golden import MODES, arith_of, load
 
-from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement, outparams
+from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement
+from mlitool.mli.ops import output_params
 
 _TYPES = ("fx8", "fx16", "sa8", "sa32", "fp32")
 KERNELS = (
@@ -56,7 +57,7 @@ def run_case(kernel: str, case, arith):
         got = movement.permute(t["in"].data[None], t["in"], out, cfg, arith)
     else:
         raise KeyError(kernel)
-    post = outparams.output_params(family, t.get("in", t.get("in1")), out, cfg)
+    post = output_params(family, t.get("in", t.get("in1")), out, cfg)
     assert got.shape[0] == 1
     return got[0], post
 

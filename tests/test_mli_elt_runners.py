@@ -48,7 +48,7 @@ def _layer_model(kind: str, case, params_from: dict[str, str]):
     params.update({r: r for r in ("slope", "epsilon") if r in case.tensors})
     layer = MliLayer(index=case.index, op_type="TEST", kind=kind, kernel="", inputs=inputs,
                      outputs=["out"], params=params, cfg=dict(case.cfg))
-    model = MliModel(source="golden", target="2.0", format="", layout="hwc", tensors=tensors,
+    model = MliModel(source="golden", mli_version="2.0", format="", layout="hwc", tensors=tensors,
                      layers=[layer], inputs=inputs, outputs=["out"])
     return layer, model
 

@@ -16,8 +16,9 @@ from mlitool.execute.inputs import random_inputs
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels import pool
 from mlitool.execute.mli_exec import run_model
+from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
+from mlitool.mli.lower import lower
 from mlitool.verify.metrics import snr_db
-from mlitool.mli.lower import lower, pool_hazard, safe_pool_axis, tflite_padding
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.tflite_reader import read_model
 from tests.tflite_builder import Spec, options, single_op_model
@@ -147,7 +148,7 @@ def test_float_model_outputs_are_real_values():
 
 def test_mli_1x_is_refused(tmp_path):
     graph = _model(tmp_path, "relu", "RELU", [act((1, 10))], [act((1, 10))])
-    mli = lower(graph, format="fx16", target="1.1")
+    mli = lower(graph, format="fx16", mli_version="1.1")
     with pytest.raises(UnsupportedError, match="MLI 1.1 has no reference build"):
         run_model(mli, {mli.inputs[0]: np.zeros((1, 10), np.int16)}, ARITH)
 

@@ -25,7 +25,7 @@ def _model(case, layer_kwargs):
             t, name=role, role=Role.WEIGHTS if constant else Role.ACTIVATION,
             data=t.data if constant else None)
     layer = MliLayer(index=0, op_type="TEST", **layer_kwargs)
-    return MliModel(source="test", target="2.0", format="", layout="hwc", tensors=tensors,
+    return MliModel(source="test", mli_version="2.0", format="", layout="hwc", tensors=tensors,
                     layers=[layer], inputs=[], outputs=[]), layer
 
 

@@ -1,6 +1,6 @@
 """Lowering plans output parameters for kernels that rewrite them (sigm, tanh, softmax,
 l2_normalize, argmax, permute copy or overwrite; relu and maxpool copy the input's). The emitted
-output tensor must carry exactly what the kernel leaves there, which `outparams.output_params`
+output tensor must carry exactly what the kernel leaves there, which `ops.output_params`
 reproduces (checked against every golden `*_post_*` value in test_mli_elt_golden). This test ties
 the two together on every model mlitool ships or is given."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from conftest import SAMPLES, SHARED
 from mlitool.errors import MlitoolError
-from mlitool.execute.mli_kernels.outparams import REWRITING_KINDS, output_params
 from mlitool.mli.lower import lower
+from mlitool.mli.ops import OUTPUT_PARAMS, output_params
 from mlitool.tflite_reader import read_model
 
 MODELS = sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite")) + (
@@ -36,7 +36,7 @@ def test_planned_output_params_are_what_the_kernel_leaves(path, fmt):
     except MlitoolError as exc:
         pytest.skip(f"{Path(path).name} does not lower to {fmt}: {exc}")
     for layer in model.layers:
-        if layer.kind not in REWRITING_KINDS:
+        if layer.kind not in OUTPUT_PARAMS:
             continue
         inp = model.tensors[layer.inputs[0]]
         out = model.tensors[layer.outputs[0]]

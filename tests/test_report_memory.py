@@ -79,7 +79,7 @@ def _lowered(rel, fmt, target, layout):
     from mlitool.tflite_reader import read_model
     path = shared_path("models", rel)
     model = read_model(path)
-    return model.main, lower(model.main, format=fmt, target=target, layout=layout, source=str(path))
+    return model.main, lower(model.main, format=fmt, mli_version=target, layout=layout, source=str(path))
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].split('/')[-1]}-{c[1]}-{c[2]}")
@@ -92,7 +92,7 @@ def test_rom_and_struct_ram_equal_compiled_object(case, tmp_path):
     graph, model = _lowered(*case)
     rep = memory_report(model, graph)
     emit(model, tmp_path, "net")
-    inc = Path(__file__).parent / "mli_headers" / HEADERS[model.target]
+    inc = Path(__file__).parent / "mli_headers" / HEADERS[model.mli_version]
     subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", "-I", str(inc), "-c",
                     str(tmp_path / "net.c"), "-o", str(tmp_path / "net.o")], check=True)
     out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,

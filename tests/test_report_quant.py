@@ -118,7 +118,7 @@ def test_real_model_weight_snr_against_direct_computation():
 
     path = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
     graph = read_model(path).main
-    model = lower(graph, format="sa8", target="2.0", source=str(path))
+    model = lower(graph, format="sa8", mli_version="2.0", source=str(path))
     stats = {s.stats.name: s.stats for s in quant_stats(model, graph)}
     checked = 0
     for op in graph.ops:

@@ -189,7 +189,7 @@ def resnet_report():
     from mlitool.tflite_reader import read_model
     path = shared_path("models", "mlperf_tiny", "resnet8_int8.tflite")
     graph = read_model(path).main
-    model = lower(graph, format="sa8", target="2.0", source=str(path))
+    model = lower(graph, format="sa8", mli_version="2.0", source=str(path))
     acc = [LayerAccuracy(i, layer.kind, 40.0 - i, float("inf") if i == 0 else 50.0 - i,
                          1, 31 if i == 9 else 1) for i, layer in enumerate(model.layers)]
     return model, build_report(model, graph, accuracy=acc)

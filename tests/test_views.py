@@ -139,12 +139,12 @@ def test_requantized_concatenation_input_is_written_in_place():
 
 def test_mli1_channel_split_is_contiguous_in_chw_and_refused_in_hwc():
     g = read_model(SAMPLES / "split.tflite").main
-    m = lower(g, target="1.1", layout="chw", format="fx16")
+    m = lower(g, mli_version="1.1", layout="chw", format="fx16")
     assert [(lay.kind, lay.outputs) for lay in m.layers] == [("view", ["Identity", "Identity_1"])]
     assert [(m.tensors[n].offset, m.tensors[n].mem_stride) for n in m.layers[0].outputs] == [
         (0, (16, 4, 1)), (64, (16, 4, 1))]
     with pytest.raises(UnsupportedError, match="no copy kernel"):
-        lower(g, target="1.1", layout="hwc", format="fx16")
+        lower(g, mli_version="1.1", layout="hwc", format="fx16")
 
 
 def test_non_positive_strided_slice_step_is_unsupported():

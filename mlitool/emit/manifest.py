@@ -105,7 +105,7 @@ def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name:
     doc = {
         "manifest_version": MANIFEST_VERSION,
         "generator": f"mlitool {__version__}",
-        "model": {"name": name, "source": os.path.basename(model.source), "target": model.target,
+        "model": {"name": name, "source": os.path.basename(model.source), "target": model.mli_version,
                   "format": model.format, "layout": model.layout, "header": header,
                   "c_prefix": syms.prefix, "bind_views": syms.bind_views},
         "inputs": [c(n) for n in model.inputs],

@@ -43,15 +43,15 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
          align: int | None = None, section: str | None = None,
          single_header: bool = False) -> list[Path]:
     """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
-    `out_dir` for `model.target`; returns the paths written. On any error nothing is written."""
+    `out_dir` for `model.mli_version`; returns the paths written. On any error nothing is written."""
     check_file_name(name)
     check_options(header, align, section)
     out = Path(out_dir)
     if not out.is_dir():
         raise OptionError(f"--out {out}: not a directory")
-    if model.target not in DIALECTS:
-        raise OptionError(f"MLI target {model.target!r}: choose one of {', '.join(DIALECTS)}")
-    dialect = DIALECTS[model.target]()
+    if model.mli_version not in DIALECTS:
+        raise OptionError(f"MLI target {model.mli_version!r}: choose one of {', '.join(DIALECTS)}")
+    dialect = DIALECTS[model.mli_version]()
     syms = make_symbols(model, name)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)

@@ -70,11 +70,11 @@ def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
     return res.astype(out.el_type.dtype, copy=False)
 
 
-def check_target(model: MliModel) -> None:
-    if model.target != "2.0":
+def check_mli_version(model: MliModel) -> None:
+    if model.mli_version != "2.0":
         raise UnsupportedError(
             f"the mli executor reproduces MLI 2.0.2 arithmetic (checked against the real kernels); "
-            f"MLI {model.target} has no reference build to check a reproduction against, so this "
+            f"MLI {model.mli_version} has no reference build to check a reproduction against, so this "
             "model cannot be executed: convert with --mli 2.0 to run or verify it", model.source)
 
 
@@ -136,7 +136,7 @@ def run_model(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith,
               keep: bool = False) -> dict[str, np.ndarray]:
     """Run every layer in order. `inputs` maps MLI input tensor names to batched arrays in the
     tensors' element types. Returns the model outputs (or every tensor when `keep`)."""
-    check_target(model)
+    check_mli_version(model)
     missing = [name for name in model.inputs if name not in inputs]
     if missing:
         raise InputDataError(f"no data for MLI input tensor(s) {', '.join(missing)}", model.source)

@@ -8,16 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-
-def out_size(size: int, kernel: int, stride: int, dilation: int, padding: str) -> tuple[int, int]:
-    """(output size, padding before) along one axis, as TFLite computes them."""
-    eff = (kernel - 1) * dilation + 1
-    if padding == "SAME":
-        out = (size + stride - 1) // stride
-    else:
-        out = (size - eff + stride) // stride
-    total = max((out - 1) * stride + eff - size, 0)
-    return out, total // 2
+from mlitool.geometry import tflite_padding
 
 
 def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
@@ -25,8 +16,8 @@ def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
     sh, sw = op_options.get("stride_h", 1), op_options.get("stride_w", 1)
     dh, dw = op_options.get("dilation_h", 1), op_options.get("dilation_w", 1)
     padding = op_options.get("padding", "VALID")
-    oh, pt = out_size(in_h, k_h, sh, dh, padding)
-    ow, pl = out_size(in_w, k_w, sw, dw, padding)
+    oh, pt, _ = tflite_padding(padding, in_h, k_h, sh, dh)
+    ow, pl, _ = tflite_padding(padding, in_w, k_w, sw, dw)
     return oh, ow, pt, pl, sh, sw, dh, dw
 
 

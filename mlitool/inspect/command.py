@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from mlitool import ir
-from mlitool.mli.kernels import SUPPORTED_OPS
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
+from mlitool.mli.ops import SUPPORTED_OPS
 
 
 def inspect_file(path: str | Path) -> dict[str, Any]:

@@ -1,25 +1,11 @@
-"""Which TFLite ops mlitool can lower, and which MLI kernels each MLI version offers.
+"""Which MLI kernels each MLI version offers (which TFLite ops become which layer kinds: ops.py).
 
-One source of truth: lowering, `inspect` (unsupported-op flags) and the executor read these tables.
-`kernel_name(kind, fmt, target, layout)` gives the C function of a layer kind in a format, or None
-when the target MLI version has no such kernel (lowering then refuses the layer and names the
+`kernel_name(kind, fmt, mli_version, layout)` gives the C function of a layer kind in a format, or
+None when that MLI version has no such kernel (lowering then refuses the layer and names the
 formats `available_formats` lists).
 """
 
 from __future__ import annotations
-
-# TFLite op types that lowering turns into MLI kernel calls (or views).
-SUPPORTED_OPS: frozenset[str] = frozenset({
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "AVERAGE_POOL_2D", "MAX_POOL_2D",
-    "ADD", "SUB", "MUL", "MINIMUM", "MAXIMUM", "RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU",
-    "PRELU", "LOGISTIC", "TANH", "SOFTMAX", "L2_NORMALIZATION", "ARG_MAX", "TRANSPOSE",
-    "RESHAPE", "SQUEEZE", "CONCATENATION", "PAD", "PADV2", "MEAN", "QUANTIZE", "DEQUANTIZE",
-    "SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE",
-})
-
-# Layer kinds whose kernels multiply-accumulate weights (weights + bias tensors, MAC headroom).
-MAC_KINDS: frozenset[str] = frozenset({
-    "conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"})
 
 # MLI relu_type enum values (mli_relu_type).
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
@@ -83,19 +69,19 @@ KERNELS: dict[str, dict[str, dict[str, str]]] = {"2.0": _mli2(), "1.1": _mli1(Tr
                                                  "1.0": _mli1(False)}
 
 
-def kernel_name(kind: str, fmt: str, target: str, layout: str = "hwc") -> str | None:
-    """The C function for `kind` in format `fmt` on MLI `target`, or None if there is none."""
-    table = KERNELS[target].get(kind, {})
-    if target == "2.0":
+def kernel_name(kind: str, fmt: str, mli_version: str, layout: str = "hwc") -> str | None:
+    """The C function for `kind` in format `fmt` on MLI `mli_version`, or None if there is none."""
+    table = KERNELS[mli_version].get(kind, {})
+    if mli_version == "2.0":
         return table.get(fmt)
     return table.get(f"{layout}:{fmt}", table.get(f"*:{fmt}"))
 
 
-def available_formats(kind: str, target: str, layout: str = "hwc") -> list[str]:
-    """Formats in which `target` offers a `kind` kernel (for refusal messages)."""
+def available_formats(kind: str, mli_version: str, layout: str = "hwc") -> list[str]:
+    """Formats in which `mli_version` offers a `kind` kernel (for refusal messages)."""
     return [f for f in ("sa8", "fx16", "fx8w16d", "fx8")
-            if kernel_name(kind, f, target, layout) is not None]
+            if kernel_name(kind, f, mli_version, layout) is not None]
 
 
-def available_layouts(kind: str, fmt: str, target: str) -> list[str]:
-    return [lay for lay in ("chw", "hwc") if kernel_name(kind, fmt, target, lay) is not None]
+def available_layouts(kind: str, fmt: str, mli_version: str) -> list[str]:
+    return [lay for lay in ("chw", "hwc") if kernel_name(kind, fmt, mli_version, lay) is not None]

@@ -1,7 +1,7 @@
 """The MLI model: what `convert` produces, what the C emitter writes and the `mli` executor runs.
 
 An `MliModel` is a list of `MliLayer`s (one MLI kernel call each) over named `MliTensor`s. Every
-number the emitted C carries lives here, already encoded for the target: data arrays in the
+number the emitted C carries lives here, already encoded for the MLI version: data arrays in the
 kernel's layout and element type, int16 scales with frac bits, FX frac bits, kernel configs.
 The emitter and the executor only read these objects; neither recomputes a parameter.
 """
@@ -70,7 +70,7 @@ FORMATS: dict[str, tuple[ElType, ElType, ElType]] = {
 }
 
 # MLI versions `--mli` accepts.
-TARGETS = ("2.0", "1.1", "1.0")
+MLI_VERSIONS = ("2.0", "1.1", "1.0")
 
 
 class Role(str, enum.Enum):
@@ -194,7 +194,7 @@ class MliLayer:
 @dataclass
 class MliModel:
     source: str                                 # path of the .tflite
-    target: str                                 # "2.0" | "1.1" | "1.0"
+    mli_version: str                            # "2.0" | "1.1" | "1.0"
     format: str                                 # default format ("sa8", "fx16", ...)
     layout: str                                 # "hwc" (2.x, 1.x) | "chw" (1.x)
     tensors: dict[str, MliTensor]

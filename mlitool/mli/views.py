@@ -35,12 +35,12 @@ def is_dense(t: MliTensor) -> bool:
     return tuple(int(s) for s in t.mem_stride) == row_major_strides(t.shape)
 
 
-def needs_dense_input(kind: str, target: str) -> bool:
-    return target != "2.0" or kind in DENSE_INPUT_KINDS
+def needs_dense_input(kind: str, mli_version: str) -> bool:
+    return mli_version != "2.0" or kind in DENSE_INPUT_KINDS
 
 
-def needs_dense_output(kind: str, target: str) -> bool:
-    return target != "2.0" or kind in DENSE_OUTPUT_KINDS
+def needs_dense_output(kind: str, mli_version: str) -> bool:
+    return mli_version != "2.0" or kind in DENSE_OUTPUT_KINDS
 
 
 @dataclass(frozen=True)

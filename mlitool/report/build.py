@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import ir
+from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel, Role
 from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table
 from mlitool.report.memory import MemoryReport, memory_report
@@ -20,7 +21,6 @@ from mlitool.report.quant_stats import (DEFAULT_SNR_THRESHOLD_DB, ActivationObse
                                         TensorStats, activation_stats, in_mli_layout, int_range,
                                         real_values, tensor_stats)
 
-MAC_KINDS = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
 _QUANT_DIM_OP = {"conv2d": "CONV_2D", "group_conv2d": "CONV_2D", "transpose_conv2d": "CONV_2D",
                  "depthwise_conv2d": "DEPTHWISE_CONV_2D", "fully_connected": "FULLY_CONNECTED"}
 HIST_BINS = 32
@@ -33,7 +33,7 @@ def layer_label(pos: int, kind: str) -> str:
 # --- summary -----------------------------------------------------------------------------------
 
 def summary_section(model: MliModel, graph: ir.Graph | None = None) -> Section:
-    rows: list[tuple] = [("source", os.path.basename(model.source)), ("MLI target", model.target),
+    rows: list[tuple] = [("source", os.path.basename(model.source)), ("MLI target", model.mli_version),
                          ("format", model.format), ("layout", model.layout)]
     if graph is not None:
         from mlitool.inspect.model_style import detect_style
@@ -148,12 +148,12 @@ def quant_stats(model: MliModel, graph: ir.Graph | None = None,
                 real = in_mli_layout(src, t) if src is not None else None
             axis = None
             if t.role == Role.WEIGHTS and not t.per_axis and layer.kind in _QUANT_DIM_OP:
-                axis = mli_quant_dim(_QUANT_DIM_OP[layer.kind], model.target, model.layout)
+                axis = mli_quant_dim(_QUANT_DIM_OP[layer.kind], model.mli_version, model.layout)
             if activations is not None and name in activations:
-                stats = activation_stats(t, activations[name], target=model.target,
+                stats = activation_stats(t, activations[name], target=model.mli_version,
                                          snr_threshold_db=snr_threshold_db)
             else:
-                stats = tensor_stats(t, real, target=model.target, channel_axis=axis,
+                stats = tensor_stats(t, real, target=model.mli_version, channel_axis=axis,
                                      snr_threshold_db=snr_threshold_db)
             out.append(LayerTensorStats(pos, layer.kind, stats, t.data))
     return out
@@ -294,7 +294,7 @@ def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int =
     name = os.path.basename(model.source) or "model"
     return Report(title or f"mlitool report: {name}",
                   (("generator", f"mlitool {__version__}"), ("model", name),
-                   ("target", f"MLI {model.target}"), ("format", model.format)),
+                   ("target", f"MLI {model.mli_version}"), ("format", model.format)),
                   tuple(sections))
 
 

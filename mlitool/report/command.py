@@ -91,8 +91,8 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     activations = None
     if not opts.accuracy:
         note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
-    elif mli.target != "2.0":
-        note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.target}: the executor "
+    elif mli.mli_version != "2.0":
+        note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.mli_version}: the executor "
                 "reproduces MLI 2.0.2 arithmetic only.")
     else:
         extra_meta, extra, activations = _executed(model_path, graph, mli, model_opts.arith(),

@@ -186,7 +186,7 @@ def _per_axis_bytes(model: MliModel, name: str) -> int:
     t = model.tensors[name]
     if not t.per_axis:
         return 0
-    return len(t.scale) * sum(PER_AXIS_BYTES[model.target])
+    return len(t.scale) * sum(PER_AXIS_BYTES[model.mli_version])
 
 
 def _ir_tensor(graph: ir.Graph | None, model: MliModel, name: str) -> ir.Tensor | None:
@@ -197,7 +197,7 @@ def _ir_tensor(graph: ir.Graph | None, model: MliModel, name: str) -> ir.Tensor 
 
 
 def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRom]:
-    struct = tensor_struct_bytes(model.target)
+    struct = tensor_struct_bytes(model.mli_version)
     seen: set[str] = set()
     seen_ir: set[int] = set()
     rows = []
@@ -223,7 +223,7 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
                 f32 += 4 * src.size if is_parameter(src) else 0
         rows.append(LayerRom(pos, layer.index, layer.kind, by_role["weights"], by_role["bias"],
                              by_role["params"], per_axis, structs,
-                             cfg_struct_bytes(model.target, layer.cfg_type), tfl, f32))
+                             cfg_struct_bytes(model.mli_version, layer.cfg_type), tfl, f32))
     return rows
 
 
@@ -233,7 +233,7 @@ def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int = 1
     layers = rom_by_layer(model, graph)
     buffers = activation_buffers(model)
     plan = plan_arena(buffers, align)
-    struct = tensor_struct_bytes(model.target)
+    struct = tensor_struct_bytes(model.mli_version)
     # constants no layer names (none in practice) still take ROM: count them into the total
     used = {n for layer in model.layers
             for n in (layer.weights, layer.bias, *layer.params.values(), *layer.inputs) if n}
@@ -248,7 +248,7 @@ def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int = 1
         tfl = sum(tensor_bytes(t) for t in consts)
         f32 = sum(4 * t.size for t in consts if is_parameter(t))
     return MemoryReport(
-        target=model.target,
+        target=model.mli_version,
         tensor_struct_bytes=struct,
         layers=tuple(layers),
         rom_total=sum(layer.total for layer in layers) + stray_bytes,

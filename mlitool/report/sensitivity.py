@@ -23,10 +23,10 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.execute.mli_intops import Arith
+from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.verify.stats import RealStats, Top1Stats
 
-MAC_KINDS = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
 BATCH = 16
 
 

@@ -33,10 +33,10 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
+from mlitool.mli.ops import MAC_KINDS
 
 ACCU_LIMIT_LSB = 1
 BATCH = 16
-_SA8_MAC = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
 
 
 @dataclass(frozen=True)
@@ -95,10 +95,10 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     from mlitool.execute import mli_bridge as B
     from mlitool.execute.graph import prepare_input, run_graph, unsupported_ops
     from mlitool.execute.inputs import sample_inputs
-    from mlitool.execute.mli_exec import check_target
+    from mlitool.execute.mli_exec import check_mli_version
     from mlitool.execute.presets import describe
 
-    check_target(mli)
+    check_mli_version(mli)
     data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
     n = next(iter(data.values())).shape[0]
 
@@ -121,7 +121,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     ops = [op for op in graph.ops if op.index in groups and op.outputs[0] in primary]
     rows = {op.index: _Row() for op in ops}
     accu_ops = [op.index for op in ops
-                if any(layer.kind in _SA8_MAC and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
+                if any(layer.kind in MAC_KINDS and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
                        for layer in groups[op.index])]
     other_accu = Arith(arith.round_mode, not arith.full_accu)
     classifier = {i for i in graph.outputs
@@ -256,7 +256,7 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
     return {
         "model": str(model_path),
         "format": fmt,
-        "mli": mli.target,
+        "mli": mli.mli_version,
         "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
         "inputs": {**_input_note(opts, graph), "samples": n},
         "references": {"float": True, "tflite": use_tflite,

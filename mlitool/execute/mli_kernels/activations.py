@@ -6,7 +6,6 @@ l2_normalize (sa8/fx16, look-up-table based, see `luts.py`).
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -15,6 +14,7 @@ from mlitool.errors import ModelFormatError, UnsupportedError
 from mlitool.execute.mli_intops import Arith, asl, asr_rnd, norm, sat, wrap
 from mlitool.execute.mli_kernels import luts
 from mlitool.execute.mli_kernels.qparams import batched_view, norm_cast, storage
+from mlitool.mli.ops import OUTPUT_PARAMS
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
@@ -127,8 +127,9 @@ def prelu(x, inp: MliTensor, slope: MliTensor, out: MliTensor, cfg: dict,
 
 # ----------------------------------------------------------------------------- sigm, tanh
 # SA8 outputs of the LUT kernels: (zero point, frac bits) with scale 1, fixed by MLI.
-_SA8_OUT = {"sigm": (-128, 8), "tanh": (0, 7), "softmax": (-128, 8), "l2_normalize": (0, 7)}
-FX16_OUT_FRAC = 15
+_SA8_OUT = {kind: (OUTPUT_PARAMS[kind].zero_point, OUTPUT_PARAMS[kind].scale_frac_bits)
+            for kind in ("sigm", "tanh", "softmax", "l2_normalize")}
+FX16_OUT_FRAC = OUTPUT_PARAMS["sigm"].fx_frac_bits
 
 
 def _require_lut_types(kind: str, inp: MliTensor) -> None:
@@ -234,25 +235,6 @@ def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, c
     shift = table.out_frac_bits + ((norm_shift + _L2_LUT_IN_FRAC) >> 1) - out_frac
     res = sat(asr_rnd(inv_sqrt * v, shift, 32, mode), storage(out.el_type))
     return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
-
-
-# --------------------------------------------------------------------------- output params
-def _fixed_sa8(out: MliTensor, zero_point: int, frac_bits: int) -> MliTensor:
-    return dataclasses.replace(out, zero_point=np.array([zero_point], np.int16),
-                               scale=np.array([1], np.int16),
-                               scale_frac_bits=np.array([frac_bits], np.int8), dim=-1)
-
-
-def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = None) -> MliTensor:
-    """The output tensor as the kernel leaves it (kernels that rewrite its quantization)."""
-    if kind == "relu":
-        return dataclasses.replace(out, frac_bits=inp.frac_bits, zero_point=inp.zero_point,
-                                   scale=inp.scale, scale_frac_bits=inp.scale_frac_bits, dim=inp.dim)
-    if kind in _SA8_OUT:
-        if out.el_type.is_sa:
-            return _fixed_sa8(out, *_SA8_OUT[kind])
-        return dataclasses.replace(out, frac_bits=FX16_OUT_FRAC)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Callable
 
 import numpy as np
@@ -107,21 +106,6 @@ def permute(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith | None = 
         v = v[None]
     res = np.transpose(v.reshape((v.shape[0],) + inp.shape), [0] + [p + 1 for p in _perm(inp, cfg)])
     return np.ascontiguousarray(res.reshape((v.shape[0],) + out.shape)).astype(out.el_type.dtype)
-
-
-# --------------------------------------------------------------------------- output params
-def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = None) -> MliTensor:
-    """The output tensor as the kernel leaves it."""
-    if kind == "argmax":
-        return dataclasses.replace(out, zero_point=np.array([0], np.int16), scale=np.array([1], np.int16),
-                                   scale_frac_bits=np.array([0], np.int8), dim=-1)
-    if kind == "permute":
-        if inp.el_type.is_fx:
-            return dataclasses.replace(out, frac_bits=inp.frac_bits)
-        dim = _perm(inp, cfg).index(inp.dim) if inp.dim >= 0 else -1
-        return dataclasses.replace(out, zero_point=inp.zero_point, scale=inp.scale,
-                                   scale_frac_bits=inp.scale_frac_bits, dim=dim)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels import activations
 from mlitool.execute.mli_kernels.eltwise import eltwise
 from mlitool.execute.mli_kernels.mac import rnn_dense, variant
+from mlitool.mli.ops import output_params
 from mlitool.mli.types import MliLayer, MliModel, MliTensor
 
 ACT_NONE, ACT_TANH, ACT_SIGM = 0, 1, 2
@@ -85,7 +86,7 @@ class _Cell:
         self.all = int(cfg.get("results", 0)) == 1
 
     def _act_params(self, kind: str, t: MliTensor) -> MliTensor:
-        return activations.output_params(kind, t, t)
+        return output_params(kind, t, t)
 
     def dense(self, g, x, h, h_t, shift_per_tensor=(0, 0)) -> np.ndarray:
         """rnn_dense of gate g: x @ W_in[g] + h @ W_out[g] + b[g] into the intermediate tensor."""

@@ -1,0 +1,58 @@
+"""Window geometry both lowering and the executors follow: TFLite's padding rule and the MLI
+2.0.2 pooling hazard (mli-arithmetic.md 8b), with the equivalent safe pooling configuration."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.errors import UnsupportedError
+
+
+def tflite_padding(padding: str, in_size: int, filter_size: int, stride: int, dilation: int = 1
+                   ) -> tuple[int, int, int]:
+    """(out_size, pad_before, pad_after) exactly as TFLite's ComputePaddingHeightWidth."""
+    eff = (filter_size - 1) * dilation + 1
+    if padding == "SAME":
+        out = (in_size + stride - 1) // stride
+    elif padding == "VALID":
+        out = (in_size - eff + stride) // stride
+    else:
+        raise UnsupportedError(f"padding {padding!r} is not SAME or VALID")
+    if padding == "VALID":
+        return out, 0, 0
+    total = max((out - 1) * stride + eff - in_size, 0)
+    return out, total // 2, total // 2 + total % 2
+
+
+def pool_hazard(in_size: int, kernel: int, pad_before: int, pad_after: int) -> bool:
+    """MLI 2.0.2 pooling writes outside its output when this holds (mli-arithmetic.md 8b)."""
+    return min(pad_before, pad_after) < kernel - in_size - 1
+
+
+def _windows(in_size, kernel, stride, pb, out):
+    start = np.arange(out) * stride - pb
+    return np.maximum(start, 0), np.minimum(start + kernel - 1, in_size - 1)
+
+
+def safe_pool_axis(in_size: int, kernel: int, stride: int, pb: int, pa: int, out: int
+                   ) -> tuple[int, int, int, int] | None:
+    """An equivalent (kernel, stride, pad_before, pad_after) without the hazard, or None.
+
+    Pooling over padding only counts valid elements (average divides by them, max ignores them),
+    so a configuration whose every output window covers the same input elements gives the same
+    result. Keeps the original when it is safe.
+    """
+    if not pool_hazard(in_size, kernel, pb, pa):
+        return kernel, stride, pb, pa
+    lo, hi = _windows(in_size, kernel, stride, pb, out)
+    strides = [stride] if out > 1 else [max(stride, in_size)]
+    for s in strides:
+        for k in range(1, kernel + 1):
+            for b in range(0, pb + 1):
+                a = max(0, (out - 1) * s + k - in_size - b)
+                if pool_hazard(in_size, k, b, a) or (in_size + b + a - k) // s + 1 != out:
+                    continue
+                lo2, hi2 = _windows(in_size, k, s, b, out)
+                if np.array_equal(lo, lo2) and np.array_equal(hi, hi2):
+                    return k, s, b, a
+    return None

@@ -1,0 +1,142 @@
+"""IR `Graph` -> `MliModel`: one `MliLayer` per kernel call, every number final.
+
+The lowering decides, per TFLite op, the MLI kernel (kernels.py), the layout of its constants, the
+encoded quantization of every tensor (quant.py) and the kernel config. Where MLI needs something
+TFLite expresses differently it inserts layers and says so in `notes`: "convert" layers where the
+format changes between layers or a kernel leaves other output parameters than the model expects,
+"relu" layers for fused activations a kernel cannot apply, "view" layers for reshapes.
+
+Layout of this package: checks.py (the support check, one named check per refusal), builder.py
+(the state a lowering builds up), facts.py (what it reads off the graph), one module per op
+family (mac.py, activations.py, movement.py) and `LOWERINGS` below, from TFLite op to the
+function that lowers it. Which ops exist and what they become is the op table, mli/ops.py.
+
+Public: `lower(graph, ...)`, `unsupported_ops(graph, mli_version, layout)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mlitool import ir
+from mlitool.errors import MlitoolError, OptionError, UnsupportedError
+from mlitool.mli import kernels as K
+from mlitool.mli.lower import activations, mac, movement
+from mlitool.mli.lower.builder import Builder
+from mlitool.mli.lower.checks import unsupported_ops
+from mlitool.mli.lower.facts import layer_kind
+from mlitool.mli.types import MliModel
+
+__all__ = ["LOWERINGS", "lower", "unsupported_ops"]
+
+Lowering = Callable[[Builder, ir.Op, str], None]
+
+# TFLite op -> the function that lowers it (arguments: builder, op, the layer's format).
+LOWERINGS: dict[str, Lowering] = {
+    "CONV_2D": mac.lower_mac,
+    "DEPTHWISE_CONV_2D": mac.lower_mac,
+    "FULLY_CONNECTED": mac.lower_mac,
+    "AVERAGE_POOL_2D": activations.lower_pool,
+    "MAX_POOL_2D": activations.lower_pool,
+    "MEAN": activations.lower_pool,
+    "ADD": activations.lower_eltwise,
+    "SUB": activations.lower_eltwise,
+    "MUL": activations.lower_eltwise,
+    "MINIMUM": activations.lower_eltwise,
+    "MAXIMUM": activations.lower_eltwise,
+    "RELU": activations.lower_relu,
+    "RELU6": activations.lower_relu,
+    "RELU_N1_TO_1": activations.lower_relu,
+    "LEAKY_RELU": activations.lower_leaky_relu,
+    "PRELU": activations.lower_prelu,
+    "LOGISTIC": activations.lower_lut,
+    "TANH": activations.lower_lut,
+    "SOFTMAX": activations.lower_lut,
+    "L2_NORMALIZATION": activations.lower_lut,
+    "QUANTIZE": activations.lower_quantize,
+    "DEQUANTIZE": activations.lower_quantize,
+    "ARG_MAX": movement.lower_arg_max,
+    "TRANSPOSE": movement.lower_transpose,
+    "RESHAPE": movement.lower_reshape,
+    "SQUEEZE": movement.lower_reshape,
+    "CONCATENATION": movement.lower_concatenation,
+    "PAD": movement.lower_pad,
+    "PADV2": movement.lower_pad,
+    "SPLIT": movement.lower_slice,
+    "SPLIT_V": movement.lower_slice,
+    "SLICE": movement.lower_slice,
+    "STRIDED_SLICE": movement.lower_slice,
+}
+
+
+def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", layout: str = "hwc",
+          overrides: dict | None = None, weights_only: bool = False,
+          ranges: dict[int, tuple[float, float]] | None = None, source: str = "") -> MliModel:
+    """Lower `graph` for MLI `mli_version` in `format` (per-layer `overrides`: {selector: format},
+    selector = op index (int), "op:TYPE", or an op's output tensor name).
+
+    Float activations need `ranges` (tensor index -> (min, max)) unless `weights_only`.
+    Raises UnsupportedError (listing every unsupported op, or naming the layer whose format the
+    MLI version lacks) and OptionError (bad option, missing ranges).
+    """
+    b = Builder(graph, format, mli_version, layout, overrides or {}, weights_only, ranges or {},
+                source)
+    problems = unsupported_ops(graph, b.mli_version, b.layout)
+    if problems:
+        raise UnsupportedError(f"{len(problems)} op(s) cannot be lowered for MLI "
+                               f"{b.mli_version}: " + "; ".join(problems))
+    _check_kernels(b)
+    _check_ranges(b)
+    for op in graph.ops:
+        try:
+            LOWERINGS[op.type](b, op, b.layer_format(op))
+        except MlitoolError as exc:
+            if op.label in exc.message:
+                raise
+            raise type(exc)(f"{op.label}: {exc.message}", exc.path) from exc
+    unused = [k for k in b.overrides if k not in b.used_overrides]
+    if unused:
+        b.warnings.append(f"overrides matched no layer: {unused}")
+    sats = sum(1 for t in b.tensors.values() if any("saturated" in n for n in t.notes))
+    if sats:
+        b.warnings.append(f"{sats} constant tensor(s) saturated when requantized "
+                          "(see the tensors' notes)")
+    inputs = [b.primary[i] for i in graph.inputs if i in b.primary]
+    outputs = [b.primary[i] for i in graph.outputs if i in b.primary]
+    return MliModel(source=source, mli_version=b.mli_version, format=format, layout=b.layout,
+                    tensors=b.tensors, layers=b.layers, inputs=inputs, outputs=outputs,
+                    warnings=b.warnings)
+
+
+def _check_kernels(b: Builder) -> None:
+    """Every layer's kind has a kernel in its format on this MLI version (all refusals at once)."""
+    bad = []
+    for op in b.g.ops:
+        kind = layer_kind(b.g, op)
+        fmt = b.layer_format(op)
+        if K.kernel_name(kind, fmt, b.mli_version, b.layout) is None:
+            bad.append(str(b.no_kernel(op, kind, fmt)))
+    if bad:
+        raise UnsupportedError("; ".join(bad))
+
+
+def _check_ranges(b: Builder) -> None:
+    """Float activations have value ranges, unless only the weights are converted."""
+    if b.weights_only:
+        return
+    missing = []
+    for op in b.g.ops:
+        if op.type in ("QUANTIZE", "DEQUANTIZE"):
+            continue
+        for i in list(op.inputs) + list(op.outputs):
+            t = b.g.tensor(i)
+            if t is None or t.data is not None or t.dtype != "float32":
+                continue
+            if i not in b.ranges and i not in missing:
+                missing.append(i)
+    if missing:
+        names = ", ".join(f"{i} ({b.g.tensors[i].name})" for i in missing[:5])
+        more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
+        raise OptionError(f"float activations need value ranges to be quantized: tensors "
+                          f"{names}{more}; calibrate (--calibration) or convert weights only "
+                          "(--weights-only)")

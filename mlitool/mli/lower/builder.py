@@ -1,0 +1,421 @@
+"""The state one lowering builds up, and the steps every op family uses to add to it.
+
+`Builder` holds the MLI tensors and layers made so far and which MLI tensor stands for each TFLite
+tensor (`primary`, plus format `variants`). Its steps: `produce` / `use` activation tensors
+(inserting "convert" layers where the format changes), `kernel_output` / `finish` where a kernel
+leaves other output parameters than the model expects, `separate_relu` / `flush_relu` for fused
+activations a kernel cannot apply, views (`view_layer`, `dense_view`) and copies (`mov`), and the
+encoding of constant operands.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import OptionError, UnsupportedError
+from mlitool.mli import kernels as K
+from mlitool.mli import quant as Q
+from mlitool.mli import views as V
+from mlitool.mli.lower.facts import layer_kind
+from mlitool.mli.ops import OUTPUT_PARAMS, SLICE_OPS, output_params
+from mlitool.mli.types import FORMATS, MLI_VERSIONS, ElType, MliLayer, MliTensor, Role
+
+RELU_TYPES = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
+
+
+def act_el(fmt: str) -> ElType:
+    """The activation element type of format `fmt`."""
+    return FORMATS[fmt][0]
+
+
+class Builder:
+    def __init__(self, graph: ir.Graph, fmt: str, mli_version: str, layout: str,
+                 overrides: dict, weights_only: bool, ranges: dict, source: str):
+        if fmt not in FORMATS:
+            raise OptionError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
+        if mli_version not in MLI_VERSIONS:
+            raise OptionError(f"unknown MLI target {mli_version!r} (choose from "
+                              f"{', '.join(MLI_VERSIONS)})")
+        layout = layout.lower()
+        if layout not in ("hwc", "chw"):
+            raise OptionError(f"unknown layout {layout!r} (hwc or chw)")
+        if mli_version == "2.0" and layout != "hwc":
+            raise OptionError("MLI 2.x kernels take HWC activations: --layout chw is for MLI 1.x")
+        for key, f in overrides.items():
+            if f not in FORMATS:
+                raise OptionError(f"override {key!r}: unknown format {f!r} "
+                                  f"(choose from {', '.join(FORMATS)})")
+        self.g, self.fmt, self.mli_version, self.layout = graph, fmt, mli_version, layout
+        self.weights_only, self.ranges, self.source = weights_only, ranges, source
+        self.overrides = dict(overrides)
+        self.used_overrides: set = set()
+        self.tensors: dict[str, MliTensor] = {}
+        self.layers: list[MliLayer] = []
+        self.primary: dict[int, str] = {}                   # TFLite tensor -> its MLI tensor
+        self.variants: dict[tuple[int, ElType], str] = {}   # ... converted to another type
+        self.fused_pads: dict[int, tuple[ir.Op, list[int]]] = {}   # conv op -> (PAD, padding)
+        self.pending_relu: tuple[str, str, int, str] | None = None  # (pre, out, relu type, fmt)
+        self.warnings: list[str] = []
+
+    def layer_format(self, op: ir.Op) -> str:
+        out_name = self.g.tensors[op.outputs[0]].name if op.outputs else None
+        for key in (op.index, out_name, f"op:{op.type}"):
+            if key is not None and key in self.overrides:
+                self.used_overrides.add(key)
+                return self.overrides[key]
+        return self.fmt
+
+    # -- names and shapes -------------------------------------------------------------------
+    def base(self, idx: int) -> str:
+        t = self.g.tensors[idx]
+        return t.name or f"tensor_{idx}"
+
+    def mli_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """TFLite activation shape -> MLI shape: batch 1 dropped, CHW for rank 3 in 1.x chw."""
+        s = tuple(shape[1:]) if len(shape) >= 2 else tuple(shape)
+        if self.layout == "chw" and len(s) == 3:
+            s = (s[2], s[0], s[1])
+        return s
+
+    def mli_axis(self, axis: int, tfl_rank: int) -> int:
+        axis %= max(tfl_rank, 1)
+        a = axis - 1 if tfl_rank >= 2 else axis
+        if self.layout == "chw" and tfl_rank == 4:
+            a = {0: 1, 1: 2, 2: 0}[a]
+        return a
+
+    def add(self, t: MliTensor) -> str:
+        """Register `t` under a unique name (its own, numbered when taken); returns the name."""
+        base, n = t.name or "t", 1
+        name = base
+        while name in self.tensors:
+            n += 1
+            name = f"{base}_{n}"
+        t.name = name
+        self.tensors[name] = t
+        return name
+
+    def layer(self, op: ir.Op, kind: str, fmt: str, inputs, outputs, **kw) -> MliLayer:
+        kernel = K.kernel_name(kind, fmt, self.mli_version, self.layout)
+        if kernel is None:
+            raise self.no_kernel(op, kind, fmt)
+        layer = MliLayer(index=op.index, op_type=op.type, kind=kind, kernel=kernel,
+                         inputs=list(inputs), outputs=list(outputs), **kw)
+        self.layers.append(layer)
+        return layer
+
+    def no_kernel(self, op: ir.Op, kind: str, fmt: str) -> UnsupportedError:
+        alts = K.available_formats(kind, self.mli_version, self.layout)
+        lays = [lay for lay in K.available_layouts(kind, fmt, self.mli_version)
+                if lay != self.layout]
+        hint = []
+        if alts:
+            hint.append(f"formats available for it: {', '.join(alts)} (--format or a per-layer "
+                        "override)")
+        if lays and self.mli_version != "2.0":
+            hint.append(f"or --layout {lays[0]}")
+        if not alts and not lays:
+            hint.append("another --mli target")
+        return UnsupportedError(f"{op.label} ({kind}): MLI {self.mli_version} has no {fmt} kernel "
+                                f"for {self.layout.upper()} layout; " + " ".join(hint))
+
+    # -- activation tensors -----------------------------------------------------------------
+    def value_range(self, idx: int) -> tuple[float, float] | None:
+        t = self.g.tensors[idx]
+        if t.quant is not None and t.dtype == "int8" and not t.quant.per_axis:
+            s, zp = float(t.quant.scale[0]), int(t.quant.zero_point[0])
+            return s * (-128 - zp), s * (127 - zp)
+        if idx in self.ranges:
+            lo, hi = self.ranges[idx]
+            return float(lo), float(hi)
+        return None
+
+    def sa_params(self, idx: int) -> tuple[float, int] | None:
+        t = self.g.tensors[idx]
+        if t.quant is not None and t.dtype == "int8":
+            return float(t.quant.scale[0]), int(t.quant.zero_point[0])
+        if idx in self.ranges:
+            return Q.sa8_params_from_range(*self.ranges[idx])
+        return None
+
+    def set_sa(self, t: MliTensor, scale: float, zp: int) -> None:
+        if self.mli_version == "2.0":
+            s16, f = Q.encode_scale_mli2(scale)
+            t.scale, t.scale_frac_bits = s16, f
+            if Q.mli2_scale_overflows(scale)[0]:
+                t.notes.append(f"scale {scale!r} rounds to 32768 in int16: encoded as 16384 with "
+                               "one frac bit less (the TFLM integration would wrap)")
+        else:
+            s32, f = Q.encode_scale_mli11(scale, per_axis=False)
+            t.scale, t.scale_frac_bits = s32, np.array([f], dtype=np.int8)
+        t.zero_point = np.array([zp], dtype=np.int16)
+        t.dim = -1
+
+    def new_act(self, idx: int, el: ElType, name: str | None = None) -> MliTensor:
+        src = self.g.tensors[idx]
+        role = (Role.INPUT if idx in self.g.inputs else Role.OUTPUT if idx in self.g.outputs
+                else Role.ACTIVATION)
+        rows_2d = len(src.shape) == 2 and src.shape[0] != 1     # only FC rows pass the check
+        shape = tuple(src.shape) if rows_2d else self.mli_shape(src.shape)
+        lay = ("CHW" if self.layout == "chw" else "HWC") if len(shape) == 3 else ""
+        t = MliTensor(name=name or self.base(idx), role=role, shape=shape, el_type=el,
+                      layout=lay, source=src.name, source_index=idx)
+        if el.is_sa:
+            p = self.sa_params(idx) if el == ElType.SA8 else (1.0, 0)
+            if p is None:
+                p = (1.0, 0)
+                t.notes.append("weights-only output: activation parameters are placeholders")
+            self.set_sa(t, *p)
+        elif el.is_fx:
+            r = self.value_range(idx)
+            if r is None:
+                t.frac_bits = 0
+                t.notes.append("weights-only output: activation frac bits are placeholders")
+            else:
+                t.frac_bits = Q.fx_frac_bits(max(abs(r[0]), abs(r[1])), el.bits)
+        return t
+
+    def produce(self, idx: int, el: ElType) -> MliTensor:
+        """The primary MLI tensor of TFLite tensor `idx`, written by the current layer."""
+        t = self.new_act(idx, el)
+        self.add(t)
+        self.primary[idx] = t.name
+        return t
+
+    def use(self, op: ir.Op, idx: int, el: ElType) -> str:
+        """Name of TFLite tensor `idx` as element type `el`, converting when its producer wrote
+        another type."""
+        if idx not in self.primary:               # graph input: takes its first consumer's type
+            return self.produce(idx, el).name
+        p = self.tensors[self.primary[idx]]
+        if p.el_type == el:
+            return p.name
+        key = (idx, el)
+        if key not in self.variants:
+            v = self.new_act(idx, el, f"{p.name}_{el.name.lower()}")
+            v.role = Role.ACTIVATION
+            self.add(v)
+            self.variants[key] = v.name
+            self.convert(op, p.name, v.name, f"format change {p.el_type.name} -> {el.name} "
+                                             f"before {op.label}")
+        return self.variants[key]
+
+    def convert(self, op: ir.Op, src: str, dst: str, why: str) -> None:
+        """Insert an mli_hlp_convert_tensor layer."""
+        kernel = K.kernel_name("convert", "fx16", self.mli_version, self.layout)
+        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="convert",
+                                    kernel=kernel or "mli_hlp_convert_tensor",
+                                    inputs=[src], outputs=[dst], notes=[f"inserted: {why}"]))
+
+    @staticmethod
+    def same_params(a: MliTensor, b: MliTensor) -> bool:
+        if a.el_type != b.el_type:
+            return False
+        if a.el_type.is_fx:
+            return a.frac_bits == b.frac_bits
+        if a.el_type.is_sa:
+            return (np.array_equal(a.zero_point, b.zero_point)
+                    and np.array_equal(a.real_scale(), b.real_scale()))
+        return True
+
+    # -- output parameters ------------------------------------------------------------------
+    def kernel_output(self, op: ir.Op, idx: int, el: ElType, leaves=None) -> tuple[str, list]:
+        """Create the output tensor of `op`; when the kernel leaves fixed parameters (`leaves`:
+        a function setting them on a tensor) that differ from the model's, the kernel writes a
+        temporary tensor and a convert follows. Returns (kernel output name, pending converts)."""
+        out = self.produce(idx, el)
+        if leaves is None:
+            return out.name, []
+        krn = dataclasses.replace(out, notes=[], name=out.name)
+        krn.zero_point = None if out.zero_point is None else out.zero_point.copy()
+        leaves(krn)
+        if el.is_fx or self.same_params(krn, out):
+            leaves(out)
+            out.notes.append("parameters are those the kernel writes into its output")
+            return out.name, []
+        krn.name = f"{out.name}_krn"
+        krn.role = Role.ACTIVATION
+        krn.notes = ["parameters the kernel writes into its output"]
+        self.add(krn)
+        return krn.name, [(krn.name, out.name)]
+
+    def finish(self, op: ir.Op, pending: list, why: str) -> None:
+        for src, dst in pending:
+            self.convert(op, src, dst, why)
+            self.layers[-1].notes.append("requantizes to the parameters the model expects")
+
+    @staticmethod
+    def kernel_leaves(kind: str, inp: MliTensor, cfg: dict | None = None):
+        """What the `kind` kernel leaves in its output tensor (ops.OUTPUT_PARAMS), as a
+        function setting it on a tensor (for `kernel_output`); None when it keeps them."""
+        if kind not in OUTPUT_PARAMS:
+            return None
+
+        def leaves(t: MliTensor) -> None:
+            left = output_params(kind, inp, t, cfg)
+            t.frac_bits, t.zero_point, t.scale = left.frac_bits, left.zero_point, left.scale
+            t.scale_frac_bits, t.dim = left.scale_frac_bits, left.dim
+        return leaves
+
+    @staticmethod
+    def copy_params(src: MliTensor):
+        """A function giving a tensor `src`'s parameters (data copied without requantizing)."""
+        def leaves(t: MliTensor) -> None:
+            t.frac_bits = src.frac_bits
+            if src.el_type.is_sa:
+                t.zero_point, t.scale = src.zero_point.copy(), src.scale.copy()
+                t.scale_frac_bits, t.dim = src.scale_frac_bits.copy(), src.dim
+        return leaves
+
+    # -- fused activations ------------------------------------------------------------------
+    def relu_type(self, op: ir.Op, out: MliTensor) -> int:
+        act = op.options.get("fused_activation", "NONE")
+        if act == "NONE":
+            return K.RELU_NONE
+        if out.el_type == ElType.SA8:
+            p = self.sa_params(out.source_index)
+            if p is not None:
+                scale, zp = p
+                lo = {"RELU": 0.0, "RELU6": 0.0, "RELU_N1_TO_1": -1.0}[act]
+                hi = {"RELU": None, "RELU6": 6.0, "RELU_N1_TO_1": 1.0}[act]
+                qlo = max(-128, zp + int(np.round(lo / scale)))
+                qhi = 127 if hi is None else min(127, zp + int(np.round(hi / scale)))
+                if (qlo, qhi) == (-128, 127):
+                    return K.RELU_NONE
+        return RELU_TYPES[act]
+
+    def separate_relu(self, op: ir.Op, fmt: str, out_name: str) -> str:
+        """For kernels without a relu config: the kernel writes a copy, a relu layer follows
+        (`flush_relu`). Returns the name the kernel should write."""
+        out = self.tensors[out_name]
+        rt = self.relu_type(op, out)
+        if rt == K.RELU_NONE:
+            return out_name
+        pre = dataclasses.replace(out, name=f"{out.name}_pre_act", role=Role.ACTIVATION,
+                                  notes=["before the fused activation"])
+        self.add(pre)
+        self.pending_relu = (pre.name, out_name, rt, fmt)
+        return pre.name
+
+    def flush_relu(self, op: ir.Op) -> None:
+        if self.pending_relu:
+            pre, out, rt, fmt = self.pending_relu
+            self.layer(op, "relu", fmt, [pre], [out], cfg_type="mli_relu_cfg",
+                       cfg={"relu_type": rt},
+                       notes=["inserted: fused activation of the preceding kernel"])
+            self.pending_relu = None
+
+    # -- views and copies -------------------------------------------------------------------
+    def view_layer(self, op: ir.Op, src: str, dst: str, why: str) -> None:
+        s, d = self.tensors[src], self.tensors[dst]
+        d.buffer = s.buffer or s.name
+        d.offset = s.offset
+        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
+                                    inputs=[src], outputs=[dst],
+                                    notes=[f"view: {why}; no call, shares {d.buffer}'s memory"]))
+
+    def mov(self, op: ir.Op, fmt: str, src: str, dst: str, offset, size, step, why: str) -> None:
+        kernel = K.kernel_name("copy", fmt, self.mli_version, self.layout)
+        if kernel is None:
+            hint = ", --layout chw makes channel slices contiguous" if self.layout == "hwc" else ""
+            raise UnsupportedError(f"{op.label}: {why}; MLI {self.mli_version} has no copy kernel "
+                                   f"(mli_mov_* is MLI 2.x{hint})")
+        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="copy", kernel=kernel,
+                                    inputs=[src], outputs=[dst], cfg_type="mli_mov_cfg_t",
+                                    cfg=V.mov_cfg(list(offset), list(size), list(step)),
+                                    notes=[f"copy: {why}"]))
+
+    def derived(self, src: MliTensor, name: str, **changes) -> MliTensor:
+        """A new activation tensor like `src` (same parameters), registered; `changes` as for
+        dataclasses.replace (row-major strides unless given)."""
+        fields = {"role": Role.ACTIVATION, "mem_stride": None, "notes": [], **changes}
+        t = dataclasses.replace(src, name=name, **fields)
+        t.__post_init__()
+        self.add(t)
+        return t
+
+    def dense(self, op: ir.Op, fmt: str, src: MliTensor, why: str) -> MliTensor:
+        """`src` itself when it is dense, else a contiguous copy of it (mli_mov)."""
+        if V.is_dense(src):
+            return src
+        dense = self.derived(src, f"{src.name}_dense", buffer=None, offset=0, capacity=None,
+                             notes=["dense copy of a strided view"])
+        self.mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank, why)
+        return dense
+
+    def dense_view(self, op: ir.Op, fmt: str, src_name: str, shape: tuple[int, ...],
+                   why: str) -> str:
+        """`src` seen in `shape` (same elements, row-major): a view layer, after a dense copy
+        (mli_mov) when `src` is itself a strided view."""
+        src = self.dense(op, fmt, self.tensors[src_name],
+                         f"{why}: a view of a strided tensor needs a contiguous one")
+        if tuple(shape) == src.shape:
+            return src.name
+        t = self.derived(src, f"{src.name}_as_{'x'.join(map(str, shape))}", shape=tuple(shape),
+                         layout="HWC" if len(shape) == 3 else "", notes=[why])
+        self.view_layer(op, src.name, t.name, why)
+        return t.name
+
+    def hwc_output(self, out: MliTensor, shape: tuple[int, ...]) -> str:
+        """A tensor a kernel writes in `shape` that a view layer then shows as `out`."""
+        return self.derived(out, f"{out.name}_hwc", shape=shape,
+                            layout="HWC" if len(shape) == 3 else "",
+                            notes=[f"kernel output; '{out.name}' is a view of it"]).name
+
+    def consumer_needs_dense(self, idx: int, skip: ir.Op | None = None) -> str | None:
+        """Why TFLite tensor `idx` must stay contiguous (a model output, or a consumer whose
+        kernel needs it), or None."""
+        if idx in self.g.outputs:
+            return "model outputs are dense buffers the application reads"
+        for c in self.g.consumers().get(idx, []):
+            if c is skip or c.type in SLICE_OPS or c.type == "CONCATENATION":
+                continue                       # views of strided tensors / mov copies are fine
+            kind = layer_kind(self.g, c)
+            if V.needs_dense_input(kind, self.mli_version):
+                return f"its consumer {c.label} ({kind}) needs a contiguous input"
+        return None
+
+    # -- constants --------------------------------------------------------------------------
+    @staticmethod
+    def real(t: ir.Tensor) -> np.ndarray:
+        """The real values of a constant tensor (dequantized when it is quantized)."""
+        data = np.asarray(t.data)
+        if t.quant is not None and data.dtype.kind in "iu":
+            return t.quant.dequantize(data)
+        return data.astype(np.float64)
+
+    def encode_param(self, m: MliTensor, t: ir.Tensor, real: np.ndarray, el: ElType,
+                     own_int8) -> np.ndarray:
+        """Encode a constant operand (eltwise constant, PReLU slope) into `m`'s element type. An
+        int8 per-tensor model constant keeps its own values (`own_int8()`, already in m's layout)
+        and parameters; anything else is quantized from its real values."""
+        if el == ElType.SA8:
+            if t.dtype == "int8" and t.quant is not None and not t.quant.per_axis:
+                self.set_sa(m, float(t.quant.scale[0]), int(t.quant.zero_point[0]))
+                return own_int8()
+            scale, zp = Q.sa8_params_from_range(real.min(), real.max())
+            data, _ = Q.int_quantize(real, scale, zp, 8)
+            self.set_sa(m, scale, zp)
+            return data
+        m.frac_bits = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), el.bits)
+        data, saturated = Q.fx_quantize(real, m.frac_bits, el.bits)
+        if saturated:
+            m.notes.append(f"{saturated} values saturated")
+        return data
+
+    def scalar_param(self, name: str, value: float, like: MliTensor, idx=None) -> str:
+        """A rank-0 constant (slope, epsilon) in `like`'s element type."""
+        el = like.el_type
+        m = MliTensor(name=name, role=Role.PARAM, shape=(), el_type=el, source_index=idx)
+        if el == ElType.SA8:
+            scale = abs(value) / 127 if value != 0 else 1 / 128
+            q, _ = Q.int_quantize(np.array(value), scale, 0, 8)
+            self.set_sa(m, scale, 0)
+        else:
+            m.frac_bits = Q.fx_frac_bits(abs(value), el.bits)
+            q, _ = Q.fx_quantize(np.array(value), m.frac_bits, el.bits)
+        m.data = np.asarray(q).reshape(())
+        return self.add(m)

@@ -1,0 +1,369 @@
+"""The support check: named checks, registered per TFLite op, whose docstring is the refusal.
+
+A check takes a `Subject` (graph, op, MLI version, layout) and returns None when the op passes,
+else the fields its docstring's first paragraph is formatted with: that text is the message.
+`unsupported_ops` runs, per op, the common checks (`has_kernel`, `TENSOR_CHECKS` on every
+activation, `fused_activation`) then the op's own in registration order, and reports the first
+refusal. Every op of ops.SUPPORTED_OPS has an entry in `CHECKS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import UnsupportedError
+from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
+                                     fc_rows, layer_kind, rows_not_batch, slice_boxes)
+from mlitool.mli.ops import SLICE_OPS, SUPPORTED_OPS
+
+
+@dataclass(frozen=True)
+class Subject:
+    graph: ir.Graph
+    op: ir.Op
+    mli_version: str
+    layout: str
+
+    def input(self, slot: int) -> ir.Tensor:
+        return self.graph.tensors[self.op.inputs[slot]]
+
+    @property
+    def output(self) -> ir.Tensor:
+        return self.graph.tensors[self.op.outputs[0]]
+
+
+Check = Callable[[Subject], "dict | None"]
+TensorCheck = Callable[[Subject, ir.Tensor], "dict | None"]
+
+CHECKS: dict[str, list[Check]] = {op_type: [] for op_type in sorted(SUPPORTED_OPS)}
+_OK = None
+
+
+def applies_to(*op_types: str) -> Callable[[Check], Check]:
+    """Register a check for `op_types` (after the ones registered before it)."""
+    def register(check: Check) -> Check:
+        for op_type in op_types:
+            CHECKS[op_type].append(check)      # KeyError: not in the op table
+        return check
+    return register
+
+
+def message(check: Callable, **fields) -> str:
+    """The refusal text of `check`: its docstring's first paragraph, formatted with `fields`."""
+    text = check.__doc__.split("\n\n")[0]
+    return " ".join(text.split()).format(**fields)
+
+
+# --- every op ------------------------------------------------------------------------------
+
+def has_kernel(s: Subject):
+    """no MLI kernel for this op"""
+    return _OK if s.op.type in SUPPORTED_OPS else {}
+
+
+def activation_type(s: Subject, t: ir.Tensor):
+    """tensor {name!r} has type {dtype} (MLI activations: int8 or float)
+
+    ARG_MAX outputs are indices (any integer type)."""
+    if t.dtype in ("int8", "float32") or (s.op.type == "ARG_MAX" and t.index in s.op.outputs):
+        return _OK
+    return {"name": t.name, "dtype": t.dtype}
+
+
+def batch_one(s: Subject, t: ir.Tensor):
+    """tensor {name!r} has batch {batch} (MLI runs batch 1)"""
+    if len(t.shape) >= 2 and t.shape[0] != 1 and not rows_not_batch(s.graph, s.op, t):
+        return {"name": t.name, "batch": t.shape[0]}
+    return _OK
+
+
+def rank_at_most_5(s: Subject, t: ir.Tensor):
+    """tensor {name!r} has rank {rank} (MLI: at most 4 without batch)"""
+    return {"name": t.name, "rank": len(t.shape)} if len(t.shape) > 5 else _OK
+
+
+TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_most_5)
+
+
+def fused_activation(s: Subject):
+    """fused activation {act} has no MLI equivalent"""
+    act = s.op.options.get("fused_activation", "NONE")
+    return _OK if act in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1") else {"act": act}
+
+
+# --- MLI 1.x -------------------------------------------------------------------------------
+
+@applies_to("DEPTHWISE_CONV_2D", "PRELU", "L2_NORMALIZATION", "ARG_MAX")
+def kernel_needs_mli2(s: Subject):
+    """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
+    kind = layer_kind(s.graph, s.op)
+    if s.mli_version != "2.0" and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax"):
+        return {"kind": kind, "version": s.mli_version}
+    return _OK
+
+
+@applies_to("CONV_2D", "DEPTHWISE_CONV_2D")
+def dilation_needs_mli2(s: Subject):
+    """dilation needs MLI 2.x"""
+    o = s.op.options
+    dilated = o.get("dilation_h", 1) != 1 or o.get("dilation_w", 1) != 1
+    return {} if s.mli_version != "2.0" and dilated else _OK
+
+
+@applies_to("QUANTIZE", "DEQUANTIZE")
+def float_needs_mli2(s: Subject):
+    """MLI {version} has no float tensors (QUANTIZE/DEQUANTIZE of float data)"""
+    tensors = [s.graph.tensors[i] for i in s.op.inputs[:1] + s.op.outputs]
+    if s.mli_version != "2.0" and any(t.dtype == "float32" for t in tensors):
+        return {"version": s.mli_version}
+    return _OK
+
+
+# --- MAC layers ----------------------------------------------------------------------------
+
+@applies_to("CONV_2D", "DEPTHWISE_CONV_2D")
+def weights_constant(s: Subject):
+    """weights are not constant"""
+    return {} if s.input(1).data is None else _OK
+
+
+@applies_to("CONV_2D", "DEPTHWISE_CONV_2D")
+def input_nhwc(s: Subject):
+    """input is not 4-D NHWC"""
+    return {} if len(s.input(0).shape) != 4 else _OK
+
+
+@applies_to("FULLY_CONNECTED")
+def fc_weights_matrix(s: Subject):
+    """weights are not a constant 2-D matrix"""
+    w = s.input(1)
+    return {} if w.data is None or len(w.shape) != 2 else _OK
+
+
+@applies_to("FULLY_CONNECTED")
+def fc_input_rows(s: Subject):
+    """input size is not a multiple of N_in = {n_in}"""
+    n_in = s.input(1).shape[1]
+    return {"n_in": n_in} if s.input(0).size % n_in else _OK
+
+
+@applies_to("FULLY_CONNECTED")
+def fc_rows_need_hwc(s: Subject):
+    """several input rows: lowered as a 1x1 conv2d over an HWC view, which --layout chw cannot
+    express; use --layout hwc"""
+    return {} if fc_rows(s.graph, s.op) > 1 and s.layout == "chw" else _OK
+
+
+# --- element-wise, activations, pooling ----------------------------------------------------
+
+ELTWISE_OPS = ("ADD", "SUB", "MUL", "MINIMUM", "MAXIMUM")
+
+
+def _broadcast(s: Subject) -> tuple | None:
+    """The broadcast shape of an element-wise op's operands when one must be expanded (None:
+    equal shapes or a scalar, which MLI takes as they are)."""
+    a, b = s.input(0), s.input(1)
+    if a.shape == b.shape or a.size == 1 or b.size == 1:
+        return None
+    return tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
+
+
+@applies_to(*ELTWISE_OPS)
+def one_operand_variable(s: Subject):
+    """both operands are constant"""
+    return {} if s.input(0).data is not None and s.input(1).data is not None else _OK
+
+
+@applies_to(*ELTWISE_OPS)
+def operands_broadcast(s: Subject):
+    """shapes {a} and {b} do not broadcast"""
+    try:
+        _broadcast(s)
+    except ValueError:
+        return {"a": list(s.input(0).shape), "b": list(s.input(1).shape)}
+    return _OK
+
+
+@applies_to(*ELTWISE_OPS)
+def only_constants_broadcast(s: Subject):
+    """activation {name!r} {shape} broadcasts to {full} (MLI: equal shapes or a scalar; only a
+    constant operand can be expanded)
+
+    A constant that broadcasts is materialized at the output's shape; an activation has no MLI
+    equivalent (mem_stride 0 is invalid)."""
+    full = _broadcast(s)
+    for t in (s.input(0), s.input(1)):
+        if full is not None and t.data is None and tuple(t.shape) != full:
+            return {"name": t.name, "shape": list(t.shape), "full": list(full)}
+    return _OK
+
+
+@applies_to(*ELTWISE_OPS)
+def output_broadcast_shape(s: Subject):
+    """output shape {out} is not the broadcast shape {full}"""
+    full = _broadcast(s)
+    if full is not None and tuple(s.output.shape) != full:
+        return {"out": list(s.output.shape), "full": list(full)}
+    return _OK
+
+
+@applies_to("SOFTMAX")
+def softmax_beta_one(s: Subject):
+    """softmax beta {beta} != 1"""
+    beta = s.op.options.get("beta", 1.0)
+    return {"beta": s.op.options.get("beta")} if float(beta) != 1.0 else _OK
+
+
+@applies_to("SOFTMAX")
+def softmax_one_axis_on_mli1(s: Subject):
+    """MLI {version} softmax works on the whole tensor, not along an axis"""
+    if s.mli_version != "2.0" and sum(d > 1 for d in s.input(0).shape) > 1:
+        return {"version": s.mli_version}
+    return _OK
+
+
+@applies_to("MEAN")
+def mean_over_hw(s: Subject):
+    """MEAN is lowered only over H and W of a 4-D tensor (as average pooling)"""
+    axes = axis_list(s.graph, s.op)
+    shape = s.input(0).shape
+    if axes is None or len(shape) != 4 or sorted(a % 4 for a in axes) != [1, 2]:
+        return {}
+    return _OK
+
+
+@applies_to("PRELU")
+def prelu_slope_one_axis(s: Subject):
+    """PReLU slope is not constant or varies along more than one axis"""
+    alpha = s.input(1)
+    return {} if alpha.data is None or sum(d > 1 for d in alpha.shape) > 1 else _OK
+
+
+# --- data movement -------------------------------------------------------------------------
+
+@applies_to("ARG_MAX")
+def argmax_axis_constant(s: Subject):
+    """axis is not constant"""
+    axes = axis_list(s.graph, s.op)
+    return {} if axes is None or len(axes) != 1 else _OK
+
+
+@applies_to("ARG_MAX")
+def argmax_last_axis(s: Subject):
+    """ARG_MAX is lowered over the last non-unit axis only (the dimensions after the axis must
+    be 1)"""
+    return {} if argmax_rows(s.graph, s.op)[0] is None else _OK
+
+
+@applies_to("ARG_MAX")
+def argmax_row_starts_fit(s: Subject):
+    """ARG_MAX over {rows} rows of {size}: MLI reports offsets from the tensor start, and row
+    starts up to {last} do not fit the int16 zero points that make them row-relative (at most
+    {limit})"""
+    rows, size = argmax_rows(s.graph, s.op)
+    if (rows - 1) * size > ARGMAX_MAX_ZERO_POINT:
+        return {"rows": rows, "size": size, "last": (rows - 1) * size,
+                "limit": ARGMAX_MAX_ZERO_POINT}
+    return _OK
+
+
+@applies_to("TRANSPOSE")
+def transpose_keeps_batch(s: Subject):
+    """permutation is not constant or moves the batch dimension"""
+    perm = axis_list(s.graph, s.op)
+    return {} if perm is None or (len(s.input(0).shape) >= 2 and perm[0] != 0) else _OK
+
+
+@applies_to("CONCATENATION")
+def concat_inputs_variable(s: Subject):
+    """constant concatenation inputs"""
+    return {} if any(s.graph.tensors[i].data is not None for i in s.op.inputs) else _OK
+
+
+@applies_to("CONCATENATION")
+def concat_keeps_batch(s: Subject):
+    """concatenation along the batch dimension"""
+    rank = len(s.output.shape)
+    return {} if rank >= 2 and int(s.op.options.get("axis", 0)) % rank == 0 else _OK
+
+
+@applies_to(*SLICE_OPS)
+def slice_expressible(s: Subject):
+    """{reason}
+
+    The reason facts.slice_boxes / views.py give: a parameter that is not constant, a split
+    that is not into whole parts, a strided slice MLI cannot express."""
+    try:
+        slice_boxes(s.graph, s.op)
+    except UnsupportedError as exc:
+        return {"reason": exc.message}
+    return _OK
+
+
+@applies_to(*SLICE_OPS)
+def slice_keeps_batch(s: Subject):
+    """slicing along the batch dimension"""
+    _, boxes = slice_boxes(s.graph, s.op)
+    return {} if any(b.begin[0] != 0 for b in boxes if len(b.begin) >= 2) else _OK
+
+
+@applies_to("PAD", "PADV2")
+def pad_spatial(s: Subject):
+    """PAD is lowered only for spatial padding (H, W, 0..255) of a 4-D tensor"""
+    pads = const_values(s.graph, s.op.inputs[1])
+    if pads is None or len(s.input(0).shape) != 4 or np.any(pads[0] != 0) \
+            or np.any(pads[3] != 0) or np.any(pads < 0) or np.any(pads > 255):
+        return {}
+    return _OK
+
+
+def _pad_value(s: Subject) -> np.ndarray | None:
+    return const_values(s.graph, s.op.inputs[2]) if len(s.op.inputs) > 2 else None
+
+
+@applies_to("PADV2")
+def pad_value_constant(s: Subject):
+    """PADV2 pad value is not one constant"""
+    value = _pad_value(s)
+    return {} if value is None or value.size != 1 else _OK
+
+
+@applies_to("PADV2")
+def float_pad_zero(s: Subject):
+    """PADV2 of float data with a non-zero pad value (MLI pads with zeros)"""
+    value = _pad_value(s)
+    return {} if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0 else _OK
+
+
+# --- the check -----------------------------------------------------------------------------
+
+def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
+    """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
+    s = Subject(graph, op, mli_version, layout)
+    if has_kernel(s) is not None:
+        return message(has_kernel)
+    acts = [graph.tensors[i] for i in op.inputs if i >= 0 and graph.tensors[i].data is None]
+    for t in acts + [graph.tensors[i] for i in op.outputs]:
+        for check in TENSOR_CHECKS:
+            fields = check(s, t)
+            if fields is not None:
+                return message(check, **fields)
+    for check in (fused_activation, *CHECKS[op.type]):
+        fields = check(s)
+        if fields is not None:
+            return message(check, **fields)
+    return None
+
+
+def unsupported_ops(graph: ir.Graph, mli_version: str = "2.0", layout: str = "hwc") -> list[str]:
+    """Every op that cannot be lowered, as 'op 3 (CONV_2D): reason'."""
+    out = []
+    for op in graph.ops:
+        reason = refusal(graph, op, mli_version, layout)
+        if reason:
+            out.append(f"{op.label}: {reason}")
+    return out

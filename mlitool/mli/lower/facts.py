@@ -1,0 +1,90 @@
+"""What lowering reads off the IR graph: constant operands, the layer kind an op becomes (ops.py
+refined by shapes), fully connected rows, argmax rows and slice boxes. Used by the support check
+and the per-op lowering alike."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import UnsupportedError
+from mlitool.mli import views as V
+from mlitool.mli.ops import OP_KINDS
+
+# The per-row zero points that turn argmax offsets into indices are int16.
+ARGMAX_MAX_ZERO_POINT = 32767
+
+
+def const_values(graph: ir.Graph, i: int) -> np.ndarray | None:
+    t = graph.tensor(i)
+    return None if t is None or t.data is None else np.asarray(t.data)
+
+
+def axis_list(graph: ir.Graph, op: ir.Op, slot: int = 1) -> list[int] | None:
+    v = const_values(graph, op.inputs[slot]) if len(op.inputs) > slot else None
+    if v is None:
+        return None
+    return [int(a) for a in np.atleast_1d(v)]
+
+
+def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
+    """The MLI layer kind a TFLite op becomes (before inserted layers)."""
+    if op.type == "DEPTHWISE_CONV_2D":
+        w = graph.tensors[op.inputs[1]]
+        cin = graph.tensors[op.inputs[0]].shape[-1]
+        if cin == 1 and w.shape[-1] > 1:
+            return "conv2d"                  # one input channel: an ordinary convolution
+        return "depthwise_conv2d" if w.shape[-1] == cin else "group_conv2d"
+    if op.type == "FULLY_CONNECTED" and fc_rows(graph, op) > 1:
+        return "conv2d"
+    return OP_KINDS[op.type]
+
+
+def fc_rows(graph: ir.Graph, op: ir.Op) -> int:
+    """How many rows of N_in elements a FULLY_CONNECTED multiplies (TFLite flattens its input
+    to [rows, N_in]). More than one row is lowered as a 1x1 conv2d over a (rows, 1, N_in) view."""
+    w = graph.tensors[op.inputs[1]]
+    return max(graph.tensors[op.inputs[0]].size // max(int(w.shape[-1]), 1), 1)
+
+
+def rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:
+    """A rank-2 [rows, N] input or [rows, M] output of a multi-row FULLY_CONNECTED: the first
+    dimension is rows of the matrix product, not a batch."""
+    return (op.type == "FULLY_CONNECTED" and len(t.shape) == 2 and fc_rows(graph, op) > 1
+            and t.size % fc_rows(graph, op) == 0 and t.shape[0] == fc_rows(graph, op))
+
+
+def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
+    """(rows, axis size) of an ARG_MAX seen as [rows, size] with the axis innermost, or
+    (None, size) when dimensions after the axis are not all 1."""
+    shape = graph.tensors[op.inputs[0]].shape
+    axis = axis_list(graph, op)[0] % len(shape)
+    if any(d != 1 for d in shape[axis + 1:]):
+        return None, int(shape[axis])
+    return graph.tensors[op.inputs[0]].size // max(int(shape[axis]), 1), int(shape[axis])
+
+
+def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
+    """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE.
+    Raises UnsupportedError when a parameter is not constant or not expressible."""
+    def ints(slot: int) -> list[int]:
+        v = const_values(graph, op.inputs[slot]) if len(op.inputs) > slot else None
+        if v is None:
+            raise UnsupportedError(f"{op.type} input {slot} is not constant")
+        return [int(a) for a in np.atleast_1d(v).reshape(-1)]
+
+    if op.type == "SPLIT":
+        x = op.inputs[1]
+        shape = graph.tensors[x].shape
+        axis = ints(0)[0] % len(shape)
+        n = len(op.outputs)
+        if shape[axis] % n:
+            raise UnsupportedError(f"SPLIT of dimension {shape[axis]} into {n} parts")
+        return x, V.split_boxes(shape, axis, [shape[axis] // n] * n)
+    x = op.inputs[0]
+    shape = graph.tensors[x].shape
+    if op.type == "SPLIT_V":
+        return x, V.split_boxes(shape, ints(2)[0], ints(1))
+    if op.type == "SLICE":
+        return x, [V.slice_box(shape, ints(1), ints(2))]
+    return x, [V.strided_slice_box(shape, ints(1), ints(2), ints(3), op.options)]

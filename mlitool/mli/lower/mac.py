@@ -1,0 +1,266 @@
+"""MAC layers: CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED become conv2d, depthwise_conv2d,
+group_conv2d or fully_connected kernels with weights and bias in the kernel's layout and format
+(SA8 weights with SA32 bias, or FX weights and bias within the accumulator's headroom)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import UnsupportedError
+from mlitool.geometry import tflite_padding
+from mlitool.mli import quant as Q
+from mlitool.mli.lower.builder import Builder
+from mlitool.mli.lower.facts import fc_rows, layer_kind
+from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
+
+
+def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
+    """CONV_2D, DEPTHWISE_CONV_2D (as depthwise, group or plain conv2d) and FULLY_CONNECTED
+    (one row; several rows as a 1x1 conv2d over an HWC view)."""
+    g = b.g
+    kind = layer_kind(g, op)
+    el_a, el_w, el_b = FORMATS[fmt]
+    x_idx, w_idx = op.inputs[0], op.inputs[1]
+    pad_op = b.fused_pads.get(op.index, (None, None))[0]
+    if pad_op is not None:
+        x_idx = pad_op.inputs[0]
+    b_idx = op.inputs[2] if len(op.inputs) > 2 else -1
+    wt, bt = g.tensors[w_idx], g.tensor(b_idx)
+    x_name = b.use(op, x_idx, el_a)
+    rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
+    if rows_fc:
+        rows = fc_rows(g, op)
+        x_name = b.dense_view(op, fmt, x_name, (rows, 1, int(wt.shape[1])),
+                              "fully connected rows as an HWC map for a 1x1 conv2d")
+    x = b.tensors[x_name]
+    out = b.produce(op.outputs[0], el_a)
+    notes: list[str] = []
+    cout = wt.shape[0] if op.type != "DEPTHWISE_CONV_2D" else wt.shape[3]
+    w_axis_tfl = 3 if op.type == "DEPTHWISE_CONV_2D" else 0
+    # depthwise over one input channel = conv: (1, Kh, Kw, Cout) -> OHWI (Cout, Kh, Kw, 1)
+    as_conv = op.type == "DEPTHWISE_CONV_2D" and kind == "conv2d"
+    to_ohwi = (lambda a: np.ascontiguousarray(a.transpose(3, 1, 2, 0))) if as_conv \
+        else (lambda a: a)
+    if as_conv:
+        notes.append("depthwise convolution of a single input channel lowered as conv2d")
+    if rows_fc:        # (M, N) -> OHWI (M, 1, 1, N): same products and sums per row
+        to_ohwi = lambda a: a.reshape(a.shape[0], 1, 1, a.shape[1])  # noqa: E731
+        notes.append(f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
+                     f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
+                     "row)")
+    dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.mli_version,
+                          b.layout)
+    k_macs = _macs(b, op, kind)
+
+    if el_w == ElType.SA8:
+        w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
+        b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
+        w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
+        wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
+                       el_type=ElType.SA8, layout=lay, data=w_data, source=wt.name,
+                       source_index=w_idx)
+        bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
+                       role=Role.BIAS, shape=(cout,), el_type=ElType.SA32, layout="N",
+                       data=b_q, source=bt.name if bt is not None else None,
+                       source_index=b_idx if b_idx >= 0 else None)
+        _sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
+        if bt is None:
+            bm.notes.append("the model has no bias: zeros")
+    else:
+        w_max, w_fx_of = _fx_weights(b, wt, el_w.bits, to_ohwi)
+        b_real = (_real_bias(b, bt, x_idx, wt) if bt is not None
+                  else np.zeros(cout))
+        w_frac = Q.fx_frac_bits(w_max, el_w.bits)
+        deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
+        if deficit:
+            w_frac -= deficit
+            notes.append(f"{k_macs} MACs per output: weights frac bits lowered by {deficit} "
+                         "for accumulator headroom")
+        # MLI adds the bias shifted to the accumulator's frac bits (in + w) as an int32 (the
+        # 2.0.2 reference truncates it, fx16_fx8_fx8 saturates it): keep it inside 31 bits.
+        b_max = float(np.max(np.abs(b_real), initial=0.0))
+        if b_max > 0:
+            over = x.frac_bits + w_frac - (Q.fx_frac_bits(b_max, 32) - 1)
+            if over > 0:
+                w_frac -= over
+                notes.append(f"weights frac bits lowered by {over} so the bias fits the "
+                             "32-bit bias term at the accumulator's frac bits")
+        limit = x.frac_bits + w_frac
+        b_frac = min(Q.fx_frac_bits(np.max(np.abs(b_real), initial=0.0), el_b.bits), limit)
+        if out.frac_bits > limit:
+            notes.append(f"output frac bits lowered from {out.frac_bits} to {limit} "
+                         "(MLI: out_frac <= in_frac + w_frac)")
+            out.frac_bits = limit
+        w_fx, w_sat = w_fx_of(w_frac)
+        b_fx, b_sat = Q.fx_quantize(b_real, b_frac, el_b.bits)
+        w_data, lay = _weights_layout(b, kind, w_fx)
+        wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
+                       el_type=el_w, layout=lay, data=w_data, frac_bits=w_frac,
+                       source=wt.name, source_index=w_idx)
+        bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
+                       role=Role.BIAS, shape=(cout,), el_type=el_b, layout="N", data=b_fx,
+                       frac_bits=b_frac, source=bt.name if bt is not None else None,
+                       source_index=b_idx if b_idx >= 0 else None)
+        for tm, n in ((wm, w_sat), (bm, b_sat)):
+            if n:
+                tm.notes.append(f"{n} of {tm.size} values saturated at frac bits "
+                                f"{tm.frac_bits}")
+    b.add(wm)
+    b.add(bm)
+
+    has_cfg_relu = not (kind == "fully_connected" and b.mli_version != "2.0")
+    kout = out.name if has_cfg_relu else b.separate_relu(op, fmt, out.name)
+    if kind == "fully_connected":
+        cfg_type, cfg = ("mli_fully_connected_cfg", {"relu_type": b.relu_type(op, out)}) \
+            if b.mli_version == "2.0" else (None, {})
+    elif rows_fc:
+        cfg_type, cfg = "mli_conv2d_cfg", _pointwise_cfg(b, op, out)
+        kout = b.hwc_output(out, (rows, 1, cout))
+    else:
+        cfg_type, cfg = "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt)
+        if pad_op is not None:
+            total = b.fused_pads[op.index][1]
+            cfg.update(padding_top=total[0], padding_bottom=total[1],
+                       padding_left=total[2], padding_right=total[3])
+            notes.append(f"takes the padding of {pad_op.label} (MLI pads convolutions "
+                         "with real zero, as PAD does): no copy")
+    b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
+            cfg_type=cfg_type, cfg=cfg, notes=notes)
+    b.flush_relu(op)
+    if rows_fc:
+        b.view_layer(op, kout, out.name, f"conv2d rows to {list(out.shape)}")
+
+
+def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, str]:
+    if b.mli_version == "2.0":
+        if kind == "conv2d":
+            return np.ascontiguousarray(w.transpose(1, 2, 3, 0)), "HWCN"
+        if kind in ("depthwise_conv2d", "group_conv2d"):
+            return np.ascontiguousarray(w.reshape(w.shape[1], w.shape[2], 1, w.shape[3])), \
+                "HW1N" if kind == "depthwise_conv2d" else "HWCN"
+        return np.ascontiguousarray(w.T), "NM"
+    if kind == "conv2d":
+        if b.layout == "chw":
+            return np.ascontiguousarray(w.transpose(0, 3, 1, 2)), "NCHW"
+        return np.ascontiguousarray(w), "NHWC"
+    if kind == "depthwise_conv2d":
+        if b.layout == "chw":
+            return np.ascontiguousarray(w.transpose(3, 0, 1, 2)), "N1HW"
+        return np.ascontiguousarray(w), "1HWN"
+    return np.ascontiguousarray(w), "MN"
+
+
+def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool]:
+    """(int8 data, float scales, per_axis) of the weights: the model's own for int8 weights,
+    else symmetric per-channel quantization of the float weights."""
+    if wt.dtype == "int8" and wt.quant is not None:
+        if np.any(wt.quant.zero_point != 0):
+            raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
+        return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), \
+            wt.quant.per_axis
+    w = Builder.real(wt)
+    per_axis = len(wt.shape) == 4
+    scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
+    q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
+    return q, scales.astype(np.float64), per_axis
+
+
+def _sa32_bias(b: Builder, bt, x_idx, w_scale, cout) -> tuple[np.ndarray, np.ndarray]:
+    """(int32 bias data, float32 bias scales)."""
+    in_scale = b.sa_params(x_idx)
+    in_s = np.float32(in_scale[0] if in_scale else 1.0)
+    prod = (in_s * np.asarray(w_scale, dtype=np.float32)).astype(np.float64)
+    if bt is None:
+        return np.zeros(cout, np.int32), np.broadcast_to(prod, (cout,)) if prod.size > 1 \
+            else prod
+    if bt.dtype == "int32" and bt.quant is not None:
+        return np.asarray(bt.data, dtype=np.int32), np.asarray(bt.quant.scale)
+    real = np.asarray(bt.data, dtype=np.float64)
+    q, _ = Q.int_quantize(real, np.broadcast_to(prod, real.shape), np.zeros(real.shape), 32)
+    return q.astype(np.int32), prod
+
+
+def _sa_weight_params(b: Builder, wm, bm, x, w_scale, b_float_scale, per_axis, dim) -> None:
+    n = len(w_scale) if per_axis else 1
+    if b.mli_version == "2.0":
+        w16, wf = Q.encode_scale_mli2(w_scale)
+        over = Q.mli2_scale_overflows(w_scale)
+        if np.any(over):
+            wm.notes.append(f"{int(over.sum())} scale(s) round to 32768: encoded as 16384 "
+                            "with one frac bit less")
+        b16, bf = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]), w16, wf,
+                                    b_float_scale if per_axis else b_float_scale[:1])
+        wm.scale, wm.scale_frac_bits = w16, wf
+        bm.scale, bm.scale_frac_bits = b16, bf
+    else:
+        wm.scale, f = Q.encode_scale_mli11(w_scale, per_axis)
+        wm.scale_frac_bits = np.array([f], np.int8)
+        bm.scale, fb = Q.encode_scale_mli11(b_float_scale if per_axis else
+                                            b_float_scale[:1], per_axis)
+        bm.scale_frac_bits = np.array([fb], np.int8)
+    wm.zero_point = np.zeros(n, np.int16)
+    bm.zero_point = np.zeros(n, np.int16)
+    wm.dim = dim if per_axis else -1
+    bm.dim = 0 if per_axis else -1
+
+
+def _fx_weights(b: Builder, wt: ir.Tensor, bits: int, to_ohwi):
+    """(max |real weight|, frac -> (FX weights in OHWI, saturated count)).
+
+    8-bit quantized weights go through per-channel tables (quant.py): the same numbers as
+    dequantizing the whole tensor to float64, without that memory and time."""
+    data = np.asarray(wt.data)
+    if wt.quant is not None and Q.lut_applies(data, wt.quant.scale, wt.quant.axis):
+        args = (data, wt.quant.scale, wt.quant.zero_point, wt.quant.axis)
+
+        def from_table(frac: int) -> tuple[np.ndarray, int]:
+            q, n_sat = Q.fx_requantize_8bit(*args, frac, bits)
+            return to_ohwi(q), n_sat
+
+        return Q.dequantized_abs_max(*args), from_table
+    w_real = to_ohwi(b.real(wt))
+    return np.max(np.abs(w_real), initial=0.0), lambda frac: Q.fx_quantize(w_real, frac, bits)
+
+
+def _real_bias(b: Builder, bt: ir.Tensor, x_idx: int, wt: ir.Tensor) -> np.ndarray:
+    data = np.asarray(bt.data)
+    if bt.quant is not None and data.dtype.kind in "iu":
+        return bt.quant.dequantize(data)
+    if data.dtype.kind in "iu":          # int32 bias without its own scale: in * w
+        p = b.sa_params(x_idx)
+        return data * (p[0] if p else 1.0) * np.asarray(wt.quant.scale)
+    return data.astype(np.float64)
+
+
+def _macs(b: Builder, op: ir.Op, kind: str) -> int:
+    w = b.g.tensors[op.inputs[1]].shape
+    if kind == "fully_connected" or op.type == "FULLY_CONNECTED":
+        return int(w[1])
+    if op.type == "CONV_2D":
+        return int(w[1] * w[2] * w[3])
+    return int(w[1] * w[2])                 # depthwise / group / conv from depthwise: 1 input
+
+
+def _pointwise_cfg(b: Builder, op: ir.Op, out: MliTensor) -> dict:
+    """A 1x1 conv2d: stride 1, no padding (multi-row fully connected)."""
+    cfg = {"relu_type": b.relu_type(op, out), "stride_width": 1, "stride_height": 1,
+           "padding_left": 0, "padding_right": 0, "padding_top": 0, "padding_bottom": 0}
+    if b.mli_version == "2.0":
+        cfg.update(dilation_width=1, dilation_height=1)
+    return cfg
+
+
+def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor) -> dict:
+    o = op.options
+    in_shape = b.g.tensors[op.inputs[0]].shape
+    kh, kw = wt.shape[1], wt.shape[2]
+    dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
+    sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
+    _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
+    _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
+    cfg = {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
+           "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
+    if b.mli_version == "2.0":
+        cfg.update(dilation_width=dw, dilation_height=dh)
+    return cfg

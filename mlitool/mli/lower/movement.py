@@ -1,0 +1,390 @@
+"""Data movement: slices and splits, concatenation, padding, transpose, reshape and argmax.
+
+Slices and concatenation inputs become views of one buffer where MLI can address them
+(create_subtensor), else copies (mli_mov_tensor_sync) or requantizing converts; every view and
+copy says why in its notes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import SubtensorError, UnsupportedError
+from mlitool.geometry import tflite_padding
+from mlitool.mli import views as V
+from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.facts import argmax_rows, axis_list, const_values, slice_boxes
+from mlitool.mli.ops import output_params
+from mlitool.mli.subtensor import create_subtensor
+from mlitool.mli.types import ElType, MliLayer, MliTensor, Role
+
+
+def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
+    """mli_krn_argmax reports the memory offset of each maximum from the tensor start.
+    One row (the axis is the only non-unit dimension): a dense input makes that the index.
+    Several rows: the input is viewed as (rows, size), argmax along axis 0 (top 1) writes
+    each row's offset i * size + index; a view of that buffer with per-row zero points
+    i * size (SA32, scale 1) and mli_hlp_convert_tensor into a per-tensor SA32 tensor
+    subtract the row starts exactly."""
+    el = act_el(fmt)
+    rows, size = argmax_rows(b.g, op)
+    x = b.use(op, op.inputs[0], el)
+    x = b.dense_view(op, fmt, x, (rows, size) if rows > 1 else b.tensors[x].shape,
+                     "argmax offsets are indices only in a contiguous tensor")
+    out_idx = op.outputs[0]
+    src = b.g.tensors[out_idx]
+    shape = (1, 1) if rows == 1 else b.mli_shape(src.shape)
+    out = _sa32_index_tensor(b, b.base(out_idx), shape, out_idx)
+    out.role = Role.OUTPUT if out_idx in b.g.outputs else Role.ACTIVATION
+    if src.dtype != "int32":
+        out.notes.append(f"MLI writes int32 indices; the model's output is {src.dtype}")
+    b.primary[out_idx] = b.add(out)
+    ties = "of equal maxima MLI returns the last index, TFLite the first"
+    if rows == 1:
+        b.layer(op, "argmax", fmt, [x], [out.name], cfg_type="mli_argmax_cfg",
+                    cfg={"axis": -1, "topk": 1}, notes=[ties])
+        return
+    offs = _sa32_index_tensor(b, f"{out.name}_offsets", (rows, 1), out_idx)
+    offs.notes.append("argmax output: offsets from the input's start (row * size + index)")
+    b.add(offs)
+    b.layer(op, "argmax", fmt, [x], [offs.name], cfg_type="mli_argmax_cfg",
+                cfg={"axis": 0, "topk": 1},
+                notes=[f"argmax over {rows} rows of {size}: one top-1 per row along axis 0",
+                       ties])
+    rel = _sa32_index_tensor(b, f"{out.name}_rows", (rows,), out_idx)
+    rel.zero_point = (np.arange(rows, dtype=np.int64) * size).astype(np.int16)
+    rel.scale, rel.scale_frac_bits = np.ones(rows, np.int16), np.zeros(rows, np.int8)
+    rel.dim = 0
+    rel.notes.append("the offsets with zero point = each row's start: real value = index")
+    b.add(rel)
+    b.view_layer(op, offs.name, rel.name, "the same offsets with per-row zero points "
+                 "(the argmax kernel resets its output's parameters)")
+    dst = out.name
+    if out.shape != (rows,):
+        dst = b.add(dataclasses.replace(out, name=f"{out.name}_flat", shape=(rows,),
+                                        role=Role.ACTIVATION, mem_stride=(1,),
+                                        notes=[]))
+    b.convert(op, rel.name, dst, "offsets minus row starts = indices (exact: SA32 to "
+              "SA32, scale 1)")
+    if dst != out.name:
+        b.view_layer(op, dst, out.name, f"indices in the model's shape {list(src.shape)}")
+
+
+def _sa32_index_tensor(b: Builder, name: str, shape: tuple[int, ...], idx: int) -> MliTensor:
+    """An SA32 tensor of integer indices with the parameters argmax writes into its output
+    (per-tensor zero point 0, scale 1)."""
+    t = MliTensor(name=name, role=Role.ACTIVATION, shape=shape, el_type=ElType.SA32,
+                  source=b.g.tensors[idx].name, source_index=idx)
+    return output_params("argmax", t, t)
+
+
+def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
+    """TRANSPOSE: mli_krn_permute (the batch axis stays first)."""
+    el = act_el(fmt)
+    x = b.use(op, op.inputs[0], el)
+    perm = axis_list(b.g, op)
+    p = [a - 1 for a in perm[1:]] if len(perm) >= 2 else perm
+    if b.layout == "chw" and len(p) == 3:
+        c, cinv = (2, 0, 1), (1, 2, 0)
+        p = [cinv[p[c[i]]] for i in range(3)]
+    cfg = {f"perm_dim{i}": (p[i] if i < len(p) else 0) for i in range(4)}
+    leaves = b.kernel_leaves("permute", b.tensors[x], cfg)
+    kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
+    b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
+    b.finish(op, pending, "permute copies its input's parameters")
+
+
+def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
+    """RESHAPE, SQUEEZE: a view of the (dense) input in the model's shape."""
+    idx = op.inputs[0]
+    if idx not in b.primary:
+        b.use(op, idx, act_el(fmt))
+    src = b.tensors[b.primary[idx]]
+    if b.layout == "chw" and len(src.shape) == 3 and src.shape[0] > 1 \
+            and src.shape[1] * src.shape[2] > 1:
+        src = _chw_to_hwc(b, op, src, fmt)
+    src = b.dense(op, fmt, src, f"{op.type} of a strided view needs a contiguous tensor")
+    out_shape = b.mli_shape(b.g.tensors[op.outputs[0]].shape)
+    if b.layout == "chw" and len(out_shape) == 3 and out_shape[0] > 1 \
+            and out_shape[1] * out_shape[2] > 1 and out_shape != src.shape:
+        raise UnsupportedError(f"{op.label}: a reshape into a multi-channel map has no CHW "
+                               "view; use --layout hwc")
+    out = b.produce(op.outputs[0], src.el_type)
+    b.copy_params(src)(out)
+    b.view_layer(op, src.name, out.name, f"{op.type} to {list(out.shape)}")
+
+
+def _chw_to_hwc(b: Builder, op: ir.Op, src: MliTensor, fmt: str) -> MliTensor:
+    c, h, w = src.shape
+    t = b.derived(src, f"{src.name}_hwc", shape=(h, w, c), layout="HWC")
+    b.layer(op, "permute", fmt, [src.name], [t.name], cfg_type="mli_permute_cfg",
+                cfg={"perm_dim0": 1, "perm_dim1": 2, "perm_dim2": 0, "perm_dim3": 0},
+                notes=["inserted: CHW -> HWC so the flattening order matches TFLite's"])
+    return t
+
+
+def _slice_view(b: Builder, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: int
+                ) -> tuple[MliTensor | None, str]:
+    """A create_subtensor view of `x` for `box`, or (None, why not)."""
+    if not box.unit_steps:
+        return None, f"steps {list(box.step)}: a view cannot skip elements"
+    want = b.mli_shape(b.g.tensors[out_idx].shape)
+    off, size = b.mli_shape(box.begin), b.mli_shape(box.size)
+    try:
+        v = create_subtensor(x, off, size, len(want), name=b.base(out_idx))
+    except SubtensorError as exc:
+        return None, exc.message
+    if v.shape != want:
+        return None, (f"create_subtensor gives shape {list(v.shape)} (it drops leading "
+                      f"size-1 axes), the model wants {list(want)}")
+    if not V.is_dense(v):
+        if b.mli_version != "2.0":
+            return None, f"a strided view, and MLI {b.mli_version} kernels ignore mem_stride"
+        why = b.consumer_needs_dense(out_idx)
+        if why:
+            return None, f"a strided view, and {why}"
+    return v, ""
+
+
+def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
+    """SPLIT / SPLIT_V / SLICE / STRIDED_SLICE: each output a view of the input where MLI can
+    address it, else a copy (mli_mov_tensor_sync)."""
+    el = act_el(fmt)
+    x_idx, boxes = slice_boxes(b.g, op)
+    x = b.tensors[b.use(op, x_idx, el)]
+    tfl_rank = len(b.g.tensors[x_idx].shape)
+    views, notes, copies = [], [], []
+    for out_idx, box in zip(op.outputs, boxes):
+        v, why = _slice_view(b, x, box, tfl_rank, out_idx)
+        if v is None:
+            copies.append((out_idx, box, why))
+            continue
+        src = b.g.tensors[out_idx]
+        v.role = Role.OUTPUT if out_idx in b.g.outputs else Role.ACTIVATION
+        v.source, v.source_index = src.name, out_idx
+        if not b.same_params(v, b.new_act(out_idx, el)):
+            v.notes.append("carries its input's parameters (the data is not requantized); "
+                           "the model gives this tensor other ones")
+        b.primary[out_idx] = b.add(v)
+        views.append(v.name)
+        kind = "contiguous" if V.is_dense(v) else f"strided {list(v.mem_stride)}"
+        notes.append(f"{v.name}: {kind} view of {v.buffer} at element {v.offset}")
+    if views:
+        b.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
+                                 inputs=[x.name], outputs=views,
+                                 notes=["view: no call; " + "; ".join(notes)]))
+    for out_idx, box, why in copies:
+        off, size, step = (b.mli_shape(v) for v in (box.begin, box.size, box.step))
+        out = b.produce(out_idx, el)
+        b.copy_params(x)(out)
+        if out.shape == tuple(size):
+            b.mov(op, fmt, x.name, out.name, off, size, step, why)
+            continue
+        # Shrunk axes: mov keeps the rank, a dense reshape view gives the model's shape.
+        tmp = b.derived(out, f"{out.name}_box", shape=tuple(size))
+        b.mov(op, fmt, x.name, tmp.name, off, size, step, why)
+        b.view_layer(op, tmp.name, out.name, f"{op.type} drops size-1 axes")
+
+
+def _concat_piece(b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor,
+                  seen: set) -> str | None:
+    """Why input `t` of a concatenation cannot be written in place as view `cand` of the
+    output buffer (None: it can)."""
+    if t.name in seen:
+        return "the same tensor is concatenated more than once"
+    if t.role == Role.INPUT:
+        return "a model input: the application owns its buffer"
+    if t.buffer is not None:
+        return f"it is already a view of '{t.buffer}'"
+    if any(o.buffer == t.name for o in b.tensors.values()):
+        return "other tensors are views of its memory"
+    if not b.same_params(t, cand):
+        return "its quantization differs from the output's"
+    producer = next((lay for lay in reversed(b.layers) if t.name in lay.outputs), None)
+    if producer is None or producer.kind == "view":
+        return "no kernel writes it"
+    if not V.is_dense(cand):
+        if b.mli_version != "2.0":
+            return f"its slice is strided and MLI {b.mli_version} kernels ignore mem_stride"
+        if V.needs_dense_output(producer.kind, b.mli_version):
+            return f"its slice is strided and {producer.kernel} needs a contiguous output"
+        why = b.consumer_needs_dense(idx, skip=op)
+        if why:
+            return f"its slice is strided and {why}"
+    return None
+
+
+def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
+    """The output is one buffer; each input becomes a view of its slice that the producer
+    writes in place, or is requantized (mli_hlp_convert_tensor) / copied (mli_mov) into
+    it. A "view" layer (no call) then stands for the whole output."""
+    el = act_el(fmt)
+    out = b.produce(op.outputs[0], el)
+    ins = [b.use(op, i, el) for i in op.inputs]
+    kout = b.tensors[b.separate_relu(op, fmt, out.name)]
+    axis = b.mli_axis(int(op.options.get("axis", 0)),
+                      len(b.g.tensors[op.outputs[0]].shape))
+    plans, acc, seen = [], 0, set()
+    for idx, name in zip(op.inputs, ins):
+        t = b.tensors[name]
+        off = [0] * kout.rank
+        off[axis] = acc
+        acc += t.shape[axis]
+        try:
+            cand = create_subtensor(kout, off, list(t.shape), kout.rank,
+                                    name=f"{kout.name}_part{len(plans)}")
+            why = _concat_piece(b, op, idx, t, cand, seen)
+        except SubtensorError as exc:
+            cand, why = None, exc.message
+        seen.add(name)
+        plans.append((t, cand, why))
+    if b.mli_version != "2.0" and any(why for _, _, why in plans):
+        return _concat_kernel(b, op, fmt, out, kout.name, ins, axis)
+    pieces, notes = [], []
+    for k, (t, cand, why) in enumerate(plans):
+        if why is None:
+            t.buffer, t.offset, t.mem_stride, t.capacity = (
+                cand.buffer, cand.offset, cand.mem_stride, cand.capacity)
+            t.notes.append(f"written in place into '{kout.name}' at element {cand.offset}")
+            pieces.append(t.name)
+            notes.append(f"input {k} '{t.name}': written in place by its producer")
+            continue
+        cand.role = Role.ACTIVATION
+        cand.notes = [f"slice {k} of '{kout.name}'"]
+        b.add(cand)
+        if b.same_params(t, cand):
+            b.mov(op, fmt, t.name, cand.name, [0] * t.rank, t.shape, [1] * t.rank, why)
+            notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
+        else:
+            b.convert(op, t.name, cand.name, "concatenation inputs must carry the "
+                      "output's parameters: requantized into its slice")
+            notes.append(f"input {k} '{t.name}': requantized into its slice "
+                         "(mli_hlp_convert_tensor)")
+        pieces.append(cand.name)
+    b.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
+                             inputs=pieces, outputs=[kout.name],
+                             notes=["view: no call; the inputs are slices of this buffer"]
+                             + notes))
+    b.flush_relu(op)
+
+
+def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, ins: list[str],
+                   axis: int) -> None:
+    """MLI 1.x concatenation kernel (the inputs carry the output's parameters)."""
+    names = []
+    for i, name in zip(op.inputs, ins):
+        if not b.same_params(b.tensors[name], out):
+            conv = b.derived(out, f"{b.tensors[name].name}_as_out",
+                             shape=b.tensors[name].shape, source_index=i,
+                             source=b.g.tensors[i].name)
+            b.convert(op, name, conv.name, "concatenation inputs must carry the "
+                      "output's parameters")
+            name = conv.name
+        names.append(name)
+    b.layer(op, "concat", fmt, names, [kout], cfg_type="mli_concat_cfg",
+                cfg={"axis": axis, "tensors_num": len(names)},
+                notes=["not all inputs can be written in place (contiguous slices only "
+                       f"on MLI {b.mli_version})"])
+    b.flush_relu(op)
+
+
+def _pad_value(b: Builder, op: ir.Op) -> int | None:
+    """The int8 value a PAD / PADV2 of int8 data fills with (None: real zero)."""
+    if op.type == "PADV2":
+        v = np.asarray(const_values(b.g, op.inputs[2])).reshape(-1)[0]
+        if v.dtype.kind in "iu":
+            return int(v)
+    return None
+
+
+def _pad_fused_into(b: Builder, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
+    """(conv, [top, bottom, left, right] padding it then needs) when this PAD's only
+    consumer is a convolution that can take the padding in its config: MLI convolutions
+    treat their padding as real zero, which is what PAD fills."""
+    out_idx = op.outputs[0]
+    cons = b.g.consumers().get(out_idx, [])
+    if b.mli_version != "2.0" or out_idx in b.g.outputs or len(cons) != 1:
+        return None
+    conv = cons[0]
+    if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.inputs[0] != out_idx \
+            or out_idx in conv.inputs[1:]:
+        return None
+    zp = b.g.tensors[op.inputs[0]].quant
+    value = _pad_value(b, op)
+    if value is not None and (zp is None or value != int(zp.zero_point[0])):
+        return None                                    # not real zero
+    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
+    o, wt = conv.options, b.g.tensors[conv.inputs[1]]
+    padded = b.g.tensors[out_idx].shape
+    total = []
+    for axis, (k, s, d) in ((1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
+                            (2, (wt.shape[2], o.get("stride_w", 1), o.get("dilation_w", 1)))):
+        _, before, after = tflite_padding(o.get("padding", "VALID"), padded[axis], k, s, d)
+        eff = (k - 1) * d + 1
+        pair = [int(pads[axis, 0]) + before, int(pads[axis, 1]) + after]
+        if max(pair) >= eff:                   # MLI: padding smaller than the kernel
+            return None
+        total += pair
+    return conv, total
+
+
+def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
+    """PAD, PADV2: taken into the consuming convolution's padding where it can, else a padding
+    copy (SA8 fills other than raw 0 go through SA32)."""
+    fused = _pad_fused_into(b, op)
+    if fused is not None:
+        conv, total = fused
+        b.fused_pads[conv.index] = (op, total)
+        return
+    el = act_el(fmt)
+    x = b.use(op, op.inputs[0], el)
+    xt = b.tensors[x]
+    value = _pad_value(b, op)
+    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
+    cfg = {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
+           "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
+    cfg_type = "mli_mov_cfg_t" if b.mli_version == "2.0" else "mli_padding2d_cfg"
+    if el.is_sa:
+        fill = int(xt.zero_point[0]) if value is None else value    # raw SA8 pad value
+        if fill != 0:
+            return _pad_wide(b, op, fmt, x, fill, cfg_type, cfg)
+    elif value is not None and value != int(b.g.tensors[op.inputs[0]].quant.zero_point[0]):
+        raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
+                               f"{fmt} padding fills zeros; use --format sa8 for this layer")
+    kout, pending = b.kernel_output(op, op.outputs[0], el, b.copy_params(xt))
+    b.layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
+    b.finish(op, pending, "padding copies its input's parameters")
+
+
+def _pad_wide(b: Builder, op: ir.Op, fmt: str, x: str, fill: int, cfg_type: str, cfg: dict
+              ) -> None:
+    """SA8 padding with `fill` != raw 0: MLI's copy pads raw zeros. Through SA32 with the
+    same scale and zero point zp - fill, raw 0 stands for `fill`; both converts only add
+    integers (scale ratio 1), so the result is exact."""
+    if b.mli_version != "2.0":
+        raise UnsupportedError(f"{op.label}: SA8 padding with raw value {fill} (not 0) "
+                               "needs MLI 2.x (SA32 copies)")
+    xt = b.tensors[x]
+    zp32 = int(xt.zero_point[0]) - fill
+
+    def wide(name: str, shape, why: str) -> MliTensor:
+        return b.derived(xt, name, shape=tuple(shape), el_type=ElType.SA32, layout="HWC",
+                         buffer=None, offset=0, capacity=None,
+                         zero_point=np.array([zp32], np.int16), notes=[why])
+
+    out_shape = b.mli_shape(b.g.tensors[op.outputs[0]].shape)
+    src = wide(f"{xt.name}_sa32", xt.shape, f"SA32 copy of '{xt.name}' in which raw 0 is "
+               f"the pad value {fill}")
+    dst = wide(f"{b.base(op.outputs[0])}_sa32", out_shape, "padded in SA32")
+    out = b.produce(op.outputs[0], ElType.SA8)
+    extra = (src.size + dst.size) * 4
+    note = (f"zero point {int(xt.zero_point[0])}: MLI pads raw zeros, so the copy pads an "
+            f"SA32 version (zero point {zp32}, raw 0 = {fill}) between two exact converts; "
+            f"{extra} bytes of extra activation RAM")
+    b.convert(op, x, src.name, "SA8 -> SA32, same scale (exact)")
+    b.layer(op, "padding", fmt, [src.name], [dst.name], cfg_type=cfg_type, cfg=cfg,
+                notes=[note])
+    b.convert(op, dst.name, out.name, "SA32 -> SA8 (exact)")

@@ -1,0 +1,119 @@
+"""The support check's named checks (each refusal is its check's docstring) and the op table as
+the one source of supported ops, their lowering functions and check sets."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mlitool
+from mlitool import ir
+from mlitool.errors import UnsupportedError
+from mlitool.mli import kernels
+from mlitool.mli.lower import LOWERINGS, activations, checks, lower, mac, movement, unsupported_ops
+from mlitool.mli.ops import MAC_KINDS, OP_KINDS, OUTPUT_PARAMS, SUPPORTED_OPS
+
+
+def _q(scale=0.1, zp=0):
+    return ir.Quant(np.array([scale]), np.array([zp]), None)
+
+
+def one_op(op_type, shapes, out_shape, *, dtype="int8", consts=None, n_out=1, **options):
+    """A graph of one op over activations of `shapes` (constants: {slot: array}) -> `n_out`
+    outputs of `out_shape`."""
+    consts = consts or {}
+    tensors, inputs = [], []
+    for slot, shape in enumerate(shapes):
+        data = consts.get(slot)
+        if data is not None:
+            shape, t_dtype = np.shape(data), str(np.asarray(data).dtype)
+        else:
+            t_dtype = dtype
+        tensors.append(ir.Tensor(slot, f"t{slot}", tuple(shape), t_dtype, data,
+                                 _q() if t_dtype == "int8" else None))
+        inputs.append(slot)
+    outs = list(range(len(tensors), len(tensors) + n_out))
+    tensors += [ir.Tensor(i, f"y{i}", tuple(out_shape), dtype, None, _q()) for i in outs]
+    op = ir.Op(0, op_type, tuple(inputs), tuple(outs), options)
+    acts = [i for i in inputs if tensors[i].data is None]
+    return ir.Graph("g", tensors, [op], acts, outs)
+
+
+# (graph, MLI version, check, its fields, the refusal text written out)
+CASES = [
+    (one_op("EXP", [(1, 8)], (1, 8)), "2.0", checks.has_kernel, {},
+     "no MLI kernel for this op"),
+    (one_op("RELU", [(1, 8)], (1, 8), dtype="int16"), "2.0", checks.activation_type,
+     {"name": "t0", "dtype": "int16"}, "tensor 't0' has type int16 (MLI activations: int8 or float)"),
+    (one_op("RELU", [(2, 8)], (2, 8)), "2.0", checks.batch_one, {"name": "t0", "batch": 2},
+     "tensor 't0' has batch 2 (MLI runs batch 1)"),
+    (one_op("ADD", [(1, 8), (1, 8)], (1, 8), fused_activation="TANH"), "2.0",
+     checks.fused_activation, {"act": "TANH"}, "fused activation TANH has no MLI equivalent"),
+    (one_op("PRELU", [(1, 4, 4, 2), None], (1, 4, 4, 2),
+            consts={1: np.ones((1, 1, 2), np.float32)}), "1.1",
+     checks.kernel_needs_mli2, {"kind": "prelu", "version": "1.1"},
+     "prelu has no MLI 1.1 kernel (MLI 2.x has one)"),
+    (one_op("SOFTMAX", [(1, 10)], (1, 10), beta=2.0), "2.0", checks.softmax_beta_one,
+     {"beta": 2.0}, "softmax beta 2.0 != 1"),
+    (one_op("ADD", [(1, 3, 4), (1, 5, 4)], (1, 5, 4)), "2.0", checks.operands_broadcast,
+     {"a": [1, 3, 4], "b": [1, 5, 4]}, "shapes [1, 3, 4] and [1, 5, 4] do not broadcast"),
+    (one_op("MUL", [(1, 4, 4, 2), (1, 1, 1, 2)], (1, 4, 4, 2)), "2.0",
+     checks.only_constants_broadcast,
+     {"name": "t1", "shape": [1, 1, 1, 2], "full": [1, 4, 4, 2]},
+     "activation 't1' [1, 1, 1, 2] broadcasts to [1, 4, 4, 2] (MLI: equal shapes or a scalar; "
+     "only a constant operand can be expanded)"),
+    (one_op("ARG_MAX", [(1, 300, 200), None], (1, 300),
+            consts={1: np.array([2], np.int32)}), "2.0", checks.argmax_row_starts_fit,
+     {"rows": 300, "size": 200, "last": 59800, "limit": 32767},
+     "ARG_MAX over 300 rows of 200: MLI reports offsets from the tensor start, and row starts up "
+     "to 59800 do not fit the int16 zero points that make them row-relative (at most 32767)"),
+    (one_op("PAD", [(1, 4, 4, 2), None], (1, 4, 4, 4),
+            consts={1: np.array([[0, 0], [0, 0], [0, 0], [1, 1]], np.int32)}), "2.0",
+     checks.pad_spatial, {},
+     "PAD is lowered only for spatial padding (H, W, 0..255) of a 4-D tensor"),
+    (one_op("SPLIT", [None, (1, 5, 2)], (1, 2, 2), consts={0: np.array([1], np.int32)},
+            n_out=2), "2.0", checks.slice_expressible,
+     {"reason": "SPLIT of dimension 5 into 2 parts"}, "SPLIT of dimension 5 into 2 parts"),
+]
+
+
+@pytest.mark.parametrize("graph,version,check,fields,text", CASES,
+                         ids=[c[2].__name__ for c in CASES])
+def test_refusal_is_the_checks_text(graph, version, check, fields, text):
+    expected = checks.message(check, **fields)
+    if text is not None:
+        assert expected == text
+    assert unsupported_ops(graph, version) == [f"op 0 ({graph.ops[0].type}): {expected}"]
+    with pytest.raises(UnsupportedError, match=re.escape(expected)):
+        lower(graph, mli_version=version, layout="hwc")
+
+
+def test_every_registered_check_has_a_message():
+    registered = {c for cs in checks.CHECKS.values() for c in cs}
+    registered |= {checks.has_kernel, checks.fused_activation, *checks.TENSOR_CHECKS}
+    for check in registered:
+        first = check.__doc__.split("\n\n")[0]
+        fields = set(re.findall(r"\{(\w+)", first))
+        assert checks.message(check, **{f: "X" for f in fields}).strip(), check.__name__
+
+
+def test_op_table_is_the_one_source():
+    assert set(LOWERINGS) == SUPPORTED_OPS == set(OP_KINDS) == set(checks.CHECKS)
+    families = (mac, activations, movement)
+    for op_type, fn in LOWERINGS.items():
+        assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), op_type
+    for kind in set(OP_KINDS.values()) | set(OUTPUT_PARAMS) | (MAC_KINDS - {"transpose_conv2d"}):
+        assert kernels.available_formats(kind, "2.0"), kind
+
+
+def test_op_facts_are_defined_only_in_the_op_table():
+    root = Path(mlitool.__file__).parent
+    pattern = re.compile(r"^\s*(_?[A-Z0-9_]*(SUPPORTED_OPS|MAC_KINDS?|SA8_MAC|OUTPUT_PARAMS|"
+                         r"FIXED_SA8_OUTPUT|REWRITING_KINDS))\s*[:=]", re.M)
+    defined = {str(p.relative_to(root)) for p in root.rglob("*.py")
+               if pattern.search(p.read_text())}
+    assert defined == {"mli/ops.py"}
