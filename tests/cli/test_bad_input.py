@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from conftest import ROOT, SHARED, shared_path
-from tflite_build import Buf, build, fc_spec
+from tests.support.paths import ROOT, SHARED, shared_path
+from tests.support.tflite_build import Buf, build, fc_spec
 
 MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
                 for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []

@@ -17,17 +17,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from emit_models import HOSTILE_NAMES, mli1_model, mli2_model
-from emit_probe import expected_lines, probe_source
+from tests.support.emit_models import HOSTILE_NAMES, mli1_model, mli2_model
+from tests.support.emit_probe import expected_lines, probe_source
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines
 from mlitool.emit.names import RESERVED, NameTable, c_identifier, comment_text
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.fsio import write_files_atomically
 from mlitool.mli.types import ElType, MliTensor, Role
+from tests.support.paths import MLI_HEADERS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
-HEADERS = ROOT / "tests" / "mli_headers"
+HEADERS = MLI_HEADERS
 INCLUDE = {"2.0": HEADERS / "mli2", "1.1": HEADERS / "mli11", "1.0": HEADERS / "mli10"}
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
 

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, shared_path
+from tests.support.paths import MLI_HEADERS, SAMPLES, shared_path
 from mlitool.convert import ConvertOptions, convert
 
-ROOT = Path(__file__).resolve().parents[1]
 HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
 CXX = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
 
@@ -50,7 +49,7 @@ def _defined_globals(obj: Path) -> dict[str, str]:
 def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     path = _model_path(model)
     convert(path, ConvertOptions(out=tmp_path, name="net", format=fmt, mli=target))
-    cmd = CXX + ["-I", str(ROOT / "tests" / "mli_headers" / HEADERS[target]), "-I", str(tmp_path),
+    cmd = CXX + ["-I", str(MLI_HEADERS / HEADERS[target]), "-I", str(tmp_path),
                  "-c", "net.c", "-o", "net.o"]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[:4000]}"

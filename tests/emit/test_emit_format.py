@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 import mlitool.emit.writer as writer
 import mlitool.fsio as fsio
-from emit_models import mli2_model
+from tests.support.emit_models import mli2_model
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps

@@ -8,9 +8,9 @@ import pytest
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
-from tests.conftest import shared_path
-from tests.oracle import run_reference
-from tests.tflite_builder import Spec, options, single_op_model
+from tests.support.paths import shared_path
+from tests.support.litert import reference_outputs
+from tests.support.tflite_build import T, options, single_op_model
 
 FLOAT_MODELS = ["mlperf_tiny/vww_96_float", "mlperf_tiny/resnet8_float", "mlperf_tiny/ad01_float",
                 "tflm/hello_world_float"]
@@ -36,7 +36,7 @@ def test_float_model_every_layer_close_to_interpreter(name):
     path, graph = _model(name)
     inputs = random_inputs(graph, 3, seed=5)
     _assert_close_every_layer(graph, run_graph(graph, inputs, "float", keep=True),
-                              run_reference(path, graph, inputs))
+                              reference_outputs(path, graph, inputs))
 
 
 def test_resnet8_float_airplane_probabilities():
@@ -87,22 +87,22 @@ def test_hybrid_model_runs_on_dequantized_weights():
     path, graph = _model("mlperf_tiny/kws_ref_model_hybrid")
     inputs = random_inputs(graph, 2, seed=1)
     ours = run_graph(graph, inputs, "float")[graph.outputs[0]]
-    ref = run_reference(path, graph, inputs)[graph.outputs[0]]
+    ref = reference_outputs(path, graph, inputs)[graph.outputs[0]]
     assert np.abs(ours - ref).max() < 0.05
 
 
 @pytest.mark.parametrize("op,ins,outs,opts", [
-    ("LOGISTIC", [Spec((1, 50), "float32")], [Spec((1, 50), "float32")], None),
-    ("TANH", [Spec((1, 50), "float32")], [Spec((1, 50), "float32")], None),
-    ("LEAKY_RELU", [Spec((1, 50), "float32")], [Spec((1, 50), "float32")], options("LeakyReluOptions", alpha=0.3)),
-    ("L2_NORMALIZATION", [Spec((1, 2, 25), "float32")], [Spec((1, 2, 25), "float32")], options("L2NormOptions")),
-    ("MAX_POOL_2D", [Spec((1, 7, 7, 2), "float32")], [Spec((1, 4, 4, 2), "float32")],
+    ("LOGISTIC", [T((1, 50), "float32")], [T((1, 50), "float32")], None),
+    ("TANH", [T((1, 50), "float32")], [T((1, 50), "float32")], None),
+    ("LEAKY_RELU", [T((1, 50), "float32")], [T((1, 50), "float32")], options("LeakyReluOptions", alpha=0.3)),
+    ("L2_NORMALIZATION", [T((1, 2, 25), "float32")], [T((1, 2, 25), "float32")], options("L2NormOptions")),
+    ("MAX_POOL_2D", [T((1, 7, 7, 2), "float32")], [T((1, 4, 4, 2), "float32")],
      options("Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=3, filterHeight=3)),
-    ("AVERAGE_POOL_2D", [Spec((1, 7, 7, 2), "float32")], [Spec((1, 4, 4, 2), "float32")],
+    ("AVERAGE_POOL_2D", [T((1, 7, 7, 2), "float32")], [T((1, 4, 4, 2), "float32")],
      options("Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=3, filterHeight=3)),
-    ("SOFTMAX", [Spec((1, 3, 9), "float32")], [Spec((1, 3, 9), "float32")], options("SoftmaxOptions", beta=2.0)),
-    ("MEAN", [Spec((1, 4, 5, 3), "float32"), Spec((2,), "int32", data=np.array([1, 2], np.int32))],
-     [Spec((1, 3), "float32")], options("ReducerOptions", keepDims=False)),
+    ("SOFTMAX", [T((1, 3, 9), "float32")], [T((1, 3, 9), "float32")], options("SoftmaxOptions", beta=2.0)),
+    ("MEAN", [T((1, 4, 5, 3), "float32"), T((2,), "int32", data=np.array([1, 2], np.int32))],
+     [T((1, 3), "float32")], options("ReducerOptions", keepDims=False)),
 ])
 def test_float_single_ops(op, ins, outs, opts, tmp_path):
     path = tmp_path / "m.tflite"
@@ -110,4 +110,4 @@ def test_float_single_ops(op, ins, outs, opts, tmp_path):
     graph = read_model(str(path)).main
     inputs = {k: v * 4 for k, v in random_inputs(graph, 4, seed=2).items()}
     _assert_close_every_layer(graph, run_graph(graph, inputs, "float", keep=True),
-                              run_reference(path, graph, inputs))
+                              reference_outputs(path, graph, inputs))

@@ -10,8 +10,8 @@ import pytest
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
-from tests.conftest import SAMPLES
-from tests.oracle import run_reference
+from tests.support.paths import SAMPLES
+from tests.support.litert import reference_outputs
 
 MODELS = sorted(p.relative_to(SAMPLES).as_posix()
                 for p in list(SAMPLES.glob("*.tflite")) + list(SAMPLES.glob("ops/*.tflite")))
@@ -30,7 +30,7 @@ def test_sample_every_layer_matches_interpreter(name):
     mode = "float" if _is_float_model(graph) else "tflite"
     inputs = random_inputs(graph, 4, seed=3)
     ours = run_graph(graph, inputs, mode, keep=True)
-    ref = run_reference(path, graph, inputs)
+    ref = reference_outputs(path, graph, inputs)
     for op in graph.ops:
         for t in op.outputs:
             a, b = ours[t], ref[t]

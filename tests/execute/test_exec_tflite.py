@@ -11,8 +11,8 @@ from mlitool.execute import fixedpoint as fp
 from mlitool.execute.graph import run_graph, unsupported_ops
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
-from tests.conftest import shared_path
-from tests.oracle import run_reference
+from tests.support.paths import shared_path
+from tests.support.litert import reference_outputs
 
 INT32_MAX = (1 << 31) - 1
 
@@ -82,7 +82,7 @@ def test_model_every_layer_matches_interpreter_on_random_inputs(name):
     path, graph = _model(name)
     inputs = random_inputs(graph, SAMPLES.get(name, 4), seed=7)
     ours = run_graph(graph, inputs, "tflite", keep=True)
-    _assert_every_layer_equal(graph, ours, run_reference(path, graph, inputs))
+    _assert_every_layer_equal(graph, ours, reference_outputs(path, graph, inputs))
 
 
 def _real_case(graph, name):
@@ -103,7 +103,7 @@ def test_model_real_input_gives_documented_output(name):
     inputs, expected = _real_case(graph, name.split("/")[1])
     ours = run_graph(graph, inputs, "tflite", keep=True)
     assert ours[graph.outputs[0]].reshape(-1).tolist() == expected
-    _assert_every_layer_equal(graph, ours, run_reference(path, graph, inputs))
+    _assert_every_layer_equal(graph, ours, reference_outputs(path, graph, inputs))
 
 
 def test_ad01_real_frames_every_layer():
@@ -114,7 +114,7 @@ def test_ad01_real_frames_every_layer():
     q = np.clip(np.round(frames / t.quant.scale[0]) + t.quant.zero_point[0], -128, 127)
     ours = run_graph(graph, inputs, "tflite", keep=True)
     assert np.array_equal(ours[graph.inputs[0]].reshape(6, -1), q.astype(np.int8))
-    ref = run_reference(path, graph, {graph.inputs[0]: ours[graph.inputs[0]]})
+    ref = reference_outputs(path, graph, {graph.inputs[0]: ours[graph.inputs[0]]})
     _assert_every_layer_equal(graph, ours, ref)
 
 

@@ -9,8 +9,8 @@ import pytest
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
-from tests.oracle import run_reference
-from tests.tflite_builder import Spec, options, single_op_model
+from tests.support.litert import reference_outputs
+from tests.support.tflite_build import T, options, single_op_model
 
 SAME, VALID = 0, 1
 NONE, RELU, RELU_N1, RELU6 = 0, 1, 2, 3
@@ -20,20 +20,20 @@ rng = np.random.default_rng(2024)
 def w8(shape, per_axis=True, axis=0):
     data = rng.integers(-127, 128, size=shape).astype(np.int8)
     scale = rng.uniform(0.002, 0.02, size=shape[axis]) if per_axis else 0.01
-    return Spec(shape, "int8", scale, 0, axis, data)
+    return T(shape, "int8", scale, 0, axis, data)
 
 
 def bias(n, scale=1e-4):
-    return Spec((n,), "int32", scale, 0, 0, rng.integers(-5000, 5000, size=n).astype(np.int32))
+    return T((n,), "int32", scale, 0, 0, rng.integers(-5000, 5000, size=n).astype(np.int32))
 
 
 def act(shape, scale=0.05, zp=-3, dtype="int8"):
-    return Spec(shape, dtype, scale, zp)
+    return T(shape, dtype, scale, zp)
 
 
 def const(data, dtype="int32"):
     data = np.asarray(data, dtype=dtype)
-    return Spec(data.shape, dtype, None, 0, 0, data)
+    return T(data.shape, dtype, None, 0, 0, data)
 
 
 CASES = {
@@ -72,7 +72,7 @@ CASES = {
     "relu_n1_to_1": ("RELU_N1_TO_1", [act((1, 30), 0.02, 1)], [act((1, 30), 1 / 127, 0)], None),
     "leaky_relu": ("LEAKY_RELU", [act((1, 40), 0.05, -3)], [act((1, 40), 0.04, 10)],
                    options("LeakyReluOptions", alpha=0.2)),
-    "prelu": ("PRELU", [act((1, 3, 3, 4), 0.05, -3), Spec((1, 1, 4), "int8", 0.01, -2, 0,
+    "prelu": ("PRELU", [act((1, 3, 3, 4), 0.05, -3), T((1, 1, 4), "int8", 0.01, -2, 0,
                                                            rng.integers(-128, 127, (1, 1, 4)).astype(np.int8))],
               [act((1, 3, 3, 4), 0.04, 10)], None),
     "logistic": ("LOGISTIC", [act((1, 64), 0.06, 4)], [act((1, 64), 1 / 256, -128)], None),
@@ -88,15 +88,15 @@ CASES = {
     "concat": ("CONCATENATION", [act((1, 2, 3)), act((1, 2, 5))], [act((1, 2, 8))],
                options("ConcatenationOptions", axis=-1)),
     "pad": ("PAD", [act((1, 3, 3, 2)), const([[0, 0], [1, 2], [0, 1], [0, 0]])], [act((1, 6, 4, 2))], None),
-    "padv2": ("PADV2", [act((1, 3, 2)), const([[0, 0], [2, 0], [1, 1]]), Spec((1,), "int8", 0.05, -3, 0, np.array([5], np.int8))],
+    "padv2": ("PADV2", [act((1, 3, 2)), const([[0, 0], [2, 0], [1, 1]]), T((1,), "int8", 0.05, -3, 0, np.array([5], np.int8))],
               [act((1, 5, 4))], None),
     "requantize": ("QUANTIZE", [act((1, 20), 0.05, -3)], [act((1, 20), 0.03, 12)], None),
-    "quantize_float": ("QUANTIZE", [Spec((1, 20), "float32")], [act((1, 20), 0.008, 3)], None),
-    "dequantize": ("DEQUANTIZE", [act((1, 20), 0.05, -3)], [Spec((1, 20), "float32")], None),
+    "quantize_float": ("QUANTIZE", [T((1, 20), "float32")], [act((1, 20), 0.008, 3)], None),
+    "dequantize": ("DEQUANTIZE", [act((1, 20), 0.05, -3)], [T((1, 20), "float32")], None),
     "transpose": ("TRANSPOSE", [act((1, 2, 3, 4)), const([0, 3, 1, 2])], [act((1, 4, 2, 3))], None),
     "reshape": ("RESHAPE", [act((1, 2, 3, 4)), const([1, 6, 4])], [act((1, 6, 4))], None),
     "squeeze": ("SQUEEZE", [act((1, 1, 3, 1))], [act((1, 3))], options("SqueezeOptions", squeezeDims=[1, 3])),
-    "arg_max": ("ARG_MAX", [act((1, 3, 7)), const([2])], [Spec((1, 3), "int32")],
+    "arg_max": ("ARG_MAX", [act((1, 3, 7)), const([2])], [T((1, 3), "int32")],
                 options("ArgMaxOptions", outputType=2)),
 }
 
@@ -110,7 +110,7 @@ def test_op_matches_interpreter(case, tmp_path):
     inputs = random_inputs(graph, 8, seed=11)
     if case == "quantize_float":
         inputs = {k: (v * 1.3).astype(np.float32) for k, v in inputs.items()}   # include clamping
-    ref = run_reference(path, graph, inputs)
+    ref = reference_outputs(path, graph, inputs)
     ours = run_graph(graph, inputs, "tflite", keep=True)
     t = graph.outputs[0]
     assert ours[t].dtype == ref[t].dtype

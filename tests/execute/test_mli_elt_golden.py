@@ -9,8 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import shared_path
-from golden import MODES, arith_of, load
+from tests.support.paths import shared_path
+from tests.support.golden import MODES, arith_of, load
 
 from mlitool.execute.mli import activations, convert, eltwise, movement, outparams
 

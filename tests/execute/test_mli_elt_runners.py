@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from conftest import shared_path
-from golden import load
+from tests.support.paths import shared_path
+from tests.support.golden import load
 
 from mlitool.execute.intops import Arith
 from mlitool.execute.mli import activations, convert, eltwise, movement

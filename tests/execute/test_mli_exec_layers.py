@@ -20,16 +20,16 @@ from mlitool.metrics import snr_db
 from mlitool.mli.lower import lower, pool_hazard, safe_pool_axis, tflite_padding
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.tflite_reader import read_model
-from tests.tflite_builder import Spec, options, single_op_model
+from tests.support.tflite_build import T, options, single_op_model
 
-from conftest import SAMPLES
+from tests.support.paths import SAMPLES
 
 ARITH = Arith("convergent", True)
 rng = np.random.default_rng(7)
 
 
 def act(shape, scale=0.05, zp=-3):
-    return Spec(tuple(shape), "int8", scale, zp)
+    return T(tuple(shape), "int8", scale, zp)
 
 
 def _model(tmp_path, name, op, ins, outs, opts=None):
@@ -50,7 +50,7 @@ def test_constant_operand_without_batch_axis(tmp_path):
     """ADD of an activation and a full-shape constant: the constant is a PARAM tensor in the
     layer's inputs, passed as its data without the sample axis and broadcast over the batch."""
     const = rng.integers(-128, 128, (1, 3, 4, 5)).astype(np.int8)
-    graph = _model(tmp_path, "add_c", "ADD", [act((1, 3, 4, 5)), Spec((1, 3, 4, 5), "int8", 0.02, 4,
+    graph = _model(tmp_path, "add_c", "ADD", [act((1, 3, 4, 5)), T((1, 3, 4, 5), "int8", 0.02, 4,
                                                                       data=const)],
                    [act((1, 3, 4, 5), 0.07, 1)], options("AddOptions"))
     mli = lower(graph, format="sa8")
@@ -87,7 +87,7 @@ def test_concat_same_params_copies_values(tmp_path):
 
 def test_padding_fills_real_zero(tmp_path):
     pads = np.array([[0, 0], [1, 2], [0, 3], [0, 0]], np.int32)
-    graph = _model(tmp_path, "pad", "PAD", [act((1, 3, 3, 2), 0.05, 0), Spec((4, 2), "int32", data=pads)],
+    graph = _model(tmp_path, "pad", "PAD", [act((1, 3, 3, 2), 0.05, 0), T((4, 2), "int32", data=pads)],
                    [act((1, 6, 6, 2), 0.05, 0)])
     mli = lower(graph, format="sa8")
     assert [layer.kind for layer in mli.layers] == ["padding"]
@@ -102,7 +102,7 @@ def test_padding_fills_real_zero(tmp_path):
 
 def test_view_keeps_the_bytes(tmp_path):
     shape = np.array([1, 12, 2], np.int32)
-    graph = _model(tmp_path, "reshape", "RESHAPE", [act((1, 2, 3, 4)), Spec((3,), "int32", data=shape)],
+    graph = _model(tmp_path, "reshape", "RESHAPE", [act((1, 2, 3, 4)), T((3,), "int32", data=shape)],
                    [act((1, 12, 2))])
     mli = lower(graph, format="sa8")
     assert [layer.kind for layer in mli.layers] == ["view"]

@@ -15,7 +15,7 @@ from mlitool.metrics import snr_db
 from mlitool.mli.lower import lower
 from mlitool.tflite_reader import read_model
 
-from conftest import shared_path
+from tests.support.paths import shared_path
 
 MODELS = {
     "kws": "mlperf_tiny/kws_ref_model_int8.tflite",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from tests.support.paths import shared_path
 
 from mlitool.execute.mli import luts
 

@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from golden import arith_of, load
-from conftest import shared_path
+from tests.support.golden import arith_of, load
+from tests.support.paths import shared_path
 from mlitool.execute.mli import mac, pool, rnn
 from mlitool.mli.types import MliLayer, MliModel, Role
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from golden import MODES, arith_of, load
-from conftest import shared_path
+from tests.support.golden import MODES, arith_of, load
+from tests.support.paths import shared_path
 from mlitool.errors import UnsupportedError
 from mlitool.execute.intops import Arith
 from mlitool.execute.mli import pool

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from golden import MODES, arith_of, load
-from conftest import shared_path
+from tests.support.golden import MODES, arith_of, load
+from tests.support.paths import shared_path
 from mlitool.execute.mli import rnn
 
 _TYPES = ("sa8_sa8_sa32", "fx16", "fx16_fx8_fx8")

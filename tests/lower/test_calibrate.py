@@ -13,7 +13,7 @@ from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
 from mlitool.verify import VerifyOptions, verify
 
-from conftest import SAMPLES, shared_path
+from tests.support.paths import SAMPLES, shared_path
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import struct
 import numpy as np
 import pytest
 
-from conftest import shared_path
+from tests.support.paths import shared_path
 from mlitool import ir
 from mlitool.config import load_config, parse_config
 from mlitool.errors import OptionError, UnsupportedError

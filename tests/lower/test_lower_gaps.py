@@ -12,13 +12,12 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import SAMPLES
-from emit_probe import expected_lines, probe_source
+from tests.support.paths import MLI_HEADERS, SAMPLES
+from tests.support.emit_probe import expected_lines, probe_source
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_bridge as B
@@ -28,9 +27,8 @@ from mlitool.execute.intops import Arith
 from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, Role
 from mlitool.tflite_reader import read_model
-from tests.tflite_builder import Spec, options, single_op_model
+from tests.support.tflite_build import T, graph_model, options, single_op_model
 
-ROOT = Path(__file__).resolve().parents[1]
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
 BUILDS = [Arith(r, a) for r in ("up", "convergent") for a in (True, False)]
 needs_gcc = pytest.mark.skipif(not shutil.which("gcc"), reason="gcc not installed")
@@ -47,7 +45,7 @@ def built(tmp_path, name, op, ins, outs, opts=None):
 
 
 def act(shape, scale=0.05, zp=-3):
-    return Spec(tuple(shape), "int8", scale, zp)
+    return T(tuple(shape), "int8", scale, zp)
 
 
 def worst_lsb(graph, mli, n=64, seed=5) -> int:
@@ -69,7 +67,7 @@ def compiles(mli, tmp_path) -> None:
     manifest = json.loads((tmp_path / "net.json").read_text())
     c_names = {t["name"]: t["c_name"] for t in manifest["tensors"]}
     (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
-    inc = ["-I", str(ROOT / "tests" / "mli_headers" / "mli2"), "-I", str(tmp_path)]
+    inc = ["-I", str(MLI_HEADERS / "mli2"), "-I", str(tmp_path)]
     for cmd in (["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"],
                 ["gcc", "-std=c99", *WARN, *inc, "probe.c", "net.o", "-o", "probe"]):
         res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
@@ -117,7 +115,7 @@ def test_eltwise_constant_fx16():
 
 def test_uniform_constant_becomes_a_scalar(tmp_path):
     const = np.full((6,), 37, np.int8)
-    graph = built(tmp_path, "add_u", "ADD", [act((1, 3, 2, 6)), Spec((6,), "int8", 0.02, 4,
+    graph = built(tmp_path, "add_u", "ADD", [act((1, 3, 2, 6)), T((6,), "int8", 0.02, 4,
                                                                       data=const)],
                   [act((1, 3, 2, 6), 0.07, 1)], options("AddOptions"))
     mli = lower(graph, format="sa8")
@@ -129,7 +127,7 @@ def test_uniform_constant_becomes_a_scalar(tmp_path):
 def test_broadcast_constant_on_the_left_and_over_rows(tmp_path):
     """SUB(const, x) with a [3, 1, 1] constant broadcast over [1, 3, 2, 4]."""
     const = np.array([-100, 5, 90], np.int8).reshape(3, 1, 1)
-    graph = built(tmp_path, "sub_l", "SUB", [Spec((3, 1, 1), "int8", 0.03, -2, data=const),
+    graph = built(tmp_path, "sub_l", "SUB", [T((3, 1, 1), "int8", 0.03, -2, data=const),
                                              act((1, 3, 2, 4))],
                   [act((1, 3, 2, 4), 0.08, 3)], options("SubOptions"))
     mli = lower(graph, format="sa8")
@@ -192,8 +190,8 @@ def test_fc_rows_shapes(tmp_path, in_shape, keep, out_shape):
     w = rng.integers(-127, 128, (8, 16)).astype(np.int8)
     b = rng.integers(-2000, 2000, (8,)).astype(np.int32)
     graph = built(tmp_path, "fc", "FULLY_CONNECTED",
-                  [act(in_shape, 0.04, 5), Spec((8, 16), "int8", 0.01, 0, data=w),
-                   Spec((8,), "int32", 0.0004, 0, data=b)], [act(out_shape, 0.1, -7)],
+                  [act(in_shape, 0.04, 5), T((8, 16), "int8", 0.01, 0, data=w),
+                   T((8,), "int32", 0.0004, 0, data=b)], [act(out_shape, 0.1, -7)],
                   options("FullyConnectedOptions", keepNumDims=keep, fusedActivationFunction=1))
     mli = lower(graph, format="sa8")
     conv = next(layer for layer in mli.layers if layer.kind == "conv2d")
@@ -274,8 +272,8 @@ def test_argmax_rows_indices(fmt):
 def test_argmax_shapes(tmp_path, in_shape, axis, out_type):
     out_shape = tuple(d for i, d in enumerate(in_shape) if i != axis % len(in_shape))
     graph = built(tmp_path, "am", "ARG_MAX",
-                  [act(in_shape), Spec((1,), "int32", data=np.array([axis], np.int32))],
-                  [Spec(out_shape, out_type)],
+                  [act(in_shape), T((1,), "int32", data=np.array([axis], np.int32))],
+                  [T(out_shape, out_type)],
                   options("ArgMaxOptions", outputType=2 if out_type == "int32" else 4))
     mli = lower(graph, format="sa8")
     rows = int(np.prod(in_shape[:axis % len(in_shape)]))
@@ -286,13 +284,13 @@ def test_argmax_shapes(tmp_path, in_shape, axis, out_type):
 
 def test_argmax_refusals(tmp_path):
     graph = built(tmp_path, "am1", "ARG_MAX",
-                  [act((1, 4, 8)), Spec((1,), "int32", data=np.array([1], np.int32))],
-                  [Spec((1, 8), "int32")], options("ArgMaxOptions", outputType=2))
+                  [act((1, 4, 8)), T((1,), "int32", data=np.array([1], np.int32))],
+                  [T((1, 8), "int32")], options("ArgMaxOptions", outputType=2))
     with pytest.raises(UnsupportedError, match="last non-unit axis"):
         lower(graph, format="sa8")
     graph = built(tmp_path, "am2", "ARG_MAX",
-                  [act((1, 5000, 8)), Spec((1,), "int32", data=np.array([2], np.int32))],
-                  [Spec((1, 5000), "int32")], options("ArgMaxOptions", outputType=2))
+                  [act((1, 5000, 8)), T((1,), "int32", data=np.array([2], np.int32))],
+                  [T((1, 5000), "int32")], options("ArgMaxOptions", outputType=2))
     with pytest.raises(UnsupportedError, match="39992 do not fit the int16 zero points"):
         lower(graph, format="sa8")
 
@@ -304,53 +302,10 @@ def test_argmax_rows_compiles(tmp_path):
 
 # --- PAD of SA8 data whose zero point is not 0 --------------------------------------------------
 
-schema = pytest.importorskip("ai_edge_litert.schema_py_generated")
-flatbuffers = pytest.importorskip("flatbuffers")
-
-
-def graph_of(tmp_path, tensors: list[Spec], ops: list[tuple], inputs, outputs, name="m"):
+def graph_of(tmp_path, tensors: list[T], ops: list[tuple], inputs, outputs, name="m"):
     """A multi-op model: `ops` = (BuiltinOperator name, inputs, outputs, options or None)."""
-    from tests.tflite_builder import _TYPES
-
-    buffers, ts = [schema.BufferT()], []
-    for i, spec in enumerate(tensors):
-        t = schema.TensorT()
-        t.name, t.shape, t.type, t.buffer = f"t{i}", list(spec.shape), _TYPES[spec.dtype], 0
-        if spec.scale is not None:
-            q = schema.QuantizationParametersT()
-            q.scale = [float(v) for v in np.atleast_1d(spec.scale)]
-            q.zeroPoint = [int(v) for v in np.broadcast_to(spec.zp, (len(q.scale),))]
-            q.quantizedDimension = spec.axis
-            t.quantization = q
-        if spec.data is not None:
-            b = schema.BufferT()
-            b.data = np.frombuffer(np.ascontiguousarray(spec.data, spec.dtype).tobytes(), np.uint8)
-            t.buffer = len(buffers)
-            buffers.append(b)
-        ts.append(t)
-    codes, operators = [], []
-    for op, ins, outs, opts in ops:
-        builtin = getattr(schema.BuiltinOperator, op)
-        if builtin not in codes:
-            codes.append(builtin)
-        o = schema.OperatorT()
-        o.opcodeIndex, o.inputs, o.outputs = codes.index(builtin), list(ins), list(outs)
-        if opts is not None:
-            o.builtinOptionsType, o.builtinOptions = opts
-        operators.append(o)
-    sub = schema.SubGraphT()
-    sub.tensors, sub.inputs, sub.outputs, sub.operators = ts, list(inputs), list(outputs), operators
-    model = schema.ModelT()
-    model.version, model.subgraphs, model.buffers = 3, [sub], buffers
-    model.operatorCodes = []
-    for builtin in codes:
-        c = schema.OperatorCodeT()
-        c.builtinCode, c.deprecatedBuiltinCode, c.version = builtin, min(builtin, 127), 1
-        model.operatorCodes.append(c)
-    b = flatbuffers.Builder(1024)
-    b.Finish(model.Pack(b), file_identifier=b"TFL3")
     path = tmp_path / f"{name}.tflite"
-    path.write_bytes(bytes(b.Output()))
+    path.write_bytes(graph_model(tensors, ops, inputs, outputs))
     return read_model(str(path)).main
 
 
@@ -405,13 +360,13 @@ def pad_conv_graph(tmp_path, conv="CONV_2D", padding=0, pads=((1, 1), (2, 0)), o
     ws = np.linspace(0.004, 0.009, cout)
     bq = rng.integers(-3000, 3000, (cout,)).astype(np.int32)
     pad_arr = np.array([[0, 0], list(pads[0]), list(pads[1]), [0, 0]], np.int32)
-    tensors = [act((1, 5, 6, 3), 0.04, 9), Spec((4, 2), "int32", data=pad_arr),
+    tensors = [act((1, 5, 6, 3), 0.04, 9), T((4, 2), "int32", data=pad_arr),
                act((1, h, w, 3), 0.04, 9),
-               Spec(wshape, "int8", ws, 0, axis=0 if conv == "CONV_2D" else 3, data=wq),
-               Spec((cout,), "int32", ws * 0.04, 0, data=bq), act((1, oh, ow, cout), 0.08, -4)]
+               T(wshape, "int8", ws, 0, axis=0 if conv == "CONV_2D" else 3, data=wq),
+               T((cout,), "int32", ws * 0.04, 0, data=bq), act((1, oh, ow, cout), 0.08, -4)]
     pad_ins = [0, 1]
     if padv2 is not None:
-        tensors.append(Spec((1,), "int8", 0.04, 9, data=np.array([padv2], np.int8)))
+        tensors.append(T((1,), "int8", 0.04, 9, data=np.array([padv2], np.int8)))
         pad_ins.append(len(tensors) - 1)
     ops = [("PADV2" if padv2 is not None else "PAD", pad_ins, [2], None),
            (conv, [2, 3, 4], [5], opts)]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import SAMPLES, SHARED
+from tests.support.paths import SAMPLES, SHARED
 from mlitool.errors import MlitoolError
 from mlitool.execute.mli.outparams import REWRITING_KINDS, output_params
 from mlitool.mli.lower import lower

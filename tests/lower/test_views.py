@@ -8,12 +8,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-import view_models
+from tests.support import view_models
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute.graph import run_graph
@@ -22,10 +21,10 @@ from mlitool.execute.mli_exec import run_model
 from mlitool.mli.lower import lower
 from mlitool.report.memory import activation_buffers
 from mlitool.tflite_reader import parse_model, read_model
+from tests.support.paths import MLI_HEADERS, ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "samples" / "ops"
-MLI2 = ROOT / "tests" / "mli_headers" / "mli2"
+MLI2 = MLI_HEADERS / "mli2"
 BUILT = {"split_concat": view_models.split_concat, "slices": view_models.slices,
          "split_reshape": view_models.split_reshape}
 SAMPLE_NAMES = ["split", "split_v", "slice", "strided_slice", "concatenation"]

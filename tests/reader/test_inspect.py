@@ -9,8 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import ROOT, SHARED, shared_path
-from tflite_build import build, fc_spec
+from tests.support.paths import ROOT, SHARED, shared_path
+from tests.support.tflite_build import build, fc_spec
 
 MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
                 for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []
@@ -265,7 +265,7 @@ def test_help_and_version_do_not_import_heavy_modules():
 
 def test_float16_weights_style_and_counts():
     """float16 weights behind a DEQUANTIZE: style, weights column and parameters counted once."""
-    from tflite_build import Buf, Code, Op, Spec, T
+    from tests.support.tflite_build import Buf, Code, Op, Spec, T
 
     from mlitool.inspect import summarize
     from mlitool.tflite_reader import parse_model

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from conftest import SHARED, shared_path
+from tests.support.paths import SHARED, shared_path
 
 MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
                 for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []
@@ -120,7 +120,7 @@ def test_options_decoded():
 # --------------------------------------------------------------------------------------------------
 # Synthetic models: every field written by the test is compared with what the reader returns.
 
-from tflite_build import Buf, Code, Op, T, build, fc_spec  # noqa: E402
+from tests.support.tflite_build import Buf, Code, Op, T, build, fc_spec  # noqa: E402
 
 
 def _parse(spec_or_bytes):

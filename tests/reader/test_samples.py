@@ -14,7 +14,7 @@ import pytest
 import tflite
 from ai_edge_litert.interpreter import Interpreter, OpResolverType
 
-from tests.conftest import SAMPLES
+from tests.support.paths import SAMPLES
 
 # File -> op types in execution order, as the interpreter lists them.
 CNN_OPS = ["CONV_2D", "MAX_POOL_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "ADD", "CONV_2D",

@@ -13,13 +13,12 @@ import math
 import numpy as np
 import pytest
 
-from conftest import SAMPLES, shared_path
+from tests.support.paths import SAMPLES, shared_path
+from tests.support.report_checks import brute_force_arena, parse_html
 from mlitool.report.command import Outputs, Progress, ReportOptions, make_report, output_files
 from mlitool.report.document import Report
 from mlitool.report.html import render_html
 from mlitool.report.render import csv_files, render_json, render_markdown, terminal_text
-from test_report_memory import _brute_force
-from test_report_render import _parse
 
 CNN = SAMPLES / "cnn_int8.tflite"
 CNN_FLOAT = SAMPLES / "cnn_float.tflite"
@@ -71,7 +70,7 @@ def _number(v) -> float:
 
 def _check_all_forms(r: Report, mac_positions: list[int], executed: bool = True) -> None:
     html = render_html(r)
-    p = _parse(html)
+    p = parse_html(html)
     expected = ["memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac_positions]
     expected += ["snr-layers", "sensitivity"] if executed else []
     assert p.charts == expected
@@ -195,7 +194,7 @@ def test_rom_against_convert_manifest(name, fmt, n, tmp_path):
                                   ("tflm", "hello_world_int8.tflite"),
                                   ("tflm", "micro_speech_int8.tflite")],
                          ids=["fc_int8", "hello_world", "micro_speech"])
-def test_arena_against_brute_force(path):
+def test_arena_againstbrute_force_arena(path):
     from mlitool.report.memory import Buffer
 
     path = shared_path("models", *path) if isinstance(path, tuple) else path
@@ -207,7 +206,7 @@ def test_arena_against_brute_force(path):
                                                         arena.column("last"))]
     assert len(bufs) <= 7
     ram = {row["item"]: row["bytes"] for row in _rows(_json(r), "ram-totals")}
-    assert ram["arena (shared placement)"] == _brute_force(bufs)
+    assert ram["arena (shared placement)"] == brute_force_arena(bufs)
     # placements never overlap while both buffers are alive
     rows = list(zip(arena.column("first"), arena.column("last"), arena.column("offset"),
                     arena.column("end")))

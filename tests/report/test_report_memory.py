@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 from mlitool.emit.cfgs import CFG_STRUCTS
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
 from mlitool.report.cstructs import cfg_struct, tensor_struct
-from mlitool.report.memory import (Buffer, activation_buffers, live_lower_bound, memory_report,
+from mlitool.report.memory import (Buffer, activation_buffers, memory_report,
                                    plan_arena)
-from tests.conftest import shared_path
+from tests.support.paths import MLI_HEADERS, shared_path
+from tests.support.report_checks import brute_force_arena
 
 HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
 
@@ -41,8 +42,7 @@ def _gcc_can(flag: str, tmp_path) -> bool:
 def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
     if not _gcc_can(flag, tmp_path):
         pytest.skip(f"gcc {flag} (freestanding) is not available")
-    from pathlib import Path
-    inc = Path(__file__).parent / "mli_headers" / HEADERS[target]
+    inc = MLI_HEADERS / HEADERS[target]
     lines = ['#include "mli_api.h"',
              f"_Static_assert(sizeof(mli_tensor) == {tensor_struct(target, pointer).size}, "
              '"mli_tensor");']
@@ -86,13 +86,12 @@ def _lowered(rel, fmt, target, layout):
 def test_rom_and_struct_ram_equal_compiled_object(case, tmp_path):
     if not _gcc_can("-m32", tmp_path):
         pytest.skip("gcc -m32 (freestanding) is not available")
-    from pathlib import Path
 
     from mlitool.emit.writer import emit
     graph, model = _lowered(*case)
     rep = memory_report(model, graph)
     emit(model, tmp_path, "net")
-    inc = Path(__file__).parent / "mli_headers" / HEADERS[model.target]
+    inc = MLI_HEADERS / HEADERS[model.target]
     subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", "-I", str(inc), "-c",
                     str(tmp_path / "net.c"), "-o", str(tmp_path / "net.o")], check=True)
     out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,
@@ -145,27 +144,6 @@ def _check_no_overlap(plan) -> None:
         assert p.offset + p.buffer.size <= plan.arena_bytes
 
 
-def _brute_force(buffers: list[Buffer], align: int = 1) -> int:
-    """Optimal arena: the best lowest-fit over every order. (Lowest-fit in the offset order of any
-    feasible placement never ends higher than it, so some order reaches the optimum.)"""
-    def up(x):
-        return -(-x // align) * align
-    best = None
-    for order in itertools.permutations(buffers):
-        placed: list[tuple[Buffer, int]] = []
-        for b in order:
-            conflicts = [(o, o + up(c.size)) for c, o in placed
-                         if c.first <= b.last and b.first <= c.last]
-            candidates = sorted({0} | {hi for _, hi in conflicts})
-            for off in candidates:
-                if all(off + up(b.size) <= lo or off >= hi for lo, hi in conflicts):
-                    placed.append((b, off))
-                    break
-        peak = max((o + up(c.size) for c, o in placed), default=0)
-        best = peak if best is None else min(best, peak)
-    return best or 0
-
-
 def _model_from_spec(sizes, reads, outputs) -> MliModel:
     """A chain of layers: layer i reads tensors `reads[i]` and writes tensor i + 1 (t0 is the
     model input). Element type int8, so a tensor of n elements is n bytes."""
@@ -212,7 +190,7 @@ def test_random_graphs_placement_valid_and_bounded(spec, align):
         _expected_lifetimes(sizes, reads, outputs)
     plan = plan_arena(bufs, align)
     _check_no_overlap(plan)
-    optimum = _brute_force(bufs, align)
+    optimum = brute_force_arena(bufs, align)
     assert plan.lower_bound <= optimum <= plan.arena_bytes <= plan.unshared_bytes
 
 
@@ -227,7 +205,7 @@ def test_greedy_matches_brute_force_often():
         model = _model_from_spec(sizes, reads, {n_layers})
         bufs = activation_buffers(model)
         plan = plan_arena(bufs)
-        opt = _brute_force(bufs)
+        opt = brute_force_arena(bufs)
         assert plan.lower_bound <= opt <= plan.arena_bytes
         hits += plan.arena_bytes == opt
         total += 1
@@ -248,7 +226,7 @@ def test_hand_made_cases_reach_the_optimum(sizes, reads, outputs, optimum):
     bufs = activation_buffers(model)
     plan = plan_arena(bufs)
     _check_no_overlap(plan)
-    assert plan.lower_bound == optimum == _brute_force(bufs) == plan.arena_bytes
+    assert plan.lower_bound == optimum == brute_force_arena(bufs) == plan.arena_bytes
     assert plan.unshared_bytes == sum(sizes)
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.report.quant_stats import in_mli_layout, snr_db, tensor_stats
-from tests.conftest import shared_path
+from tests.support.paths import shared_path
 
 
 def _sa8_weights(real: np.ndarray, dim: int, scale16, frac) -> MliTensor:

@@ -6,7 +6,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-from html.parser import HTMLParser
 
 import numpy as np
 import pytest
@@ -16,65 +15,10 @@ from mlitool.report.document import Chart, Report, Section, Series, make_table
 from mlitool.report.html import render_html
 from mlitool.report.render import (csv_files, render_csv, render_json, render_markdown,
                                    terminal_text, write_html, write_json)
-from tests.conftest import shared_path
+from tests.support.paths import shared_path
+from tests.support.report_checks import parse_html
 
 EVIL = '<script>alert("x")</script> & \'q\' | *b* `c`'
-VOID = {"meta", "br", "img", "input", "link", "hr", "col", "wbr", "source", "area", "base",
-        "embed", "param", "track"}
-SVG_VOID_OK = {"line", "rect", "circle", "path"}     # written as <x .../> (self-closing)
-
-
-class _Checker(HTMLParser):
-    """Tag balance, every <svg>'s data-chart id, every table's data-table id, forbidden content."""
-
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.stack: list[str] = []
-        self.charts: list[str] = []
-        self.tables: list[str] = []
-        self.tags: set[str] = set()
-        self.text: list[str] = []
-        self.errors: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        a = dict(attrs)
-        self.tags.add(tag)
-        for k, v in attrs:
-            if k in ("src", "href") and v and not v.startswith("#"):
-                self.errors.append(f"external reference {k}={v}")
-            if k.startswith("on"):
-                self.errors.append(f"event handler {k}")
-        if tag == "svg":
-            self.charts.append(a.get("data-chart"))
-        if tag == "table" and "data-table" in a:
-            self.tables.append(a["data-table"])
-        if tag not in VOID:
-            self.stack.append(tag)
-
-    def handle_startendtag(self, tag, attrs):
-        self.tags.add(tag)
-        if tag not in SVG_VOID_OK and tag not in VOID:
-            self.errors.append(f"self-closing <{tag}/>")
-
-    def handle_endtag(self, tag):
-        if not self.stack or self.stack[-1] != tag:
-            self.errors.append(f"unbalanced </{tag}> (open: {self.stack[-3:]})")
-        else:
-            self.stack.pop()
-
-    def handle_data(self, data):
-        self.text.append(data)
-
-
-def _parse(html: str) -> _Checker:
-    p = _Checker()
-    p.feed(html)
-    p.close()
-    assert not p.errors, p.errors[:5]
-    assert p.stack == [], p.stack
-    return p
-
-
 def _small_report() -> Report:
     t = make_table("layers", "Layers " + EVIL,
                    [("name", "Name"), ("snr", "SNR", "dB", 2), ("bytes", "Bytes", "B"),
@@ -103,7 +47,7 @@ def _small_report() -> Report:
 def test_html_parses_has_every_chart_and_escapes():
     r = _small_report()
     html = render_html(r)
-    p = _parse(html)
+    p = parse_html(html)
     assert p.charts == ["snr", "mem", "spread", "hist"]
     assert p.tables == ["layers"]
     assert "script" not in p.tags and "link" not in p.tags and "img" not in p.tags
@@ -198,7 +142,7 @@ def resnet_report():
 def test_real_report_all_forms_agree(resnet_report, tmp_path):
     model, r = resnet_report
     html = render_html(r)
-    p = _parse(html)
+    p = parse_html(html)
     mac = [i for i, layer in enumerate(model.layers) if layer.kind in ("conv2d", "fully_connected")]
     expected = ["memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac] \
         + ["snr-layers"]

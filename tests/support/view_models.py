@@ -1,35 +1,23 @@
-"""Small multi-op int8 .tflite models whose slices and concatenations lower to views (built with
-the flatbuffer object API shipped with ai-edge-litert, like tests/tflite_builder.py)."""
+"""Small multi-op int8 .tflite models whose slices and concatenations lower to views."""
 
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-schema = pytest.importorskip("ai_edge_litert.schema_py_generated")
-flatbuffers = pytest.importorskip("flatbuffers")
+from tests.support.tflite_build import T, graph_model, options
 
 SCALE, ZP = 0.05, -3
 
 
 class Builder:
+    """Tensors and ops in the order they are added; int8 tensors share one scale and zero point."""
+
     def __init__(self) -> None:
-        self.tensors, self.buffers, self.ops, self.codes = [], [schema.BufferT()], [], []
+        self.tensors, self.ops = [], []
 
     def tensor(self, name: str, shape, dtype: str = "int8", data=None) -> int:
-        t = schema.TensorT()
-        t.name, t.shape, t.buffer = name, list(shape), 0
-        t.type = schema.TensorType.INT8 if dtype == "int8" else schema.TensorType.INT32
-        if dtype == "int8":
-            q = schema.QuantizationParametersT()
-            q.scale, q.zeroPoint = [SCALE], [ZP]
-            t.quantization = q
-        if data is not None:
-            b = schema.BufferT()
-            b.data = np.frombuffer(np.ascontiguousarray(data, dtype=dtype).tobytes(), np.uint8)
-            t.buffer = len(self.buffers)
-            self.buffers.append(b)
-        self.tensors.append(t)
+        scale, zp = (SCALE, ZP) if dtype == "int8" else (None, 0)
+        self.tensors.append(T(list(shape), dtype, scale, zp, data=data, name=name))
         return len(self.tensors) - 1
 
     def const(self, name: str, values) -> int:
@@ -37,35 +25,10 @@ class Builder:
         return self.tensor(name, v.shape, "int32", v)
 
     def op(self, name: str, inputs, outputs, opts: str | None = None, **fields) -> None:
-        builtin = getattr(schema.BuiltinOperator, name)
-        if builtin not in self.codes:
-            self.codes.append(builtin)
-        o = schema.OperatorT()
-        o.opcodeIndex = self.codes.index(builtin)
-        o.inputs, o.outputs = list(inputs), list(outputs)
-        if opts is not None:
-            obj = getattr(schema, opts + "T")()
-            for k, v in fields.items():
-                setattr(obj, k, v)
-            o.builtinOptionsType, o.builtinOptions = getattr(schema.BuiltinOptions, opts), obj
-        self.ops.append(o)
+        self.ops.append((name, inputs, outputs, options(opts, **fields) if opts is not None else None))
 
     def finish(self, inputs, outputs) -> bytes:
-        sub = schema.SubGraphT()
-        sub.tensors, sub.inputs, sub.outputs, sub.operators = (self.tensors, list(inputs),
-                                                               list(outputs), self.ops)
-        sub.name = "main"
-        codes = []
-        for builtin in self.codes:
-            c = schema.OperatorCodeT()
-            c.builtinCode, c.deprecatedBuiltinCode, c.version = builtin, min(builtin, 127), 1
-            codes.append(c)
-        model = schema.ModelT()
-        model.version, model.operatorCodes, model.subgraphs = 3, codes, [sub]
-        model.buffers, model.description = self.buffers, "mlitool view test model"
-        b = flatbuffers.Builder(1024)
-        b.Finish(model.Pack(b), file_identifier=b"TFL3")
-        return bytes(b.Output())
+        return graph_model(self.tensors, self.ops, inputs, outputs)
 
 
 def split_concat() -> bytes:

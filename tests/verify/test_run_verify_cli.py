@@ -11,7 +11,7 @@ from mlitool.execute.graph import run_graph
 from mlitool.execute.presets import arith_for
 from mlitool.tflite_reader import read_model
 
-from conftest import SAMPLES, shared_path
+from tests.support.paths import SAMPLES, shared_path
 
 
 def run_main(args, capsys):

@@ -1,4 +1,5 @@
-"""Shared test fixtures. Tests that need ../shared skip with a clear reason when it is absent."""
+"""Where the tests find the project, its samples, the MLI headers they compile against, and the
+shared reference material (../shared), which may be absent in a fresh clone."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("MLITOOL_SHARED", ROOT.parent / "shared"))
 SAMPLES = ROOT / "samples"
+MLI_HEADERS = ROOT / "tests" / "mli_headers"
 
 
 def shared_path(*parts: str) -> Path:
@@ -19,8 +21,3 @@ def shared_path(*parts: str) -> Path:
         pytest.skip(f"{path} is absent: the shared reference material sits beside the project in CI "
                     "(set MLITOOL_SHARED to point elsewhere)")
     return path
-
-
-@pytest.fixture
-def shared():
-    return shared_path()
