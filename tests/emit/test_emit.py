@@ -240,10 +240,10 @@ def test_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
     emit(mli2_model("sa8", HOSTILE_NAMES), a, "m")
     emit(mli2_model("sa8", HOSTILE_NAMES), b, "m")
     assert _digest(a) == _digest(b)
-    script = ("import sys; sys.path[:0] = [{root!r}, {tests!r}]\n"
-              "from emit_models import mli2_model, HOSTILE_NAMES\nfrom mlitool.emit import emit\n"
-              "emit(mli2_model('sa8', HOSTILE_NAMES), sys.argv[1], 'm')\n").format(
-                  root=str(ROOT), tests=str(ROOT / "tests"))
+    script = ("import sys; sys.path[:0] = [{root!r}]\n"
+              "from tests.support.emit_models import mli2_model, HOSTILE_NAMES\n"
+              "from mlitool.emit import emit\n"
+              "emit(mli2_model('sa8', HOSTILE_NAMES), sys.argv[1], 'm')\n").format(root=str(ROOT))
     for seed in ("1", "98765"):
         out = tmp_path / f"seed{seed}"
         out.mkdir()
