@@ -1,0 +1,67 @@
+"""The emitted NAME.c of real models is also valid C++20: `g++ -std=c++20 -Wall -Wextra -Werror
+-pedantic -x c++` compiles it against the MLI declarations the tests carry, for every MLI target and
+format, and every tensor, config and the bind-views function keep C linkage (unmangled, global),
+so a C++ build links with C code and the header's declarations."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import MLI_HEADERS, SAMPLES, shared_path
+from mlitool.convert import EmitOptions, convert
+from mlitool.pipeline import ModelOptions
+
+HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
+CXX = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
+
+TARGETS = [("2.0", "sa8"), ("2.0", "fx16"), ("2.0", "fx8w16d"), ("1.1", "fx16"), ("1.1", "fx8w16d"),
+           ("1.0", "fx16"), ("1.0", "fx8")]
+MODELS = ["samples/cnn_int8", "shared/mlperf_tiny/kws_ref_model_int8", "shared/mlperf_tiny/ad01_int8"]
+
+pytestmark = pytest.mark.skipif(not (shutil.which("g++") and shutil.which("nm")),
+                                reason="g++/nm not installed")
+
+
+def _model_path(model: str) -> Path:
+    where, rest = model.split("/", 1)
+    if where == "samples":
+        return SAMPLES / f"{rest}.tflite"
+    return shared_path("models", f"{rest}.tflite")
+
+
+def _defined_globals(obj: Path) -> dict[str, str]:
+    """Global symbols defined in an object file: name -> nm type letter."""
+    res = subprocess.run(["nm", str(obj)], capture_output=True, text=True, check=True)
+    out = {}
+    for line in res.stdout.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1].isupper() and parts[1] != "U":
+            out[parts[2]] = parts[1]
+    return out
+
+
+@pytest.mark.parametrize("target,fmt", TARGETS, ids=[f"{t}-{f}" for t, f in TARGETS])
+@pytest.mark.parametrize("model", MODELS, ids=[m.rsplit("/", 1)[1] for m in MODELS])
+def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
+    path = _model_path(model)
+    convert(path, ModelOptions(format=fmt, mli=target), EmitOptions(out=tmp_path, name="net"))
+    cmd = CXX + ["-I", str(MLI_HEADERS / HEADERS[target]), "-I", str(tmp_path),
+                 "-c", "net.c", "-o", "net.o"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[:4000]}"
+
+    manifest = json.loads((tmp_path / "net.json").read_text())
+    want = {t["c_name"] for t in manifest["tensors"]}
+    want |= {layer["cfg_symbol"] for layer in manifest["layers"] if layer["cfg_symbol"]}
+    want.add(manifest["model"]["bind_views"])
+    defined = _defined_globals(tmp_path / "net.o")
+    missing = sorted(want - defined.keys())
+    assert not missing, f"not defined with C linkage: {missing[:10]}"
+    assert defined[manifest["model"]["bind_views"]] == "T"
+    # Nothing else is exported: data and parameter arrays stay internal (static).
+    assert set(defined) == want

@@ -1,0 +1,44 @@
+"""Lowering plans output parameters for kernels that rewrite them (sigm, tanh, softmax,
+l2_normalize, argmax, permute copy or overwrite; relu and maxpool copy the input's). The emitted
+output tensor must carry exactly what the kernel leaves there, which `ops.output_params`
+reproduces (checked against every golden `*_post_*` value in test_mli_elt_golden). This test ties
+the two together on every model mlitool ships or is given."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.support.paths import SAMPLES, SHARED
+from mlitool.errors import MlitoolError
+from mlitool.mli.lower import lower
+from mlitool.mli.ops import OUTPUT_PARAMS, output_params
+from mlitool.tflite_reader import read_model
+
+MODELS = sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite")) + (
+    sorted((SHARED / "models").glob("**/*int8.tflite")) if (SHARED / "models").is_dir() else [])
+
+
+def _params(t):
+    if t.el_type.is_fx:
+        return ("fx", t.frac_bits)
+    return ("sa", t.dim, t.zero_point.tolist(), t.scale.tolist(), t.scale_frac_bits.tolist())
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+@pytest.mark.parametrize("path", MODELS, ids=lambda p: Path(p).stem)
+def test_planned_output_params_are_what_the_kernel_leaves(path, fmt):
+    graph = read_model(path).main
+    try:
+        model = lower(graph, format=fmt, weights_only=False,
+                      ranges={t.index: (-1.0, 1.0) for t in graph.tensors})
+    except MlitoolError as exc:
+        pytest.skip(f"{Path(path).name} does not lower to {fmt}: {exc}")
+    for layer in model.layers:
+        if layer.kind not in OUTPUT_PARAMS:
+            continue
+        inp = model.tensors[layer.inputs[0]]
+        out = model.tensors[layer.outputs[0]]
+        left = output_params(layer.kind, inp, out, layer.cfg)
+        assert _params(left) == _params(out), f"layer {layer.index} ({layer.kind})"

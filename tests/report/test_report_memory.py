@@ -1,0 +1,256 @@
+"""ROM and RAM figures of `mlitool.report.memory`, checked independently:
+struct sizes and ROM bytes against gcc (-m32, as the 32-bit ARC target lays structs out), the arena
+placement against an independent overlap check, a live-bytes lower bound and a brute-force optimum.
+"""
+
+from __future__ import annotations
+
+import itertools
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from mlitool.emit.cfgs import CFG_STRUCTS
+from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
+from mlitool.report.cstructs import cfg_struct, tensor_struct
+from mlitool.report.memory import (Buffer, activation_buffers, memory_report,
+                                   plan_arena)
+from tests.support.paths import MLI_HEADERS, shared_path
+from tests.support.report_checks import brute_force_arena
+
+HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
+
+
+def _gcc_can(flag: str, tmp_path) -> bool:
+    if shutil.which("gcc") is None:
+        return False
+    src = tmp_path / "probe.c"
+    src.write_text("#include <stdint.h>\nint32_t x;\n")
+    r = subprocess.run(["gcc", flag, "-ffreestanding", "-c", str(src), "-o", str(tmp_path / "p.o")],
+                       capture_output=True)
+    return r.returncode == 0
+
+
+# --- struct sizes against the compiler ---------------------------------------------------------
+
+@pytest.mark.parametrize("target", ["2.0", "1.1", "1.0"])
+@pytest.mark.parametrize("flag,pointer", [("-m32", 4), ("-m64", 8)])
+def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
+    if not _gcc_can(flag, tmp_path):
+        pytest.skip(f"gcc {flag} (freestanding) is not available")
+    inc = MLI_HEADERS / HEADERS[target]
+    lines = ['#include "mli_api.h"',
+             f"_Static_assert(sizeof(mli_tensor) == {tensor_struct(target, pointer).size}, "
+             '"mli_tensor");']
+    for cfg in CFG_STRUCTS[target]:
+        if cfg == "mli_rnn_dense_cfg" or cfg == "mli_argmax_cfg" and target != "2.0":
+            continue
+        lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(target, cfg).size}, \"{cfg}\");")
+    src = tmp_path / "sizes.c"
+    src.write_text("\n".join(lines) + "\n")
+    r = subprocess.run(["gcc", flag, "-ffreestanding", "-std=c11", "-I", str(inc), "-c", str(src),
+                        "-o", str(tmp_path / "sizes.o")], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_documented_target_sizes():
+    # the numbers the module docstring documents for the 32-bit ARC target
+    assert [tensor_struct(t).size for t in ("2.0", "1.1", "1.0")] == [80, 64, 36]
+    assert cfg_struct("2.0", "mli_conv2d_cfg").size == 12
+    assert cfg_struct("1.1", "mli_conv2d_cfg").size == 12
+    assert cfg_struct("2.0", "mli_pool_cfg").size == 8
+    assert cfg_struct("2.0", "mli_concat_cfg").size == 2
+
+
+# --- ROM against the object file gcc builds from the emitted C --------------------------------
+
+CASES = [("mlperf_tiny/resnet8_int8.tflite", "sa8", "2.0", "hwc"),
+         ("mlperf_tiny/ad01_int8.tflite", "sa8", "1.1", "hwc"),
+         ("mlperf_tiny/kws_ref_model_int8.tflite", "fx16", "1.0", "chw"),
+         ("mlperf_tiny/kws_ref_model_int8.tflite", "fx8w16d", "2.0", "hwc")]
+
+
+def _lowered(rel, fmt, target, layout):
+    from mlitool.mli.lower import lower
+    from mlitool.tflite_reader import read_model
+    path = shared_path("models", rel)
+    model = read_model(path)
+    return model.main, lower(model.main, format=fmt, mli_version=target, layout=layout, source=str(path))
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].split('/')[-1]}-{c[1]}-{c[2]}")
+def test_rom_and_struct_ram_equal_compiled_object(case, tmp_path):
+    if not _gcc_can("-m32", tmp_path):
+        pytest.skip("gcc -m32 (freestanding) is not available")
+
+    from mlitool.emit.writer import emit
+    graph, model = _lowered(*case)
+    rep = memory_report(model, graph)
+    emit(model, tmp_path, "net")
+    inc = MLI_HEADERS / HEADERS[model.mli_version]
+    subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", "-I", str(inc), "-c",
+                    str(tmp_path / "net.c"), "-o", str(tmp_path / "net.o")], check=True)
+    out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,
+                         check=True).stdout
+    by_kind: dict[str, int] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4:
+            by_kind[parts[2].lower()] = by_kind.get(parts[2].lower(), 0) + int(parts[1], 16)
+    assert rep.rom_total == by_kind.get("r", 0)             # .rodata: all const objects
+    assert rep.activation_structs == by_kind.get("d", 0)    # .data: the writable mli_tensors
+
+
+def test_rom_against_manifest_and_tflite():
+    import json
+    import tempfile
+
+    from mlitool.emit.writer import emit
+    graph, model = _lowered(*CASES[0])
+    rep = memory_report(model, graph)
+    with tempfile.TemporaryDirectory() as d:
+        emit(model, d, "net")
+        manifest = json.loads((__import__("pathlib").Path(d) / "net.json").read_text())
+    tot = rep.rom_totals()
+    assert tot["weights"] == manifest["totals"]["weight_bytes"]
+    assert tot["bias"] == manifest["totals"]["bias_bytes"]
+    assert tot["params"] + tot["per_axis"] == manifest["totals"]["param_bytes"]
+    # the .tflite constants, straight from the IR graph
+    consts = [t for t in graph.tensors if t.data is not None]
+    assert rep.tflite_weight_bytes == sum(t.data.nbytes for t in consts)
+    assert rep.float32_bytes == 4 * sum(t.data.size for t in consts if t.quant is not None
+                                        or t.dtype.startswith("float"))
+    # resnet8: no activation needs more than conv output + residual + next conv output (16 KiB each)
+    assert rep.arena.arena_bytes == rep.arena.lower_bound == 3 * 16384
+    assert rep.arena.unshared_bytes == sum(t.nbytes for t in model.tensors.values()
+                                           if not t.role.is_constant and t.buffer is None)
+    _check_no_overlap(rep.arena)
+
+
+# --- arena placement ---------------------------------------------------------------------------
+
+def _check_no_overlap(plan) -> None:
+    ps = plan.placements
+    for a, b in itertools.combinations(ps, 2):
+        if a.buffer.first <= b.buffer.last and b.buffer.first <= a.buffer.last:
+            assert a.offset + a.buffer.size <= b.offset or b.offset + b.buffer.size <= a.offset, \
+                (a, b)
+    for p in ps:
+        assert p.offset % plan.align == 0 and p.offset >= 0
+        assert p.offset + p.buffer.size <= plan.arena_bytes
+
+
+def _model_from_spec(sizes, reads, outputs) -> MliModel:
+    """A chain of layers: layer i reads tensors `reads[i]` and writes tensor i + 1 (t0 is the
+    model input). Element type int8, so a tensor of n elements is n bytes."""
+    tensors = {}
+    for i, n in enumerate(sizes):
+        role = Role.INPUT if i == 0 else Role.OUTPUT if i in outputs else Role.ACTIVATION
+        tensors[f"t{i}"] = MliTensor(f"t{i}", role, (n,), ElType.SA8)
+    layers = [MliLayer(i, "ADD", "eltwise_add", "k", [f"t{j}" for j in r], [f"t{i + 1}"])
+              for i, r in enumerate(reads)]
+    return MliModel("spec.tflite", "2.0", "sa8", "hwc", tensors, layers, ["t0"],
+                    [f"t{i}" for i in sorted(outputs)])
+
+
+def _expected_lifetimes(sizes, reads, outputs):
+    end = len(reads) - 1
+    out = {}
+    for i, n in enumerate(sizes):
+        first = 0 if i == 0 else i - 1
+        users = [pos for pos, r in enumerate(reads) if i in r]
+        last = end if i in outputs else max(users + [first])
+        out[f"t{i}"] = (n, first, last)
+    return out
+
+
+@st.composite
+def graphs(draw):
+    n_layers = draw(st.integers(1, 5))
+    sizes = [draw(st.integers(1, 64)) for _ in range(n_layers + 1)]
+    reads = []
+    for i in range(n_layers):
+        k = draw(st.integers(1, min(2, i + 1)))
+        reads.append(sorted(draw(st.sets(st.integers(0, i), min_size=k, max_size=k))))
+    extra = draw(st.sets(st.integers(1, n_layers), max_size=2))
+    return sizes, reads, {n_layers} | extra
+
+
+@settings(max_examples=150, deadline=None)
+@given(graphs(), st.sampled_from([1, 4]))
+def test_random_graphs_placement_valid_and_bounded(spec, align):
+    sizes, reads, outputs = spec
+    model = _model_from_spec(sizes, reads, outputs)
+    bufs = activation_buffers(model)
+    assert {b.name: (b.size, b.first, b.last) for b in bufs} == \
+        _expected_lifetimes(sizes, reads, outputs)
+    plan = plan_arena(bufs, align)
+    _check_no_overlap(plan)
+    optimum = brute_force_arena(bufs, align)
+    assert plan.lower_bound <= optimum <= plan.arena_bytes <= plan.unshared_bytes
+
+
+def test_greedy_matches_brute_force_often():
+    """How often greedy-by-size reaches the optimum on random graphs of <= 6 buffers."""
+    rng = np.random.default_rng(5)
+    hits = total = 0
+    for _ in range(300):
+        n_layers = int(rng.integers(2, 6))
+        sizes = [int(s) for s in rng.integers(1, 100, n_layers + 1)]
+        reads = [sorted({int(rng.integers(0, i + 1)), i}) for i in range(n_layers)]
+        model = _model_from_spec(sizes, reads, {n_layers})
+        bufs = activation_buffers(model)
+        plan = plan_arena(bufs)
+        opt = brute_force_arena(bufs)
+        assert plan.lower_bound <= opt <= plan.arena_bytes
+        hits += plan.arena_bytes == opt
+        total += 1
+    print(f"greedy-by-size optimal on {hits}/{total} random graphs")
+    assert hits / total >= 0.8
+
+
+@pytest.mark.parametrize("sizes,reads,outputs,optimum", [
+    # a chain: the peak is the largest producer/consumer pair
+    ([100, 50, 80, 20], [[0], [1], [2]], {3}, 150),
+    # a residual block: t1 stays alive across the branch until the add
+    ([10, 40, 30, 30, 40], [[0], [1], [2], [1, 3]], {4}, 110),
+    # two outputs alive to the end
+    ([64, 32, 16, 8], [[0], [1], [2]], {1, 3}, 96),
+])
+def test_hand_made_cases_reach_the_optimum(sizes, reads, outputs, optimum):
+    model = _model_from_spec(sizes, reads, outputs)
+    bufs = activation_buffers(model)
+    plan = plan_arena(bufs)
+    _check_no_overlap(plan)
+    assert plan.lower_bound == optimum == brute_force_arena(bufs) == plan.arena_bytes
+    assert plan.unshared_bytes == sum(sizes)
+
+
+def test_views_count_once_and_extend_the_root_lifetime():
+    t = {"x": MliTensor("x", Role.INPUT, (4, 4), ElType.SA8),
+         "a": MliTensor("a", Role.ACTIVATION, (2, 8), ElType.FX16),
+         "v": MliTensor("v", Role.ACTIVATION, (16,), ElType.FX16, buffer="a"),
+         "y": MliTensor("y", Role.OUTPUT, (16,), ElType.FX16),
+         "w": MliTensor("w", Role.WEIGHTS, (16,), ElType.FX16, data=np.zeros(16, np.int16))}
+    layers = [MliLayer(0, "CONV_2D", "conv2d", "k", ["x"], ["a"], weights="w"),
+              MliLayer(1, "RESHAPE", "view", "", ["a"], ["v"]),
+              MliLayer(2, "RELU", "relu", "k", ["v"], ["y"])]
+    model = MliModel("m.tflite", "2.0", "fx16", "hwc", t, layers, ["x"], ["y"])
+    bufs = {b.name: b for b in activation_buffers(model)}
+    assert set(bufs) == {"x", "a", "y"}
+    assert (bufs["a"].size, bufs["a"].first, bufs["a"].last) == (32, 0, 2)
+    assert (bufs["x"].first, bufs["x"].last, bufs["y"].first, bufs["y"].last) == (0, 0, 2, 2)
+    rep = memory_report(model)
+    assert rep.arena.arena_bytes == 64          # a + y at layer 2; x + a at layer 0
+    assert rep.activation_structs == 4 * 80 and rep.rom_total == 32 + 80
+
+
+def test_alignment_rounds_offsets_and_sizes():
+    bufs = [Buffer("a", 5, 0, 1), Buffer("b", 3, 1, 2), Buffer("c", 7, 2, 2)]
+    plan = plan_arena(bufs, align=8)
+    _check_no_overlap(plan)
+    assert plan.arena_bytes == 16 and plan.unshared_bytes == 24 and plan.lower_bound == 16

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests: paths, model builders, golden vectors, emit probes."""
