@@ -38,9 +38,10 @@ def mli_builds() -> dict[tuple[str, str], MliBuild]:
         pytest.skip(str(reason))
 
 
-def mli_include_dirs(target: str) -> tuple[Path, ...]:
-    """The real MLI headers for "2.0" / "1.1" / "1.0", or skip the calling test when they are absent."""
+def mli_cflags(target: str) -> list[str]:
+    """-I flags of the real MLI headers for "2.0" / "1.1" / "1.0" (../shared/mli, or $MLITOOL_MLI_ROOT
+    for 2.x), or skip the calling test when they are absent."""
     try:
-        return header_dirs(target)
+        return [f"-I{d}" for d in header_dirs(target)]
     except MliUnavailable as reason:
         pytest.skip(str(reason))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import mli_include_dirs
+from conftest import mli_cflags
 from support.mli_build import CONFIGS, build_mli
 
 PROBE = Path(__file__).parent / "support" / "c" / "mli_build_probe.c"
@@ -55,5 +55,5 @@ def test_second_build_reuses_the_cache(mli_builds):
 def test_real_headers_compile_as_c99(target, tmp_path):
     src = tmp_path / "t.c"
     src.write_text('#include "mli_api.h"\nint main(void) { return (int)MLI_STATUS_OK; }\n')
-    subprocess.run(CC + [f"-I{d}" for d in mli_include_dirs(target)] + ["-c", str(src), "-o", str(tmp_path / "t.o")],
+    subprocess.run(CC + mli_cflags(target) + ["-c", str(src), "-o", str(tmp_path / "t.o")],
                    check=True)
