@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import SAMPLES
+from conftest import SAMPLES, mli_cflags
 from emit_probe import expected_lines, probe_source
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
@@ -30,7 +29,6 @@ from mlitool.mli.types import ElType, Role
 from mlitool.tflite_reader import read_model
 from tests.tflite_builder import Spec, options, single_op_model
 
-ROOT = Path(__file__).resolve().parents[1]
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
 BUILDS = [Arith(r, a) for r in ("up", "convergent") for a in (True, False)]
 needs_gcc = pytest.mark.skipif(not shutil.which("gcc"), reason="gcc not installed")
@@ -69,7 +67,7 @@ def compiles(mli, tmp_path) -> None:
     manifest = json.loads((tmp_path / "net.json").read_text())
     c_names = {t["name"]: t["c_name"] for t in manifest["tensors"]}
     (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
-    inc = ["-I", str(ROOT / "tests" / "mli_headers" / "mli2"), "-I", str(tmp_path)]
+    inc = [*mli_cflags("2.0"), "-I", str(tmp_path)]
     for cmd in (["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"],
                 ["gcc", "-std=c99", *WARN, *inc, "probe.c", "net.o", "-o", "probe"]):
         res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
