@@ -136,6 +136,11 @@ def convert_cmd(
     section: Optional[str] = typer.Option(None, "--section", help="Linker section for weights."),
     single_header: bool = typer.Option(False, "--single-header",
                                        help="Write one self-contained NAME.h with static definitions."),
+    no_runtime: bool = typer.Option(False, "--no-runtime", help="Tensors and configs only: no "
+                                    "NAME_init / NAME_run (the output of earlier versions)."),
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
     weights_only: bool = typer.Option(False, "--weights-only", help="Float models without "
                                       "calibration: convert weights, leave activations unquantized."),
     calibration: CalibrationOpt = None,
@@ -147,6 +152,7 @@ def convert_cmd(
 
     opts = ConvertOptions(out=out, name=name, format=fmt, mli=mli, layout=layout, config=config,
                           header=header, align=align, section=section, single_header=single_header,
+                          runtime=not no_runtime, target=target, round_mode=round_mode, accu=accu,
                           weights_only=weights_only, calibration=calibration,
                           calibration_method=calibration_method)
     result = convert(model, opts)

@@ -22,6 +22,10 @@ class ConvertOptions:
     align: int | None = None
     section: str | None = None
     single_header: bool = False
+    runtime: bool = True               # NAME_init / NAME_run in the sources
+    target: str | None = None          # the MLI build the header names (run's --target/--round/--accu)
+    round_mode: str | None = None
+    accu: str | None = None
     weights_only: bool = False
     calibration: Path | None = None
     calibration_method: str = "minmax"
@@ -83,6 +87,13 @@ def build_model(model_path: Path, opts: ConvertOptions) -> tuple[MliModel, str]:
     return lower_model(read_model(model_path), model_path, opts)
 
 
+def verified_build(opts: ConvertOptions) -> str:
+    """The MLI build the emitted header names: "ROUND_MODE=UP FULL_ACCU=OFF" for the default."""
+    from mlitool.execute.presets import arith_for, describe
+
+    return describe(arith_for(opts.target, opts.round_mode, opts.accu))
+
+
 def convert(model_path: str | Path, opts: ConvertOptions) -> dict[str, Any]:
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary."""
     from mlitool.emit.writer import emit
@@ -94,7 +105,8 @@ def convert(model_path: str | Path, opts: ConvertOptions) -> dict[str, Any]:
         raise OptionError("--out exists and is not a directory", str(out))
     out.mkdir(parents=True, exist_ok=True)
     written = emit(mli, out, name, header=opts.header, align=opts.align, section=opts.section,
-                   single_header=opts.single_header)
+                   single_header=opts.single_header, runtime=opts.runtime,
+                   verified_build=verified_build(opts))
     return summary(mli, written)
 
 

@@ -196,7 +196,7 @@ def test_rom_against_convert_manifest(name, fmt, n, tmp_path):
                                   ("tflm", "micro_speech_int8.tflite")],
                          ids=["fc_int8", "hello_world", "micro_speech"])
 def test_arena_against_brute_force(path):
-    from mlitool.report.memory import Buffer
+    from mlitool.mli.arena import Buffer
 
     path = shared_path("models", *path) if isinstance(path, tuple) else path
     r = report_of(path, samples=2)

@@ -21,7 +21,7 @@ from mlitool.execute.graph import run_graph
 from mlitool.execute.intops import Arith
 from mlitool.execute.mli_exec import run_model
 from mlitool.mli.lower import lower
-from mlitool.report.memory import activation_buffers
+from mlitool.mli.arena import activation_buffers
 from mlitool.tflite_reader import parse_model, read_model
 
 ROOT = Path(__file__).resolve().parents[1]

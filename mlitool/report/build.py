@@ -279,7 +279,7 @@ def accuracy_section(rows: list[LayerAccuracy], max_reduced_lsb: int = 1) -> Sec
 
 # --- the whole report ---------------------------------------------------------------------------
 
-def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int = 1,
+def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int | None = None,
                  snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB,
                  accuracy: list[LayerAccuracy] | None = None, title: str | None = None,
                  activations: dict[str, ActivationObservation] | None = None) -> Report:
