@@ -81,6 +81,8 @@ def test_kws_classifies_the_real_input(sample, tmp_path):
     data = shared_path("models", "inputs", "kws_mfcc_int8.npy")
     values, top = sample.classify(model, data)
     assert top == 5
+    header = (sample.build / "model" / "kws_ref_model_int8.h").read_text()
+    assert '#define KWS_REF_MODEL_INT8_MLI_BUILD "ROUND_MODE=UP FULL_ACCU=OFF"' in header  # the sample's build
     assert values == _mli_outputs(model, data, tmp_path / "mli.npz")
 
 
