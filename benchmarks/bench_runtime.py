@@ -6,8 +6,9 @@ For each shared int8 model converted to sa8 (MLI 2.0): `convert` writes NAME.c w
 small driver compiled with gcc -O2 and linked to MLI 2.0.2 built natively with -O2 (ROUND_MODE=UP,
 FULL_ACCU=OFF, DBG_MODE_RET_CODES: the default `vpx` build, through tests/support/mli_build.py and
 its cache) times NAME_run on one random input. The baseline is the in-process executor of `run
---mode mli` (same build settings) on a batch of `--batch` random inputs, measured in the same run.
-Prints the best of `--repeat` as time per inference and the ratio executor / C, checks that both
+--mode mli` (same build settings) on a batch of `--batch` random inputs and on one, measured in the
+same run. Prints the best of `--repeat` as time per inference and the ratios executor / C (above 1:
+the C is faster), checks that both
 give the same outputs for the timed input, and compares NAME_ARENA_BYTES with the planner's lower
 bound (the most bytes alive at once, at the runtime's alignment).
 """
@@ -126,6 +127,7 @@ def bench(path: Path, runs: int, batch: int, repeat: int) -> dict:
     inp, out = graph.inputs[0], graph.outputs[0]
     t_exec = _best(lambda: run_mli(graph, mli, x, ARITH), repeat) / batch
     one = {i: v[:1] for i, v in x.items()}
+    t_exec1 = _best(lambda: run_mli(graph, mli, one, ARITH), repeat)
     want = run_mli(graph, mli, one, ARITH)[0][out].reshape(-1).tolist()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -133,7 +135,7 @@ def bench(path: Path, runs: int, batch: int, repeat: int) -> dict:
         t_c, got = _c_per_inference(exe, x[inp][0], runs, repeat, work)
         arena = _arena_bytes((work / "net.h").read_text())
     bound = live_lower_bound(activation_buffers(mli), arena_alignment(mli))
-    return {"exec": t_exec, "c": t_c, "same": got == want, "arena": arena, "bound": bound}
+    return {"exec": t_exec, "exec1": t_exec1, "c": t_c, "same": got == want, "arena": arena, "bound": bound}
 
 
 def main() -> None:
@@ -149,8 +151,8 @@ def main() -> None:
     except MliUnavailable as reason:
         sys.exit(f"cannot build MLI: {reason}")
     print(f"sa8, MLI {BUILD[0]}/ACCU {BUILD[1]}, best of {args.repeat}; ms per inference; "
-          f"baseline: run --mode mli (executor, batch {args.batch}); C: gcc -O2, {args.runs} runs")
-    print(f"{'model':<20}{'executor':>10}{'C':>10}{'exec/C':>9}{'same':>6}"
+          f"baseline: run --mode mli (executor, batch {args.batch} and 1); C: gcc -O2, {args.runs} runs")
+    print(f"{'model':<20}{'exec b' + str(args.batch):>10}{'exec b1':>10}{'C':>10}{'b/C':>7}{'b1/C':>7}{'same':>6}"
           f"{'arena B':>10}{'bound B':>10}{'arena/bound':>13}")
     for name, rel in MODELS.items():
         path = args.shared / rel
@@ -158,7 +160,8 @@ def main() -> None:
             print(f"{name}: {path} is absent, skipped")
             continue
         r = bench(path, args.runs, args.batch, args.repeat)
-        print(f"{name:<20}{r['exec'] * 1e3:>10.3f}{r['c'] * 1e3:>10.3f}{r['exec'] / r['c']:>9.1f}"
+        print(f"{name:<20}{r['exec'] * 1e3:>10.3f}{r['exec1'] * 1e3:>10.3f}{r['c'] * 1e3:>10.3f}"
+              f"{r['exec'] / r['c']:>7.1f}{r['exec1'] / r['c']:>7.1f}"
               f"{'yes' if r['same'] else 'NO':>6}{r['arena']:>10}{r['bound']:>10}{r['arena'] / r['bound']:>13.3f}")
 
 
