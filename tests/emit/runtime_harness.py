@@ -17,11 +17,14 @@ from pathlib import Path
 
 import numpy as np
 
-from mlitool.convert import ConvertOptions, build_model
+from mlitool import ir
+from mlitool.convert import ConvertOptions, lower_model
 from mlitool.emit.writer import emit
 from mlitool.execute.intops import Arith
+from mlitool.execute.mli_bridge import model_inputs
 from mlitool.execute.mli_exec import run_model
 from mlitool.mli.types import ElType, MliModel
+from mlitool.tflite_reader import read_model
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 OUTPUT_TAG = 0x80000000
@@ -112,6 +115,7 @@ int main(int argc, char **argv) {
 @dataclass
 class Converted:
     model: MliModel
+    graph: ir.Graph
     name: str
     out: Path
     manifest: dict
@@ -119,12 +123,14 @@ class Converted:
 
 def convert(model_path: Path, fmt: str, out: Path, *, calibration: Path | None = None,
             target: str = "2.0", layout: str | None = None, name: str = "net") -> Converted:
+    """`mlitool convert` in-process (the same lowering and emitter)."""
     opts = ConvertOptions(out=out, name=name, format=fmt, mli=target, layout=layout,
                           calibration=calibration)
-    model, _ = build_model(model_path, opts)
+    graph = read_model(model_path)
+    model, _ = lower_model(graph, model_path, opts)
     out.mkdir(parents=True, exist_ok=True)
     emit(model, out, name, verified_build="ROUND_MODE=UP FULL_ACCU=OFF")
-    return Converted(model, name, out, json.loads((out / f"{name}.json").read_text()))
+    return Converted(model, graph.main, name, out, json.loads((out / f"{name}.json").read_text()))
 
 
 def driver_text(conv: Converted) -> str:
@@ -176,6 +182,16 @@ def random_inputs(model: MliModel, n: int, seed: int) -> dict[str, np.ndarray]:
             info = np.iinfo(t.el_type.dtype)
             out[name] = rng.integers(info.min, info.max, shape, endpoint=True).astype(t.el_type.dtype)
     return out
+
+
+def real_inputs(conv: Converted, batch: np.ndarray) -> dict[str, np.ndarray]:
+    """A batch of the model's own first input (real floats or its integers) as MLI containers,
+    converted as `mlitool run` converts them."""
+    return model_inputs(conv.graph, conv.model, {0: batch})
+
+
+def join_inputs(*batches: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    return {k: np.concatenate([b[k] for b in batches]) for k in batches[0]}
 
 
 def write_inputs(model: MliModel, inputs: dict[str, np.ndarray], path: Path) -> int:
@@ -239,3 +255,22 @@ def compare(model: MliModel, values: dict[str, np.ndarray], data: bytes, n: int)
 def executor_values(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith
                     ) -> dict[str, np.ndarray]:
     return run_model(model, inputs, arith, keep=True)
+
+
+def check(conv: Converted, objs: list[Path], builds: dict, inputs: dict[str, np.ndarray]
+          ) -> dict[tuple[str, str], Comparison]:
+    """Link against every build and run all inputs through each (two drivers at a time), while
+    the executor computes the same inputs with each build's arithmetic; compare."""
+    n = write_inputs(conv.model, inputs, conv.out / "inputs.bin")
+
+    def run(key):
+        exe = link(objs, builds[key], conv.out / f"net_{key[0]}_{key[1]}")
+        return run_driver(exe, conv.out / "inputs.bin", n, conv.out / f"out_{key[0]}_{key[1]}.bin")
+
+    results = {}
+    with ThreadPoolExecutor(2) as pool:
+        outputs = {key: pool.submit(run, key) for key in builds}
+        for key in builds:
+            values = executor_values(conv.model, inputs, ARITH[key])
+            results[key] = compare(conv.model, values, outputs[key].result(), n)
+    return results
