@@ -257,6 +257,27 @@ def executor_values(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith
     return run_model(model, inputs, arith, keep=True)
 
 
+def run_case(path: Path, fmt: str, out: Path, builds: dict, cflags: list[str], *,
+             calibration: Path | None = None, real: np.ndarray | None = None,
+             samples: int = 16, seed: int = 0) -> dict[tuple[str, str], Comparison]:
+    """Convert, compile once, and check `samples` seeded random inputs, then the `real` batch
+    (the model's own representation), then the first input again (repeated runs must not drift)."""
+    conv = convert(path, fmt, out, calibration=calibration)
+    objs = compile_objects(conv, cflags)
+    batches = [random_inputs(conv.model, samples, seed)]
+    if real is not None:
+        batches.append(real_inputs(conv, real))
+    inputs = join_inputs(*batches)
+    inputs = {k: np.concatenate([v, v[:1]]) for k, v in inputs.items()}
+    return check(conv, objs, builds, inputs)
+
+
+def assert_bit_exact(results: dict[tuple[str, str], Comparison]) -> None:
+    failures = {f"{r}/{a}": c.first_failure for (r, a), c in results.items() if c.differing}
+    assert not failures, failures
+    assert results and all(c.elements > 0 for c in results.values())
+
+
 def check(conv: Converted, objs: list[Path], builds: dict, inputs: dict[str, np.ndarray]
           ) -> dict[tuple[str, str], Comparison]:
     """Link against every build and run all inputs through each (two drivers at a time), while
