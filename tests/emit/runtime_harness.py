@@ -129,7 +129,7 @@ def convert(model_path: Path, fmt: str, out: Path, *, calibration: Path | None =
     graph = read_model(model_path)
     model, _ = lower_model(graph, model_path, opts)
     out.mkdir(parents=True, exist_ok=True)
-    emit(model, out, name, verified_build="ROUND_MODE=UP FULL_ACCU=OFF")
+    emit(model, out, name, runtime=True, verified_build="ROUND_MODE=UP FULL_ACCU=OFF")
     return Converted(model, graph.main, name, out, json.loads((out / f"{name}.json").read_text()))
 
 
