@@ -205,7 +205,8 @@ class Runtime:
                 "bytes": self.plan.arena_bytes, "align": self.plan.align,
                 "lower_bound": self.plan.lower_bound, "unshared_bytes": self.plan.unshared_bytes,
                 "macros": {"bytes": rt.arena_bytes, "align": rt.arena_align},
-                "buffers": [{"tensor": name[p.buffer.name], "offset": p.offset,
+                "buffers": [{"tensor": name[p.buffer.name], "name": p.buffer.name,
+                             "offset": p.offset,
                              "bytes": p.buffer.size, "first_layer": p.buffer.first,
                              "last_layer": p.buffer.last} for p in self.plan.placements]},
             "luts": [{"kind": kind, "object": lut, "data": data, "length": LUT_LENGTHS[kind]}
