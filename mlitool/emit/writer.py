@@ -61,7 +61,7 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
     syms = make_symbols(model, name, runtime=runtime)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
-    rt = Runtime(model, infos, syms, single_header, verified_build) if runtime else None
+    rt = Runtime(model, infos, syms, name, single_header, verified_build) if runtime else None
     writer = CWriter(model, infos, syms, dialect, opts, name, rt)
 
     def manifest():
