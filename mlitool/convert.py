@@ -96,8 +96,11 @@ def verified_build(opts: ConvertOptions) -> str:
 
 def convert(model_path: str | Path, opts: ConvertOptions) -> dict[str, Any]:
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary."""
+    from mlitool.emit.symbols import check_not_shadowing
     from mlitool.emit.writer import emit
 
+    if opts.name is not None:               # refused before any work (emit checks it again)
+        check_not_shadowing(opts.name, opts.header)
     model_path = Path(model_path)
     mli, name = build_model(model_path, opts)
     out = Path(opts.out)

@@ -57,6 +57,7 @@ def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     want = {t["c_name"] for t in manifest["tensors"]}
     want |= {layer["cfg_symbol"] for layer in manifest["layers"] if layer["cfg_symbol"]}
     want.add(manifest["model"]["bind_views"])
+    want |= set(manifest["runtime"]["functions"].values())      # NAME_init, NAME_run, ...
     defined = _defined_globals(tmp_path / "net.o")
     missing = sorted(want - defined.keys())
     assert not missing, f"not defined with C linkage: {missing[:10]}"

@@ -32,9 +32,9 @@ _MEMBER = {"int8_t": "pi8", "int16_t": "pi16", "int32_t": "pi32", "float": "pf32
 class Runtime:
     """Declarations (header) and definitions (source) of the runtime of one model."""
 
-    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols,
+    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, base_name: str,
                  static: bool, verified_build: str | None):
-        self.model, self.syms, self.static = model, syms, static
+        self.model, self.syms, self.static, self.base_name = model, syms, static, base_name
         self.rt: RuntimeSymbols = syms.runtime
         self.by_key = {i.key: i for i in infos}
         self.v2 = model.target == "2.0"
@@ -58,8 +58,8 @@ class Runtime:
         lines = ["", "/* ---- Runtime ----",
                  f" * Every activation lives in one arena of {rt.arena_bytes} bytes whose address "
                  f"is a multiple of",
-                 f" * {rt.arena_align}, at the offsets `mlitool report` plans (NAME.json: "
-                 "runtime.arena). Usage:",
+                 f" * {rt.arena_align}, at the offsets `mlitool report` plans "
+                 f"({comment_text(self.base_name)}.json: runtime.arena). Usage:",
                  f" *   {rt.init}(arena, sizeof arena);    once; then per inference:",
                  f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
                  f" * Define {rt.layer_hook} as a function name when compiling the source to have "
@@ -89,7 +89,8 @@ class Runtime:
                       "/* Runs every layer; returns the first status that is not MLI_STATUS_OK "
                       f"(MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
                       f"mli_status {rt.run}(void);",
-                      f"/* Input / output tensor i (order of NAME.json), NULL if i is out of range. */",
+                      f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
+                      ".json), NULL if i is out of range. */",
                       f"mli_tensor *{rt.input}(unsigned i);",
                       f"mli_tensor *{rt.output}(unsigned i);"]
         lines += [f"#ifdef {rt.layer_hook}",
@@ -205,7 +206,8 @@ class Runtime:
                 "bytes": self.plan.arena_bytes, "align": self.plan.align,
                 "lower_bound": self.plan.lower_bound, "unshared_bytes": self.plan.unshared_bytes,
                 "macros": {"bytes": rt.arena_bytes, "align": rt.arena_align},
-                "buffers": [{"tensor": name[p.buffer.name], "offset": p.offset,
+                "buffers": [{"tensor": name[p.buffer.name], "name": p.buffer.name,
+                             "offset": p.offset,
                              "bytes": p.buffer.size, "first_layer": p.buffer.first,
                              "last_layer": p.buffer.last} for p in self.plan.placements]},
             "luts": [{"kind": kind, "object": lut, "data": data, "length": LUT_LENGTHS[kind]}

@@ -42,12 +42,13 @@ def check_options(header: str, align: int | None, section: str | None) -> None:
 
 def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_api.h",
          align: int | None = None, section: str | None = None,
-         single_header: bool = False, runtime: bool = True,
+         single_header: bool = False, runtime: bool = False,
          verified_build: str | None = None) -> list[Path]:
     """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
     `out_dir` for `model.target`; returns the paths written. On any error nothing is written.
-    `runtime`: add NAME_init / NAME_run (`mlitool.emit.runtime`); `verified_build` names the
-    MLI build ("ROUND_MODE=UP FULL_ACCU=OFF") the header states the outputs are verified for."""
+    `runtime`: add NAME_init / NAME_run (`mlitool.emit.runtime`; `convert` does by default, its
+    `--no-runtime` leaves them out); `verified_build` names the MLI build
+    ("ROUND_MODE=UP FULL_ACCU=OFF") the header states the outputs are verified for."""
     check_file_name(name)
     check_not_shadowing(name, header)
     check_options(header, align, section)
@@ -60,7 +61,7 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
     syms = make_symbols(model, name, runtime=runtime)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
-    rt = Runtime(model, infos, syms, single_header, verified_build) if runtime else None
+    rt = Runtime(model, infos, syms, name, single_header, verified_build) if runtime else None
     writer = CWriter(model, infos, syms, dialect, opts, name, rt)
 
     def manifest():
