@@ -76,7 +76,7 @@ class Runtime:
                   f"#define {rt.num_inputs} {len(m.inputs)}u",
                   f"#define {rt.num_outputs} {len(m.outputs)}u"]
         if self.build:
-            lines += [f"/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
+            lines += ["/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
                       "arithmetic (here",
                       f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
                       "built with these settings. */",
