@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from mlitool.emit.cfgs import CFG_STRUCTS
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
 from mlitool.report.cstructs import cfg_struct, tensor_struct
-from mlitool.mli.arena import Buffer, activation_buffers, live_lower_bound, plan_arena
+from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
 from mlitool.report.memory import memory_report
 from tests.conftest import mli_cflags, shared_path
 

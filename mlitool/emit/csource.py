@@ -239,6 +239,9 @@ class CWriter:
 
     # ---------------------------------------------------------------- files
     def _bind_doc(self) -> str:
+        if self.runtime:
+            return ("/* Points every view of an activation at its buffer + offset "
+                    f"({self.runtime.rt.init} calls it). */")
         return (f"/* Points every view of an activation at its buffer + offset. Call it after the "
                 f"application\n * has set the data of the buffers they view. */")
 

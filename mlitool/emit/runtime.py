@@ -65,13 +65,18 @@ class Runtime:
                  f" * Define {rt.layer_hook} as a function name when compiling the source to have "
                  "it called as",
                  " *   void hook(unsigned layer, const mli_tensor *output)",
-                 " * after every layer (layer = position in the list above), once per output. */",
-                 f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
-                 f"#define {rt.arena_align} {self.plan.align}u",
-                 f"#define {rt.num_inputs} {len(m.inputs)}u",
-                 f"#define {rt.num_outputs} {len(m.outputs)}u"]
+                 " * after every layer (layer = position in the list above), once per output."]
+        if rt.luts:
+            lut_bytes = 2 * sum(LUT_LENGTHS[k] for k in rt.luts)
+            lines.append(f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
+                         f"static RAM) are filled by {rt.init}.")
+        lines[-1] += " */"
+        lines += [f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
+                  f"#define {rt.arena_align} {self.plan.align}u",
+                  f"#define {rt.num_inputs} {len(m.inputs)}u",
+                  f"#define {rt.num_outputs} {len(m.outputs)}u"]
         if self.build:
-            lines += [f"/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
+            lines += ["/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
                       "arithmetic (here",
                       f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
                       "built with these settings. */",
@@ -86,8 +91,8 @@ class Runtime:
                   f"{rt.arena_align}. */"]
         if not self.static:
             lines += [f"mli_status {rt.init}(void *arena, size_t arena_bytes);",
-                      "/* Runs every layer; returns the first status that is not MLI_STATUS_OK "
-                      f"(MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
+                      "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
+                      f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
                       f"mli_status {rt.run}(void);",
                       f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
                       ".json), NULL if i is out of range. */",

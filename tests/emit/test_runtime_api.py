@@ -4,6 +4,7 @@ unbound; the single-header form and a C++ build of NAME.c running on the real li
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 
@@ -163,3 +164,46 @@ def test_cxx_compiled_network_is_bit_exact(mli_builds, tmp_path):
         assert r.returncode == 0, r.stderr[-3000:]
     inputs = H.random_inputs(conv.model, 4, 7)
     H.assert_bit_exact(H.check(conv, objs, mli_builds, inputs))
+
+
+# Tensor names that collide with the runtime's own identifiers (prefix "NET": functions and macros
+# share it), try to end a comment, form trigraphs or line continuations, or are not ASCII.
+HOSTILE = ["input", "run", "init", "ready", "output", "ARENA_BYTES", "LAYER_HOOK", "AFTER_LAYER",
+           "softmax_lut", "softmax_lut_data", "*/ int evil; /*", "a??/\nb", "x\\",
+           "\u00e9t\u00e9/\u4e2d\u6587", " ", "9lives", "__reserved", "mli_tensor", "NULL",
+           "input_BYTES"]
+
+
+def _renamed(model, names: dict[str, str]):
+    def r(n):
+        return names.get(n, n)
+
+    tensors = {r(k): dataclasses.replace(t, name=r(t.name), buffer=t.buffer and r(t.buffer))
+               for k, t in model.tensors.items()}
+    layers = [dataclasses.replace(la, inputs=[r(n) for n in la.inputs],
+                                  outputs=[r(n) for n in la.outputs],
+                                  weights=la.weights and r(la.weights), bias=la.bias and r(la.bias),
+                                  params={k: r(v) for k, v in la.params.items()})
+              for la in model.layers]
+    return dataclasses.replace(model, tensors=tensors, layers=layers,
+                               inputs=[r(n) for n in model.inputs],
+                               outputs=[r(n) for n in model.outputs])
+
+
+def test_hostile_tensor_names_run_bit_exact(mli_builds, tmp_path):
+    """Every tensor of a real model renamed to a hostile name: the runtime still compiles with
+    the strict flags (and as C++20) and computes exactly what the executor does."""
+    conv = H.convert(SAMPLES / "cnn_int8.tflite", "sa8", tmp_path / "ref")
+    model = _renamed(conv.model, dict(zip(conv.model.tensors, HOSTILE)))
+    emit(model, tmp_path, "NET", runtime=True)
+    man = json.loads((tmp_path / "NET.json").read_text())
+    symbols = [t["c_name"] for t in man["tensors"]]
+    api = set(man["runtime"]["functions"].values()) | {"NET_ARENA_BYTES", "NET_LAYER_HOOK"}
+    assert len(set(symbols)) == len(symbols) and not api & set(symbols)
+    hostile = H.Converted(model, conv.graph, "NET", tmp_path, man)
+    objs = H.compile_objects(hostile, mli_cflags("2.0"))
+    r = subprocess.run(["g++", "-std=c++20", *H.STRICT[1:], "-x", "c++", *mli_cflags("2.0"), "-I",
+                        str(tmp_path), "-c", str(tmp_path / "NET.c"), "-o", str(tmp_path / "x.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    H.assert_bit_exact(H.check(hostile, objs, mli_builds, H.random_inputs(model, 4, 11)))
