@@ -156,6 +156,11 @@ def convert_cmd(
     section: Optional[str] = typer.Option(None, "--section", help="Linker section for weights."),
     single_header: bool = typer.Option(False, "--single-header",
                                        help="Write one self-contained NAME.h with static definitions."),
+    no_runtime: bool = typer.Option(False, "--no-runtime", help="Tensors and configs only: no "
+                                    "NAME_init / NAME_run (the output of earlier versions)."),
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
     weights_only: bool = typer.Option(False, "--weights-only", help="Float models without "
                                       "calibration: convert weights, leave activations unquantized."),
     calibration: CalibrationOpt = None,
@@ -165,10 +170,11 @@ def convert_cmd(
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json."""
     from mlitool.convert import EmitOptions, convert
 
-    model_opts = _model_options(fmt, config, calibration, calibration_method, None, None, None,
-                                mli=mli, layout=layout, weights_only=weights_only)
+    model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
+                                accu, mli=mli, layout=layout, weights_only=weights_only)
     result = convert(model, model_opts, EmitOptions(out=out, name=name, header=header, align=align,
-                                                    section=section, single_header=single_header))
+                                                    section=section, single_header=single_header,
+                                                    runtime=not no_runtime))
     if as_json:
         _print_json(result)
     else:

@@ -21,6 +21,7 @@ class EmitOptions:
     align: int | None = None
     section: str | None = None
     single_header: bool = False
+    runtime: bool = True               # NAME_init / NAME_run in the sources
 
 
 def default_name(model_path: Path) -> str:
@@ -29,19 +30,29 @@ def default_name(model_path: Path) -> str:
     return stem if stem and not stem[0].isdigit() else f"model_{stem}"
 
 
+def verified_build(opts: ModelOptions) -> str:
+    """The MLI build the emitted header names: "ROUND_MODE=UP FULL_ACCU=OFF" for the default."""
+    from mlitool.execute.presets import describe
+
+    return describe(opts.arith())
+
+
 def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions) -> dict[str, Any]:
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary."""
+    from mlitool.emit.symbols import check_not_shadowing
     from mlitool.emit.writer import emit
 
     model_path = Path(model_path)
+    name = emit_opts.name or default_name(model_path)
+    check_not_shadowing(name, emit_opts.header)   # refused before any work (emit checks it again)
     _, mli = load(model_path, opts)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))
     out.mkdir(parents=True, exist_ok=True)
-    written = emit(mli, out, emit_opts.name or default_name(model_path), header=emit_opts.header,
-                   align=emit_opts.align, section=emit_opts.section,
-                   single_header=emit_opts.single_header)
+    written = emit(mli, out, name, header=emit_opts.header, align=emit_opts.align,
+                   section=emit_opts.section, single_header=emit_opts.single_header,
+                   runtime=emit_opts.runtime, verified_build=verified_build(opts))
     return summary(mli, written)
 
 

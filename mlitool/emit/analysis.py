@@ -93,8 +93,8 @@ def _resolve(model: MliModel, key: str) -> tuple[str | None, int]:
 
 
 def analyze(model: MliModel, dialect, syms: Symbols) -> list[TensorInfo]:
-    if model.mli_version != dialect.target:
-        raise ValueError(f"model lowered for MLI {model.mli_version}, writer for {dialect.target}")
+    if model.mli_version != dialect.mli_version:
+        raise ValueError(f"model lowered for MLI {model.mli_version}, writer for {dialect.mli_version}")
     infos = []
     for key, t in model.tensors.items():
         _check_tensor(model, key, dialect)

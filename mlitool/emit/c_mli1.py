@@ -21,7 +21,7 @@ _EL_NAMES = {ElType.FX8: "MLI_EL_FX_8", ElType.FX16: "MLI_EL_FX_16",
 
 
 class Mli11:
-    target = "1.1"
+    mli_version = "1.1"
     # MLI 1.1 keeps one scale_frac_bits per tensor even when scales are per axis.
     one_frac_bits_per_tensor = True
     el_types = (ElType.FX8, ElType.FX16, ElType.SA8, ElType.SA32)
@@ -33,13 +33,13 @@ class Mli11:
 
     def check(self, t: MliTensor, where: str) -> None:
         if t.el_type not in self.el_types:
-            raise UnsupportedError(f"{where}: MLI {self.target} cannot hold {t.el_type.name} tensors "
+            raise UnsupportedError(f"{where}: MLI {self.mli_version} cannot hold {t.el_type.name} tensors "
                                    f"(it has {', '.join(e.name for e in self.el_types)})")
         if t.rank == 0:
-            raise UnsupportedError(f"{where}: MLI {self.target} tensors have a data pointer; a "
+            raise UnsupportedError(f"{where}: MLI {self.mli_version} tensors have a data pointer; a "
                                    "rank-0 inline scalar cannot be expressed (use shape (1,))")
         if t.el_type.is_fx and not 0 <= int(t.frac_bits) <= 255:
-            raise UnsupportedError(f"{where}: MLI {self.target} frac_bits are unsigned; "
+            raise UnsupportedError(f"{where}: MLI {self.mli_version} frac_bits are unsigned; "
                                    f"{t.frac_bits} cannot be expressed")
         if t.el_type.is_sa:
             if not _in_range(t.zero_point, -(1 << 15), (1 << 15) - 1):
@@ -90,7 +90,7 @@ class Mli11:
 
 
 class Mli10(Mli11):
-    target = "1.0"
+    mli_version = "1.0"
     el_types = (ElType.FX8, ElType.FX16)
     has_mem_stride = False
 

@@ -37,7 +37,7 @@ def _in_range(arr: np.ndarray, lo: int, hi: int) -> bool:
 
 
 class Mli2:
-    target = "2.0"
+    mli_version = "2.0"
     el_types = (ElType.FX4, ElType.FX8, ElType.FX16, ElType.SA8, ElType.SA32, ElType.FP32)
     has_mem_stride = True
     scale_c_type = "int16_t"
@@ -47,14 +47,14 @@ class Mli2:
 
     def check(self, t: MliTensor, where: str) -> None:
         if t.el_type not in self.el_types:
-            raise UnsupportedError(f"{where}: MLI {self.target} cannot hold {t.el_type.name} tensors")
+            raise UnsupportedError(f"{where}: MLI {self.mli_version} cannot hold {t.el_type.name} tensors")
         if t.el_type.is_fx and not -128 <= int(t.frac_bits) <= 127:
             raise UnsupportedError(f"{where}: frac_bits {t.frac_bits} does not fit int8_t")
         if t.el_type.is_sa:
             if not _in_range(t.zero_point, -(1 << 15), (1 << 15) - 1):
                 raise UnsupportedError(f"{where}: zero point outside int16_t")
             if not _in_range(t.scale, 1, (1 << 15) - 1):
-                raise UnsupportedError(f"{where}: scale must be an int16_t > 0 for MLI {self.target}")
+                raise UnsupportedError(f"{where}: scale must be an int16_t > 0 for MLI {self.mli_version}")
             if not _in_range(t.scale_frac_bits, -128, 127):
                 raise UnsupportedError(f"{where}: scale_frac_bits outside int8_t")
 

@@ -102,11 +102,12 @@ def _mov_padding(cfg: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def cfg_initializer(target: str, cfg_type: str, cfg: dict[str, Any], where: str) -> list[str]:
+def cfg_initializer(mli_version: str, cfg_type: str, cfg: dict[str, Any], where: str
+                    ) -> list[str]:
     """The designated-initializer items (`.field = value`) of one config struct, in order."""
-    fields = CFG_STRUCTS[target].get(cfg_type)
+    fields = CFG_STRUCTS[mli_version].get(cfg_type)
     if fields is None:
-        raise UnsupportedError(f"{where}: MLI {target} has no config struct {cfg_type}")
+        raise UnsupportedError(f"{where}: MLI {mli_version} has no config struct {cfg_type}")
     items = []
     if cfg_type == "mli_mov_cfg_t":
         cfg = _mov_padding(cfg)
@@ -138,9 +139,9 @@ def cfg_initializer(target: str, cfg_type: str, cfg: dict[str, Any], where: str)
             raise UnsupportedError(f"{where}: {cfg_type}.{fname} = {value} does not fit its "
                                    f"{'uint8_t' if kind == 'u8' else 'int32_t'} field")
         items.append(f".{fname} = {value}")
-    if target != "2.0" and cfg_type == "mli_conv2d_cfg":
+    if mli_version != "2.0" and cfg_type == "mli_conv2d_cfg":
         for key in ("dilation_width", "dilation_height"):
             if int(cfg.get(key, 1)) not in (0, 1):
-                raise UnsupportedError(f"{where}: MLI {target} convolutions have no dilation "
+                raise UnsupportedError(f"{where}: MLI {mli_version} convolutions have no dilation "
                                        f"({key} = {cfg[key]}); use --mli 2.0")
     return items

@@ -16,6 +16,7 @@ from mlitool.emit.analysis import TensorInfo, inline_value
 from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
 from mlitool.emit.names import comment_text
+from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import Symbols
 from mlitool.mli.types import MliModel, Role
 
@@ -73,8 +74,9 @@ def _describe(info: TensorInfo) -> str:
 
 class CWriter:
     def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, dialect,
-                 opts: COptions, base_name: str):
+                 opts: COptions, base_name: str, runtime: Runtime | None = None):
         self.model, self.infos, self.syms, self.d, self.opts = model, infos, syms, dialect, opts
+        self.runtime = runtime
         self.by_key = {i.key: i for i in infos}
         self.base_name = base_name
         self.totals = totals(model, infos)
@@ -100,14 +102,23 @@ class CWriter:
     def _groups(self):
         model = self.model
         ins, outs = set(model.inputs), set(model.outputs)
+        if self.runtime:
+            init = self.runtime.rt.init
+            titles = (f"Model inputs: {init} places them in the arena.",
+                      f"Model outputs: {init} places them in the arena.",
+                      f"Intermediate activations: {init} places them in the arena.")
+        else:
+            titles = (
+                "Model inputs: set data to a buffer of <name>_BYTES bytes before the first call.",
+                "Model outputs: set data to a buffer of <name>_BYTES bytes (a view of another "
+                "buffer gets its data from the bind-views function).",
+                "Intermediate activations: set data to buffers of <name>_BYTES bytes (they may "
+                "share memory where lifetimes allow); views get theirs from the bind-views "
+                "function.")
         return [
-            ("Model inputs: set data to a buffer of <name>_BYTES bytes before the first call.",
-             [i for i in self.infos if i.key in ins]),
-            ("Model outputs: set data to a buffer of <name>_BYTES bytes (a view of another "
-             "buffer gets its data from the bind-views function).",
-             [i for i in self.infos if i.key in outs and i.key not in ins]),
-            ("Intermediate activations: set data to buffers of <name>_BYTES bytes (they may share "
-             "memory where lifetimes allow); views get theirs from the bind-views function.",
+            (titles[0], [i for i in self.infos if i.key in ins]),
+            (titles[1], [i for i in self.infos if i.key in outs and i.key not in ins]),
+            (titles[2],
              [i for i in self.infos if not i.is_const and i.key not in ins and i.key not in outs]),
             ("Constants: weights, biases and parameters.",
              [i for i in self.infos if i.is_const]),
@@ -228,6 +239,9 @@ class CWriter:
 
     # ---------------------------------------------------------------- files
     def _bind_doc(self) -> str:
+        if self.runtime:
+            return ("/* Points every view of an activation at its buffer + offset "
+                    f"({self.runtime.rt.init} calls it). */")
         return (f"/* Points every view of an activation at its buffer + offset. Call it after the "
                 f"application\n * has set the data of the buffers they view. */")
 
@@ -235,6 +249,8 @@ class CWriter:
         s = self.syms
         out = [_banner(self.model, "Declarations"), f"#ifndef {s.guard}", f"#define {s.guard}", "",
                _include(self.opts.header), ""]
+        if self.runtime and not self.opts.single_header:
+            out[-1:-1] = ["#include <stddef.h>"]
         if self.opts.single_header:
             out += ["#include <stddef.h>", "",
                     "#if defined(__GNUC__)",
@@ -245,6 +261,8 @@ class CWriter:
         out += self._macros()
         out += self._tensor_decls("none" if self.opts.single_header else "extern")
         out += self._layer_comments()
+        if self.runtime:
+            out += self.runtime.header_lines()
         if not self.opts.single_header:
             out += ["", self._bind_doc(), f"void {s.bind_views}(void);", "",
                     "#ifdef __cplusplus", "}", "#endif", "", f"#endif /* {s.guard} */", ""]
@@ -272,3 +290,5 @@ class CWriter:
             yield ("\n/* ---- layer configs ---- */\n" + "\n".join(cfgs) + "\n").encode()
         doc = self._bind_doc() + "\n" if self.opts.single_header else ""
         yield ("\n" + doc + self._bind_views()).encode()
+        if self.runtime:
+            yield self.runtime.source_text().encode()

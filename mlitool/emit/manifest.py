@@ -78,7 +78,8 @@ def _tensor(model: MliModel, i: TensorInfo, by_key: dict[str, TensorInfo]) -> di
 
 
 def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name: str,
-                  header: str, totals: dict[str, int], cfg_items: list) -> str:
+                  header: str, totals: dict[str, int], cfg_items: list,
+                  runtime: dict | None = None) -> str:
     by_key = {i.key: i for i in infos}
 
     def c(n: str) -> str:
@@ -116,6 +117,8 @@ def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name:
         "total_macros": {k.lower(): v for k, v in syms.totals.items()},
         "warnings": list(model.warnings),
     }
+    if runtime is not None:
+        doc["runtime"] = runtime
     return dumps(doc) + "\n"
 
 

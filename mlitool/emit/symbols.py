@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from mlitool.emit.names import NameTable, c_identifier, join
 from mlitool.errors import OptionError
+from mlitool.mli.kernels import LUT_LENGTHS
 from mlitool.mli.types import MliModel
 
 # Suffixes of the names derived from a tensor's base name.
@@ -50,6 +51,25 @@ class TensorSymbols:
         return self.name + ELEMS
 
 
+@dataclass(frozen=True)
+class RuntimeSymbols:
+    """Names of the runtime (`mlitool.emit.runtime`): API functions, macros, static objects."""
+
+    init: str
+    run: str
+    input: str
+    output: str
+    arena_bytes: str                # macros
+    arena_align: str
+    num_inputs: str
+    num_outputs: str
+    build: str
+    layer_hook: str                 # the macro an application defines to get a per-layer call
+    after_layer: str                # internal macro: the hook call or nothing
+    ready: str                      # static flag: NAME_init succeeded
+    luts: dict[str, tuple[str, str]]    # layer kind -> (mli_lut object, its int16 data array)
+
+
 @dataclass
 class Symbols:
     prefix: str
@@ -60,6 +80,8 @@ class Symbols:
     totals: dict[str, str]                          # total key -> macro name
     tensors: dict[str, TensorSymbols] = field(default_factory=dict)
     cfgs: list[str | None] = field(default_factory=list)   # per layer, None if no config
+    runtime: RuntimeSymbols | None = None
+    input_lists: list[str | None] = field(default_factory=list)  # per layer: MLI 1.x concat
 
 
 TOTALS = ("NUM_TENSORS", "NUM_LAYERS", "WEIGHT_BYTES", "BIAS_BYTES", "PARAM_BYTES",
@@ -73,7 +95,47 @@ def check_file_name(name: str) -> str:
     return name
 
 
-def make_symbols(model: MliModel, name: str) -> Symbols:
+def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str
+                     ) -> RuntimeSymbols:
+    def fn(part: str) -> str:
+        return table.reserve(join(prefix, part))
+
+    def mac(part: str) -> str:
+        return table.reserve(join(macro, part))
+
+    kinds = [k for k in LUT_LENGTHS if model.mli_version == "2.0"
+             and any(layer.kind == k for layer in model.layers)]
+    return RuntimeSymbols(
+        init=fn("init"), run=fn("run"), input=fn("input"), output=fn("output"),
+        arena_bytes=mac("ARENA_BYTES"), arena_align=mac("ARENA_ALIGN"),
+        num_inputs=mac("NUM_INPUTS"), num_outputs=mac("NUM_OUTPUTS"), build=mac("MLI_BUILD"),
+        layer_hook=mac("LAYER_HOOK"), after_layer=mac("AFTER_LAYER"), ready=fn("ready"),
+        luts={k: (fn(f"{k}_lut"), fn(f"{k}_lut_data")) for k in kinds})
+
+
+# Headers the emitted files reach with `#include "..."` or that an `-I OUTDIR` would let NAME.h
+# shadow: those of MLI 2.0.2, 1.1 and 1.0 (api/ included) and the C standard library's.
+SHADOWED_HEADERS = frozenset("""
+mli_api mli_types mli_config mli_helpers_api mli_kernels_api mli_mov_api mli_krn_avepool_spec_api
+mli_krn_conv2d_spec_api mli_krn_depthwise_conv2d_spec_api mli_krn_maxpool_spec_api arc_vector
+assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal stdalign
+stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn string tgmath threads time uchar
+wchar wctype
+""".split())
+
+
+def check_not_shadowing(name: str, header: str) -> None:
+    """Refuse a base name whose NAME.h would be found instead of a header the C includes."""
+    stem = name.lower()
+    own = header.strip("<>").rsplit("/", 1)[-1].lower().removesuffix(".h")
+    if stem in SHADOWED_HEADERS or stem == own:
+        raise OptionError(f"--name {name!r}: {name}.h would shadow the header {stem}.h that the "
+                          "generated C includes (from MLI or the C library); choose another name")
+
+
+def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
+    """Every identifier; `runtime` reserves the runtime's names too (before any tensor's, so a
+    tensor called "run" or "input" gets a suffix instead)."""
     check_file_name(name)
     table = NameTable()
     prefix = c_identifier(name, fallback="model")
@@ -83,9 +145,14 @@ def make_symbols(model: MliModel, name: str) -> Symbols:
     totals = {k: table.reserve(join(macro_prefix, k)) for k in TOTALS}
     bind = table.reserve(join(prefix, "bind_views"))
     syms = Symbols(prefix, macro_prefix, guard, unused, bind, totals)
+    if runtime:
+        syms.runtime = _runtime_symbols(model, table, prefix, macro_prefix)
     for key in model.tensors:
         base = join(prefix, c_identifier(key))
         syms.tensors[key] = TensorSymbols(table.claim(base, _DERIVED))
     for pos, layer in enumerate(model.layers):
         syms.cfgs.append(table.claim(join(prefix, f"layer{pos}_cfg")) if layer.cfg_type else None)
+    for pos, layer in enumerate(model.layers):
+        many = runtime and model.mli_version != "2.0" and layer.kind == "concat"
+        syms.input_lists.append(table.claim(join(prefix, f"layer{pos}_inputs")) if many else None)
     return syms

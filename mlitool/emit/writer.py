@@ -16,7 +16,8 @@ from mlitool.emit.c_mli1 import Mli10, Mli11
 from mlitool.emit.c_mli2 import Mli2
 from mlitool.emit.csource import COptions, CWriter
 from mlitool.emit.manifest import manifest_text
-from mlitool.emit.symbols import check_file_name, make_symbols
+from mlitool.emit.runtime import Runtime
+from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symbols
 from mlitool.errors import OptionError
 from mlitool.fsio import write_files_atomically
 from mlitool.mli.types import MliModel
@@ -41,10 +42,15 @@ def check_options(header: str, align: int | None, section: str | None) -> None:
 
 def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_api.h",
          align: int | None = None, section: str | None = None,
-         single_header: bool = False) -> list[Path]:
+         single_header: bool = False, runtime: bool = False,
+         verified_build: str | None = None) -> list[Path]:
     """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
-    `out_dir` for `model.mli_version`; returns the paths written. On any error nothing is written."""
+    `out_dir` for `model.mli_version`; returns the paths written. On any error nothing is written.
+    `runtime`: add NAME_init / NAME_run (`mlitool.emit.runtime`; `convert` does by default, its
+    `--no-runtime` leaves them out); `verified_build` names the MLI build
+    ("ROUND_MODE=UP FULL_ACCU=OFF") the header states the outputs are verified for."""
     check_file_name(name)
+    check_not_shadowing(name, header)
     check_options(header, align, section)
     out = Path(out_dir)
     if not out.is_dir():
@@ -52,14 +58,15 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
     if model.mli_version not in DIALECTS:
         raise OptionError(f"MLI target {model.mli_version!r}: choose one of {', '.join(DIALECTS)}")
     dialect = DIALECTS[model.mli_version]()
-    syms = make_symbols(model, name)
+    syms = make_symbols(model, name, runtime=runtime)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
-    writer = CWriter(model, infos, syms, dialect, opts, name)
+    rt = Runtime(model, infos, syms, name, single_header, verified_build) if runtime else None
+    writer = CWriter(model, infos, syms, dialect, opts, name, rt)
 
     def manifest():
-        yield manifest_text(model, infos, syms, name, header, writer.totals,
-                            writer.cfg_items).encode("ascii")
+        yield manifest_text(model, infos, syms, name, header, writer.totals, writer.cfg_items,
+                            rt.manifest() if rt else None).encode("ascii")
 
     files = {out / f"{name}.h": writer.header()}
     if not single_header:

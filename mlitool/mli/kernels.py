@@ -7,6 +7,10 @@ formats `available_formats` lists).
 
 from __future__ import annotations
 
+# MLI 2.x look-up tables (`mli_lut`, int16 entries): layer kind -> table length. Their kernels take
+# the table that `mli_krn_<kind>_create_lut` fills in; MLI 1.x kernels have their tables built in.
+LUT_LENGTHS: dict[str, int] = {"sigm": 320, "tanh": 344, "softmax": 358, "l2_normalize": 97}
+
 # MLI relu_type enum values (mli_relu_type).
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
 

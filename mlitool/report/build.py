@@ -77,7 +77,7 @@ def memory_section(model: MliModel, mem: MemoryReport) -> Section:
                        r.structs, r.config, r.total, r.tflite_bytes, r.float32_bytes)
                       for r in mem.layers],
                      note=f"sizeof(mli_tensor) = {mem.tensor_struct_bytes} B on a 32-bit ARC "
-                          f"target (MLI {mem.target}); each constant counted at its first layer.")
+                          f"target (MLI {mem.mli_version}); each constant counted at its first layer.")
     tot = mem.rom_totals()
     ratio = mem.rom_total / mem.tflite_weight_bytes if mem.tflite_weight_bytes else None
     totals = make_table("rom-totals", "ROM totals", [("item", "Item"), ("bytes", "Bytes", *b)],
@@ -150,10 +150,10 @@ def quant_stats(model: MliModel, graph: ir.Graph | None = None,
             if t.role == Role.WEIGHTS and not t.per_axis and layer.kind in _QUANT_DIM_OP:
                 axis = mli_quant_dim(_QUANT_DIM_OP[layer.kind], model.mli_version, model.layout)
             if activations is not None and name in activations:
-                stats = activation_stats(t, activations[name], target=model.mli_version,
+                stats = activation_stats(t, activations[name], mli_version=model.mli_version,
                                          snr_threshold_db=snr_threshold_db)
             else:
-                stats = tensor_stats(t, real, target=model.mli_version, channel_axis=axis,
+                stats = tensor_stats(t, real, mli_version=model.mli_version, channel_axis=axis,
                                      snr_threshold_db=snr_threshold_db)
             out.append(LayerTensorStats(pos, layer.kind, stats, t.data))
     return out
@@ -279,7 +279,7 @@ def accuracy_section(rows: list[LayerAccuracy], max_reduced_lsb: int = 1) -> Sec
 
 # --- the whole report ---------------------------------------------------------------------------
 
-def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int = 1,
+def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int | None = None,
                  snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB,
                  accuracy: list[LayerAccuracy] | None = None, title: str | None = None,
                  activations: dict[str, ActivationObservation] | None = None) -> Report:

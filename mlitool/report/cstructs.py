@@ -68,22 +68,22 @@ ENUM = I32
 MAX_RANK = 4
 
 
-def tensor_struct(target: str, pointer_bytes: int = 4) -> CType:
-    """`mli_tensor` of MLI `target` ("2.0", "1.1", "1.0")."""
+def tensor_struct(mli_version: str, pointer_bytes: int = 4) -> CType:
+    """`mli_tensor` of an MLI version ("2.0", "1.1", "1.0")."""
     ptr = scalar(pointer_bytes)
-    if target == "2.0":
+    if mli_version == "2.0":
         container = struct(I32, union(ptr, I32, I16, I8))          # capacity + mem
         sa = struct(ENUM, container, container, I32, container)    # type, zp, scale, dim, sfb
         params = union(struct(I8), sa)
         return struct(container, array(I32, MAX_RANK), array(I32, MAX_RANK), I32, ENUM, params)
-    if target == "1.1":
+    if mli_version == "1.1":
         container = union(ptr, I32, I16, I8)
         asym = struct(container, container, I32, I8)
         params = union(struct(I8), asym)
         return struct(ptr, I32, array(I32, MAX_RANK), array(I32, MAX_RANK), I32, ENUM, params)
-    if target == "1.0":
+    if mli_version == "1.0":
         return struct(ptr, I32, array(I32, MAX_RANK), I32, ENUM, union(struct(I8)))
-    raise ValueError(f"unknown MLI target {target!r}")
+    raise ValueError(f"unknown MLI version {mli_version!r}")
 
 
 _FIELD = {"relu": struct(ENUM), "relu_type": ENUM, "u8": I8, "i32": I32,
@@ -91,21 +91,21 @@ _FIELD = {"relu": struct(ENUM), "relu_type": ENUM, "u8": I8, "i32": I32,
           "i32[4]": array(I32, MAX_RANK), "u8[4]": array(I8, MAX_RANK)}
 
 
-def cfg_struct(target: str, cfg_type: str) -> CType:
-    """A kernel config struct of MLI `target` (KeyError when the target has no such struct)."""
-    fields = CFG_STRUCTS[target][cfg_type]
+def cfg_struct(mli_version: str, cfg_type: str) -> CType:
+    """A kernel config struct of an MLI version (KeyError when it has no such struct)."""
+    fields = CFG_STRUCTS[mli_version][cfg_type]
     return struct(*(_FIELD[kind] for _, kind, _, _ in fields))
 
 
-def tensor_struct_bytes(target: str) -> int:
-    return tensor_struct(target).size
+def tensor_struct_bytes(mli_version: str) -> int:
+    return tensor_struct(mli_version).size
 
 
-def cfg_struct_bytes(target: str, cfg_type: str | None) -> int:
-    """0 when the layer has no config struct (or the target does not declare it)."""
-    if not cfg_type or cfg_type not in CFG_STRUCTS.get(target, {}):
+def cfg_struct_bytes(mli_version: str, cfg_type: str | None) -> int:
+    """0 when the layer has no config struct (or the mli_version does not declare it)."""
+    if not cfg_type or cfg_type not in CFG_STRUCTS.get(mli_version, {}):
         return 0
-    return cfg_struct(target, cfg_type).size
+    return cfg_struct(mli_version, cfg_type).size
 
 
 # Per-axis parameter arrays the emitted C holds for one per-axis tensor: bytes per channel of

@@ -94,8 +94,8 @@ def snr_db(real: np.ndarray, approx: np.ndarray) -> float:
     return float(10.0 * np.log10(signal / noise))
 
 
-def frac_limits(t: MliTensor, target: str) -> tuple[int, int]:
-    if t.el_type.is_fx and target != "2.0":
+def frac_limits(t: MliTensor, mli_version: str) -> tuple[int, int]:
+    if t.el_type.is_fx and mli_version != "2.0":
         return 0, 255
     return -128, 127
 
@@ -107,7 +107,7 @@ def _frac_values(t: MliTensor) -> np.ndarray:
 
 
 def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray | None = None,
-                 *, target: str = "2.0", channel_axis: int | None = None,
+                 *, mli_version: str = "2.0", channel_axis: int | None = None,
                  snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
     """Statistics of `t` (integers: `data`, default `t.data`; `real`: the real values in the same
     layout). `channel_axis` is the output-channel axis for the zero-channel check of weights
@@ -144,7 +144,7 @@ def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray 
             step, zp = _steps(t)
             ideal = real / step + zp
             saturated = int(np.count_nonzero((ideal > qmax + 0.5) | (ideal < qmin - 0.5)))
-    lo, hi = frac_limits(t, target)
+    lo, hi = frac_limits(t, mli_version)
     if snr is not None and snr < snr_threshold_db:
         flags.append("low_snr")
     if saturated:
@@ -234,11 +234,11 @@ class ActivationObservation:
         self.noise += float(np.sum(np.square(real - deq)))
 
 
-def activation_stats(t: MliTensor, obs: ActivationObservation, *, target: str = "2.0",
+def activation_stats(t: MliTensor, obs: ActivationObservation, *, mli_version: str = "2.0",
                      snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
     """`tensor_stats` of an activation from observed values: value range = the float values seen,
     integers = their quantization, SNR = float values against their dequantized quantization."""
-    base = tensor_stats(t, target=target, snr_threshold_db=snr_threshold_db)
+    base = tensor_stats(t, mli_version=mli_version, snr_threshold_db=snr_threshold_db)
     if obs.int_min is None:
         return base
     qmin, qmax = int_range(t.el_type)

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.support.paths import MLI_HEADERS, ROOT, SAMPLES, shared_path
+from tests.support.paths import ROOT, SAMPLES, mli_cflags, shared_path
 
 
 def run_main(args, capsys):
@@ -138,7 +138,7 @@ def test_mli11_per_axis_sa8_shares_one_frac_bits_value(tmp_path, capsys):
     for got, s in zip(entry["params"]["scale"], w.quant.scale):
         assert abs(got - float(s) * 2.0 ** expected_frac) <= 256   # float32: 24 significant bits
     gcc = subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic",
-                          "-I", str(MLI_HEADERS / "mli11"), "-c",
+                          *mli_cflags("1.1"), "-c",
                           str(tmp_path / "m.c"), "-o", str(tmp_path / "m.o")],
                          capture_output=True, text=True)
     assert gcc.returncode == 0, gcc.stderr

@@ -19,16 +19,15 @@ from hypothesis import strategies as st
 
 from tests.support.emit_models import HOSTILE_NAMES, mli1_model, mli2_model
 from tests.support.emit_probe import expected_lines, probe_source
+from tests.support.paths import mli_cflags
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines
 from mlitool.emit.names import RESERVED, NameTable, c_identifier, comment_text
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.fsio import write_files_atomically
 from mlitool.mli.types import ElType, MliTensor, Role
-from tests.support.paths import MLI_HEADERS, ROOT
+from tests.support.paths import ROOT
 
-HEADERS = MLI_HEADERS
-INCLUDE = {"2.0": HEADERS / "mli2", "1.1": HEADERS / "mli11", "1.0": HEADERS / "mli10"}
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
 
 needs_gcc = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("g++")),
@@ -64,7 +63,7 @@ def test_compiles_and_probe_reads_back_every_tensor(case, tmp_path):
     model = CASES[case]()
     emit(model, tmp_path, "net", **OPTIONS.get(case, {}))
     manifest = json.loads((tmp_path / "net.json").read_text())
-    inc = ["-I", str(INCLUDE[model.mli_version]), "-I", str(tmp_path)]
+    inc = [*mli_cflags(model.mli_version), "-I", str(tmp_path)]
     (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
     shutil.copy(tmp_path / "probe.c", tmp_path / "probe.cc")
     _run(["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"], tmp_path)
@@ -83,7 +82,7 @@ def test_single_header_compiles_as_c99_and_cxx20(case, tmp_path):
     written = emit(model, tmp_path, "one", single_header=True, align=8, section=".w")
     assert [p.name for p in written] == ["one.h", "one.json"]
     manifest = json.loads((tmp_path / "one.json").read_text())
-    inc = ["-I", str(INCLUDE[model.mli_version]), "-I", str(tmp_path)]
+    inc = [*mli_cflags(model.mli_version), "-I", str(tmp_path)]
     (tmp_path / "p.c").write_text(probe_source(manifest, "one.h"))
     shutil.copy(tmp_path / "p.c", tmp_path / "p.cc")
     # A second translation unit including the same header must not clash (all static).

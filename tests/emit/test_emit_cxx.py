@@ -1,5 +1,5 @@
 """The emitted NAME.c of real models is also valid C++20: `g++ -std=c++20 -Wall -Wextra -Werror
--pedantic -x c++` compiles it against the MLI declarations the tests carry, for every MLI target and
+-pedantic -x c++` compiles it against the real MLI headers (../shared/mli), for every MLI target and
 format, and every tensor, config and the bind-views function keep C linkage (unmangled, global),
 so a C++ build links with C code and the header's declarations."""
 
@@ -12,11 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import MLI_HEADERS, SAMPLES, shared_path
+from tests.support.paths import SAMPLES, mli_cflags, shared_path
 from mlitool.convert import EmitOptions, convert
 from mlitool.pipeline import ModelOptions
 
-HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
 CXX = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
 
 TARGETS = [("2.0", "sa8"), ("2.0", "fx16"), ("2.0", "fx8w16d"), ("1.1", "fx16"), ("1.1", "fx8w16d"),
@@ -50,7 +49,7 @@ def _defined_globals(obj: Path) -> dict[str, str]:
 def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     path = _model_path(model)
     convert(path, ModelOptions(format=fmt, mli=target), EmitOptions(out=tmp_path, name="net"))
-    cmd = CXX + ["-I", str(MLI_HEADERS / HEADERS[target]), "-I", str(tmp_path),
+    cmd = CXX + [*mli_cflags(target), "-I", str(tmp_path),
                  "-c", "net.c", "-o", "net.o"]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[:4000]}"
@@ -59,6 +58,7 @@ def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     want = {t["c_name"] for t in manifest["tensors"]}
     want |= {layer["cfg_symbol"] for layer in manifest["layers"] if layer["cfg_symbol"]}
     want.add(manifest["model"]["bind_views"])
+    want |= set(manifest["runtime"]["functions"].values())      # NAME_init, NAME_run, ...
     defined = _defined_globals(tmp_path / "net.o")
     missing = sorted(want - defined.keys())
     assert not missing, f"not defined with C linkage: {missing[:10]}"

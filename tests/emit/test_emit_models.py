@@ -11,11 +11,10 @@ import subprocess
 
 import pytest
 
-from tests.support.paths import MLI_HEADERS, shared_path
 from tests.support.emit_probe import expected_lines, probe_source
+from tests.support.paths import mli_cflags, shared_path
 from mlitool.emit import emit
 
-INCLUDE = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
 SMALL = ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/resnet8_int8", "mlperf_tiny/ad01_int8",
          "tflm/hello_world_int8", "tflm/micro_speech_int8"]
@@ -57,7 +56,7 @@ def test_real_model_compiles_and_reads_back(tmp_path, name, fmt, target, layout)
     emit(model, tmp_path, "net")
     manifest = json.loads((tmp_path / "net.json").read_text())
     c_names = {t["name"]: t["c_name"] for t in manifest["tensors"]}
-    inc = ["-I", str(MLI_HEADERS / INCLUDE[target]), "-I", str(tmp_path)]
+    inc = [*mli_cflags(target), "-I", str(tmp_path)]
     (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
     shutil.copy(tmp_path / "probe.c", tmp_path / "probe.cc")
     _run(["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"], tmp_path)

@@ -16,8 +16,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.support.paths import MLI_HEADERS, SAMPLES
 from tests.support.emit_probe import expected_lines, probe_source
+from tests.support.paths import SAMPLES, mli_cflags
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_bridge as B
@@ -67,7 +67,7 @@ def compiles(mli, tmp_path) -> None:
     manifest = json.loads((tmp_path / "net.json").read_text())
     c_names = {t["name"]: t["c_name"] for t in manifest["tensors"]}
     (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
-    inc = ["-I", str(MLI_HEADERS / "mli2"), "-I", str(tmp_path)]
+    inc = [*mli_cflags("2.0"), "-I", str(tmp_path)]
     for cmd in (["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"],
                 ["gcc", "-std=c99", *WARN, *inc, "probe.c", "net.o", "-o", "probe"]):
         res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)

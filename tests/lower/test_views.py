@@ -13,18 +13,18 @@ import numpy as np
 import pytest
 
 from tests.support import view_models
+from tests.support.paths import mli_cflags
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute.graph import run_graph
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_exec import run_model
 from mlitool.mli.lower import lower
-from mlitool.report.memory import activation_buffers
+from mlitool.mli.arena import activation_buffers
 from mlitool.tflite_reader import parse_model, read_model
-from tests.support.paths import MLI_HEADERS, ROOT
+from tests.support.paths import ROOT
 
 SAMPLES = ROOT / "samples" / "ops"
-MLI2 = MLI_HEADERS / "mli2"
 BUILT = {"split_concat": view_models.split_concat, "slices": view_models.slices,
          "split_reshape": view_models.split_reshape}
 SAMPLE_NAMES = ["split", "split_v", "slice", "strided_slice", "concatenation"]
@@ -228,7 +228,7 @@ def test_emitted_c_reads_the_executor_values_through_the_views(name, lowered, tm
     (tmp_path / "probe.c").write_text(_PROBE % {
         "buffers": "\n".join(buffers), "sets": "\n".join(sets),
         "bind": manifest["model"]["bind_views"], "shows": "\n".join(shows)})
-    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-I", str(MLI2), "-I", "."]
+    flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *mli_cflags("2.0"), "-I", "."]
     for cmd in (["gcc", *flags, "-c", "net.c", "-o", "net.o"],
                 ["gcc", *flags, "probe.c", "net.o", "-o", "probe"]):
         res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)

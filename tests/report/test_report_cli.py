@@ -195,8 +195,8 @@ def test_rom_against_convert_manifest(name, fmt, n, tmp_path):
                                   ("tflm", "hello_world_int8.tflite"),
                                   ("tflm", "micro_speech_int8.tflite")],
                          ids=["fc_int8", "hello_world", "micro_speech"])
-def test_arena_againstbrute_force_arena(path):
-    from mlitool.report.memory import Buffer
+def test_arena_against_brute_force(path):
+    from mlitool.mli.arena import Buffer
 
     path = shared_path("models", *path) if isinstance(path, tuple) else path
     r = report_of(path, samples=2)

@@ -17,12 +17,11 @@ from hypothesis import strategies as st
 from mlitool.emit.cfgs import CFG_STRUCTS
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
 from mlitool.report.cstructs import cfg_struct, tensor_struct
-from mlitool.report.memory import (Buffer, activation_buffers, memory_report,
-                                   plan_arena)
-from tests.support.paths import MLI_HEADERS, shared_path
+from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
+from mlitool.report.memory import memory_report
+from tests.support.paths import mli_cflags, shared_path
 from tests.support.report_checks import brute_force_arena
 
-HEADERS = {"2.0": "mli2", "1.1": "mli11", "1.0": "mli10"}
 
 
 def _gcc_can(flag: str, tmp_path) -> bool:
@@ -42,7 +41,6 @@ def _gcc_can(flag: str, tmp_path) -> bool:
 def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
     if not _gcc_can(flag, tmp_path):
         pytest.skip(f"gcc {flag} (freestanding) is not available")
-    inc = MLI_HEADERS / HEADERS[target]
     lines = ['#include "mli_api.h"',
              f"_Static_assert(sizeof(mli_tensor) == {tensor_struct(target, pointer).size}, "
              '"mli_tensor");']
@@ -52,7 +50,7 @@ def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
         lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(target, cfg).size}, \"{cfg}\");")
     src = tmp_path / "sizes.c"
     src.write_text("\n".join(lines) + "\n")
-    r = subprocess.run(["gcc", flag, "-ffreestanding", "-std=c11", "-I", str(inc), "-c", str(src),
+    r = subprocess.run(["gcc", flag, "-ffreestanding", "-std=c11", *mli_cflags(target), "-c", str(src),
                         "-o", str(tmp_path / "sizes.o")], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
 
@@ -91,8 +89,7 @@ def test_rom_and_struct_ram_equal_compiled_object(case, tmp_path):
     graph, model = _lowered(*case)
     rep = memory_report(model, graph)
     emit(model, tmp_path, "net")
-    inc = MLI_HEADERS / HEADERS[model.mli_version]
-    subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", "-I", str(inc), "-c",
+    subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", *mli_cflags(model.mli_version), "-c",
                     str(tmp_path / "net.c"), "-o", str(tmp_path / "net.o")], check=True)
     out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,
                          check=True).stdout

@@ -62,8 +62,8 @@ def test_fx_statistics_and_frac_limits():
     # MLI 1.x keeps FX frac bits in a uint8: 0 is the end of the field
     t0 = MliTensor("b", Role.WEIGHTS, (4,), ElType.FX8, data=np.array([1, 2, 3, 4], np.int8),
                    frac_bits=0)
-    assert "frac_bits_limit" in tensor_stats(t0, target="1.1").flags
-    assert "frac_bits_limit" not in tensor_stats(t0, target="2.0").flags
+    assert "frac_bits_limit" in tensor_stats(t0, mli_version="1.1").flags
+    assert "frac_bits_limit" not in tensor_stats(t0, mli_version="2.0").flags
 
 
 def test_low_snr_flag_and_threshold():

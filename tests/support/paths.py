@@ -1,4 +1,4 @@
-"""Where the tests find the project, its samples, the MLI headers they compile against, and the
+"""Where the tests find the project, its samples, the real MLI headers they compile against, and the
 shared reference material (../shared), which may be absent in a fresh clone."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("MLITOOL_SHARED", ROOT.parent / "shared"))
 SAMPLES = ROOT / "samples"
-MLI_HEADERS = ROOT / "tests" / "mli_headers"
 
 
 def shared_path(*parts: str) -> Path:
@@ -21,3 +20,14 @@ def shared_path(*parts: str) -> Path:
         pytest.skip(f"{path} is absent: the shared reference material sits beside the project in CI "
                     "(set MLITOOL_SHARED to point elsewhere)")
     return path
+
+
+def mli_cflags(mli_version: str) -> list[str]:
+    """-I flags of the real MLI headers for "2.0" / "1.1" / "1.0" (../shared/mli, or $MLITOOL_MLI_ROOT
+    for 2.x), or skip the calling test when they are absent."""
+    from tests.support.mli_build import MliUnavailable, header_dirs
+
+    try:
+        return [f"-I{d}" for d in header_dirs(mli_version)]
+    except MliUnavailable as reason:
+        pytest.skip(str(reason))

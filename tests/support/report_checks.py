@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from html.parser import HTMLParser
 
-from mlitool.report.memory import Buffer
+from mlitool.mli.arena import Buffer
 
 VOID = {"meta", "br", "img", "input", "link", "hr", "col", "wbr", "source", "area", "base",
         "embed", "param", "track"}

@@ -23,6 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from mlitool.execute.mli_intops import add_sat, asl, asr, asr_rnd, sat, wrap
+from mlitool.mli.kernels import LUT_LENGTHS
 from mlitool.mli.types import ElType
 
 MAX_FRAC_FX16 = 15
@@ -46,11 +47,12 @@ class Lut:
         return int(self.data.size)
 
 
+# name: (f, in frac, out frac, input_offset); lengths in `mlitool.mli.kernels.LUT_LENGTHS`
 _SPECS = {
-    "sigm": (lambda x: 1.0 / (1.0 + np.exp(-x)), 320, 4, 15, 160),
-    "tanh": (np.tanh, 344, 5, 15, 172),
-    "softmax": (np.exp, 358, 5, 15, 356),
-    "l2_normalize": (lambda x: 1.0 / np.sqrt(x), 97, 0, 17, -32),
+    "sigm": (lambda x: 1.0 / (1.0 + np.exp(-x)), 4, 15, 160),
+    "tanh": (np.tanh, 5, 15, 172),
+    "softmax": (np.exp, 5, 15, 356),
+    "l2_normalize": (lambda x: 1.0 / np.sqrt(x), 0, 17, -32),
 }
 NAMES = tuple(_SPECS)
 
@@ -58,7 +60,8 @@ NAMES = tuple(_SPECS)
 @lru_cache(maxsize=None)
 def lut(name: str) -> Lut:
     """The table `mli_krn_<name>_create_lut` fills in."""
-    f, length, in_frac, out_frac, offset = _SPECS[name]
+    f, in_frac, out_frac, offset = _SPECS[name]
+    length = LUT_LENGTHS[name]
     x = (np.arange(length, dtype=np.float64) - offset) * 2.0 ** -in_frac
     data = sat(np.floor(f(x) * 2.0 ** out_frac + 0.5).astype(np.int64), 16).astype(np.int16)
     data.setflags(write=False)

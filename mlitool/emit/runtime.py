@@ -1,0 +1,220 @@
+"""The runtime in the emitted sources: one call binds the network to an arena, one runs it.
+
+    NAME_init(arena, bytes)   every activation buffer at its offset in `mlitool.mli.arena`'s plan
+                              (the plan `report` shows), then the views into their buffers and,
+                              on MLI 2.x, the look-up tables the LUT kernels take
+    NAME_run()                every layer's kernel in model order, inserted converts, copies and
+                              relus included; the first status that is not MLI_STATUS_OK
+    NAME_input(i), NAME_output(i)
+
+No allocation: the application owns the arena; the tables are static arrays filled once by
+MLI's own `mli_krn_<kind>_create_lut`. Every parameter a kernel rewrites in its output tensor is
+already emitted with the value the kernel writes (lowering sets it so, see
+`mlitool.mli.ops.OUTPUT_PARAMS`), so repeated runs start from the same tensors.
+
+An application may define `NAME_LAYER_HOOK` (a function name) when compiling NAME.c: it is then
+called as `hook(layer position, output tensor)` after every layer, once per output.
+"""
+
+from __future__ import annotations
+
+from mlitool.emit.analysis import TensorInfo
+from mlitool.emit.names import comment_text
+from mlitool.emit.symbols import RuntimeSymbols, Symbols
+from mlitool.errors import UnsupportedError
+from mlitool.mli.arena import ArenaPlan, model_arena
+from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.types import MliLayer, MliModel
+
+_MEMBER = {"int8_t": "pi8", "int16_t": "pi16", "int32_t": "pi32", "float": "pf32"}
+
+
+class Runtime:
+    """Declarations (header) and definitions (source) of the runtime of one model."""
+
+    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, base_name: str,
+                 static: bool, verified_build: str | None):
+        self.model, self.syms, self.static, self.base_name = model, syms, static, base_name
+        self.rt: RuntimeSymbols = syms.runtime
+        self.by_key = {i.key: i for i in infos}
+        self.v2 = model.mli_version == "2.0"
+        self.build = verified_build if self.v2 else None
+        self.plan: ArenaPlan = model_arena(model)
+        for key in model.inputs + model.outputs:
+            if self.by_key[key].is_const:
+                raise UnsupportedError(f"{model.source}: model input/output '{key}' is a constant; "
+                                       "the runtime hands out writable tensors (use --no-runtime)")
+
+    # ------------------------------------------------------------------------------ header
+    def _storage(self) -> str:
+        return f"static {self.syms.unused_macro} " if self.static else ""
+
+    def _misaligned_status(self) -> str:
+        # MLI 1.x has no MLI_STATUS_MISALIGNMENT_ERROR
+        return "MLI_STATUS_MISALIGNMENT_ERROR" if self.v2 else "MLI_STATUS_ARGUMENT_ERROR"
+
+    def header_lines(self) -> list[str]:
+        rt, m = self.rt, self.model
+        lines = ["", "/* ---- Runtime ----",
+                 f" * Every activation lives in one arena of {rt.arena_bytes} bytes whose address "
+                 f"is a multiple of",
+                 f" * {rt.arena_align}, at the offsets `mlitool report` plans "
+                 f"({comment_text(self.base_name)}.json: runtime.arena). Usage:",
+                 f" *   {rt.init}(arena, sizeof arena);    once; then per inference:",
+                 f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
+                 f" * Define {rt.layer_hook} as a function name when compiling the source to have "
+                 "it called as",
+                 " *   void hook(unsigned layer, const mli_tensor *output)",
+                 " * after every layer (layer = position in the list above), once per output."]
+        if rt.luts:
+            lut_bytes = 2 * sum(LUT_LENGTHS[k] for k in rt.luts)
+            lines.append(f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
+                         f"static RAM) are filled by {rt.init}.")
+        lines[-1] += " */"
+        lines += [f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
+                  f"#define {rt.arena_align} {self.plan.align}u",
+                  f"#define {rt.num_inputs} {len(m.inputs)}u",
+                  f"#define {rt.num_outputs} {len(m.outputs)}u"]
+        if self.build:
+            lines += ["/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
+                      "arithmetic (here",
+                      f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
+                      "built with these settings. */",
+                      f'#define {rt.build} "{self.build}"']
+        else:
+            lines.append(f"/* MLI {m.mli_version}: mlitool does not execute this target (no reference "
+                         "build), so no build is verified. */")
+        lines += ["",
+                  f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
+                  f"{rt.arena_bytes},",
+                  f" * {self._misaligned_status()} if arena is NULL or not a multiple of "
+                  f"{rt.arena_align}. */"]
+        if not self.static:
+            lines += [f"mli_status {rt.init}(void *arena, size_t arena_bytes);",
+                      "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
+                      f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
+                      f"mli_status {rt.run}(void);",
+                      f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
+                      ".json), NULL if i is out of range. */",
+                      f"mli_tensor *{rt.input}(unsigned i);",
+                      f"mli_tensor *{rt.output}(unsigned i);"]
+        lines += [f"#ifdef {rt.layer_hook}",
+                  f"void {rt.layer_hook}(unsigned layer, const mli_tensor *output);", "#endif"]
+        return lines
+
+    # ------------------------------------------------------------------------------ source
+    def source_text(self) -> str:
+        rt = self.rt
+        parts = ["", "/* ---- runtime ---- */",
+                 f"#ifdef {rt.layer_hook}",
+                 f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
+                 "#else",
+                 f"#define {rt.after_layer}(layer, output) ((void)0)",
+                 "#endif", "",
+                 f"static int {rt.ready};"]
+        for kind, (lut, data) in rt.luts.items():
+            parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];",
+                      f"static mli_lut {lut};"]
+        parts += ["", self._init(), self._run(), self._accessor(rt.input, self.model.inputs),
+                  self._accessor(rt.output, self.model.outputs)]
+        return "\n".join(parts)
+
+    def _bind(self, key: str, offset: int) -> str:
+        i = self.by_key[key]
+        ct = i.tensor.el_type.c_type
+        if self.v2:
+            return f"    {i.sym.name}.data.mem.{_MEMBER[ct]} = ({ct} *)(base + {offset}u);"
+        return f"    {i.sym.name}.data = (void *)(base + {offset}u);"
+
+    def _init(self) -> str:
+        rt = self.rt
+        body = [f"{self._storage()}mli_status {rt.init}(void *arena, size_t arena_bytes) {{",
+                "    unsigned char *base = (unsigned char *)arena;",
+                f"    {rt.ready} = 0;",
+                f"    if (arena == NULL || (size_t)((uintptr_t)arena % {rt.arena_align}) != 0u) {{",
+                f"        return {self._misaligned_status()};", "    }",
+                f"    if (arena_bytes < {rt.arena_bytes}) {{",
+                "        return MLI_STATUS_NOT_ENGH_MEM;", "    }"]
+        body += [self._bind(p.buffer.name, p.offset) for p in self.plan.placements]
+        body.append(f"    {self.syms.bind_views}();")
+        if rt.luts:
+            body.insert(1, "    mli_status status;")
+        for kind, (lut, data) in rt.luts.items():
+            body += [f"    {lut}.data.capacity = (uint32_t)sizeof {data};",
+                     f"    {lut}.data.mem.pi16 = {data};",
+                     f"    status = mli_krn_{kind}_create_lut(&{lut});",
+                     "    if (status != MLI_STATUS_OK) {", "        return status;", "    }"]
+        body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
+        return "\n".join(body)
+
+    def _ref(self, key: str) -> str:
+        return f"&{self.by_key[key].sym.name}"
+
+    def _args(self, pos: int, layer: MliLayer) -> list[str]:
+        """Arguments of the layer's kernel: inputs, weights, bias, params, table, config, output
+        (the order of every MLI 2.x / 1.x kernel mlitool calls)."""
+        if self.syms.input_lists[pos]:          # MLI 1.x concatenation: an array of inputs
+            args = [self.syms.input_lists[pos]]
+        else:
+            args = [self._ref(n) for n in layer.inputs]
+            if not self.v2 and layer.kind == "convert":     # 1.x declares a non-const input
+                args = [f"(mli_tensor *){a}" for a in args]
+        args += [self._ref(n) for n in (layer.weights, layer.bias) if n]
+        args += [self._ref(n) for n in layer.params.values()]
+        if layer.kind in self.rt.luts:
+            args.append(f"&{self.rt.luts[layer.kind][0]}")
+        if self.syms.cfgs[pos]:
+            args.append(f"&{self.syms.cfgs[pos]}")
+        args += [self._ref(n) for n in layer.outputs]
+        return args
+
+    def _run(self) -> str:
+        rt = self.rt
+        body = [f"{self._storage()}mli_status {rt.run}(void) {{"]
+        calls = any(layer.kernel for layer in self.model.layers)
+        if calls:
+            body.append("    mli_status status;")
+        body += [f"    if (!{rt.ready}) {{", "        return MLI_STATUS_BAD_TENSOR;", "    }"]
+        for pos, layer in enumerate(self.model.layers):
+            what = comment_text(layer.kernel) if layer.kernel else "view, no call"
+            body.append(f"    /* {pos}: {comment_text(layer.op_type)} (TFLite op {layer.index}): "
+                        f"{what} */")
+            if self.syms.input_lists[pos]:
+                refs = ", ".join(self._ref(n) for n in layer.inputs)
+                body.append(f"    {{\n        const mli_tensor *{self.syms.input_lists[pos]}"
+                            f"[{len(layer.inputs)}] = {{ {refs} }};")
+            if layer.kernel:
+                indent = "        " if self.syms.input_lists[pos] else "    "
+                body += [f"{indent}status = {layer.kernel}({', '.join(self._args(pos, layer))});",
+                         f"{indent}if (status != MLI_STATUS_OK) {{",
+                         f"{indent}    return status;", f"{indent}}}"]
+            if self.syms.input_lists[pos]:
+                body.append("    }")
+            body += [f"    {rt.after_layer}({pos}u, {self._ref(n)});" for n in layer.outputs]
+        body += ["    return MLI_STATUS_OK;", "}", ""]
+        return "\n".join(body)
+
+    def _accessor(self, fn: str, keys: list[str]) -> str:
+        cases = [f"    case {k}u: return {self._ref(key)};" for k, key in enumerate(keys)]
+        return "\n".join([f"{self._storage()}mli_tensor *{fn}(unsigned i) {{", "    switch (i) {",
+                          *cases, "    default: return NULL;", "    }", "}", ""])
+
+    # ------------------------------------------------------------------------------ manifest
+    def manifest(self) -> dict:
+        rt = self.rt
+        name = {k: i.sym.name for k, i in self.by_key.items()}
+        return {
+            "functions": {"init": rt.init, "run": rt.run, "input": rt.input, "output": rt.output},
+            "layer_hook_macro": rt.layer_hook,
+            "verified_build": self.build,
+            "arena": {
+                "bytes": self.plan.arena_bytes, "align": self.plan.align,
+                "lower_bound": self.plan.lower_bound, "unshared_bytes": self.plan.unshared_bytes,
+                "macros": {"bytes": rt.arena_bytes, "align": rt.arena_align},
+                "buffers": [{"tensor": name[p.buffer.name], "name": p.buffer.name,
+                             "offset": p.offset,
+                             "bytes": p.buffer.size, "first_layer": p.buffer.first,
+                             "last_layer": p.buffer.last} for p in self.plan.placements]},
+            "luts": [{"kind": kind, "object": lut, "data": data, "length": LUT_LENGTHS[kind]}
+                     for kind, (lut, data) in rt.luts.items()],
+        }

@@ -1,0 +1,17 @@
+"""Session fixtures shared by the test folders."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.mli_build import MliBuild, MliUnavailable, build_mli
+
+
+@pytest.fixture(scope="session")
+def mli_builds() -> dict[tuple[str, str], MliBuild]:
+    """The real MLI 2.x library built natively, {(ROUND_MODE, FULL_ACCU): MliBuild} for the four
+    configurations; built once and cached across sessions (tests/support/mli_build.py)."""
+    try:
+        return build_mli()
+    except MliUnavailable as reason:
+        pytest.skip(str(reason))
