@@ -22,33 +22,20 @@ _DERIVED = (DATA, ZP, SCALE, SFB, BYTES, ELEMS)
 _FILE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
+def _derived(suffix: str, doc: str) -> property:
+    return property(lambda self: self.name + suffix, doc=doc)
+
+
 @dataclass(frozen=True)
 class TensorSymbols:
     name: str                       # the mli_tensor object
 
-    @property
-    def data(self) -> str:          # static data array (constants)
-        return self.name + DATA
-
-    @property
-    def zero_point(self) -> str:    # per-axis parameter arrays
-        return self.name + ZP
-
-    @property
-    def scale(self) -> str:
-        return self.name + SCALE
-
-    @property
-    def scale_frac_bits(self) -> str:
-        return self.name + SFB
-
-    @property
-    def bytes_macro(self) -> str:
-        return self.name + BYTES
-
-    @property
-    def elems_macro(self) -> str:
-        return self.name + ELEMS
+    data = _derived(DATA, "static data array (constants)")
+    zero_point = _derived(ZP, "per-axis zero point array")
+    scale = _derived(SCALE, "per-axis scale array")
+    scale_frac_bits = _derived(SFB, "per-axis scale frac bits array")
+    bytes_macro = _derived(BYTES, "size macro, bytes")
+    elems_macro = _derived(ELEMS, "size macro, elements")
 
 
 @dataclass(frozen=True)
