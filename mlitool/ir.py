@@ -96,6 +96,7 @@ class Op:
     options: dict[str, Any] = field(default_factory=dict)
     custom_code: str | None = None
     version: int = 1
+    options_table: str | None = None        # the builtin options table's type, e.g. "Conv2DOptions"
 
     @property
     def label(self) -> str:

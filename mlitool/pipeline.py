@@ -1,4 +1,4 @@
-"""The one way from a .tflite file to an MLI model: read → (calibrate) → lower, shared by
+"""The one way from a .tflite file to an MLI model: read (+ validate) → (calibrate) → lower, shared by
 convert, run, verify and report, with the options they all take (`ModelOptions`)."""
 
 from __future__ import annotations
@@ -91,10 +91,18 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
     return mli
 
 
-def load(model_path: Path, opts: ModelOptions, *,
-         executed_by: str | None = None) -> tuple[ir.Graph, MliModel]:
-    """Read, calibrate and lower: (the model's main graph, its MLI model)."""
+def read(model_path: Path) -> ir.Model:
+    """Read a .tflite file and validate its main graph (ModelFormatError on either)."""
     from mlitool.tflite_reader import read_model
+    from mlitool.validate import check_graph
 
     model = read_model(model_path)
+    check_graph(model.main, str(model_path))
+    return model
+
+
+def load(model_path: Path, opts: ModelOptions, *,
+         executed_by: str | None = None) -> tuple[ir.Graph, MliModel]:
+    """Read, validate, calibrate and lower: (the model's main graph, its MLI model)."""
+    model = read(model_path)
     return model.main, lower_model(model, Path(model_path), opts, executed_by=executed_by)

@@ -40,12 +40,12 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
             ) -> tuple[dict[str, np.ndarray], dict]:
     """Run; returns ({npz key: array}, a JSON-ready summary without the file)."""
     from mlitool.datafile import load_inputs
-    from mlitool.tflite_reader import read_model
+    from mlitool.pipeline import read
 
     model_path = Path(model_path)
     if opts.mode not in MODES:
         raise OptionError(f"--mode {opts.mode!r}: choose {', '.join(MODES)}")
-    model = read_model(model_path)
+    model = read(model_path)
     graph = model.main
     inputs = load_inputs(opts.input, graph)
     n = next(iter(inputs.values())).shape[0]

@@ -56,6 +56,8 @@ _OPTION_CLASSES = {
             for name, code in vars(union).items() if isinstance(code, int) and name != "NONE"}
     for union in (tflite.BuiltinOptions, tflite.BuiltinOptions2)
 }
+_OPTION_NAMES = {code: name for name, code in vars(tflite.BuiltinOptions).items()
+                 if isinstance(code, int) and name != "NONE"}
 _SKIP_METHODS = {"Init"}
 
 
@@ -281,8 +283,10 @@ class _Reader:
         label = f"op {i} ({custom or op_type}) of {where}"
         inputs = self._indices(op, _OP_INPUTS, n_t, f"the inputs of {label}", optional=True)
         outputs = self._indices(op, _OP_OUTPUTS, n_t, f"the outputs of {label}", optional=True)
-        options = {}
+        options, table = {}, None
         if op_type != "CUSTOM":
+            if op.BuiltinOptions() is not None:
+                table = _OPTION_NAMES.get(op.BuiltinOptionsType())
             options = self._options(op.BuiltinOptionsType(), op.BuiltinOptions(),
                                     tflite.BuiltinOptions, label)
             o = op._tab.Offset(28)       # builtin_options_2 (StableHLO ops)
@@ -290,7 +294,7 @@ class _Reader:
                 options.update(self._options(op.BuiltinOptions2Type(), op.BuiltinOptions2(),
                                              tflite.BuiltinOptions2, label))
         return ir.Op(index=i, type=op_type, inputs=inputs, outputs=outputs, options=options,
-                     custom_code=custom, version=version)
+                     custom_code=custom, version=version, options_table=table)
 
     def _options(self, kind: int, table: Any, union: type, label: str) -> dict[str, Any]:
         if kind == 0 or table is None:

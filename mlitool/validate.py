@@ -1,0 +1,419 @@
+"""The graph validation pass: what a well-formed model graph satisfies, checked once after reading.
+
+The reader only checks that the file is a consistent flatbuffer; this pass checks the graph it
+describes, so no later stage (lowering, the executors, the emitter) meets a graph it cannot
+handle: op arity, order (every consumed tensor is constant, a graph input or written by an earlier
+op, which also rules out cycles), one writer per tensor, the options table and window options of
+each op, shapes of activations, weights and bias, and quantization parameters.
+
+Each check is a named function yielding `Problem`s. Ops this version does not know (custom,
+unknown opcodes, ops no command executes) get only the graph-wide checks, so `inspect` still
+summarises any model. `problems` lists them all (for `inspect`); `check_graph` raises the first as
+a ModelFormatError (exit 2) for the commands that lower or execute the graph.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.errors import ModelFormatError
+
+
+@dataclass(frozen=True)
+class Problem:
+    text: str
+    op: ir.Op | None = None
+    tensor: ir.Tensor | None = None
+
+    def __str__(self) -> str:
+        where = [self.op.label] if self.op is not None else []
+        if self.tensor is not None:
+            where.append(f"tensor {self.tensor.index} {self.tensor.name!r}")
+        return f"{', '.join(where)}: {self.text}" if where else self.text
+
+
+# --- the op table of this pass ------------------------------------------------------------------
+
+# Op type -> (min inputs, max inputs, required input slots, min outputs, max outputs).
+# Slots past the required ones are optional (-1 means omitted).
+_ARITY: dict[str, tuple[int, int, int, int, int]] = {
+    "CONV_2D": (2, 3, 2, 1, 1), "DEPTHWISE_CONV_2D": (2, 3, 2, 1, 1),
+    "FULLY_CONNECTED": (2, 3, 2, 1, 1), "TRANSPOSE_CONV": (3, 4, 3, 1, 1),
+    "AVERAGE_POOL_2D": (1, 1, 1, 1, 1), "MAX_POOL_2D": (1, 1, 1, 1, 1),
+    "ADD": (2, 2, 2, 1, 1), "SUB": (2, 2, 2, 1, 1), "MUL": (2, 2, 2, 1, 1),
+    "MAXIMUM": (2, 2, 2, 1, 1), "MINIMUM": (2, 2, 2, 1, 1), "PRELU": (2, 2, 2, 1, 1),
+    "RELU": (1, 1, 1, 1, 1), "RELU6": (1, 1, 1, 1, 1), "RELU_N1_TO_1": (1, 1, 1, 1, 1),
+    "LEAKY_RELU": (1, 1, 1, 1, 1), "LOGISTIC": (1, 1, 1, 1, 1), "TANH": (1, 1, 1, 1, 1),
+    "SOFTMAX": (1, 1, 1, 1, 1), "L2_NORMALIZATION": (1, 1, 1, 1, 1),
+    "QUANTIZE": (1, 1, 1, 1, 1), "DEQUANTIZE": (1, 1, 1, 1, 1),
+    "MEAN": (2, 2, 2, 1, 1), "CONCATENATION": (1, 1 << 16, 1, 1, 1),
+    "PAD": (2, 2, 2, 1, 1), "PADV2": (2, 3, 2, 1, 1),
+    "RESHAPE": (1, 2, 1, 1, 1), "SQUEEZE": (1, 1, 1, 1, 1), "EXPAND_DIMS": (2, 2, 2, 1, 1),
+    "TRANSPOSE": (2, 2, 2, 1, 1), "ARG_MAX": (2, 2, 2, 1, 1), "ARG_MIN": (2, 2, 2, 1, 1),
+    "SLICE": (3, 3, 3, 1, 1), "STRIDED_SLICE": (4, 4, 4, 1, 1),
+    "SPLIT": (2, 2, 2, 1, 1 << 16), "SPLIT_V": (3, 3, 3, 1, 1 << 16),
+}
+
+# Op type -> the builtin options table it carries (when it carries one).
+_OPTIONS_TABLE: dict[str, str] = {
+    "CONV_2D": "Conv2DOptions", "DEPTHWISE_CONV_2D": "DepthwiseConv2DOptions",
+    "FULLY_CONNECTED": "FullyConnectedOptions", "TRANSPOSE_CONV": "TransposeConvOptions",
+    "AVERAGE_POOL_2D": "Pool2DOptions", "MAX_POOL_2D": "Pool2DOptions",
+    "ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions",
+    "MAXIMUM": "MaximumMinimumOptions", "MINIMUM": "MaximumMinimumOptions",
+    "LEAKY_RELU": "LeakyReluOptions", "SOFTMAX": "SoftmaxOptions",
+    "L2_NORMALIZATION": "L2NormOptions", "MEAN": "ReducerOptions",
+    "QUANTIZE": "QuantizeOptions", "DEQUANTIZE": "DequantizeOptions",
+    "CONCATENATION": "ConcatenationOptions", "PAD": "PadOptions", "PADV2": "PadV2Options",
+    "RESHAPE": "ReshapeOptions", "SQUEEZE": "SqueezeOptions", "EXPAND_DIMS": "ExpandDimsOptions",
+    "TRANSPOSE": "TransposeOptions", "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions",
+    "SLICE": "SliceOptions", "STRIDED_SLICE": "StridedSliceOptions",
+    "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
+}
+# Ops whose options have no usable default: the table must be there.
+_OPTIONS_REQUIRED = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D",
+                     "TRANSPOSE_CONV"}
+_WINDOW_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D"}
+_ELTWISE = {"ADD", "SUB", "MUL", "MAXIMUM", "MINIMUM"}
+_SAME_SHAPE = {"RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC", "TANH", "SOFTMAX",
+               "L2_NORMALIZATION", "QUANTIZE", "DEQUANTIZE", "PRELU"}
+_SAME_SIZE = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
+_MAC_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"}
+_CONVERTS = {"QUANTIZE", "DEQUANTIZE", "ARG_MAX", "ARG_MIN"}
+_ARITHMETIC = (_WINDOW_OPS | _MAC_OPS | _ELTWISE | _SAME_SHAPE
+               | {"MEAN", "CONCATENATION", "PAD", "PADV2"})
+_QUANTIZED_TYPES = {"int8", "uint8", "int16"}
+
+OpCheck = Callable[[ir.Graph, ir.Op], Iterator[Problem]]
+GraphCheck = Callable[[ir.Graph], Iterator[Problem]]
+
+
+# --- graph-wide checks --------------------------------------------------------------------------
+
+def tensors_defined_before_use(g: ir.Graph) -> Iterator[Problem]:
+    """Ops run in file order: each consumed tensor must exist by then (also rules out cycles)."""
+    ready = {i for i, t in enumerate(g.tensors) if t.is_constant or t.is_variable} | set(g.inputs)
+    writer = g.producers()
+    for op in g.ops:
+        for i in op.inputs:
+            if i < 0 or i in ready:
+                continue
+            t = g.tensors[i]
+            if i not in writer:
+                yield Problem("is read but no op writes it and it is neither constant nor a graph "
+                              "input", op, t)
+            elif writer[i].index >= op.index:
+                yield Problem(f"is written by {writer[i].label}, which runs at or after this op "
+                              "(a cycle or an out-of-order graph)", op, t)
+        ready.update(op.outputs)
+
+
+def one_writer_per_tensor(g: ir.Graph) -> Iterator[Problem]:
+    written: dict[int, ir.Op] = {}
+    inputs = set(g.inputs)
+    for op in g.ops:
+        for i in op.outputs:
+            t = g.tensors[i] if i >= 0 else None
+            if t is None:
+                yield Problem("has an omitted (-1) output", op)
+            elif i in written:
+                yield Problem(f"is also written by {written[i].label}", op, t)
+            elif i in inputs or t.is_constant:
+                yield Problem("writes a graph input or constant tensor", op, t)
+            written.setdefault(i, op)
+
+
+def graph_outputs_defined(g: ir.Graph) -> Iterator[Problem]:
+    written = {i for op in g.ops for i in op.outputs}
+    for i in g.outputs:
+        if i not in written and i not in g.inputs:
+            yield Problem("is a graph output, but no op writes it", tensor=g.tensors[i])
+
+
+def zero_points_in_range(g: ir.Graph) -> Iterator[Problem]:
+    for t in g.tensors:
+        limits = _int_range(t.dtype)
+        if t.quant is None or limits is None:
+            continue
+        zp = t.quant.zero_point
+        bad = zp[(zp < limits[0]) | (zp > limits[1])]
+        if bad.size:
+            yield Problem(f"zero point {int(bad[0])} is outside the {t.dtype} range "
+                          f"[{limits[0]}, {limits[1]}]", tensor=t)
+
+
+def _int_range(dtype: str) -> tuple[int, int] | None:
+    """(min, max) of an integer element type, None for other types."""
+    if dtype == "int4":
+        return -8, 7
+    try:
+        info = np.iinfo(np.dtype(dtype))
+    except (TypeError, ValueError):
+        return None
+    return int(info.min), int(info.max)
+
+
+def scales_finite_positive(g: ir.Graph) -> Iterator[Problem]:
+    for t in g.tensors:
+        if t.quant is None:
+            continue
+        s = t.quant.scale
+        bad = s[~(np.isfinite(s) & (s > 0))]
+        if bad.size:
+            yield Problem(f"quantization scale {float(bad[0])!r} is not finite and > 0", tensor=t)
+
+
+GRAPH_CHECKS: tuple[GraphCheck, ...] = (tensors_defined_before_use, one_writer_per_tensor,
+                                        graph_outputs_defined, zero_points_in_range,
+                                        scales_finite_positive)
+
+
+# --- per-op checks -------------------------------------------------------------------------------
+
+def arity(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    lo, hi, required, out_lo, out_hi = _ARITY[op.type]
+    if not lo <= len(op.inputs) <= hi:
+        yield Problem(f"has {len(op.inputs)} inputs, expected {_span(lo, hi)}", op)
+    elif any(i < 0 for i in op.inputs[:required]):
+        yield Problem(f"omits a required input (the first {required} are required)", op)
+    if not out_lo <= len(op.outputs) <= out_hi:
+        yield Problem(f"has {len(op.outputs)} outputs, expected {_span(out_lo, out_hi)}", op)
+
+
+def options_table(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    want = _OPTIONS_TABLE.get(op.type)
+    if op.options_table is None:
+        if op.type in _OPTIONS_REQUIRED:
+            yield Problem(f"has no options table (expected {want})", op)
+    elif want is None or op.options_table != want:
+        yield Problem(f"has options of type {op.options_table}, expected {want or 'none'}", op)
+
+
+def window_options(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    keys = ("stride_h", "stride_w", "dilation_h", "dilation_w", "filter_h", "filter_w")
+    for key in keys:
+        if key in op.options and int(op.options[key]) < 1:
+            yield Problem(f"option {key} is {op.options[key]}, must be >= 1", op)
+            return
+    if op.options.get("padding", "VALID") not in ("SAME", "VALID"):
+        yield Problem(f"padding {op.options['padding']!r} is not SAME or VALID", op)
+
+
+def window_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """conv / depthwise / pooling: ranks, channels, weights, bias and the output's size."""
+    from mlitool.geometry import tflite_padding
+
+    x, out = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    w = g.tensors[op.inputs[1]] if len(op.inputs) > 1 else None
+    for t in (x, out) + ((w,) if w is not None else ()):
+        if len(t.shape) != 4:
+            yield Problem(f"has shape {list(t.shape)}, expected rank 4", op, t)
+            return
+    o = op.options
+    if w is None:
+        kh, kw, channels = o.get("filter_h", 1), o.get("filter_w", 1), x.shape[3]
+    elif op.type == "CONV_2D":
+        kh, kw, channels = w.shape[1], w.shape[2], w.shape[0]
+        if w.shape[3] < 1 or x.shape[3] % w.shape[3]:
+            yield Problem(f"weights have {w.shape[3]} input channels, the input "
+                          f"{x.shape[3]}", op, w)
+            return
+    else:
+        kh, kw, channels = w.shape[1], w.shape[2], w.shape[3]
+        if w.shape[0] != 1 or x.shape[3] < 1 or channels % x.shape[3]:
+            yield Problem(f"depthwise weights {list(w.shape)} do not fit an input of "
+                          f"{x.shape[3]} channels", op, w)
+            return
+        mult = o.get("depth_multiplier", 0)
+        if mult and mult * x.shape[3] != channels:
+            yield Problem(f"depth_multiplier {mult} × {x.shape[3]} input channels is not the "
+                          f"weights' {channels}", op, w)
+            return
+    if min(kh, kw) < 1:
+        yield Problem(f"window {kh}x{kw} is empty", op, w)
+        return
+    oh, _, _ = tflite_padding(o.get("padding", "VALID"), x.shape[1], kh, o.get("stride_h", 1),
+                              o.get("dilation_h", 1))
+    ow, _, _ = tflite_padding(o.get("padding", "VALID"), x.shape[2], kw, o.get("stride_w", 1),
+                              o.get("dilation_w", 1))
+    want = (x.shape[0], oh, ow, channels)
+    if min(oh, ow) < 1 or tuple(out.shape) != want:
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out)
+    yield from _bias(g, op, channels)
+
+
+def fc_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    x, w, out = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    if len(w.shape) != 2 or w.shape[1] < 1 or x.size % w.shape[1]:
+        yield Problem(f"weights {list(w.shape)} do not fit an input of shape {list(x.shape)}",
+                      op, w)
+        return
+    rows = x.size // w.shape[1]
+    if not out.shape or out.shape[-1] != w.shape[0] or out.size != rows * w.shape[0]:
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {rows} row(s) of "
+                      f"{w.shape[0]}", op, out)
+    yield from _bias(g, op, w.shape[0])
+
+
+def _bias(g: ir.Graph, op: ir.Op, channels: int) -> Iterator[Problem]:
+    if len(op.inputs) > 2 and op.inputs[2] >= 0:
+        b = g.tensors[op.inputs[2]]
+        if b.size != channels or len(b.shape) != 1:
+            yield Problem(f"bias of shape {list(b.shape)}, expected [{channels}]", op, b)
+
+
+def eltwise_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    a, b, out = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
+    try:
+        want = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        yield Problem(f"cannot broadcast {list(a.shape)} with {list(b.shape)}", op, b)
+        return
+    if tuple(out.shape) != want:
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out)
+
+
+def same_shape(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    x, out = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if tuple(out.shape) != tuple(x.shape):
+        yield Problem(f"has shape {list(out.shape)}, but the input's is {list(x.shape)}", op, out)
+    if op.type == "PRELU":
+        alpha = g.tensors[op.inputs[1]]
+        try:
+            np.broadcast_shapes(x.shape, alpha.shape)
+        except ValueError:
+            yield Problem(f"alpha {list(alpha.shape)} does not broadcast to {list(x.shape)}",
+                          op, alpha)
+
+
+def same_size(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    x, out = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if out.size != x.size:
+        yield Problem(f"has {out.size} elements, the input {x.size}", op, out)
+
+
+def concat_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    out = g.tensors[op.outputs[0]]
+    parts = [g.tensors[i] for i in op.inputs]
+    rank = len(out.shape)
+    axis = int(op.options.get("axis", 0))
+    if not -rank <= axis < rank:
+        yield Problem(f"axis {axis} is outside the output's rank {rank}", op, out)
+        return
+    axis %= rank
+    for t in parts:
+        if len(t.shape) != rank or any(d != e for k, (d, e) in enumerate(zip(t.shape, out.shape))
+                                       if k != axis):
+            yield Problem(f"shape {list(t.shape)} does not fit the output {list(out.shape)} "
+                          f"along axis {axis}", op, t)
+            return
+    if sum(t.shape[axis] for t in parts) != out.shape[axis]:
+        yield Problem(f"has {out.shape[axis]} along axis {axis}, the inputs "
+                      f"{sum(t.shape[axis] for t in parts)}", op, out)
+
+
+def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """The data inputs and the outputs share one element type (but for type conversions), and
+    integer activations of arithmetic ops carry quantization."""
+    x = g.tensors[op.inputs[0]]
+    data = [x] + [g.tensors[i] for i in op.inputs[1:] if op.type in _ELTWISE | {"CONCATENATION"}]
+    outs = [g.tensors[i] for i in op.outputs]
+    if op.type not in _CONVERTS:
+        for t in data[1:] + outs:
+            if t.dtype != x.dtype:
+                yield Problem(f"has type {t.dtype}, the op's input {x.dtype}", op, t)
+                return
+    if op.type in _ARITHMETIC:
+        for t in data + outs:
+            if t.dtype in _QUANTIZED_TYPES and t.quant is None:
+                yield Problem(f"is {t.dtype} without quantization parameters", op, t)
+                return
+
+
+def rescale_range(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """The real factor between quantized inputs and outputs (times the weight scale for MAC
+    ops) is one TFLite's fixed-point multipliers can hold: at most 2^31 (tiny factors, as in
+    pruned channels, only round to zero)."""
+    outs = [g.tensors[i] for i in op.outputs if _quantized(g.tensors[i])]
+    ins = [g.tensors[i] for i in op.inputs if i >= 0 and _quantized(g.tensors[i])]
+    if not outs or not ins or op.type in ("ARG_MAX", "ARG_MIN"):
+        return
+    if op.type in _MAC_OPS:
+        if len(ins) < 2 or ins[0].index != op.inputs[0] or ins[1].index != op.inputs[1]:
+            return
+        factors = [ins[0].quant.scale[0] * ins[1].quant.scale]
+    else:
+        factors = [t.quant.scale for t in ins]
+    for out in outs:
+        for f in factors:
+            with np.errstate(all="ignore"):      # bad scales are reported on their own
+                ratio = f / out.quant.scale[0]
+            bad = ratio[~(ratio <= 2.0 ** 31)]
+            if bad.size:
+                yield Problem(f"rescale factor {float(bad[0]):.6g} from its inputs is above 2^31",
+                              op, out)
+                return
+
+
+def _quantized(t: ir.Tensor) -> bool:
+    return t.quant is not None and t.dtype in _QUANTIZED_TYPES
+
+
+def _op_checks(op_type: str) -> tuple[OpCheck, ...]:
+    checks: list[OpCheck] = [options_table, window_options, activation_types, rescale_range]
+    if op_type in _WINDOW_OPS:
+        checks.append(window_shapes)
+    elif op_type == "FULLY_CONNECTED":
+        checks.append(fc_shapes)
+    elif op_type in _ELTWISE:
+        checks.append(eltwise_shapes)
+    elif op_type in _SAME_SHAPE:
+        checks.append(same_shape)
+    elif op_type in _SAME_SIZE:
+        checks.append(same_size)
+    elif op_type == "CONCATENATION":
+        checks.append(concat_shapes)
+    return tuple(checks)
+
+
+OP_CHECKS: dict[str, tuple[OpCheck, ...]] = {t: _op_checks(t) for t in _ARITY}
+
+
+# --- entry points --------------------------------------------------------------------------------
+
+def problems(g: ir.Graph) -> list[Problem]:
+    """Every problem of `g`, graph-wide first, then per op in order. An op's shape checks run
+    only when its arity and options are sound (they index its inputs and read its options)."""
+    found = [p for check in GRAPH_CHECKS for p in check(g)]
+    for op in g.ops:
+        if op.type not in _ARITY:
+            continue
+        head = list(arity(g, op))
+        found += head
+        if head:
+            continue
+        for check in OP_CHECKS[op.type]:
+            step = list(check(g, op))
+            found += step
+            if step:
+                break
+    return found
+
+
+def check_graph(g: ir.Graph, path: str) -> None:
+    """Raise ModelFormatError (exit 2) naming the file and the first problem of `g`."""
+    found = problems(g)
+    if found:
+        more = f" (and {len(found) - 1} more problem(s); `mlitool inspect` lists them)" \
+            if len(found) > 1 else ""
+        raise ModelFormatError(f"malformed graph: {found[0]}{more}", path=path)
+
+
+def _span(lo: int, hi: int) -> str:
+    if lo == hi:
+        return str(lo)
+    return f"at least {lo}" if hi >= 1 << 16 else f"{lo} to {hi}"

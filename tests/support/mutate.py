@@ -1,0 +1,228 @@
+"""Seeded mutations of .tflite files for the fuzz test and benchmarks/fuzz_campaign.py.
+
+Two families, picked at random per case:
+* byte level: flip bytes, overwrite an aligned 32-bit word, truncate the file;
+* field level: the flatbuffer is walked with the `tflite` accessors to find the byte position of
+  every interesting field (op input / output indices and their counts, opcode indices and builtin
+  codes, the options union type and options fields, tensor shapes, types, buffers, scales, zero
+  points, quantized dimensions, graph inputs / outputs, the op count), and one of them is
+  overwritten in place with an edge value (0, -1, a neighbour, another valid index, NaN, ...).
+  Rewiring indices makes cycles, ops writing one tensor twice, missing inputs; shrinking a count
+  drops inputs, outputs or trailing ops.
+
+`run_cli` runs one command in this process and classifies the outcome (`Outcome`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import random
+import re
+import struct
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import tflite
+
+# (struct format, kind) of a field slot.
+I8, U8, I32, U32, I64, F32 = "<b", "<B", "<i", "<I", "<q", "<f"
+
+# vtable offsets of the fields mutated (schema.fbs order: 4 + 2 * field id).
+_OPTION_I32 = {"Conv2DOptions": (6, 8, 12, 14), "DepthwiseConv2DOptions": (6, 8, 10, 14, 16),
+               "Pool2DOptions": (6, 8, 10, 12), "ConcatenationOptions": (4,)}
+
+
+@dataclass(frozen=True)
+class Slot:
+    pos: int
+    fmt: str
+    what: str
+    bound: int = 0          # for index fields: the count they index into
+
+
+def _field(tab, voff: int) -> int | None:
+    o = tab.Offset(voff)
+    return tab.Pos + o if o else None
+
+
+def _vector(tab, voff: int) -> tuple[int, int] | None:
+    """(position of the length word, element count)."""
+    o = tab.Offset(voff)
+    if not o:
+        return None
+    start = tab.Vector(o)
+    return start - 4, tab.VectorLen(o)
+
+
+def _vector_slots(tab, voff: int, fmt: str, what: str, bound: int = 0) -> list[Slot]:
+    v = _vector(tab, voff)
+    if v is None:
+        return []
+    size = struct.calcsize(fmt)
+    slots = [Slot(v[0], U32, f"{what} count", v[1])]
+    slots += [Slot(v[0] + 4 + k * size, fmt, f"{what}[{k}]", bound) for k in range(v[1])]
+    return slots
+
+
+def field_slots(buf: bytes) -> list[Slot]:
+    """Every mutable field of a (valid) model."""
+    model = tflite.Model.GetRootAsModel(buf, 0)
+    slots: list[Slot] = []
+    n_codes = model.OperatorCodesLength()
+    for i in range(n_codes):
+        tab = model.OperatorCodes(i)._tab
+        for voff, fmt in ((4, I8), (10, I32)):
+            if (p := _field(tab, voff)) is not None:
+                slots.append(Slot(p, fmt, f"opcode {i} builtin"))
+    n_buffers = model.BuffersLength()
+    sg = model.Subgraphs(0)
+    n_t = sg.TensorsLength()
+    slots += _vector_slots(sg._tab, 6, I32, "graph inputs", n_t)
+    slots += _vector_slots(sg._tab, 8, I32, "graph outputs", n_t)
+    ops = _vector(sg._tab, 10)
+    if ops is not None:
+        slots.append(Slot(ops[0], U32, "op count", ops[1]))
+    for i in range(n_t):
+        t = sg.Tensors(i)
+        tab = t._tab
+        slots += _vector_slots(tab, 4, I32, f"tensor {i} shape", 4)
+        for voff, fmt, what, bound in ((6, I8, "type", 17), (8, U32, "buffer", n_buffers)):
+            if (p := _field(tab, voff)) is not None:
+                slots.append(Slot(p, fmt, f"tensor {i} {what}", bound))
+        q = t.Quantization()
+        if q is not None:
+            slots += _vector_slots(q._tab, 8, F32, f"tensor {i} scale")
+            slots += _vector_slots(q._tab, 10, I64, f"tensor {i} zero point")
+            if (p := _field(q._tab, 16)) is not None:
+                slots.append(Slot(p, I32, f"tensor {i} quantized dimension", 4))
+    for i in range(sg.OperatorsLength()):
+        op = sg.Operators(i)
+        tab = op._tab
+        if (p := _field(tab, 4)) is not None:
+            slots.append(Slot(p, U32, f"op {i} opcode index", n_codes))
+        slots += _vector_slots(tab, 6, I32, f"op {i} inputs", n_t)
+        slots += _vector_slots(tab, 8, I32, f"op {i} outputs", n_t)
+        if (p := _field(tab, 10)) is not None:
+            slots.append(Slot(p, U8, f"op {i} options type", 127))
+        opts = op.BuiltinOptions()
+        if opts is not None:
+            name = _OPTION_NAMES.get(op.BuiltinOptionsType(), "")
+            wide = _OPTION_I32.get(name, ())
+            vtable = opts.Pos - struct.unpack_from("<i", buf, opts.Pos)[0]
+            n_fields = (struct.unpack_from("<H", buf, vtable)[0] - 4) // 2
+            for k in range(n_fields):
+                voff = 4 + 2 * k
+                o = struct.unpack_from("<H", buf, vtable + voff)[0]
+                if o:
+                    slots.append(Slot(opts.Pos + o, I32 if voff in wide else I8,
+                                      f"op {i} {name} field {k}"))
+    return slots
+
+
+_OPTION_NAMES = {code: name for name, code in vars(tflite.BuiltinOptions).items()
+                 if isinstance(code, int)}
+
+
+def _edge_value(rng: random.Random, slot: Slot, old):
+    if slot.fmt == F32:
+        return rng.choice([0.0, -old, float("nan"), float("inf"), -float("inf"), old * 1e30,
+                           old * rng.uniform(0.5, 2), 1e-45])
+    info = {I8: (-128, 127), U8: (0, 255), I32: (-2**31, 2**31 - 1), U32: (0, 2**32 - 1),
+            I64: (-2**63, 2**63 - 1)}[slot.fmt]
+    choices = [0, 1, 2, -1, old + 1, old - 1, info[0], info[1], old * 2, -old,
+               rng.randint(-40000, 40000)]
+    if slot.bound:
+        choices += [rng.randrange(slot.bound)] * 4 + [slot.bound, slot.bound - 1]
+    return max(info[0], min(info[1], rng.choice(choices)))
+
+
+def mutate(buf: bytes, rng: random.Random, slots: list[Slot] | None = None) -> tuple[bytes, str]:
+    """One mutated copy of `buf` and a description of the mutation."""
+    data = bytearray(buf)
+    kind = rng.random()
+    if kind < 0.15:
+        for _ in range(rng.randint(1, 8)):
+            p = rng.randrange(len(data))
+            data[p] = rng.randrange(256)
+        return bytes(data), "byte flips"
+    if kind < 0.22:
+        p = rng.randrange(0, len(data) - 4, 4)
+        struct.pack_into("<i", data, p, rng.choice([0, -1, 1, 0x7FFFFFFF, rng.randrange(1 << 16)]))
+        return bytes(data), f"word at {p}"
+    if kind < 0.27:
+        n = rng.randrange(len(data))
+        return bytes(data[:n]), f"truncated to {n}"
+    slots = field_slots(buf) if slots is None else slots
+    done = []
+    for _ in range(rng.choice([1, 1, 1, 2, 3])):
+        slot = rng.choice(slots)
+        old = struct.unpack_from(slot.fmt, data, slot.pos)[0]
+        new = _edge_value(rng, slot, old)
+        struct.pack_into(slot.fmt, data, slot.pos, new)
+        done.append(f"{slot.what}: {old} -> {new}")
+    return bytes(data), "; ".join(done)
+
+
+# --- running one case ---------------------------------------------------------------------------
+
+DOCUMENTED_EXITS = {0, 2, 3, 4, 5}
+
+
+@dataclass
+class Outcome:
+    code: int
+    stderr: str
+    warnings: list[str]
+    where: str = ""          # internal errors: the innermost mlitool frame of the traceback
+
+    @property
+    def internal(self) -> bool:
+        return self.code == 1
+
+    @property
+    def ok(self) -> bool:
+        lines = self.stderr.strip().splitlines()
+        return (self.code in DOCUMENTED_EXITS and "Traceback" not in self.stderr
+                and not self.warnings and (self.code == 0 or len(lines) == 1))
+
+
+def run_cli(args: list[str]) -> Outcome:
+    """Run `mlitool ARGS` in this process; internal errors are run again with --debug to locate."""
+    from mlitool.cli import main
+
+    def once(argv):
+        err, out = io.StringIO(), io.StringIO()
+        with warnings.catch_warnings(record=True) as caught, \
+                contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+            warnings.simplefilter("always")
+            try:
+                main(argv)
+                code = 0
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else 1
+        return code, err.getvalue(), [f"{w.category.__name__}: {w.message}" for w in caught]
+
+    code, err, caught = once(list(args))
+    outcome = Outcome(code, err, caught)
+    if code == 1:
+        _, debug_err, _ = once(["--debug", *args])
+        frames = re.findall(r'File "[^"]*?(mlitool/[^"]+)", line (\d+), in (\w+)', debug_err)
+        outcome.where = ":".join(frames[-1]) if frames else "?"
+    return outcome
+
+
+def sample_input(buf: bytes, path: Path, seed: int = 0) -> Path | None:
+    """A .npy batch of 2 random real-valued samples for the model's single input (None when the
+    model has several inputs)."""
+    from mlitool.tflite_reader import parse_model
+
+    g = parse_model(buf).main
+    if len(g.inputs) != 1:
+        return None
+    shape = g.tensors[g.inputs[0]].shape
+    rng = np.random.default_rng(seed)
+    np.save(path, rng.uniform(-1, 1, (2, *shape)).astype(np.float32))
+    return path
