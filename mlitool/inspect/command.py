@@ -11,6 +11,7 @@ from mlitool import ir
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
 from mlitool.mli.ops import SUPPORTED_OPS
+from mlitool.validate import problems
 
 
 def inspect_file(path: str | Path) -> dict[str, Any]:
@@ -42,6 +43,7 @@ def summarize(model: ir.Model) -> dict[str, Any]:
                    "unsupported_ops": sum(not r["supported"] for r in rows)},
         "unsupported_op_types": unsupported,
         "warnings": list(model.warnings),
+        "problems": [str(p) for p in problems(g)],      # what convert / run / ... refuse
     }
 
 

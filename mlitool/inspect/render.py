@@ -34,6 +34,8 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
         console.print("[green]All ops are supported by the MLI converter.[/]")
     for w in s["warnings"]:
         console.print(Text(f"warning: {w}", style="yellow"))
+    for p in s["problems"]:
+        console.print(Text(f"malformed graph: {p}", style="red"))
 
 
 def _io_table(s: dict[str, Any]) -> Table:

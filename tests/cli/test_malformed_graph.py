@@ -1,0 +1,272 @@
+"""Malformed graphs (mlitool/validate.py): every command that lowers or executes refuses them with
+exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them.
+
+Each case edits one field of a small, valid int8 model built here:
+    input [1,4,4,2] -CONV_2D(w [3,3,3,2], bias [3], SAME)-> [1,4,4,3] -MAX_POOL_2D(2x2 /2)->
+    [1,2,2,3] -FULLY_CONNECTED(w [5,12], bias [5])-> [1,5] -SOFTMAX-> [1,5]
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.cli.test_bad_input import run_main
+from tests.support.tflite_build import T, graph_model, options
+
+
+def _parts():
+    rng = np.random.default_rng(3)
+    tensors = [
+        T([1, 4, 4, 2], scale=0.05, zero_point=-3, name="input"),
+        T([3, 3, 3, 2], scale=[0.01, 0.02, 0.03], zero_point=[0, 0, 0], axis=0, name="conv_w",
+          data=rng.integers(-127, 128, (3, 3, 3, 2), dtype=np.int8)),
+        T([3], dtype="int32", scale=[0.0005, 0.001, 0.0015], zero_point=[0, 0, 0], name="conv_b",
+          data=np.array([10, -20, 30], np.int32)),
+        T([1, 4, 4, 3], scale=0.1, zero_point=-128, name="conv_out"),
+        T([1, 2, 2, 3], scale=0.1, zero_point=-128, name="pool_out"),
+        T([5, 12], scale=0.02, zero_point=0, name="fc_w",
+          data=rng.integers(-127, 128, (5, 12), dtype=np.int8)),
+        T([5], dtype="int32", scale=0.002, zero_point=0, name="fc_b",
+          data=np.arange(5, dtype=np.int32)),
+        T([1, 5], scale=0.2, zero_point=5, name="logits"),
+        T([1, 5], scale=1 / 256, zero_point=-128, name="probs"),
+    ]
+    ops = [
+        ["CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=0, strideW=1, strideH=1,
+                                             dilationWFactor=1, dilationHFactor=1)],
+        ["MAX_POOL_2D", [3], [4], options("Pool2DOptions", padding=1, strideW=2, strideH=2,
+                                          filterWidth=2, filterHeight=2)],
+        ["FULLY_CONNECTED", [4, 5, 6], [7], options("FullyConnectedOptions")],
+        ["SOFTMAX", [7], [8], options("SoftmaxOptions", beta=1.0)],
+    ]
+    return tensors, ops
+
+
+def write_model(tmp_path, edit=None, name="m.tflite"):
+    tensors, ops = _parts()
+    inputs, outputs = [0], [8]
+    if edit is not None:
+        edited = edit(tensors, ops)
+        if edited is not None:
+            inputs, outputs = edited
+    path = tmp_path / name
+    path.write_bytes(graph_model(tensors, [tuple(op) for op in ops], inputs, outputs))
+    return path
+
+
+def refused(tmp_path, capsys, edit, *mentions):
+    """convert and run --mode tflite both exit 2 with one line naming the file and `mentions`;
+    inspect exits 0 and lists the same problem."""
+    path = write_model(tmp_path, edit)
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.zeros((1, 1, 4, 4, 2), np.float32))
+    lines = []
+    for args in (["convert", str(path), "--out", str(tmp_path / "out")],
+                 ["run", str(path), "--mode", "tflite", "--input", str(npy),
+                  "--output", str(tmp_path / "o.npz")]):
+        code, out, err = run_main(args, capsys)
+        assert code == 2, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        line = err.strip()
+        assert line.startswith(f"mlitool: error: {path}: malformed graph: "), line
+        for m in mentions:
+            assert m in line, line
+        lines.append(line)
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    code, out, err = run_main(["inspect", str(path), "--json"], capsys)
+    assert code == 0
+    problems = json.loads(out)["problems"]
+    assert problems and lines[0].split("malformed graph: ")[1].startswith(problems[0])
+    return lines[0]
+
+
+def test_the_base_model_is_valid(tmp_path, capsys):
+    path = write_model(tmp_path)
+    code, out, err = run_main(["convert", str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 0, err
+    code, out, err = run_main(["inspect", str(path), "--json"], capsys)
+    assert code == 0 and json.loads(out)["problems"] == []
+
+
+# -- arity ---------------------------------------------------------------------------------------
+
+def test_op_without_outputs(tmp_path, capsys):
+    def edit(t, ops):
+        ops[3][2] = []
+        return [0], [7]
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "has 0 outputs, expected 1")
+
+
+def test_conv_missing_weights(tmp_path, capsys):
+    def edit(t, ops):
+        ops[0][1] = [0]
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "has 1 inputs, expected 2 to 3")
+
+
+def test_required_input_omitted(tmp_path, capsys):
+    def edit(t, ops):
+        ops[2][1] = [4, -1, 6]
+    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "omits a required input")
+
+
+# -- order, cycles, writers, outputs ----------------------------------------------------------------
+
+def test_self_loop(tmp_path, capsys):
+    def edit(t, ops):
+        ops[3][1] = [8]
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 8 'probs'",
+            "is written by op 3 (SOFTMAX), which runs at or after this op")
+
+
+def test_cycle_between_two_ops(tmp_path, capsys):
+    def edit(t, ops):
+        ops[0][1] = [4, 1, 2]          # conv reads the pool's output, the pool reads the conv's
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 4 'pool_out'", "op 1 (MAX_POOL_2D)")
+
+
+def test_tensor_never_written(tmp_path, capsys):
+    def edit(t, ops):
+        t.append(T([1, 5], scale=0.2, zero_point=5, name="orphan"))
+        ops[3][1] = [9]
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 9 'orphan'", "no op writes it")
+
+
+def test_two_ops_write_one_tensor(tmp_path, capsys):
+    def edit(t, ops):
+        ops[3][2] = [7]
+        return [0], [7]
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 7 'logits'",
+            "also written by op 2 (FULLY_CONNECTED)")
+
+
+def test_op_writes_a_graph_input(tmp_path, capsys):
+    def edit(t, ops):
+        ops[3][2] = [0]
+        return [0], [7]
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 0 'input'", "writes a graph input")
+
+
+def test_graph_output_never_written(tmp_path, capsys):
+    def edit(t, ops):
+        del ops[3]                      # the op removed, its output still a graph output
+    refused(tmp_path, capsys, edit, "tensor 8 'probs'", "graph output, but no op writes it")
+
+
+# -- options ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("field,key", [("strideH", "stride_h"), ("strideW", "stride_w"),
+                                       ("dilationHFactor", "dilation_h")])
+def test_conv_stride_or_dilation_zero(tmp_path, capsys, field, key):
+    def edit(t, ops):
+        ops[0][3].fields[field] = 0
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", f"option {key} is 0, must be >= 1")
+
+
+def test_pool_filter_negative(tmp_path, capsys):
+    def edit(t, ops):
+        ops[1][3].fields["filterWidth"] = -2
+    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "option filter_w is -2, must be >= 1")
+
+
+def test_options_table_of_the_wrong_type(tmp_path, capsys):
+    def edit(t, ops):
+        ops[1][3] = options("Conv2DOptions", padding=1, strideW=2, strideH=2)
+    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)",
+            "has options of type Conv2DOptions, expected Pool2DOptions")
+
+
+def test_options_table_missing(tmp_path, capsys):
+    def edit(t, ops):
+        ops[1][3] = None
+    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "has no options table")
+
+
+# -- shapes ----------------------------------------------------------------------------------------
+
+def test_conv_bias_length(tmp_path, capsys):
+    def edit(t, ops):
+        t[2] = T([4], dtype="int32", scale=0.001, zero_point=0, name="conv_b",
+                 data=np.arange(4, dtype=np.int32))
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 2 'conv_b'",
+            "bias of shape [4], expected [3]")
+
+
+def test_conv_weights_channels(tmp_path, capsys):
+    def edit(t, ops):
+        t[1] = T([3, 3, 3, 3], scale=0.01, zero_point=0, name="conv_w",
+                 data=np.ones((3, 3, 3, 3), np.int8))
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 1 'conv_w'",
+            "weights have 3 input channels, the input 2")
+
+
+def test_conv_output_shape(tmp_path, capsys):
+    def edit(t, ops):
+        ops[0][3].fields["strideH"] = 2         # computes [1,2,4,3]; the tensor says [1,4,4,3]
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 3 'conv_out'",
+            "has shape [1, 4, 4, 3], but the op computes [1, 2, 4, 3]")
+
+
+def test_fc_weights_do_not_fit_the_input(tmp_path, capsys):
+    def edit(t, ops):
+        t[5] = T([5, 7], scale=0.02, zero_point=0, name="fc_w", data=np.ones((5, 7), np.int8))
+    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 5 'fc_w'",
+            "weights [5, 7] do not fit an input of shape [1, 2, 2, 3]")
+
+
+def test_fc_output_rows(tmp_path, capsys):
+    def edit(t, ops):
+        t[7] = T([1, 4], scale=0.2, zero_point=5, name="logits")
+    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 7 'logits'",
+            "has shape [1, 4], but the op computes 1 row(s) of 5")
+
+
+def test_depthwise_multiplier(tmp_path, capsys):
+    def edit(t, ops):
+        t[1] = T([1, 3, 3, 3], scale=0.01, zero_point=0, name="conv_w",
+                 data=np.ones((1, 3, 3, 3), np.int8))
+        ops[0][0] = "DEPTHWISE_CONV_2D"
+        ops[0][3] = options("DepthwiseConv2DOptions", padding=0, strideW=1, strideH=1,
+                            depthMultiplier=1, dilationWFactor=1, dilationHFactor=1)
+    refused(tmp_path, capsys, edit, "op 0 (DEPTHWISE_CONV_2D)", "tensor 1 'conv_w'",
+            "depthwise weights [1, 3, 3, 3] do not fit an input of 2 channels")
+
+
+def test_softmax_output_shape(tmp_path, capsys):
+    def edit(t, ops):
+        t[8] = T([1, 6], scale=1 / 256, zero_point=-128, name="probs")
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 8 'probs'",
+            "has shape [1, 6], but the input's is [1, 5]")
+
+
+def test_element_types_differ(tmp_path, capsys):
+    def edit(t, ops):
+        t[8] = T([1, 5], dtype="float32", name="probs")
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 8 'probs'",
+            "has type float32, the op's input int8")
+
+
+# -- quantization ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("zp", [128, -129, -2**63])
+def test_zero_point_outside_its_type(tmp_path, capsys, zp):
+    def edit(t, ops):
+        t[4] = T([1, 2, 2, 3], scale=0.1, zero_point=zp, name="pool_out")
+    refused(tmp_path, capsys, edit, "tensor 4 'pool_out'",
+            f"zero point {zp} is outside the int8 range [-128, 127]")
+
+
+@pytest.mark.parametrize("scale", [0.0, -0.5, float("inf"), float("nan")])
+def test_scale_not_finite_positive(tmp_path, capsys, scale):
+    def edit(t, ops):
+        t[7] = T([1, 5], scale=scale, zero_point=5, name="logits")
+    refused(tmp_path, capsys, edit, "tensor 7 'logits'", f"quantization scale {scale!r}")
+
+
+def test_rescale_factor_too_large(tmp_path, capsys):
+    def edit(t, ops):
+        t[3] = T([1, 4, 4, 3], scale=1e-13, zero_point=-128, name="conv_out")
+    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 3 'conv_out'",
+            "rescale factor", "is above 2^31")
