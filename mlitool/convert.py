@@ -41,6 +41,7 @@ def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions) 
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary."""
     from mlitool.emit.symbols import check_not_shadowing
     from mlitool.emit.writer import emit
+    from mlitool.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)
@@ -49,7 +50,7 @@ def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions) 
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))
-    out.mkdir(parents=True, exist_ok=True)
+    make_dirs(out)
     written = emit(mli, out, name, header=emit_opts.header, align=emit_opts.align,
                    section=emit_opts.section, single_header=emit_opts.single_header,
                    runtime=emit_opts.runtime, verified_build=verified_build(opts))

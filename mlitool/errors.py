@@ -8,6 +8,7 @@ EXIT_INTERNAL = 1       # a bug in mlitool
 EXIT_BAD_INPUT = 2      # unreadable, corrupt or hostile model / data file, bad option
 EXIT_THRESHOLD = 3      # verify: a --min-snr / --max-lsb threshold failed
 EXIT_UNSUPPORTED = 4    # valid model, but an op / type / format the target cannot run
+EXIT_CANNOT_WRITE = 5   # an output file or directory cannot be written (full disk, read-only, ...)
 
 
 class MlitoolError(Exception):
@@ -44,6 +45,13 @@ class UnsupportedError(MlitoolError):
     """The model is valid but uses something the chosen target/format cannot express."""
 
     exit_code = EXIT_UNSUPPORTED
+
+
+class OutputError(MlitoolError):
+    """An output file or directory cannot be created or written; `path` names it, the message
+    is the operating system's. Nothing partial is left behind."""
+
+    exit_code = EXIT_CANNOT_WRITE
 
 
 class ThresholdError(MlitoolError):

@@ -174,14 +174,14 @@ def output_files(report: Report, out: Outputs) -> dict[Path, str]:
 
 def write_outputs(report: Report, out: Outputs) -> list[Path]:
     """Write every requested file at once (atomically, all or none)."""
-    from mlitool.fsio import write_files_atomically
+    from mlitool.fsio import make_dirs, write_files_atomically
 
     files = output_files(report, out)
     if out.csv is not None:
         d = Path(out.csv)
         if d.exists() and not d.is_dir():
             raise OptionError("--csv exists and is not a directory", str(d))
-        d.mkdir(parents=True, exist_ok=True)
+        make_dirs(d)
     for path in files:
         if not path.parent.is_dir():
             raise OptionError("the directory to write into does not exist", str(path))

@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mlitool.fsio import write_file_atomically, write_files_atomically
+from mlitool.fsio import make_dirs, write_file_atomically, write_files_atomically
 from mlitool.report.document import Chart, Report, Table, format_value, json_value
 
 SCHEMA = "mlitool-report"
@@ -92,8 +92,7 @@ def csv_files(report: Report) -> dict[str, str]:
 
 def render_csv(report: Report, directory: str | Path) -> list[Path]:
     """Write the CSV files into `directory` (created if missing); returns their paths."""
-    d = Path(directory)
-    d.mkdir(parents=True, exist_ok=True)
+    d = make_dirs(directory)
     return write_files_atomically({d / name: text for name, text in csv_files(report).items()})
 
 
