@@ -60,19 +60,30 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int = B
                 continue
             v = np.asarray(v, dtype=np.float64)
             if method == "minmax":
-                lows[idx] = min(lows.get(idx, np.inf), float(v.min()))
-                highs[idx] = max(highs.get(idx, -np.inf), float(v.max()))
+                lows[idx] = float(np.minimum(lows.get(idx, np.inf), v.min()))   # NaN stays
+                highs[idx] = float(np.maximum(highs.get(idx, -np.inf), v.max()))
             else:
                 kept.setdefault(idx, []).append(v.reshape(-1))
     if method == "minmax":
-        return {idx: (lows[idx], highs[idx]) for idx in sorted(lows)}
+        return _finite_ranges(graph, {idx: (lows[idx], highs[idx]) for idx in sorted(lows)})
     out = {}
     for idx in sorted(kept):
         v = np.concatenate(kept[idx])
         step = -(-v.size // PERCENTILE_SAMPLES)
         lo, hi = np.percentile(v[::step], PERCENTILES)
         out[idx] = (float(lo), float(hi))
-    return out
+    return _finite_ranges(graph, out)
+
+
+def _finite_ranges(graph: ir.Graph, ranges: dict[int, tuple[float, float]]
+                   ) -> dict[int, tuple[float, float]]:
+    """Refuse ranges no format can encode: NaN or inf in the data or reached on the way."""
+    for idx, (lo, hi) in ranges.items():
+        if not (np.isfinite(lo) and np.isfinite(hi)):
+            raise InputDataError(f"calibration: tensor {graph.tensors[idx].name!r} reaches "
+                                 f"non-finite values (range [{lo}, {hi}]); the calibration "
+                                 "data holds NaN or inf, or values the model overflows on")
+    return ranges
 
 
 def calibration_ranges(graph: ir.Graph, path: str | Path, method: str = "minmax"

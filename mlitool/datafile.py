@@ -17,9 +17,22 @@ from mlitool import ir
 from mlitool.errors import InputDataError
 
 
+_NPY_MAGIC, _ZIP_MAGIC = b"\x93NUMPY", b"PK\x03\x04"
+
+
 def _load(path: Path) -> dict[str, np.ndarray]:
+    if path.is_dir():
+        raise InputDataError("is a directory; give a .npy or .npz file", str(path))
     if not path.is_file():
         raise InputDataError("no such file", str(path))
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(6)
+    except OSError as exc:
+        raise InputDataError(f"cannot read: {exc.strerror or exc}", str(path)) from None
+    if not head.startswith((_NPY_MAGIC, _ZIP_MAGIC)):
+        raise InputDataError("is not a .npy or .npz file (no NumPy or zip signature); save "
+                             "arrays with numpy.save or numpy.savez", str(path))
     try:
         data = np.load(path, allow_pickle=False)
         if isinstance(data, np.ndarray):
@@ -39,7 +52,7 @@ def _check(t: ir.Tensor, a: np.ndarray, path: Path, key: str) -> np.ndarray:
     where = f"input {t.name!r}" + (f" (key {key!r})" if key else "")
     shape = tuple(t.shape)
     if a.dtype.kind == "f":
-        pass
+        _check_finite(a, where, path)
     elif a.dtype.kind in "iub":
         if np.dtype(t.dtype).kind == "f":
             raise InputDataError(f"{where}: {a.dtype} data for a float32 input; give real values "
@@ -60,6 +73,15 @@ def _check(t: ir.Tensor, a: np.ndarray, path: Path, key: str) -> np.ndarray:
     if a.shape[0] == 0:
         raise InputDataError(f"{where}: no samples", str(path))
     return a
+
+
+def _check_finite(a: np.ndarray, where: str, path: Path) -> None:
+    bad = ~np.isfinite(a)
+    if bad.any():
+        first = tuple(int(k) for k in np.argwhere(bad)[0])
+        raise InputDataError(f"{where}: {int(bad.sum())} non-finite value(s) (NaN or inf), the "
+                             f"first {a[first]} at sample {first[0]}, index {first[1:]}",
+                             str(path))
 
 
 def load_inputs(path: str | Path, graph: ir.Graph) -> dict[int, np.ndarray]:
