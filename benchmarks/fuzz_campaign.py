@@ -30,9 +30,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.mutate import field_slots, mutate, run_cli, sample_input  # noqa: E402
+from tests.support.mutate import field_slots, run_case, sample_input  # noqa: E402
 
-COMMANDS = ("inspect", "convert", "convert", "run-mli", "run-mli", "run-float", "run-tflite")
 CASE_SECONDS = 120
 
 
@@ -42,33 +41,6 @@ class _Hang(Exception):
 
 def _alarm(signum, frame):
     raise _Hang()
-
-
-def args_for(command: str, model: Path, work: Path, npy: Path | None) -> list[str] | None:
-    if command == "inspect":
-        return ["inspect", str(model)]
-    if command == "convert":
-        return ["convert", str(model), "--out", str(work / "out"), "--name", "m"]
-    if npy is None:
-        return None
-    mode = command.split("-")[1]
-    return ["run", str(model), "--mode", mode, "--input", str(npy),
-            "--output", str(work / "out.npz")]
-
-
-def leftovers(command: str, work: Path, code: int) -> str:
-    """What a finished convert left that it must not: temporary files, partial outputs."""
-    out = work / "out"
-    if command != "convert" or not out.exists():
-        return ""
-    names = sorted(p.name for p in out.iterdir())
-    if any(n.endswith(".tmp") for n in names):
-        return f"temporary files left: {names}"
-    if code == 0 and names != ["m.c", "m.h", "m.json"]:
-        return f"outputs after success: {names}"
-    if code != 0 and names:
-        return f"outputs after failure {code}: {names}"
-    return ""
 
 
 def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> int:
@@ -84,37 +56,26 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
     for case in range(cases):
         rng = random.Random(seed * 1_000_003 + case)
         model = models[case % len(models)]
-        command = rng.choice(COMMANDS)
-        data, how = mutate(originals[model], rng, slots[model])
         work = root / "case"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
-        path = work / model.name
-        path.write_bytes(data)
-        argv = args_for(command, path, work, inputs[model])
-        if argv is None:
-            argv, command = args_for("convert", path, work, None), "convert"
-        per_command[command] += 1
         signal.alarm(CASE_SECONDS)
         try:
-            outcome = run_cli(argv)
-            problem = leftovers(command, work, outcome.code)
+            argv, how, outcome, problem = run_case(model.name, originals[model], slots[model],
+                                                   inputs[model], rng, work)
+            command = argv[0] + (f"-{argv[argv.index('--mode') + 1]}" if argv[0] == "run" else "")
+            exits[outcome.code] += 1
+            stderr = outcome.stderr[-500:]
         except _Hang:
-            outcome, problem = None, f"no answer in {CASE_SECONDS} s"
+            command, how, stderr = "?", "?", ""
+            problem = f"no answer in {CASE_SECONDS} s"
+            exits["hang"] += 1
         finally:
             signal.alarm(0)
-        exits[outcome.code if outcome else "hang"] += 1
-        if outcome is not None and not outcome.ok:
-            if outcome.internal:
-                problem = f"internal error at {outcome.where}"
-            elif outcome.warnings:
-                problem = f"warning: {outcome.warnings[0]}"
-            else:
-                problem = problem or f"exit {outcome.code}, stderr {outcome.stderr[-300:]!r}"
+        per_command[command] += 1
         if problem:
             failures[problem].append({"case": case, "model": model.name, "command": command,
-                                      "mutation": how,
-                                      "stderr": outcome.stderr[-500:] if outcome else ""})
+                                      "mutation": how, "stderr": stderr})
         if (case + 1) % 500 == 0:
             print(f"{case + 1} cases, {time.monotonic() - start:.0f} s, "
                   f"{sum(len(v) for v in failures.values())} failing", flush=True)

@@ -214,6 +214,54 @@ def run_cli(args: list[str]) -> Outcome:
     return outcome
 
 
+COMMANDS = ("inspect", "convert", "convert", "run-mli", "run-mli", "run-float", "run-tflite")
+
+
+def case_args(command: str, model: Path, work: Path, npy: Path | None) -> list[str]:
+    """The command line of one case (run falls back to convert for multi-input models)."""
+    if command == "inspect":
+        return ["inspect", str(model)]
+    if command == "convert" or npy is None:
+        return ["convert", str(model), "--out", str(work / "out"), "--name", "m"]
+    return ["run", str(model), "--mode", command.split("-")[1], "--input", str(npy),
+            "--output", str(work / "out.npz")]
+
+
+def leftovers(work: Path, code: int) -> str:
+    """What a finished command left in `work` that it must not: temporary files, partial
+    outputs (empty when all is well)."""
+    names = sorted(str(p.relative_to(work)) for p in work.rglob("*"))
+    if any(n.endswith(".tmp") for n in names):
+        return f"temporary files left: {names}"
+    out = [n for n in names if n.startswith("out")]
+    if code != 0 and [n for n in out if n != "out"]:
+        return f"outputs after failure {code}: {out}"
+    if code == 0 and out not in (["out", "out/m.c", "out/m.h", "out/m.json"], ["out.npz"], []):
+        return f"outputs after success: {out}"
+    return ""
+
+
+def run_case(model_name: str, original: bytes, slots: list[Slot], npy: Path | None,
+             rng: random.Random, work: Path) -> tuple[list[str], str, Outcome, str]:
+    """Mutate `original`, write it into the empty directory `work` and run one command on it:
+    (command line, mutation, outcome, what is wrong — empty when the case passed)."""
+    command = rng.choice(COMMANDS)
+    data, how = mutate(original, rng, slots)
+    path = work / model_name
+    path.write_bytes(data)
+    argv = case_args(command, path, work, npy)
+    outcome = run_cli(argv)
+    path.unlink()
+    problem = leftovers(work, outcome.code)
+    if outcome.internal:
+        problem = f"internal error at {outcome.where}"
+    elif outcome.warnings:
+        problem = f"warning: {outcome.warnings[0]}"
+    elif not outcome.ok:
+        problem = problem or f"exit {outcome.code}, stderr {outcome.stderr[-300:]!r}"
+    return argv, how, outcome, problem
+
+
 def sample_input(buf: bytes, path: Path, seed: int = 0) -> Path | None:
     """A .npy batch of 2 random real-valued samples for the model's single input (None when the
     model has several inputs)."""
