@@ -87,6 +87,7 @@ _CONVERTS = {"QUANTIZE", "DEQUANTIZE", "ARG_MAX", "ARG_MIN"}
 _ARITHMETIC = (_WINDOW_OPS | _MAC_OPS | _ELTWISE | _SAME_SHAPE
                | {"MEAN", "CONCATENATION", "PAD", "PADV2"})
 _QUANTIZED_TYPES = {"int8", "uint8", "int16"}
+_DATA_SLOT = {"SPLIT": 1, "TRANSPOSE_CONV": 2}      # where the data input is not the first
 
 OpCheck = Callable[[ir.Graph, ir.Op], Iterator[Problem]]
 GraphCheck = Callable[[ir.Graph], Iterator[Problem]]
@@ -319,7 +320,7 @@ def concat_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     """The data inputs and the outputs share one element type (but for type conversions), and
     integer activations of arithmetic ops carry quantization."""
-    x = g.tensors[op.inputs[0]]
+    x = g.tensors[op.inputs[_DATA_SLOT.get(op.type, 0)]]
     data = [x] + [g.tensors[i] for i in op.inputs[1:] if op.type in _ELTWISE | {"CONCATENATION"}]
     outs = [g.tensors[i] for i in op.outputs]
     if op.type not in _CONVERTS:

@@ -18,6 +18,7 @@ from tests.support.emit_models import mli2_model
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps
+from mlitool.errors import OutputError
 from mlitool.emit.names import comment_text
 
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
@@ -120,8 +121,10 @@ def test_fsync_failure_replaces_nothing(tmp_path, monkeypatch):
             raise OSError(5, "Input/output error")
         real_fsync(fd)
     monkeypatch.setattr(fsio.os, "fsync", failing)
-    with pytest.raises(OSError, match="Input/output error"):
+    with pytest.raises(OutputError) as exc:
         emit(mli2_model("sa8"), tmp_path, "m")
+    assert str(exc.value) == f"{tmp_path / 'm.c'}: cannot write: Input/output error"
+    assert exc.value.exit_code == 5
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == old
 
 
