@@ -139,8 +139,3 @@ def norm(x, bits: int) -> np.ndarray:
     x = _i64(x)
     mag = np.where(x < 0, ~x, x)
     return (bits - 1) - bit_length(mag)
-
-
-def round_half_up(x) -> np.ndarray:
-    """floor(x + 0.5) on floats, as the TFLM ARC integration rounds scales."""
-    return np.floor(np.asarray(x, dtype=np.float64) + 0.5)

@@ -86,15 +86,15 @@ def mli2_root() -> Path:
     return root
 
 
-def header_dirs(target: str) -> tuple[Path, ...]:
-    """The real MLI headers for a target ("2.0", "1.1", "1.0"): the -I dirs that make `mli_api.h` resolve.
+def header_dirs(mli_version: str) -> tuple[Path, ...]:
+    """The real MLI headers for an MLI version ("2.0", "1.1", "1.0"): the -I dirs that make `mli_api.h` resolve.
 
     2.0 follows $MLITOOL_MLI_ROOT like the library build; 1.x are the header-only copies in ../shared."""
-    if target == "2.0":
+    if mli_version == "2.0":
         return _mli2_include_dirs(mli2_root())
-    include = SHARED / "mli" / _SHARED_HEADERS[target] / "include"
+    include = SHARED / "mli" / _SHARED_HEADERS[mli_version] / "include"
     if not (include / "mli_api.h").is_file():
-        raise MliUnavailable(f"no MLI {target} headers at {include} (set MLITOOL_SHARED to the shared "
+        raise MliUnavailable(f"no MLI {mli_version} headers at {include} (set MLITOOL_SHARED to the shared "
                              "reference material)")
     return (include,)
 
