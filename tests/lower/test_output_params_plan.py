@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import SAMPLES, SHARED
+from tests.support.paths import SAMPLES, shared_models
 from mlitool.errors import MlitoolError
 from mlitool.mli.lower import lower
 from mlitool.mli.ops import OUTPUT_PARAMS, output_params
 from mlitool.tflite_reader import read_model
 
-MODELS = sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite")) + (
-    sorted((SHARED / "models").glob("**/*int8.tflite")) if (SHARED / "models").is_dir() else [])
+MODELS = (sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite"))
+          + shared_models("**/*int8.tflite"))
 
 
 def _params(t):
