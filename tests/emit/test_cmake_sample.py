@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.paths import ROOT, shared_path
+from tests.support.paths import ROOT, mli_unavailable, shared_path
 from tests.support.mli_build import MliUnavailable, mli2_root
 
 SAMPLE = ROOT / "samples" / "c"
@@ -60,7 +60,7 @@ def sample(tmp_path_factory) -> Sample:
     try:
         root = mli2_root()
     except MliUnavailable as reason:
-        pytest.skip(str(reason))
+        mli_unavailable(reason)
     return Sample(tmp_path_factory.mktemp("sample_c") / "build", root)
 
 
