@@ -29,14 +29,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from mlitool.convert import EmitOptions, convert  # noqa: E402
-from mlitool.pipeline import ModelOptions  # noqa: E402
+from mlitool.emit.writer import emit  # noqa: E402
 from mlitool.execute.inputs import random_inputs  # noqa: E402
 from mlitool.execute.mli_intops import Arith  # noqa: E402
 from mlitool.execute.mli_bridge import run_mli  # noqa: E402
-from mlitool.mli.arena import activation_buffers, arena_alignment, live_lower_bound  # noqa: E402
-from mlitool.mli.lower import lower  # noqa: E402
-from mlitool.tflite_reader import read_model  # noqa: E402
+from mlitool.mli.arena import model_arena  # noqa: E402
+from mlitool.pipeline import ModelOptions, load  # noqa: E402
 from tests.support.mli_build import MliUnavailable, build_mli  # noqa: E402
 
 MODELS = {"kws_ref_model_int8": "models/mlperf_tiny/kws_ref_model_int8.tflite",
@@ -95,8 +93,9 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
-def _compile(path: Path, work: Path) -> Path:
-    convert(path, ModelOptions(format="sa8"), EmitOptions(out=work, name="net"))
+def _compile(mli, work: Path) -> Path:
+    """The emitted sources of the very model the executor runs, with the driver, at -O2."""
+    emit(mli, work, "net", runtime=True)
     (work / "driver.c").write_text(DRIVER)
     mli = build_mli((BUILD,))[BUILD]
     exe = work / "driver"
@@ -121,8 +120,7 @@ def _arena_bytes(header: str) -> int:
 
 
 def bench(path: Path, runs: int, batch: int, repeat: int) -> dict:
-    graph = read_model(path).main
-    mli = lower(graph, format="sa8", source=str(path))
+    graph, mli = load(path, ModelOptions(format="sa8"))
     x = random_inputs(graph, batch, seed=0)
     inp, out = graph.inputs[0], graph.outputs[0]
     t_exec = _best(lambda: run_mli(graph, mli, x, ARITH), repeat) / batch
@@ -131,10 +129,10 @@ def bench(path: Path, runs: int, batch: int, repeat: int) -> dict:
     want = run_mli(graph, mli, one, ARITH)[0][out].reshape(-1).tolist()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        exe = _compile(path, work)
+        exe = _compile(mli, work)
         t_c, got = _c_per_inference(exe, x[inp][0], runs, repeat, work)
         arena = _arena_bytes((work / "net.h").read_text())
-    bound = live_lower_bound(activation_buffers(mli), arena_alignment(mli))
+    bound = model_arena(mli).lower_bound
     return {"exec": t_exec, "exec1": t_exec1, "c": t_c, "same": got == want, "arena": arena, "bound": bound}
 
 

@@ -39,13 +39,14 @@ def verified_build(opts: ModelOptions) -> str:
 
 def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions) -> dict[str, Any]:
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary."""
-    from mlitool.emit.symbols import check_not_shadowing
+    from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
     from mlitool.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)
-    check_not_shadowing(name, emit_opts.header)   # refused before any work (emit checks it again)
+    check_file_name(name)                   # refused before any work (emit checks again)
+    check_not_shadowing(name, emit_opts.header)
     _, mli = load(model_path, opts)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tests.support.mli_build import MliBuild, MliUnavailable, build_mli
+from tests.support.paths import mli_unavailable
 
 
 @pytest.fixture(scope="session")
@@ -14,4 +15,4 @@ def mli_builds() -> dict[tuple[str, str], MliBuild]:
     try:
         return build_mli()
     except MliUnavailable as reason:
-        pytest.skip(str(reason))
+        mli_unavailable(reason)

@@ -242,8 +242,8 @@ class CWriter:
         if self.runtime:
             return ("/* Points every view of an activation at its buffer + offset "
                     f"({self.runtime.rt.init} calls it). */")
-        return (f"/* Points every view of an activation at its buffer + offset. Call it after the "
-                f"application\n * has set the data of the buffers they view. */")
+        return ("/* Points every view of an activation at its buffer + offset. Call it after the "
+                "application\n * has set the data of the buffers they view. */")
 
     def header(self) -> Iterator[bytes | np.ndarray]:
         s = self.syms

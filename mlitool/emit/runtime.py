@@ -7,6 +7,9 @@
                               relus included; the first status that is not MLI_STATUS_OK
     NAME_input(i), NAME_output(i)
 
+Inputs share the arena like every activation (the plan reuses their memory after their last
+reader), so an application writes them before every NAME_run, as with TFLite Micro.
+
 No allocation: the application owns the arena; the tables are static arrays filled once by
 MLI's own `mli_krn_<kind>_create_lut`. Every parameter a kernel rewrites in its output tensor is
 already emitted with the value the kernel writes (lowering sets it so, see
@@ -40,6 +43,9 @@ class Runtime:
         self.v2 = model.mli_version == "2.0"
         self.build = verified_build if self.v2 else None
         self.plan: ArenaPlan = model_arena(model)
+        if not model.layers:
+            raise UnsupportedError(f"{model.source}: the model has no layers, so there is nothing to "
+                                   "run (use --no-runtime for the tensors alone)")
         for key in model.inputs + model.outputs:
             if self.by_key[key].is_const:
                 raise UnsupportedError(f"{model.source}: model input/output '{key}' is a constant; "
@@ -62,6 +68,8 @@ class Runtime:
                  f"({comment_text(self.base_name)}.json: runtime.arena). Usage:",
                  f" *   {rt.init}(arena, sizeof arena);    once; then per inference:",
                  f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
+                 " * The arena is reused as layers run: an input's memory may hold later activations",
+                 f" * once its last reader is done, so write the inputs again before every {rt.run}().",
                  f" * Define {rt.layer_hook} as a function name when compiling the source to have "
                  "it called as",
                  " *   void hook(unsigned layer, const mli_tensor *output)",

@@ -101,13 +101,14 @@ def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str
 
 
 # Headers the emitted files reach with `#include "..."` or that an `-I OUTDIR` would let NAME.h
-# shadow: those of MLI 2.0.2, 1.1 and 1.0 (api/ included) and the C standard library's.
+# shadow: those of MLI 2.0.2, 1.1 and 1.0 (api/ included), the C standard library's and
+# <stdfix.h>, which every MLI version includes.
 SHADOWED_HEADERS = frozenset("""
 mli_api mli_types mli_config mli_helpers_api mli_kernels_api mli_mov_api mli_krn_avepool_spec_api
 mli_krn_conv2d_spec_api mli_krn_depthwise_conv2d_spec_api mli_krn_maxpool_spec_api arc_vector
 assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal stdalign
-stdarg stdatomic stdbool stddef stdint stdio stdlib stdnoreturn string tgmath threads time uchar
-wchar wctype
+stdarg stdatomic stdbool stddef stdfix stdint stdio stdlib stdnoreturn string tgmath threads time
+uchar wchar wctype
 """.split())
 
 

@@ -112,8 +112,13 @@ def _rounding_shift(xm: np.ndarray, nm: np.ndarray, bits: int, mode: str) -> np.
     """asr_rnd for shifts 1 <= n <= bits-1 (x and n broadcast)."""
     if mode == UP:
         if bits >= 64:
-            # floor((x + 2^(n-1)) / 2^n) without overflowing int64.
-            return ((xm >> (nm - 1)) + 1) >> 1
+            # floor((x + 2^(n-1)) / 2^n) without overflowing int64; where MLI's add_sat saturates
+            # (x within 2^(n-1) of int64 max, so x >= 2^62) it is int64 max >> n.
+            up = ((xm >> (nm - 1)) + 1) >> 1
+            if int(xm.max(initial=0)) < (1 << 62):
+                return up
+            top = np.iinfo(np.int64).max
+            return np.where(xm > top - np.left_shift(np.int64(1), nm - 1), top >> nm, up)
         return add_sat(xm, np.left_shift(np.int64(1), nm - 1), bits) >> nm
     if mode == CONVERGENT:
         q = xm >> nm
@@ -139,8 +144,3 @@ def norm(x, bits: int) -> np.ndarray:
     x = _i64(x)
     mag = np.where(x < 0, ~x, x)
     return (bits - 1) - bit_length(mag)
-
-
-def round_half_up(x) -> np.ndarray:
-    """floor(x + 0.5) on floats, as the TFLM ARC integration rounds scales."""
-    return np.floor(np.asarray(x, dtype=np.float64) + 0.5)

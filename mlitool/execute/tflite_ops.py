@@ -346,7 +346,7 @@ def softmax(c: Call):
 
 
 def l2_normalization(c: Call):
-    in_t, out_t = c.tin(0), c.tout()
+    in_t = c.tin(0)
     if _is_float(in_t):
         return float_ops.l2_normalization(c)
     if in_t.dtype != "int8":

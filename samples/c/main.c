@@ -167,25 +167,31 @@ static int fill_input(mli_tensor *input, const array *a) {
     return 0;
 }
 
-/* Prints one output's quantized values and its real values (converted by MLI); returns the index of
- * the largest value (the first one on ties). */
+/* Prints one output's values (quantized outputs: also their real values, converted by MLI); returns
+ * the index of the largest value (the first one on ties). */
 static size_t print_output(unsigned i, const mli_tensor *out) {
     size_t n = element_count(out), bytes = element_bytes(out), k, top = 0;
-    long best = 0;
+    double best = 0.0;
     float *values = (float *)malloc(n * sizeof *values);
     printf("output %u:", i);
     for (k = 0; k < n; k++) {
         const int8_t *p = out->data.mem.pi8 + element_offset(out, k) * bytes;
         int16_t v16;
         int32_t v32;
-        long v = *p;
-        if (bytes == 2) v = (memcpy(&v16, p, 2), v16);
-        if (bytes == 4) v = (memcpy(&v32, p, 4), v32);
+        float f32;
+        double v = *p;
+        if (out->el_type == MLI_EL_FP_32) {
+            v = (memcpy(&f32, p, 4), f32);
+            printf(" %g", v);
+        } else {
+            if (bytes == 2) v = (memcpy(&v16, p, 2), v16);
+            if (bytes == 4) v = (memcpy(&v32, p, 4), v32);
+            printf(" %ld", (long)v);
+        }
         if (k == 0 || v > best) {
             best = v;
             top = k;
         }
-        printf(" %ld", v);
     }
     printf("\n");
     if (values != NULL && out->el_type != MLI_EL_FP_32) {

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.paths import ROOT, shared_path
+from tests.support.paths import ROOT, mli_unavailable, shared_path
 from tests.support.mli_build import MliUnavailable, mli2_root
 
 SAMPLE = ROOT / "samples" / "c"
@@ -39,14 +39,14 @@ class Sample:
     def make(self) -> str:
         return _run(["cmake", "--build", self.build, "--parallel", "2"])
 
-    def classify(self, model: Path, data: Path) -> tuple[list[int], int]:
+    def classify(self, model: Path, data: Path, value=int) -> tuple[list, int]:
         """Builds the sample for `model` and runs it on `data`: (output 0's values, top class)."""
         self.configure(model)
         self.make()
         lines = _run([self.build / "mlitool_sample", data]).splitlines()
         values = next(line for line in lines if line.startswith("output 0:")).split(":")[1].split()
         top = next(line for line in lines if line.startswith("top class:")).split(":")[1]
-        return [int(v) for v in values], int(top)
+        return [value(v) for v in values], int(top)
 
 
 def _run(cmd) -> str:
@@ -60,12 +60,7 @@ def sample(tmp_path_factory) -> Sample:
     try:
         root = mli2_root()
     except MliUnavailable as reason:
-        pytest.skip(str(reason))
-    # The sample calls NAME_init / NAME_run (issue 11, part 1): skip while convert emits no runtime.
-    probe = tmp_path_factory.mktemp("probe")
-    _run(MLITOOL + ["convert", SAMPLE.parent / "fc_int8.tflite", "--out", probe, "--name", "probe"])
-    if "probe_init(" not in (probe / "probe.h").read_text():
-        pytest.skip("convert emits no runtime (probe_init) yet: samples/c needs issue 11 part 1")
+        mli_unavailable(reason)
     return Sample(tmp_path_factory.mktemp("sample_c") / "build", root)
 
 
@@ -109,3 +104,14 @@ def test_convert_reruns_only_when_the_model_or_a_setting_changes(sample, tmp_pat
     assert "format fx16" in (sample.build / "model" / "fc.h").read_text()
     sample.configure(model, FORMAT="fx16")
     assert "mlitool convert" not in sample.make()          # reconfiguring alone converts nothing
+
+
+def test_a_float_output_prints_real_values(sample, tmp_path):
+    """QUANTIZE -> DEQUANTIZE: a float32 output is printed as numbers (%g), not as int32 bit patterns."""
+    model = SAMPLE.parent / "ops" / "quantize_dequantize.tflite"
+    data = tmp_path / "x.npy"
+    np.save(data, np.linspace(-3.0, 2.0, 128, dtype=np.float32).reshape(1, 4, 4, 8))
+    mli = _mli_outputs(model, data, tmp_path / "mli.npz")
+    values, top = sample.classify(model, data, value=float)
+    assert np.allclose(values, mli, rtol=1e-5, atol=0) and len(values) == len(mli)
+    assert top == int(np.argmax(mli))

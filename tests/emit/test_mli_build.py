@@ -51,9 +51,9 @@ def test_second_build_reuses_the_cache(mli_builds):
     assert len({b.library for b in again.values()}) == len(CONFIGS)
 
 
-@pytest.mark.parametrize("target", ["2.0", "1.1", "1.0"])
-def test_real_headers_compile_as_c99(target, tmp_path):
+@pytest.mark.parametrize("mli_version", ["2.0", "1.1", "1.0"])
+def test_real_headers_compile_as_c99(mli_version, tmp_path):
     src = tmp_path / "t.c"
     src.write_text('#include "mli_api.h"\nint main(void) { return (int)MLI_STATUS_OK; }\n')
-    subprocess.run(CC + mli_cflags(target) + ["-c", str(src), "-o", str(tmp_path / "t.o")],
+    subprocess.run(CC + mli_cflags(mli_version) + ["-c", str(src), "-o", str(tmp_path / "t.o")],
                    check=True)

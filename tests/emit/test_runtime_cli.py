@@ -11,6 +11,7 @@ import sys
 import pytest
 
 from tests.support.paths import SAMPLES, mli_cflags
+from tests.support.tflite_build import T, graph_model
 from mlitool import __version__
 
 MLITOOL = [sys.executable, "-m", "mlitool"]
@@ -78,7 +79,7 @@ def test_mli1_header_names_no_build(tmp_path):
 
 @pytest.mark.parametrize("name,header", [
     ("mli_api", []), ("mli_types", []), ("mli_config", []), ("MLI_Helpers_API", []),
-    ("mli_kernels_api", []), ("mli_mov_api", []), ("stdint", []), ("stddef", []),
+    ("mli_kernels_api", []), ("mli_mov_api", []), ("stdint", []), ("stddef", []), ("stdfix", []),
     ("my_mli", ["--header", "<vendor/my_mli.h>"]),
 ])
 def test_name_shadowing_a_header_is_refused(name, header, tmp_path):
@@ -98,3 +99,21 @@ def test_a_name_that_only_starts_with_mli_compiles(tmp_path):
            "-I", str(tmp_path), "-c", str(tmp_path / "mli_net.c"), "-o", str(tmp_path / "n.o")]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
+
+
+def test_a_bad_name_is_refused_before_the_model_is_read(tmp_path):
+    """--name is checked first: the model file does not even exist here."""
+    r = _convert(tmp_path / "missing.tflite", "--out", tmp_path / "out", "--name", "a/b")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "--name 'a/b'" in r.stderr
+
+
+def test_a_model_without_layers_has_no_runtime(tmp_path):
+    """Nothing to run: a typed refusal (exit 4, nothing written) that points at --no-runtime,
+    which still writes the tensors."""
+    model = tmp_path / "empty.tflite"
+    model.write_bytes(graph_model([T([1, 4], scale=0.5)], [], [0], [0]))
+    r = _convert(model, "--out", tmp_path / "out")
+    assert r.returncode == 4 and "no layers" in r.stderr and "--no-runtime" in r.stderr, r.stderr
+    assert not (tmp_path / "out" / "empty.h").exists()
+    r = _convert(model, "--out", tmp_path / "out", "--no-runtime")
+    assert r.returncode == 0, r.stderr

@@ -8,7 +8,7 @@ import pytest
 from tests.support.golden import MODES, arith_of, load
 from tests.support.paths import shared_path
 from mlitool.errors import UnsupportedError
-from mlitool.execute.mli_kernels import mac
+from mlitool.execute.mli_kernels import mac, macquant
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 
@@ -61,6 +61,33 @@ def test_int64_accumulation_path(kernel, monkeypatch):
     mode = "CONVERGENT_ACCU_OFF"
     bad = _mismatches(KERNELS[kernel], _cases(mode, kernel), arith_of(mode))
     assert not bad, "\n".join(bad)
+
+
+# sa8_result's three rounding paths, each forced on every sa8 golden case by switching the
+# others' thresholds off: {path: (_FLOAT64_EXACT, _SHIFT64_ACC)}. "float64" still falls back to the
+# generic path where float64 would not be exact.
+_SA8_PATHS = {"float64": (macquant._FLOAT64_EXACT, 0), "shift64": (0, macquant._SHIFT64_ACC), "generic": (0, 0)}
+
+
+@pytest.mark.parametrize("path", sorted(_SA8_PATHS))
+@pytest.mark.parametrize("kernel", sorted(k for k in KERNELS if "sa8" in k))
+@pytest.mark.parametrize("mode", MODES)
+def test_sa8_result_paths(mode, kernel, path, monkeypatch):
+    """Each of sa8_result's rounding paths alone gives the golden answers (ties included)."""
+    float_limit, shift_limit = _SA8_PATHS[path]
+    monkeypatch.setattr(macquant, "_FLOAT64_EXACT", float_limit)
+    monkeypatch.setattr(macquant, "_SHIFT64_ACC", shift_limit)
+    shifts64 = []
+    rounding_shift64 = macquant._rounding_shift64
+
+    def counted(p, n, mode):
+        shifts64.append(p.size)
+        return rounding_shift64(p, n, mode)
+
+    monkeypatch.setattr(macquant, "_rounding_shift64", counted)
+    bad = _mismatches(KERNELS[kernel], _cases(mode, kernel), arith_of(mode))
+    assert not bad, f"{path}: {mode}/{kernel}.npz:\n" + "\n".join(bad)
+    assert bool(shifts64) == (path == "shift64")
 
 
 @pytest.mark.parametrize("kernel", sorted(KERNELS))

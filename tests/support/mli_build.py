@@ -7,8 +7,9 @@ configurations in parallel. Built libraries are kept in a gitignored cache keyed
 the MLI tree and every setting, so a second test session builds nothing.
 
 The MLI tree is `$MLITOOL_MLI_ROOT` when set (a user's own checkout), else the copy in
-`../shared/mli`. A missing tool or tree raises `MliUnavailable` with the reason, which tests turn into a skip
-and benchmarks print.
+`../shared/mli`. A missing tool or tree raises `MliUnavailable` with the reason (`MliTreeMissing` for
+the tree), which tests turn into a skip (a failure in CI for the tree, tests/support/paths.py) and
+benchmarks print.
 """
 
 from __future__ import annotations
@@ -46,6 +47,10 @@ class MliUnavailable(Exception):
     """The MLI tree or a build tool is missing; the message says which and how to provide it."""
 
 
+class MliTreeMissing(MliUnavailable):
+    """The MLI sources or headers are missing: shared reference material, not a tool."""
+
+
 @dataclass(frozen=True)
 class MliBuild:
     """One native build of MLI 2.x: what a C program needs to compile against it and link it."""
@@ -81,20 +86,20 @@ def mli2_root() -> Path:
     root = Path(named) if named else SHARED / "mli" / _SHARED_HEADERS["2.0"]
     if not (root / "lib" / "CMakeLists.txt").is_file() or not (root / "include" / "mli_api.h").is_file():
         where = f"{MLI_ROOT_ENV}={named}" if named else str(root)
-        raise MliUnavailable(f"no MLI 2.x source tree at {where} (lib/CMakeLists.txt and include/mli_api.h); "
+        raise MliTreeMissing(f"no MLI 2.x source tree at {where} (lib/CMakeLists.txt and include/mli_api.h); "
                              f"set {MLI_ROOT_ENV} to an embARC MLI 2.x checkout")
     return root
 
 
-def header_dirs(target: str) -> tuple[Path, ...]:
-    """The real MLI headers for a target ("2.0", "1.1", "1.0"): the -I dirs that make `mli_api.h` resolve.
+def header_dirs(mli_version: str) -> tuple[Path, ...]:
+    """The real MLI headers for an MLI version ("2.0", "1.1", "1.0"): the -I dirs that make `mli_api.h` resolve.
 
     2.0 follows $MLITOOL_MLI_ROOT like the library build; 1.x are the header-only copies in ../shared."""
-    if target == "2.0":
+    if mli_version == "2.0":
         return _mli2_include_dirs(mli2_root())
-    include = SHARED / "mli" / _SHARED_HEADERS[target] / "include"
+    include = SHARED / "mli" / _SHARED_HEADERS[mli_version] / "include"
     if not (include / "mli_api.h").is_file():
-        raise MliUnavailable(f"no MLI {target} headers at {include} (set MLITOOL_SHARED to the shared "
+        raise MliTreeMissing(f"no MLI {mli_version} headers at {include} (set MLITOOL_SHARED to the shared "
                              "reference material)")
     return (include,)
 

@@ -54,7 +54,6 @@ _SPECS = {
     "softmax": (np.exp, 5, 15, 356),
     "l2_normalize": (lambda x: 1.0 / np.sqrt(x), 0, 17, -32),
 }
-NAMES = tuple(_SPECS)
 
 
 @lru_cache(maxsize=None)

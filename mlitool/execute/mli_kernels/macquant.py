@@ -82,6 +82,13 @@ def sa8_bias(bias: np.ndarray, arith: Arith) -> np.ndarray:
     return b
 
 
+# sa8_result's exact shortcuts before the generic int64 asr_rnd: float64 rounding while
+# |acc * mul| stays below _FLOAT64_EXACT, an in-place int64 rounding shift while |acc| stays below
+# _SHIFT64_ACC (then |acc * mul| < 2^62). Named so the tests can force each path on golden data.
+_FLOAT64_EXACT = 1 << 52
+_SHIFT64_ACC = 1 << 31
+
+
 def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
                arith: Arith, limits: tuple[int, int] | None = None) -> np.ndarray:
     """result_cast for s8asym: 32-bit accumulator -> int8 (then the ReLU clamp when `limits`).
@@ -108,10 +115,10 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
             acc = mli_intops.sat(acc, 16).astype(np.float64)
         amax = min(amax, 1 << 15)
     n = np.minimum(shift - pre, 63)
-    if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < (1 << 52):
+    if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < _FLOAT64_EXACT:
         # Exact in float64: |acc * mul| < 2^52, and scaling by 2^-n keeps every bit.
         o = _round_scaled(acc, mul * np.ldexp(1.0, -n), arith.round_mode)
-    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < (1 << 31):
+    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < _SHIFT64_ACC:
         o = _rounding_shift64(np.asarray(acc, np.int64) * mul, n, arith.round_mode)
     else:
         o = mli_intops.asr_rnd(np.asarray(acc, np.int64) * mul, n, 64, arith.round_mode)

@@ -107,7 +107,7 @@ def lower_eltwise(b: Builder, op: ir.Op, fmt: str) -> None:
     """ADD, SUB, MUL, MINIMUM, MAXIMUM (a constant operand is encoded as a parameter)."""
     el = act_el(fmt)
     ins = [_operand(b, op, i, el) for i in op.inputs[:2]]
-    out, pending = b.kernel_output(op, op.outputs[0], el)
+    out, _ = b.kernel_output(op, op.outputs[0], el)
     kout = b.separate_relu(op, fmt, out)
     b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
     b.flush_relu(op)

@@ -1,4 +1,4 @@
-"""intops.asl saturates exactly as mli_math_asl_fx, including in a 64-bit container."""
+"""mli_intops.asl saturates exactly as mli_math_asl_fx, including in a 64-bit container."""
 
 import numpy as np
 
