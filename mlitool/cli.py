@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
         print("mlitool: aborted", file=sys.stderr)
         code = 130
     except MlitoolError as exc:
-        print(f"mlitool: error: {exc}", file=sys.stderr)
+        print(f"mlitool: error: {_one_line(str(exc))}", file=sys.stderr)
         code = exc.exit_code
     except BrokenPipeError:
         code = 0
@@ -78,6 +78,11 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         code = EXIT_INTERNAL
     sys.exit(code)
+
+
+def _one_line(text: str) -> str:
+    """Control characters (from names in a hostile file) escaped: the message stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 _ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); "

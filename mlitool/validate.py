@@ -87,6 +87,7 @@ _CONVERTS = {"QUANTIZE", "DEQUANTIZE", "ARG_MAX", "ARG_MIN"}
 _ARITHMETIC = (_WINDOW_OPS | _MAC_OPS | _ELTWISE | _SAME_SHAPE
                | {"MEAN", "CONCATENATION", "PAD", "PADV2"})
 _QUANTIZED_TYPES = {"int8", "uint8", "int16"}
+_BIAS_TYPES = {"int8": ("int32",), "uint8": ("int32",), "int16": ("int32", "int64")}
 _DATA_SLOT = {"SPLIT": 1, "TRANSPOSE_CONV": 2}      # where the data input is not the first
 
 OpCheck = Callable[[ir.Graph, ir.Op], Iterator[Problem]]
@@ -168,9 +169,17 @@ def scales_finite_positive(g: ir.Graph) -> Iterator[Problem]:
             yield Problem(f"quantization scale {float(bad[0])!r} is not finite and > 0", tensor=t)
 
 
+def constants_finite(g: ir.Graph) -> Iterator[Problem]:
+    for t in g.tensors:
+        if t.data is not None and t.data.dtype.kind == "f":
+            bad = np.count_nonzero(~np.isfinite(t.data))
+            if bad:
+                yield Problem(f"constant data holds {bad} NaN or inf value(s)", tensor=t)
+
+
 GRAPH_CHECKS: tuple[GraphCheck, ...] = (tensors_defined_before_use, one_writer_per_tensor,
                                         graph_outputs_defined, zero_points_in_range,
-                                        scales_finite_positive)
+                                        scales_finite_positive, constants_finite)
 
 
 # --- per-op checks -------------------------------------------------------------------------------
@@ -263,8 +272,11 @@ def fc_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 def _bias(g: ir.Graph, op: ir.Op, channels: int) -> Iterator[Problem]:
     if len(op.inputs) > 2 and op.inputs[2] >= 0:
         b = g.tensors[op.inputs[2]]
+        want = _BIAS_TYPES.get(g.tensors[op.inputs[0]].dtype, ("float32",))
         if b.size != channels or len(b.shape) != 1:
             yield Problem(f"bias of shape {list(b.shape)}, expected [{channels}]", op, b)
+        elif b.dtype not in want:
+            yield Problem(f"bias of type {b.dtype}, expected {' or '.join(want)}", op, b)
 
 
 def eltwise_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:

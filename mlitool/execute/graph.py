@@ -166,12 +166,14 @@ def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -
             last_use[t] = pos
     outputs = set(graph.outputs)
     consts: dict[int, np.ndarray] = {}
-    for pos, op in enumerate(graph.ops):
-        run_op(op, graph, mode, values, n, consts)
-        if not keep:
-            for t in set(op.inputs):
-                if last_use.get(t) == pos and t not in outputs and t in values:
-                    del values[t]
+    # float mode is IEEE arithmetic: a model that overflows yields inf / NaN, as in TFLite
+    with np.errstate(all="ignore" if mode == "float" else "warn"):
+        for pos, op in enumerate(graph.ops):
+            run_op(op, graph, mode, values, n, consts)
+            if not keep:
+                for t in set(op.inputs):
+                    if last_use.get(t) == pos and t not in outputs and t in values:
+                        del values[t]
     if keep:
         return values
     return {t: values[t] for t in graph.outputs}

@@ -62,7 +62,9 @@ def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
         zp = q.zero_point.reshape(scale.shape)
     else:
         scale, zp = f32(q.scale[0]), int(q.zero_point[0])
-    r = fp.round_away_f32(np.asarray(x, dtype=f32) / scale).astype(np.int64) + zp
+    with np.errstate(over="ignore"):           # a tiny scale: ±inf, clamped below
+        v = np.asarray(x, dtype=f32) / scale
+    r = fp.round_away_f32(np.clip(v, f32(-2.0 ** 31), f32(2.0 ** 31))).astype(np.int64) + zp
     return np.clip(r, info.min, info.max).astype(t.dtype)
 
 

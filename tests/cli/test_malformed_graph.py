@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.cli.test_bad_input import run_main
-from tests.support.tflite_build import T, graph_model, options
+from tests.support.tflite_build import T, Buf, build, fc_spec, graph_model, options
 
 
 def _parts():
@@ -270,3 +270,29 @@ def test_rescale_factor_too_large(tmp_path, capsys):
         t[3] = T([1, 4, 4, 3], scale=1e-13, zero_point=-128, name="conv_out")
     refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 3 'conv_out'",
             "rescale factor", "is above 2^31")
+
+
+def test_bias_of_the_wrong_type(tmp_path, capsys):
+    def edit(t, ops):
+        t[6] = T([5], dtype="float32", name="fc_b", data=np.arange(5, dtype=np.float32))
+    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 6 'fc_b'",
+            "bias of type float32, expected int32")
+
+
+def test_constant_with_nan(tmp_path, capsys):
+    def edit(t, ops):
+        t[5] = T([5, 12], dtype="float32", name="fc_w",
+                 data=np.where(np.arange(60).reshape(5, 12) == 7, np.nan, 0.5).astype(np.float32))
+    refused(tmp_path, capsys, edit, "tensor 5 'fc_w'", "constant data holds 1 NaN or inf value(s)")
+
+
+def test_control_characters_in_names_stay_on_one_line(tmp_path, capsys):
+    """The reader quotes names as they are; the CLI escapes what would break the line."""
+    spec = fc_spec()
+    spec.tensors[2].name = "bi\ras\x1e"
+    spec.buffers[2] = Buf(b"\0" * 3)
+    path = tmp_path / "ctl.tflite"
+    path.write_bytes(build(spec))
+    code, out, err = run_main(["inspect", str(path)], capsys)
+    assert code == 2 and err.count("\n") == 1 and "\r" not in err and "\x1e" not in err, err
+    assert "tensor 2 'bi\\ras\\x1e'" in err, err
