@@ -166,8 +166,9 @@ def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -
             last_use[t] = pos
     outputs = set(graph.outputs)
     consts: dict[int, np.ndarray] = {}
-    # float mode is IEEE arithmetic: a model that overflows yields inf / NaN, as in TFLite
-    with np.errstate(all="ignore" if mode == "float" else "warn"):
+    # Float arithmetic (float mode, float models in tflite mode) is IEEE's: a model that
+    # overflows yields inf / NaN, as in TFLite, not a warning
+    with np.errstate(all="ignore"):
         for pos, op in enumerate(graph.ops):
             run_op(op, graph, mode, values, n, consts)
             if not keep:
