@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from glob import escape as glob_escape
 import threading
 from collections.abc import Iterable, Mapping
+from glob import escape as glob_escape
 from pathlib import Path
 
 from mlitool.errors import OutputError

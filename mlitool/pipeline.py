@@ -1,5 +1,5 @@
-"""The one way from a .tflite file to an MLI model: read (+ validate) → (calibrate) → lower, shared by
-convert, run, verify and report, with the options they all take (`ModelOptions`)."""
+"""The one way from a .tflite file to an MLI model: read (+ validate) → (calibrate) → lower,
+shared by convert, run, verify and report, with the options they all take (`ModelOptions`)."""
 
 from __future__ import annotations
 
