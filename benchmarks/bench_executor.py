@@ -31,7 +31,7 @@ MODELS = {"vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite",
           "mobilenet_v1_int8": "models/embarc_mli/mobilenet_v1_int8.tflite"}
 
 
-def _best(fn, repeat: int) -> float:
+def best_of(fn, repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -56,7 +56,7 @@ def bench(name: str, path: Path, batch: int, repeat: int) -> dict:
     mli = lower(graph, format="sa8", source=str(path))
     x = random_inputs(graph, batch, seed=0)
     arith = Arith("convergent", True)
-    t_mli = _best(lambda: run_mli(graph, mli, x, arith), repeat) / batch
+    t_mli = best_of(lambda: run_mli(graph, mli, x, arith), repeat) / batch
     res = {"model": name, "mli": t_mli}
     try:
         from ai_edge_litert import interpreter as litert
@@ -71,7 +71,7 @@ def bench(name: str, path: Path, batch: int, repeat: int) -> dict:
             for s in range(batch):
                 it.set_tensor(inp, x[inp][s])
                 it.invoke()
-        res[label] = _best(run_all, repeat) / batch
+        res[label] = best_of(run_all, repeat) / batch
     return res
 
 

@@ -21,7 +21,6 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +35,7 @@ from mlitool.execute.mli_bridge import run_mli  # noqa: E402
 from mlitool.mli.arena import model_arena  # noqa: E402
 from mlitool.pipeline import ModelOptions, load  # noqa: E402
 from tests.support.mli_build import MliUnavailable, build_mli  # noqa: E402
+from bench_executor import best_of  # noqa: E402
 
 MODELS = {"kws_ref_model_int8": "models/mlperf_tiny/kws_ref_model_int8.tflite",
           "resnet8_int8": "models/mlperf_tiny/resnet8_int8.tflite",
@@ -84,15 +84,6 @@ int main(int argc, char **argv) {
 """
 
 
-def _best(fn, repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
 def _compile(mli, work: Path) -> Path:
     """The emitted sources of the very model the executor runs, with the driver, at -O2."""
     emit(mli, work, "net", runtime=True)
@@ -123,9 +114,9 @@ def bench(path: Path, runs: int, batch: int, repeat: int) -> dict:
     graph, mli = load(path, ModelOptions(format="sa8"))
     x = random_inputs(graph, batch, seed=0)
     inp, out = graph.inputs[0], graph.outputs[0]
-    t_exec = _best(lambda: run_mli(graph, mli, x, ARITH), repeat) / batch
+    t_exec = best_of(lambda: run_mli(graph, mli, x, ARITH), repeat) / batch
     one = {i: v[:1] for i, v in x.items()}
-    t_exec1 = _best(lambda: run_mli(graph, mli, one, ARITH), repeat)
+    t_exec1 = best_of(lambda: run_mli(graph, mli, one, ARITH), repeat)
     want = run_mli(graph, mli, one, ARITH)[0][out].reshape(-1).tolist()
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)

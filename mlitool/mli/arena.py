@@ -132,12 +132,11 @@ def plan_arena(buffers: list[Buffer], align: int = 1) -> ArenaPlan:
     )
 
 
-def arena_alignment(model: MliModel) -> int:
-    """Bytes the arena (and every offset in it) is aligned to: the largest activation element."""
-    sizes = [model.tensors[b.name].el_type.dtype.itemsize for b in activation_buffers(model)]
-    return max(sizes, default=1)
-
-
-def model_arena(model: MliModel) -> ArenaPlan:
-    """The arena plan of `model`: what the emitted runtime binds and `report` shows."""
-    return plan_arena(activation_buffers(model), arena_alignment(model))
+def model_arena(model: MliModel, align: int | None = None) -> ArenaPlan:
+    """The arena plan of `model`: what the emitted runtime binds and `report` shows. The arena
+    (and every offset in it) is aligned to the largest activation element unless `align` says
+    otherwise."""
+    buffers = activation_buffers(model)
+    if align is None:
+        align = max((model.tensors[b.name].el_type.dtype.itemsize for b in buffers), default=1)
+    return plan_arena(buffers, align)

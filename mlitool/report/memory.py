@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlitool import ir
-from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, arena_alignment, plan_arena
+from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.types import MliModel, Role
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.report.cstructs import PER_AXIS_BYTES, cfg_struct_bytes, tensor_struct_bytes
@@ -115,8 +115,7 @@ def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int | N
     """ROM per layer and total, and the RAM arena plan, of `model` (lowered from `graph`).
     `align` None: the runtime's own alignment, so the plan is the one the C runtime binds."""
     layers = rom_by_layer(model, graph)
-    buffers = activation_buffers(model)
-    plan = plan_arena(buffers, arena_alignment(model) if align is None else align)
+    plan = model_arena(model, align)
     struct = tensor_struct_bytes(model.mli_version)
     # constants no layer names (none in practice) still take ROM: count them into the total
     used = {n for layer in model.layers
@@ -138,7 +137,7 @@ def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int | N
         rom_total=sum(layer.total for layer in layers) + stray_bytes,
         tflite_weight_bytes=tfl,
         float32_bytes=f32,
-        buffers=tuple(buffers),
+        buffers=tuple(p.buffer for p in plan.placements),
         arena=plan,
         activation_structs=act_structs,
         ram_total=plan.arena_bytes + act_structs,
