@@ -7,18 +7,24 @@ Heavy modules (numpy, tflite, rich tables) are imported inside the commands so t
 from __future__ import annotations
 
 import sys
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from mlitool import __version__
-from mlitool.errors import EXIT_INTERNAL, MlitoolError
+from mlitool.errors import EXIT_INTERNAL, MlitoolError, OptionError
+
+EXIT_CODES = ("\b\nExit codes: 0 ok, 1 internal error (a bug in mlitool), 2 bad input file or\n"
+              "option, 3 a verify threshold failed, 4 unsupported by the MLI target,\n"
+              "5 cannot write an output, 130 interrupted (Ctrl-C).")
 
 app = typer.Typer(
     name="mlitool",
     help="Make TensorFlow Lite models ready for the embARC MLI library.",
-    add_completion=False,
+    epilog=EXIT_CODES,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -57,8 +63,10 @@ def main(argv: list[str] | None = None) -> None:
         code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
-    except ClickException as exc:        # usage errors: click's own message
-        exc.show()
+    except ClickException as exc:        # usage errors: click's message, on one line
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
+        print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
         code = exc.exit_code
     except typer.Abort:
         print("mlitool: aborted", file=sys.stderr)
@@ -85,31 +93,69 @@ def _one_line(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-_ARITH_HELP = ("MLI build: --target em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); "
-               "vpx = ROUND_MODE=UP, FULL_ACCU=OFF [default: vpx].")
+def _choices(name: str, values) -> type[Enum]:
+    """An Enum typer shows as [a|b|c] in --help and checks (case-insensitively)."""
+    return Enum(name, {v: v for v in values}, type=str)
 
-# Options shared by convert, run, verify and report: one definition each.
+
+Format = _choices("Format", ("sa8", "fx16", "fx8w16d", "fx8"))
+MliVersion = _choices("MliVersion", ("2.0", "1.1", "1.0"))
+Layout = _choices("Layout", ("hwc", "chw"))
+Target = _choices("Target", ("vpx", "em"))
+Round = _choices("Round", ("up", "convergent"))
+Accu = _choices("Accu", ("full", "reduced"))
+Method = _choices("Method", ("minmax", "percentile"))
+Mode = _choices("Mode", ("mli", "tflite", "float"))
+Oracle = _choices("Oracle", ("litert",))
+
+
+def _value(choice):
+    return None if choice is None else choice.value
+
+
+# Options shared by the commands: one definition each, one meaning everywhere.
 ModelArg = Annotated[Path, typer.Argument(metavar="MODEL", help="The .tflite model file.",
                                           show_default=False)]
-FormatOpt = Annotated[Optional[str], typer.Option(
-    "--format", "-f", help="sa8 | fx16 | fx8w16d | fx8 [default: the config's, else sa8].")]
+FormatOpt = Annotated[Optional[Format], typer.Option(
+    "--format", "-f", case_sensitive=False, show_default=False,
+    help="Element format [default: the config's, else sa8].")]
+MliOpt = Annotated[Optional[MliVersion], typer.Option(
+    "--mli", show_default=False, help="MLI version [default: the config's, else 2.0].")]
+LayoutOpt = Annotated[Optional[Layout], typer.Option(
+    "--layout", case_sensitive=False, show_default=False,
+    help="MLI 1.x activation layout [default: chw].")]
 ConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--config", help="TOML settings and per-layer overrides "
-    "[default: [tool.mlitool] of ./pyproject.toml].")]
-TargetOpt = Annotated[Optional[str], typer.Option("--target", help=_ARITH_HELP)]
-RoundOpt = Annotated[Optional[str], typer.Option(
-    "--round", help="up | convergent (overrides --target).")]
-AccuOpt = Annotated[Optional[str], typer.Option(
-    "--accu", help="full | reduced (overrides --target).")]
+    "--config", show_default=False, help="TOML settings and per-layer overrides [default: the "
+    "nearest mlitool.toml, or pyproject.toml with [tool.mlitool], from here upward].")]
+TargetOpt = Annotated[Optional[Target], typer.Option(
+    "--target", case_sensitive=False, show_default=False,
+    help="MLI build: em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); vpx = ROUND_MODE=UP, "
+    "FULL_ACCU=OFF [default: vpx].")]
+RoundOpt = Annotated[Optional[Round], typer.Option(
+    "--round", case_sensitive=False, show_default=False, help="ROUND_MODE (over --target).")]
+AccuOpt = Annotated[Optional[Accu], typer.Option(
+    "--accu", case_sensitive=False, show_default=False, help="FULL_ACCU on/off (over --target).")]
 CalibrationOpt = Annotated[Optional[Path], typer.Option(
-    "--calibration", help="Float models: .npy/.npz of real inputs to derive activation ranges from.")]
-CalibrationMethodOpt = Annotated[str, typer.Option(
-    "--calibration-method", help="minmax | percentile.")]
+    "--calibration", show_default=False,
+    help="Float models: .npy/.npz of real inputs to derive activation ranges from.")]
+CalibrationMethodOpt = Annotated[Method, typer.Option(
+    "--calibration-method", case_sensitive=False, help="How ranges are taken from them.")]
 # The samples verify and report run.
 SamplesFileOpt = Annotated[Optional[Path], typer.Option(
-    "--input", "-i", help=".npy / .npz inputs (as for run) [default: random inputs].")]
+    "--input", "-i", show_default=False, help=".npy / .npz inputs (as for run) "
+    "[default: random inputs].")]
 SamplesOpt = Annotated[int, typer.Option("--samples", "-n", help="Random inputs: how many.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random inputs: the seed.")]
+# Output: the same four options on every command.
+JsonOpt = Annotated[bool, typer.Option(
+    "--json", help="Print one JSON document on stdout (and nothing else there).")]
+JsonOutOpt = Annotated[Optional[Path], typer.Option(
+    "--json-out", metavar="FILE", show_default=False, help="Also write the JSON document to FILE.")]
+OutOpt = Annotated[Optional[Path], typer.Option(
+    "--out", "-o", metavar="DIR", show_default=False,
+    help="Directory the command's files are written into (created if missing).")]
+QuietOpt = Annotated[bool, typer.Option(
+    "--quiet", "-q", help="Nothing on stdout but --json; warnings and errors still on stderr.")]
 
 
 def _model_options(fmt, config, calibration, calibration_method, target, round_mode, accu, *,
@@ -117,44 +163,77 @@ def _model_options(fmt, config, calibration, calibration_method, target, round_m
     """The pipeline's options from the shared command-line options (--target names the build)."""
     from mlitool.pipeline import ModelOptions
 
-    return ModelOptions(format=fmt, mli=mli, layout=layout, config=config,
+    return ModelOptions(format=_value(fmt), mli=_value(mli), layout=_value(layout), config=config,
                         weights_only=weights_only, calibration=calibration,
-                        calibration_method=calibration_method, build=target,
-                        round_mode=round_mode, accu=accu)
+                        calibration_method=_value(calibration_method), build=_value(target),
+                        round_mode=_value(round_mode), accu=_value(accu))
 
 
-def _print_json(doc: dict, *, allow_nan: bool = True) -> None:
+def _dumps(doc: dict, *, allow_nan: bool = True) -> str:
     import json
 
-    sys.stdout.write(json.dumps(doc, sort_keys=True, indent=2, allow_nan=allow_nan) + "\n")
+    return json.dumps(doc, sort_keys=True, indent=2, allow_nan=allow_nan) + "\n"
 
 
-@app.command("inspect")
-def inspect_cmd(
-    model: ModelArg,
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
-) -> None:
-    """Summarise a .tflite model: style, inputs/outputs, one row per op, totals."""
+def _out_dir(out: Path | None) -> Path | None:
+    """`-o DIR`, checked and created (None when not given)."""
+    if out is None:
+        return None
+    from mlitool.fsio import make_dirs
+
+    if out.exists() and not out.is_dir():
+        raise OptionError("--out is a directory (it exists and is not one)", str(out))
+    return make_dirs(out)
+
+
+def _finish(doc: dict, *, as_json: bool, json_out: Path | None, quiet: bool, render,
+            files: tuple[Path, ...] = (), allow_nan: bool = True) -> None:
+    """The one way every command ends: JSON files written (atomically), then stdout (JSON or
+    the tables), then the warnings and the files written on stderr."""
+    from mlitool.fsio import write_file_atomically
+
+    text = _dumps(doc, allow_nan=allow_nan)
+    written = [write_file_atomically(p, text) for p in (*files, *([json_out] if json_out else []))]
+    if as_json:
+        sys.stdout.write(text)
+    elif not quiet:
+        render()
+    for warning in doc.get("warnings", []):
+        print(f"warning: {_one_line(warning)}", file=sys.stderr)
+    if not quiet:
+        made = doc.get("files") or ([doc["output"]] if "output" in doc else [])
+        for path in (*made, *map(str, written)):
+            print(f"wrote {path}", file=sys.stderr)
+
+
+@app.command("inspect", epilog=EXIT_CODES)
+def inspect_cmd(model: ModelArg, as_json: JsonOpt = False, json_out: JsonOutOpt = None,
+                out: OutOpt = None, quiet: QuietOpt = False) -> None:
+    """Summarise a .tflite model: style, inputs/outputs, one row per op, totals.
+    With -o DIR: DIR/STEM.inspect.json."""
     from mlitool.inspect.command import inspect_file
 
     summary = inspect_file(model)
-    if as_json:
-        _print_json(summary, allow_nan=False)
-    else:
-        from mlitool.inspect.render import render
+    d = _out_dir(out)
+    files = (d / f"{model.stem}.inspect.json",) if d else ()
 
-        render(summary)
+    def render():
+        from mlitool.inspect.render import render as render_summary
+
+        render_summary(summary)
+    _finish(summary, as_json=as_json, json_out=json_out, quiet=quiet, render=render, files=files,
+            allow_nan=False)
 
 
-@app.command("convert")
+@app.command("convert", epilog=EXIT_CODES)
 def convert_cmd(
     model: ModelArg,
-    out: Path = typer.Option(Path("."), "--out", "-o", help="Output directory (created if missing)."),
+    out: OutOpt = None,
     name: Optional[str] = typer.Option(None, "--name", help="Base name of NAME.h/.c/.json "
                                        "[default: the model file's stem]."),
     fmt: FormatOpt = None,
-    mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 [default: 2.0]."),
-    layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc [default: chw]."),
+    mli: MliOpt = None,
+    layout: LayoutOpt = None,
     config: ConfigOpt = None,
     header: str = typer.Option("mli_api.h", "--header", help="MLI API header to #include."),
     align: Optional[int] = typer.Option(None, "--align", help="Alignment attribute for data arrays."),
@@ -170,50 +249,45 @@ def convert_cmd(
                                       "calibration: convert weights, leave activations unquantized."),
     calibration: CalibrationOpt = None,
     calibration_method: CalibrationMethodOpt = "minmax",
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json."""
+    """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json into -o DIR
+    [default: the working directory]."""
     from mlitool.convert import EmitOptions, convert
 
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu, mli=mli, layout=layout, weights_only=weights_only)
-    result = convert(model, model_opts, EmitOptions(out=out, name=name, header=header, align=align,
-                                                    section=section, single_header=single_header,
+    result = convert(model, model_opts, EmitOptions(out=out or Path("."), name=name,
+                                                    header=header, align=align, section=section,
+                                                    single_header=single_header,
                                                     runtime=not no_runtime))
-    if as_json:
-        _print_json(result)
-    else:
-        _render_convert(result)
+    _finish(result, as_json=as_json, json_out=json_out, quiet=quiet,
+            render=lambda: _render_convert(result))
 
 
 def _render_convert(result: dict) -> None:
-    from rich.console import Console
-    from rich.table import Table
+    from mlitool.console import stdout_console, table
 
-    console = Console()
-    table = Table(title=f"{result['model']} → MLI {result['target']} ({result['format']})")
-    for col in ("#", "op", "MLI kernel", "output", "notes"):
-        table.add_column(col)
-    for layer in result["layers"]:
-        table.add_row(str(layer["index"]), layer["op"], layer["kernel"] or "(view)",
-                      layer["output"], "; ".join(layer["notes"]))
-    console.print(table)
-    console.print(f"constant data: {result['constant_bytes']:,} bytes")
-    for warning in result["warnings"]:
-        console.print(f"warning: {warning}", markup=False)
-    for path in result["files"]:
-        console.print(f"wrote {path}", markup=False)
+    console = stdout_console()
+    rows = [[str(layer["index"]), layer["op"], layer["kernel"] or "(view)", layer["output"],
+             "; ".join(layer["notes"])] for layer in result["layers"]]
+    console.print(table(f"{result['model']} → MLI {result['target']} ({result['format']})",
+                        ("#", "op", "MLI kernel", "output", "notes"), rows, width=console.width))
+    console.print(f"constant data: {result['constant_bytes']:,} bytes", markup=False)
+    console.print(f"config: {result['config'] or 'none'}", markup=False)
 
 
-
-@app.command("run")
+@app.command("run", epilog=EXIT_CODES)
 def run_cmd(
     model: ModelArg,
     input_file: Path = typer.Option(..., "--input", "-i", help=".npy / .npz batch (leading "
                                     "dimension = samples; .npz keyed by input name). Float arrays "
                                     "are real values, arrays of the input's dtype quantized values.",
                                     show_default=False),
-    mode: str = typer.Option("mli", "--mode", "-m", help="float | tflite | mli."),
+    mode: Mode = typer.Option("mli", "--mode", "-m", case_sensitive=False,
+                              help="Arithmetic: MLI kernels, TFLite reference, or float."),
     fmt: FormatOpt = None,
     config: ConfigOpt = None,
     calibration: CalibrationOpt = None,
@@ -221,31 +295,40 @@ def run_cmd(
     target: TargetOpt = None,
     round_mode: RoundOpt = None,
     accu: AccuOpt = None,
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Output .npz "
-                                          "[default: MODEL_STEM.MODE.npz]."),
+    out: OutOpt = None,
+    npz: Optional[Path] = typer.Option(None, "--npz", metavar="FILE", show_default=False,
+                                       help="The output .npz [default: DIR/STEM.MODE.npz]."),
     dump_layers: bool = typer.Option(False, "--dump-layers", help="Also write every "
                                      "intermediate tensor (mli mode: raw MLI tensors as mli/NAME)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON document."),
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs."""
-    from mlitool.run import RunOptions, run
+    """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs
+    as .npz into -o DIR [default: the working directory]."""
+    from mlitool.run import RunOptions, default_output, run
 
+    if out is not None and out.suffix == ".npz":
+        raise OptionError(f"-o/--out {out} names a directory; give the file with --npz {out}")
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu)
-    summary = run(model, model_opts, RunOptions(input=input_file, mode=mode.lower(),
-                                                output=output, dump_layers=dump_layers))
-    if as_json:
-        _print_json(summary)
-        return
-    extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
-    print(f"{summary['model']}: {summary['samples']} sample(s) in {summary['mode']} mode{extra}")
-    for o in summary["outputs"]:
-        top = f"; top-1 of the first samples: {o['top1']}" if "top1" in o else ""
-        print(f"  {o['name']}: {o['dtype']} {o['shape']}{top}")
-    print(f"wrote {summary['output']} ({summary['arrays']} arrays)")
+    if npz is None and out is not None:
+        npz = _out_dir(out) / default_output(model, mode.value).name
+    summary = run(model, model_opts, RunOptions(input=input_file, mode=mode.value, output=npz,
+                                                dump_layers=dump_layers))
+
+    def render():
+        extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
+        print(f"{summary['model']}: {summary['samples']} sample(s) in {summary['mode']} mode{extra}")
+        for o in summary["outputs"]:
+            top = f"; top-1 of the first samples: {o['top1']}" if "top1" in o else ""
+            print(f"  {o['name']}: {o['dtype']} {o['shape']}{top}")
+        if summary["mode"] == "mli":
+            print(f"config: {summary['config'] or 'none'}")
+    _finish(summary, as_json=as_json, json_out=json_out, quiet=quiet, render=render)
 
 
-@app.command("verify")
+@app.command("verify", epilog=EXIT_CODES)
 def verify_cmd(
     model: ModelArg,
     fmt: FormatOpt = None,
@@ -255,8 +338,9 @@ def verify_cmd(
     input_file: SamplesFileOpt = None,
     samples: SamplesOpt = 100,
     seed: SeedOpt = 0,
-    oracle: Optional[str] = typer.Option(None, "--oracle", help="litert: also compare with the "
-                                         "TFLite interpreter's reference kernels."),
+    oracle: Optional[Oracle] = typer.Option(None, "--oracle", case_sensitive=False,
+                                            show_default=False, help="Also compare with the "
+                                            "TFLite interpreter's reference kernels."),
     target: TargetOpt = None,
     round_mode: RoundOpt = None,
     accu: AccuOpt = None,
@@ -264,35 +348,41 @@ def verify_cmd(
                                             "vs float is below DB.", metavar="DB"),
     max_lsb: Optional[int] = typer.Option(None, "--max-lsb", help="Exit 3 when an output differs "
                                           "from tflite mode by more than N LSB.", metavar="N"),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of tables."),
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    out: OutOpt = None,
+    quiet: QuietOpt = False,
 ) -> None:
-    """Compare mli mode with float and tflite modes, per layer and at the outputs."""
+    """Compare mli mode with float and tflite modes, per layer and at the outputs.
+    With -o DIR: DIR/STEM.verify.json."""
     from mlitool.errors import ThresholdError
     from mlitool.verify.command import VerifyOptions, verify
 
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu)
+    d = _out_dir(out)
     doc = verify(model, model_opts, VerifyOptions(input=input_file, samples=samples, seed=seed,
-                                                  oracle=oracle, min_snr=min_snr, max_lsb=max_lsb))
-    if as_json:
-        _print_json(doc, allow_nan=False)
-    else:
-        from mlitool.verify.render import render
+                                                  oracle=_value(oracle), min_snr=min_snr,
+                                                  max_lsb=max_lsb))
 
-        render(doc)
+    def render():
+        from mlitool.verify.render import render as render_doc
+
+        render_doc(doc)
+    _finish(doc, as_json=as_json, json_out=json_out, quiet=quiet, render=render, allow_nan=False,
+            files=(d / f"{model.stem}.verify.json",) if d else ())
     failed = doc["thresholds"]["failed"]
     if failed:
         raise ThresholdError("; ".join(failed))
 
 
-@app.command("report")
+@app.command("report", epilog=EXIT_CODES)
 def report_cmd(
     model: ModelArg,
     fmt: FormatOpt = None,
     config: ConfigOpt = None,
-    mli: Optional[str] = typer.Option(None, "--mli", help="MLI version: 2.0 | 1.1 | 1.0 "
-                                      "[default: 2.0]; 1.x: memory and quantization only."),
-    layout: Optional[str] = typer.Option(None, "--layout", help="MLI 1.x only: chw | hwc."),
+    mli: MliOpt = None,
+    layout: LayoutOpt = None,
     calibration: CalibrationOpt = None,
     calibration_method: CalibrationMethodOpt = "minmax",
     input_file: SamplesFileOpt = None,
@@ -304,34 +394,40 @@ def report_cmd(
     min_snr_flag: float = typer.Option(30.0, "--min-snr-flag", metavar="DB",
                                        help="Flag tensors whose weight SNR is below DB."),
     no_accuracy: bool = typer.Option(False, "--no-accuracy", help="Skip the executed sections "
-                                     "(accuracy, sensitivity): memory and quantization only."),
-    json_out: Optional[str] = typer.Option(None, "--json", metavar="FILE",
-                                           help="Write the JSON document (- for stdout)."),
-    csv_dir: Optional[Path] = typer.Option(None, "--csv", metavar="DIR",
+                                     "(accuracy, sensitivity): memory and quantization only; "
+                                     "MLI 1.x reports have only these."),
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    out: OutOpt = None,
+    csv_dir: Optional[Path] = typer.Option(None, "--csv", metavar="DIR", show_default=False,
                                            help="Write one CSV file per table into DIR."),
-    markdown: Optional[Path] = typer.Option(None, "--markdown", metavar="FILE",
-                                            help="Write the report as Markdown."),
-    html: Optional[Path] = typer.Option(None, "--html", metavar="FILE",
+    markdown: Optional[Path] = typer.Option(None, "--md", "--markdown", metavar="FILE",
+                                            show_default=False, help="Write the report as Markdown."),
+    html: Optional[Path] = typer.Option(None, "--html", metavar="FILE", show_default=False,
                                         help="Write a self-contained HTML report with charts."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="No tables on the terminal."),
+    quiet: QuietOpt = False,
 ) -> None:
-    """Memory, quantization, accuracy and per-layer sensitivity of a model, as tables and files."""
+    """Memory, quantization, accuracy and per-layer sensitivity of a model, as tables and files.
+    With -o DIR: DIR/STEM.report.json, .md, .html and the CSV files in DIR/STEM.csv/."""
     from mlitool.report.command import Outputs, ReportOptions, run
+    from mlitool.report.render import render_json, render_terminal
 
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu, mli=mli, layout=layout)
     opts = ReportOptions(input=input_file, samples=samples, seed=seed, min_snr_flag=min_snr_flag,
                          accuracy=not no_accuracy)
-    out = Outputs(json=json_out, csv=csv_dir, markdown=markdown, html=html)
-    show = sys.stderr.isatty() and sys.stdout.isatty() and not out.json_to_stdout
-    report, written = run(model, model_opts, opts, out, show_progress=show)
-    if out.json_to_stdout:
-        from mlitool.report.render import render_json
-
+    d = _out_dir(out)
+    def in_out(suffix: str) -> Path | None:
+        return d / f"{model.stem}{suffix}" if d else None
+    jsons = tuple(p for p in (json_out, in_out(".report.json")) if p is not None)
+    outs = Outputs(json=jsons, csv=csv_dir or in_out(".csv"),
+                   markdown=markdown or in_out(".report.md"), html=html or in_out(".report.html"))
+    show = sys.stderr.isatty() and not as_json and not quiet
+    report, written = run(model, model_opts, opts, outs, show_progress=show)
+    if as_json:
         sys.stdout.write(render_json(report))
     elif not quiet:
-        from mlitool.report.render import render_terminal
-
         render_terminal(report)
-    for path in written:
-        print(f"wrote {path}", file=sys.stderr)
+    if not quiet:
+        for path in written:
+            print(f"wrote {path}", file=sys.stderr)

@@ -1,4 +1,5 @@
-"""`convert` settings from TOML: `--config mlitool.toml` or `[tool.mlitool]` in pyproject.toml.
+"""Settings from TOML: `--config FILE`, else the nearest `mlitool.toml` or `pyproject.toml` with a
+`[tool.mlitool]` table, searched upward from the working directory (as ruff and pytest do).
 
 Schema (every key optional):
 
@@ -24,6 +25,7 @@ Overrides become `lower(overrides=...)` keys: int (index), "op:TYPE", or a tenso
 
 from __future__ import annotations
 
+import os
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,21 +111,78 @@ def _choice(value, allowed, what: str, path: str):
     return value.lower()
 
 
-def load_config(path: str | Path | None = None, search_dir: str | Path | None = None) -> Config:
-    """Read `path` (mlitool.toml or pyproject.toml), or, without it, `[tool.mlitool]` from
-    pyproject.toml in `search_dir` when there is one. Missing pyproject: an empty Config."""
+def load_config(path: str | Path | None = None, search_from: str | Path | None = None) -> Config:
+    """Read `path` (mlitool.toml or pyproject.toml), or, without it, the config `find_config`
+    finds from `search_from` (default: the working directory). None found: an empty Config."""
     if path is None:
-        candidate = Path(search_dir or ".") / "pyproject.toml"
-        if not candidate.is_file():
+        found = find_config(Path(search_from) if search_from is not None else Path.cwd())
+        if found is None:
             return Config()
-        path = candidate
-    path = Path(path)
+        path, data = found
+        return parse_config(data, _shown(path))
+    return parse_config(_read_toml(Path(path)), str(path))
+
+
+def find_config(start: Path) -> tuple[Path, dict] | None:
+    """The nearest `mlitool.toml`, or `pyproject.toml` that has `[tool.mlitool]`, in `start` or
+    its parents: (path, decoded TOML). A pyproject.toml without the table does not count."""
+    for folder in [start, *start.resolve().parents]:
+        own = folder / "mlitool.toml"
+        if own.is_file():
+            return own, _read_toml(own)
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            data = _read_toml(pyproject)
+            if isinstance(data.get("tool"), dict) and "mlitool" in data["tool"]:
+                return pyproject, data
+    return None
+
+
+def _read_toml(path: Path) -> dict:
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise OptionError("config file not found", str(path)) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise OptionError(f"cannot read config: {exc}", str(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise OptionError(f"invalid TOML: {exc}", str(path)) from None
-    return parse_config(data, str(path))
+
+
+def _shown(path: Path) -> str:
+    """A found config's path as a user would type it: relative to the working directory."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:                      # another drive (Windows)
+        return str(path)
+
+
+def check_overrides(graph, overrides: dict, path: str | None) -> None:
+    """Every override selects at least one op of `graph`: one that matches nothing is a typo
+    (OptionError naming the closest selector the model has)."""
+    import difflib
+
+    op_types = sorted({op.type for op in graph.ops})
+    names = sorted({graph.tensors[op.outputs[0]].name for op in graph.ops if op.outputs})
+    problems = []
+    for key in sorted(overrides, key=str):
+        if isinstance(key, int):
+            if key >= len(graph.ops):
+                problems.append(f"index = {key} matches no layer (the model has ops 0.."
+                                f"{len(graph.ops) - 1})")
+        elif key.startswith("op:"):
+            if key[3:] not in op_types:
+                close = difflib.get_close_matches(key[3:], op_types, n=1)
+                hint = f"did you mean op = {close[0]!r}?" if close else \
+                    f"the model's ops are {', '.join(op_types)}"
+                problems.append(f"op = {key[3:]!r} matches no layer; {hint}")
+        elif key not in names:
+            # TFLite fuses names ("a/Relu;a/BiasAdd;..."): compare with each part too.
+            parts = {part: name for name in names for part in name.split(";")}
+            close = [parts[p] for p in difflib.get_close_matches(key, sorted(parts), n=1,
+                                                                 cutoff=0.6)]
+            hint = f"; did you mean name = {close[0]!r}?" if close else \
+                " (names are op output tensors, as `mlitool inspect` shows them)"
+            problems.append(f"name = {key!r} matches no layer{hint}")
+    if problems:
+        raise OptionError("override " + "; override ".join(problems), path)

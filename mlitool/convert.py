@@ -72,5 +72,6 @@ def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:
         "files": [str(p) for p in written],
         "layers": layers,
         "constant_bytes": const_bytes,
+        "config": mli.config,
         "warnings": list(mli.warnings),
     }

@@ -67,12 +67,28 @@ def _check(t: ir.Tensor, a: np.ndarray, path: Path, key: str) -> np.ndarray:
     if not ok and shape and shape[0] == 1:
         ok = a.ndim == len(shape) and a.shape[1:] == shape[1:]
     if not ok:
-        dims = ", ".join(map(str, shape))
-        raise InputDataError(f"{where}: expected shape (N, {dims}) with N samples, got "
-                             f"{a.shape}", str(path))
+        raise InputDataError(f"{where}: got shape {a.shape}, expected {_expected(shape)}"
+                             f"{_hint(shape, a.shape)}", str(path))
     if a.shape[0] == 0:
         raise InputDataError(f"{where}: no samples", str(path))
     return a
+
+
+def _expected(shape: tuple) -> str:
+    """The shape a batch of N samples has, in the form people have it."""
+    if shape and shape[0] == 1:
+        return f"(N, {', '.join(map(str, shape[1:]))})" + ("," if len(shape) == 2 else "") + \
+            f" for N samples of the model's {list(shape)}"
+    return f"(N, {', '.join(map(str, shape))}) for N samples"
+
+
+def _hint(shape: tuple, got: tuple) -> str:
+    sample = shape[1:] if shape and shape[0] == 1 else shape
+    if got == sample:
+        return "; this is one sample without the sample axis: save a[None]"
+    if len(got) == len(sample) + 1 and sorted(got[1:]) == sorted(sample) and len(sample) == 3:
+        return "; the samples look channels-first: the model takes HWC (np.transpose(a, (0, 2, 3, 1)))"
+    return ""
 
 
 def _check_finite(a: np.ndarray, where: str, path: Path) -> None:

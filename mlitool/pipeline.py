@@ -46,13 +46,14 @@ class Settings:
     mli_version: str
     layout: str
     overrides: dict
+    config: str | None                      # the config file read, as shown to the user
 
 
 def resolve(opts: ModelOptions) -> Settings:
     """Settle format, MLI version, layout and overrides from options over the config file."""
     from mlitool.config import load_config
 
-    cfg = load_config(opts.config, search_dir=Path.cwd() if opts.config is None else None)
+    cfg = load_config(opts.config)
     fmt = (opts.format or cfg.format or "sa8").lower()
     mli_version = opts.mli or cfg.mli or "2.0"
     if fmt not in FORMATS:
@@ -65,7 +66,7 @@ def resolve(opts: ModelOptions) -> Settings:
         raise OptionError(f"--layout {layout!r}: choose hwc or chw")
     if layout == "chw" and mli_version.startswith("2"):
         raise OptionError("--layout chw exists only for MLI 1.x targets (MLI 2.x kernels are HWC)")
-    return Settings(fmt, mli_version, layout, {**cfg.overrides, **opts.overrides})
+    return Settings(fmt, mli_version, layout, {**cfg.overrides, **opts.overrides}, cfg.path)
 
 
 def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
@@ -73,9 +74,11 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
     """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
     warnings start with the reader's. `executed_by` names a command that runs the result,
     which needs MLI 2.0."""
+    from mlitool.config import check_overrides
     from mlitool.mli.lower import lower
 
     s = resolve(opts)
+    check_overrides(model.main, s.overrides, s.config)
     if executed_by and s.mli_version != "2.0":
         raise OptionError(f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
                           f"{s.mli_version}, which has no reference build to check against")
@@ -88,6 +91,7 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
                 overrides=s.overrides, weights_only=opts.weights_only, ranges=ranges,
                 source=str(model_path))
     mli.warnings[:0] = list(model.warnings)
+    mli.config = s.config
     return mli
 
 

@@ -64,7 +64,8 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
         arith = model_opts.arith()
         mli = lower_model(model, model_path, model_opts)
         values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
-        summary.update(format=mli.format, mli=mli.mli_version, build=describe(arith))
+        summary.update(format=mli.format, mli=mli.mli_version, build=describe(arith),
+                       config=mli.config)
         if opts.dump_layers:
             arrays.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
     outputs = []

@@ -4,9 +4,9 @@ Identifiers: only [A-Za-z0-9_], no leading digit or underscore, no `__` anywhere
 and C++), no C/C++ keyword or common standard macro, bounded length, and unique within one
 `NameTable` (deterministic numeric suffixes in claim order).
 
-Comment text: printable ASCII except the characters that could end a comment, start a nested one,
-form a trigraph (`??/` is a backslash under -std=c99) or a line continuation; everything else,
-including every non-ASCII byte, is written as a visible `\\xNN` escape.
+Comment text: the name as written, except what could end a comment, open a nested one, form a
+trigraph (`??/` is a backslash under -std=c99) or break the line: those characters, backslashes
+and every non-ASCII byte are written as visible `\\xNN` escapes.
 """
 
 from __future__ import annotations
@@ -104,26 +104,20 @@ class NameTable:
             candidate = f"{stem}_{k}"
 
 
-_COMMENT_SAFE = frozenset(
-    b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.:,;=+()[]{}<>#@!$%^&~|'\"`"
-)
-# Every other byte of the UTF-8 text becomes \xNN; indexed by the byte as a latin-1 code point.
-_ESCAPES = {b: "\\x%02x" % b for b in range(256) if b not in _COMMENT_SAFE}
-# Printable ASCII that needs escaping, backslash first (the escapes add backslashes).
-_PRINTABLE_UNSAFE = sorted((b for b in range(0x20, 0x7F) if b not in _COMMENT_SAFE),
-                           key=lambda b: b != ord("\\"))
-_NOT_PRINTABLE_ASCII = re.compile(r"[^\x20-\x7e]")
+# Escaped as visible \xNN: a `/` touching a `*` (would end or open a comment), a `?` before
+# another (trigraphs: `??/` is a backslash under -std=c99), backslashes (so every `\x` is ours),
+# line breaks and every other non-printable or non-ASCII character (as its UTF-8 bytes).
+_MUST_ESCAPE = re.compile(r"(?<=\*)/|/(?=\*)|\?(?=\?)|\\|[^\x20-\x7e]")
+
+
+def _escape(m: re.Match) -> str:
+    return "".join("\\x%02x" % b for b in m.group().encode("utf-8", "surrogatepass"))
 
 
 def comment_text(text: str, limit: int = 200) -> str:
-    """`text` made safe inside a `/* ... */` comment on one line (ASCII, no `*/`, `/*`, `??`, `\\`
-    at a line end, no newline). Long texts are cut at `limit` characters with a marker."""
-    if _NOT_PRINTABLE_ASCII.search(text) is None:      # the usual case: a few str.replace
-        s = text
-        for b in _PRINTABLE_UNSAFE:
-            s = s.replace(chr(b), _ESCAPES[b])
-    else:
-        s = text.encode("utf-8", "surrogatepass").decode("latin-1").translate(_ESCAPES)
+    """`text` made safe inside a `/* ... */` comment on one line: readable as written, with
+    only what could break the comment escaped. Long texts are cut at `limit` characters."""
+    s = _MUST_ESCAPE.sub(_escape, text)
     if len(s) > limit:
-        s = s[:limit] + "..."   # never ends in a backslash
+        s = s[:limit] + "..."   # never ends in a backslash or a `/` that could meet a `*`
     return s

@@ -8,12 +8,11 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from mlitool.console import stdout_console, table
+
 
 def render(summary: dict[str, Any], console: Console | None = None) -> None:
-    if console is None:
-        console = Console()
-        if not console.is_terminal:
-            console = Console(width=160)        # pipes and files: wide enough for the op table
+    console = console or stdout_console()
     s = summary
     console.print(Text.assemble(("Model ", "bold"), s["file"]))
     console.print(f"  style: [bold]{s['style']['label']}[/]   subgraphs: {s['subgraphs']}   "
@@ -21,8 +20,8 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
                   f"schema: {s['schema_version']}", highlight=False)
     if s["description"]:
         console.print(f"  description: {s['description']}", highlight=False, markup=False)
-    console.print(_io_table(s))
-    console.print(_op_table(s))
+    console.print(_io_table(s, console.width))
+    console.print(_op_table(s, console.width))
     t = s["totals"]
     console.print(f"[bold]Totals[/]: {t['ops']} ops, {t['params']:,} parameters, "
                   f"{t['weight_bytes']:,} weight bytes, {t['macs']:,} MACs", highlight=False)
@@ -32,18 +31,14 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
                       f"({', '.join(s['unsupported_op_types'])})", highlight=False)
     else:
         console.print("[green]All ops are supported by the MLI converter.[/]")
-    for w in s["warnings"]:
-        console.print(Text(f"warning: {w}", style="yellow"))
     for p in s["problems"]:
         console.print(Text(f"malformed graph: {p}", style="red"))
 
 
-def _io_table(s: dict[str, Any]) -> Table:
-    table = Table(title="Inputs and outputs", title_justify="left", show_edge=False)
-    for col in ("", "#", "name", "shape", "dtype", "scale", "zero point"):
-        table.add_column(col, overflow="fold")
-    for kind, rows in (("input", s["inputs"]), ("output", s["outputs"])):
-        for r in rows:
+def _io_table(s: dict[str, Any], width: int) -> Table:
+    rows = []
+    for kind, tensors in (("input", s["inputs"]), ("output", s["outputs"])):
+        for r in tensors:
             q = r["quant"]
             scale = zp = "-"
             if q is not None and q["kind"] == "per-tensor":
@@ -51,16 +46,14 @@ def _io_table(s: dict[str, Any]) -> Table:
                 zp = str(q["zero_point"])
             elif q is not None:
                 scale, zp = f"per-axis (axis {q['axis']})", "…"
-            table.add_row(kind, str(r["index"]), r["name"], _shape(r["shape"]), r["dtype"], scale, zp)
-    return table
+            rows.append([kind, str(r["index"]), r["name"], _shape(r["shape"]), r["dtype"], scale,
+                         zp])
+    return table("Inputs and outputs", ("", "#", "name", "shape", "dtype", "scale", "zero point"),
+                 rows, width=width)
 
 
-def _op_table(s: dict[str, Any]) -> Table:
-    table = Table(title="Operators (main graph)", title_justify="left", show_edge=False)
-    for col, just in (("#", "right"), ("op", "left"), ("output", "left"), ("weights", "left"),
-                      ("quant", "left"), ("act", "left"), ("params", "right"), ("MACs", "right"),
-                      ("MLI", "left")):
-        table.add_column(col, justify=just)
+def _op_table(s: dict[str, Any], width: int) -> Table:
+    rows = []
     for r in s["ops"]:
         name = r["type"] if r["type"] != "CUSTOM" else f"CUSTOM:{r['custom_code']}"
         w = r["weights"]
@@ -75,11 +68,10 @@ def _op_table(s: dict[str, Any]) -> Table:
         if len(r["output_shapes"]) > 1:
             out += f" +{len(r['output_shapes']) - 1}"
         act = r["fused_activation"] if r["fused_activation"] not in (None, "NONE") else "-"
-        ok = r["supported"]
-        table.add_row(str(r["index"]), Text(name, style="" if ok else "bold red"), out, weights,
-                      quant, act, f"{r['params']:,}", f"{r['macs']:,}",
-                      Text("yes" if ok else "NO", style="green" if ok else "bold red"))
-    return table
+        rows.append([str(r["index"]), name, "yes" if r["supported"] else "NO", out, f"{r['macs']:,}",
+                     f"{r['params']:,}", act, weights, quant])
+    return table("Operators (main graph)", ("#", "op", "MLI", "output", "MACs", "params", "act",
+                                            "weights", "quant"), rows, width=width)
 
 
 def _shape(shape: list[int]) -> str:

@@ -202,6 +202,7 @@ class MliModel:
     inputs: list[str]
     outputs: list[str]
     warnings: list[str] = field(default_factory=list)
+    config: str | None = None                   # the settings file it was made with
 
     def tensor(self, name: str) -> MliTensor:
         return self.tensors[name]

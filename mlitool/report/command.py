@@ -23,7 +23,6 @@ from mlitool.report.document import Report, Section
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
 
 DEFAULT_SAMPLES = 32
-STDOUT = "-"
 
 
 @dataclass(frozen=True)
@@ -102,7 +101,8 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     sections = list(report.sections)
     if note:
         sections[0] = _with_text(sections[0], note)
-    return Report(report.title, (*report.meta, *(extra_meta or ())), (*sections, *extra))
+    config = (("config", mli.config or "none"),)
+    return Report(report.title, (*report.meta, *config, *(extra_meta or ())), (*sections, *extra))
 
 
 def _with_text(section: Section, text: str) -> Section:
@@ -145,24 +145,20 @@ def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress
 
 @dataclass
 class Outputs:
-    json: str | None = None             # a path, or "-" for stdout
+    json: tuple[Path, ...] = ()
     csv: Path | None = None
     markdown: Path | None = None
     html: Path | None = None
 
-    @property
-    def json_to_stdout(self) -> bool:
-        return self.json == STDOUT
-
 
 def output_files(report: Report, out: Outputs) -> dict[Path, str]:
-    """Path -> text of every requested file (the JSON only when it goes to a file)."""
+    """Path -> text of every requested file."""
     from mlitool.report.html import render_html
     from mlitool.report.render import csv_files, render_json, render_markdown
 
     files: dict[Path, str] = {}
-    if out.json is not None and not out.json_to_stdout:
-        files[Path(out.json)] = render_json(report)
+    for path in out.json:
+        files[Path(path)] = render_json(report)
     if out.markdown is not None:
         files[Path(out.markdown)] = render_markdown(report)
     if out.html is not None:

@@ -143,23 +143,15 @@ def render_markdown(report: Report) -> str:
 
 # --- terminal ----------------------------------------------------------------------------------
 
-TERMINAL_TEXT_WIDTH = 44      # text cells longer than this end in "…" on the terminal
-WIDTH_NOT_A_TERMINAL = 200    # console width when stdout is a file or a pipe (logs)
-
-
 def render_terminal(report: Report, console=None) -> None:
     """Print the report with rich tables (text is never read as rich markup). Columns marked
-    `terminal=False` are left out (the files have them); long text is cut with "…"."""
-    import os
-
-    from rich.console import Console
-    from rich.table import Table as RichTable
+    `terminal=False` are left out (the files have them); tables fit the console's width
+    (`mlitool.console.table`)."""
     from rich.text import Text
 
-    if console is None:
-        console = Console()
-        if not console.is_terminal and "COLUMNS" not in os.environ:
-            console = Console(width=WIDTH_NOT_A_TERMINAL)
+    from mlitool.console import stdout_console, table
+
+    console = console or stdout_console()
     console.print(Text(report.title, style="bold"))
     for k, v in report.meta:
         console.print(Text(f"  {k}: {format_value(v)}"))
@@ -169,17 +161,11 @@ def render_terminal(report: Report, console=None) -> None:
         for para in s.text:
             console.print(Text(para))
         for t in s.tables:
-            rt = RichTable(title=Text(t.title), caption=Text(t.note) if t.note else None,
-                           show_lines=False)
             shown = [i for i, c in enumerate(t.columns) if c.terminal]
-            for i in shown:
-                numeric = _numeric(t, i)
-                rt.add_column(Text(t.columns[i].header()), justify="right" if numeric else "left",
-                              no_wrap=not numeric, overflow="ellipsis",
-                              max_width=None if numeric else TERMINAL_TEXT_WIDTH)
-            for row in t.rows:
-                rt.add_row(*(Text(format_value(row[i], t.columns[i].precision)) for i in shown))
-            console.print(rt)
+            rows = [[format_value(row[i], t.columns[i].precision) for i in shown] for row in t.rows]
+            console.print(table(t.title, [t.columns[i].header() for i in shown], rows,
+                                width=console.width, caption=t.note or None,
+                                right=[_numeric(t, i) for i in shown]))
         for c in s.charts:
             console.print(Text(f"chart: {c.title} (see the HTML report)", style="dim"))
 

@@ -255,6 +255,7 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
                               f"tflite > --max-lsb {opts.max_lsb}")
     return {
         "model": str(model_path),
+        "config": mli.config,
         "format": fmt,
         "mli": mli.mli_version,
         "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
@@ -272,4 +273,5 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
             "worst": max((rows[o].accu.result()["max_lsb"] for o in accu_ops), default=0),
         },
         "thresholds": {"min_snr": opts.min_snr, "max_lsb": opts.max_lsb, "failed": failed},
+        "warnings": list(mli.warnings),
     }

@@ -20,22 +20,12 @@ def _share(v: Any) -> str:
 
 
 def render(doc: dict[str, Any], console=None) -> None:
-    from rich.console import Console
-    from rich.table import Table as _Table
-    from rich.text import Text
+    from mlitool.console import stdout_console, table
 
-    class Table(_Table):
-        """Cells as plain text: names and remedies contain brackets rich would read as markup."""
-
-        def add_row(self, *cells):
-            super().add_row(*(Text(c) for c in cells))
-
-    if console is None:
-        console = Console()
-        if not console.is_terminal:          # files and pipes: no wrapping of the tables
-            console.width = 200
+    console = console or stdout_console()
     out = lambda s: console.print(s, markup=False, highlight=False)   # noqa: E731
-    out(f"{doc['model']}: MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}")
+    out(f"{doc['model']}: MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}; "
+        f"config: {doc['config'] or 'none'}")
     inp = doc["inputs"]
     out(inp["note"] if inp.get("random") else f"inputs: {inp['source']} ({inp['samples']} samples)")
     refs = ["float"] + (["tflite"] if doc["references"]["tflite"] else [])
@@ -47,27 +37,26 @@ def render(doc: dict[str, Any], console=None) -> None:
             out(f"oracle {oracle['name']} not used: {oracle['message']}")
     out(f"references: {', '.join(refs)}")
 
-    table = Table(title="per layer (chained | isolated)")
-    for col in ("op", "type", "SNR dB", "iso SNR", "max|err|", "cosine", "≠tflite", "LSB",
-                "iso LSB"):
-        table.add_column(col, justify="right" if col not in ("type",) else "left")
+    rows = []
     for row in doc["layers"]:
         c, i = row["chained"], row["isolated"]
-        table.add_row(str(row["op"]), row["type"], _f(c["snr_db"]), _f(i["snr_db"]),
-                      _f(c["max_abs_err"], 4), _f(c["cosine"], 4), _share(c.get("differing_share")),
-                      _f(c.get("max_lsb")), _f(i.get("max_lsb")))
-    console.print(table)
+        rows.append([str(row["op"]), row["type"], _f(c["snr_db"]), _f(i["snr_db"]),
+                     _f(c.get("max_lsb")), _f(i.get("max_lsb")), _share(c.get("differing_share")),
+                     _f(c["max_abs_err"], 4), _f(c["cosine"], 4)])
+    console.print(table("per layer (chained | isolated)",
+                        ("op", "type", "SNR dB", "iso SNR", "LSB", "iso LSB", "≠tflite",
+                         "max|err|", "cosine"), rows, width=console.width))
 
-    table = Table(title="outputs")
-    for col in ("output", "SNR dB", "max|err|", "RMSE", "cosine", "≠tflite", "LSB", "top-1 float",
-                "top-1 tflite"):
-        table.add_column(col, justify="left" if col == "output" else "right")
+    rows = []
     for o in doc["outputs"]:
         f, t, top = o["vs_float"], o.get("vs_tflite", {}), o.get("top1", {})
-        table.add_row(o["tensor"], _f(f["snr_db"]), _f(f["max_abs_err"], 4), _f(f["rmse"], 4),
-                      _f(f["cosine"], 4), _share(t.get("differing_share")), _f(t.get("max_lsb")),
-                      _share(top.get("vs_float")), _share(top.get("vs_tflite")))
-    console.print(table)
+        rows.append([o["tensor"], _f(f["snr_db"]), _f(t.get("max_lsb")),
+                     _share(t.get("differing_share")), _share(top.get("vs_float")),
+                     _share(top.get("vs_tflite")), _f(f["max_abs_err"], 4), _f(f["rmse"], 4),
+                     _f(f["cosine"], 4)])
+    console.print(table("outputs", ("output", "SNR dB", "LSB", "≠tflite", "top-1 float",
+                                    "top-1 tflite", "max|err|", "RMSE", "cosine"),
+                        rows, width=console.width))
     for o in doc["outputs"]:
         if "vs_litert" in o:
             lit = o["vs_litert"]
@@ -79,14 +68,12 @@ def render(doc: dict[str, Any], console=None) -> None:
     ra = doc["reduced_accumulator"]
     if ra["layers_checked"]:
         if ra["layers"]:
-            table = Table(title=f"reduced accumulator (FULL_ACCU OFF) costs > {ra['limit_lsb']} "
-                                "LSB against full accumulation, isolated")
-            for col in ("op", "type", "max LSB", "differing", "remedy"):
-                table.add_column(col)
-            for r in ra["layers"]:
-                table.add_row(str(r["op"]), r["type"], str(r["max_lsb"]),
-                              _share(r["differing_share"]), r["remedy"])
-            console.print(table)
+            rows = [[str(r["op"]), r["type"], str(r["max_lsb"]), _share(r["differing_share"]),
+                     r["remedy"]] for r in ra["layers"]]
+            console.print(table(f"reduced accumulator (FULL_ACCU OFF) costs > {ra['limit_lsb']} "
+                                "LSB against full accumulation, isolated",
+                                ("op", "type", "max LSB", "differing", "remedy"), rows,
+                                width=console.width))
         else:
             out(f"reduced accumulator (FULL_ACCU OFF): at most {ra['worst']} LSB from full "
                 f"accumulation on {ra['layers_checked']} SA8 MAC layer(s)")

@@ -34,7 +34,7 @@ def test_run_refuses_nan_and_inf_inputs(tmp_path, capsys, model, mode):
     a[2, 0, 0, 0, 0] = -np.inf
     np.save(tmp_path / "x.npy", a)
     line = error_line(["run", str(model), "--mode", mode, "--input", str(tmp_path / "x.npy"),
-                       "--output", str(tmp_path / "o.npz")], capsys)
+                       "--npz", str(tmp_path / "o.npz")], capsys)
     assert line == (f"mlitool: error: {tmp_path / 'x.npy'}: input 't': 2 non-finite value(s) "
                     "(NaN or inf), the first nan at sample 1, index (0, 2, 3, 1)")
     assert not (tmp_path / "o.npz").exists()

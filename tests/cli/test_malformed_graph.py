@@ -66,7 +66,7 @@ def refused(tmp_path, capsys, edit, *mentions):
     lines = []
     for args in (["convert", str(path), "--out", str(tmp_path / "out")],
                  ["run", str(path), "--mode", "tflite", "--input", str(npy),
-                  "--output", str(tmp_path / "o.npz")]):
+                  "--npz", str(tmp_path / "o.npz")]):
         code, out, err = run_main(args, capsys)
         assert code == 2, err
         assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

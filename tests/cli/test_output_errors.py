@@ -42,7 +42,7 @@ def test_run_output_is_a_directory(tmp_path, capsys):
     target = tmp_path / "X.npz"
     target.mkdir()
     code, _, err = run_main(["run", str(MODEL), "--mode", "tflite", "--input",
-                             str(tmp_path / "in.npy"), "--output", str(target)], capsys)
+                             str(tmp_path / "in.npy"), "--npz", str(target)], capsys)
     assert code == 5
     assert one_error_line(err) == f"mlitool: error: {target}: cannot write: Is a directory"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["X.npz", "in.npy"]

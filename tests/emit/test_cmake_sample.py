@@ -65,7 +65,7 @@ def sample(tmp_path_factory) -> Sample:
 
 
 def _mli_outputs(model: Path, data: Path, out: Path) -> list[int]:
-    _run(MLITOOL + ["run", model, "--input", data, "--mode", "mli", *RUN_BUILD, "--output", out])
+    _run(MLITOOL + ["run", model, "--input", data, "--mode", "mli", *RUN_BUILD, "--npz", out])
     with np.load(out) as npz:
         (values,) = npz.values()
     return values.reshape(-1).tolist()

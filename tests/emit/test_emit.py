@@ -196,7 +196,9 @@ def test_hostile_names_map_to_expected_identifiers():
     assert c_identifier("") == "t"
     assert c_identifier("mli_tensor") == "t_mli_tensor"
     assert c_identifier("model/conv2d/Relu;model/conv2d/BiasAdd") == "model_conv2d_Relu"
-    assert comment_text("a*/b??/c\\\n\u00e9") == "a\\x2a\\x2fb\\x3f\\x3f\\x2fc\\x5c\\x0a\\xc3\\xa9"
+    assert comment_text("a*/b??/c\\\n\u00e9") == "a*\\x2fb\\x3f?/c\\x5c\\x0a\\xc3\\xa9"
+    assert comment_text("model/conv2d/Relu;model/conv2d/BiasAdd") == \
+        "model/conv2d/Relu;model/conv2d/BiasAdd"
 
 
 def test_hostile_model_symbols(tmp_path):

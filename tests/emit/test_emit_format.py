@@ -142,16 +142,31 @@ def test_replaced_files_are_released(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f0", "f1", "f2"]
 
 
-def _comment_text_bytewise(text: str, limit: int = 200) -> str:
-    """The definition: every UTF-8 byte outside the safe set becomes \\xNN."""
-    safe = set(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789 _-.:,;=+()[]{}<>#@!$%^&~|'\"`")
-    s = "".join(chr(b) if b in safe else "\\x%02x" % b
-                for b in text.encode("utf-8", "surrogatepass"))
-    return s[:limit] + "..." if len(s) > limit else s
+def _unescape(s: str) -> str:
+    """Every \\xNN back to its byte; the rest is ASCII as written."""
+    out, i = bytearray(), 0
+    while i < len(s):
+        if s.startswith("\\x", i):
+            out.append(int(s[i + 2:i + 4], 16))
+            i += 4
+        else:
+            out.append(ord(s[i]))
+            i += 1
+    return out.decode("utf-8", "surrogatepass")
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
-       | st.text(max_size=30), st.integers(1, 80))
-def test_comment_text_is_the_bytewise_escape(text, limit):
-    assert comment_text(text, limit) == _comment_text_bytewise(text, limit)
+       | st.text(alphabet="*/?\\\na", max_size=30) | st.text(max_size=30), st.integers(1, 80))
+def test_comment_text_is_safe_and_lossless(text, limit):
+    s = comment_text(text, limit)
+    assert all(" " <= c <= "~" for c in s)
+    for bad in ("*/", "/*", "??"):
+        assert bad not in s and bad not in f"/* {s} */"[3:-3]
+    full = comment_text(text, 10_000)
+    assert _unescape(full) == text          # nothing lost: every escape is ours
+    assert full.count("\\") == full.count("\\x")
+    if all(c.isalnum() or c in "/ _-.;:" for c in text) and text.isascii():
+        assert full == text                 # names read as written
+    if len(full) > limit:
+        assert s == full[:limit] + "..."

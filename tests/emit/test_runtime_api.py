@@ -99,7 +99,7 @@ def test_report_plans_the_arena_the_runtime_binds(model, fmt, tmp_path):
     path = SAMPLES / f"{model}.tflite"
     conv = H.convert(path, fmt, tmp_path)
     r = subprocess.run([sys.executable, "-m", "mlitool", "report", str(path), "--format", fmt,
-                        "--no-accuracy", "--json", "-", "-q"], capture_output=True, text=True)
+                        "--no-accuracy", "--json", "-q"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     tables = {t["id"]: t for s in json.loads(r.stdout)["sections"] for t in s["tables"]}
     planned = {row["buffer"]: (row["offset"], row["bytes"]) for row in tables["arena"]["rows"]}

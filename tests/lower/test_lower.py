@@ -495,11 +495,13 @@ def test_config_overrides_insert_converts(tmp_path):
 
 
 def test_config_from_pyproject_and_errors(tmp_path):
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.mlitool]\n'
-                                             'mli = "1.1"\nlayout = "CHW"\n')
-    cfg = load_config(search_dir=tmp_path)
+    (tmp_path / "proj").mkdir()
+    (tmp_path / "proj" / "pyproject.toml").write_text('[project]\nname = "x"\n[tool.mlitool]\n'
+                                                      'mli = "1.1"\nlayout = "CHW"\n')
+    cfg = load_config(search_from=tmp_path / "proj")
     assert (cfg.mli, cfg.layout, cfg.overrides) == ("1.1", "chw", {})
-    assert load_config(search_dir=tmp_path / "nowhere").overrides == {}
+    (tmp_path / "other").mkdir()
+    assert load_config(search_from=tmp_path / "other").path is None
     for bad in ({"format": "int4"}, {"colour": 1}, {"layer": [{"format": "fx16"}]},
                 {"layer": [{"index": 0, "name": "a", "format": "fx16"}]},
                 {"layer": [{"index": -1, "format": "fx16"}]}):

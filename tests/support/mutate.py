@@ -224,7 +224,7 @@ def case_args(command: str, model: Path, work: Path, npy: Path | None) -> list[s
     if command == "convert" or npy is None:
         return ["convert", str(model), "--out", str(work / "out"), "--name", "m"]
     return ["run", str(model), "--mode", command.split("-")[1], "--input", str(npy),
-            "--output", str(work / "out.npz")]
+            "--npz", str(work / "out.npz")]
 
 
 def leftovers(work: Path, code: int) -> str:

@@ -43,7 +43,7 @@ def _litert_output(graph) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["mli", "tflite", "float"])
 def test_run_writes_outputs(mode, tmp_path, capsys):
     out = tmp_path / "y.npz"
-    code, stdout, err = run_main(["run", CNN, "--input", CNN_IN, "--mode", mode, "--output", out],
+    code, stdout, err = run_main(["run", CNN, "--input", CNN_IN, "--mode", mode, "--npz", out],
                                  capsys)
     assert code == 0, err
     graph = read_model(str(CNN)).main
@@ -64,14 +64,14 @@ def test_run_writes_outputs(mode, tmp_path, capsys):
         assert y.dtype == np.int8
         np.testing.assert_array_equal(y, ref)
     np.testing.assert_array_equal(np.argmax(y, -1).ravel(), [4, 4, 3, 7])
-    assert f"wrote {out}" in stdout
+    assert f"wrote {out}" in err and "wrote" not in stdout
 
 
 def test_run_kws_real_input_and_dump_layers(tmp_path, capsys):
     model = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
     x = shared_path("models", "inputs", "kws_mfcc_int8.npy")
     out = tmp_path / "kws.npz"
-    code, stdout, err = run_main(["run", model, "-i", x, "-o", out, "--dump-layers", "--target",
+    code, stdout, err = run_main(["run", model, "-i", x, "--npz", out, "--dump-layers", "--target",
                                   "vpx", "--json"], capsys)
     assert code == 0, err
     summary = json.loads(stdout)
@@ -85,10 +85,10 @@ def test_run_kws_real_input_and_dump_layers(tmp_path, capsys):
 def test_run_real_values_for_an_int8_model(tmp_path, capsys):
     real = (np.load(CNN_IN).astype(np.float32) + 128) / 255          # the input's (1/255, -128)
     np.save(tmp_path / "real.npy", real)
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "real.npy", "-o", tmp_path / "a.npz"],
+    code, _, err = run_main(["run", CNN, "-i", tmp_path / "real.npy", "--npz", tmp_path / "a.npz"],
                             capsys)
     assert code == 0, err
-    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "-o", tmp_path / "b.npz"], capsys)
+    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--npz", tmp_path / "b.npz"], capsys)
     with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
         np.testing.assert_array_equal(a[a.files[0]], b[b.files[0]])
 
@@ -96,15 +96,15 @@ def test_run_real_values_for_an_int8_model(tmp_path, capsys):
 def test_run_npz_keyed_by_input_name(tmp_path, capsys):
     graph = read_model(str(CNN)).main
     np.savez(tmp_path / "x.npz", **{graph.tensors[graph.inputs[0]].name: np.load(CNN_IN)})
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "-o", tmp_path / "y.npz"], capsys)
+    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "--npz", tmp_path / "y.npz"], capsys)
     assert code == 0, err
     np.savez(tmp_path / "bad.npz", nope=np.load(CNN_IN))
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "bad.npz", "-o", tmp_path / "z.npz"], capsys)
+    code, _, err = run_main(["run", CNN, "-i", tmp_path / "bad.npz", "--npz", tmp_path / "z.npz"], capsys)
     assert code == 2 and "bad.npz" in err and "nope" in err
 
 
 @pytest.mark.parametrize("array, words", [
-    (np.zeros((2, 16, 16, 3), np.int8), "expected shape"),
+    (np.zeros((2, 16, 16, 3), np.int8), "expected (N, 32, 32, 3) for N samples of the model's [1, 32, 32, 3]"),
     (np.zeros((2, 32, 32, 3), np.uint8), "uint8 data for a int8 input"),
     (np.zeros((2, 32, 32, 3), np.int32), "int32 data"),
 ])
@@ -113,18 +113,18 @@ def test_run_rejects_mismatched_input(array, words, tmp_path, capsys):
     np.save(bad, array)
     out = tmp_path / "y.npz"
     out.write_bytes(b"old")
-    code, _, err = run_main(["run", CNN, "-i", bad, "-o", out], capsys)
+    code, _, err = run_main(["run", CNN, "-i", bad, "--npz", out], capsys)
     assert code == 2
     assert "bad.npy" in err and words in err
     assert out.read_bytes() == b"old"                  # nothing replaced
 
 
 def test_run_rejects_bad_options(tmp_path, capsys):
-    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "-o", tmp_path / "y.txt"], capsys)
+    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--npz", tmp_path / "y.txt"], capsys)
     assert code == 2 and ".npz" in err
     code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--mode", "fast"], capsys)
     assert code == 2 and "--mode" in err
-    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--target", "hs", "-o", tmp_path / "y.npz"],
+    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--target", "hs", "--npz", tmp_path / "y.npz"],
                             capsys)
     assert code == 2 and "--target" in err
 
@@ -195,7 +195,7 @@ def test_verify_tables(capsys):
 
 def test_run_npz_arr_0_for_a_single_input(tmp_path, capsys):
     np.savez(tmp_path / "x.npz", np.load(CNN_IN))
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "-o", tmp_path / "y.npz",
+    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "--npz", tmp_path / "y.npz",
                              "--mode", "tflite"], capsys)
     assert code == 0, err
     with np.load(tmp_path / "y.npz") as z:

@@ -94,9 +94,6 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
             if op.label in exc.message:
                 raise
             raise type(exc)(f"{op.label}: {exc.message}", exc.path) from exc
-    unused = [k for k in b.overrides if k not in b.used_overrides]
-    if unused:
-        b.warnings.append(f"overrides matched no layer: {unused}")
     sats = sum(1 for t in b.tensors.values() if any("saturated" in n for n in t.notes))
     if sats:
         b.warnings.append(f"{sats} constant tensor(s) saturated when requantized "

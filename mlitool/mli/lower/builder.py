@@ -51,7 +51,6 @@ class Builder:
         self.g, self.fmt, self.mli_version, self.layout = graph, fmt, mli_version, layout
         self.weights_only, self.ranges, self.source = weights_only, ranges, source
         self.overrides = dict(overrides)
-        self.used_overrides: set = set()
         self.tensors: dict[str, MliTensor] = {}
         self.layers: list[MliLayer] = []
         self.primary: dict[int, str] = {}                   # TFLite tensor -> its MLI tensor
@@ -64,7 +63,6 @@ class Builder:
         out_name = self.g.tensors[op.outputs[0]].name if op.outputs else None
         for key in (op.index, out_name, f"op:{op.type}"):
             if key is not None and key in self.overrides:
-                self.used_overrides.add(key)
                 return self.overrides[key]
         return self.fmt
 
