@@ -393,6 +393,10 @@ def report_cmd(
     accu: AccuOpt = None,
     min_snr_flag: float = typer.Option(30.0, "--min-snr-flag", metavar="DB",
                                        help="Flag tensors whose weight SNR is below DB."),
+    min_snr: Optional[float] = typer.Option(None, "--min-snr", metavar="DB", help="As verify: "
+                                            "FAIL (exit 3) when an output's SNR is below DB."),
+    max_lsb: Optional[int] = typer.Option(None, "--max-lsb", metavar="N", help="As verify: FAIL "
+                                          "(exit 3) when an output differs from tflite by > N LSB."),
     no_accuracy: bool = typer.Option(False, "--no-accuracy", help="Skip the executed sections "
                                      "(accuracy, sensitivity): memory and quantization only; "
                                      "MLI 1.x reports have only these."),
@@ -415,7 +419,7 @@ def report_cmd(
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu, mli=mli, layout=layout)
     opts = ReportOptions(input=input_file, samples=samples, seed=seed, min_snr_flag=min_snr_flag,
-                         accuracy=not no_accuracy)
+                         accuracy=not no_accuracy, min_snr=min_snr, max_lsb=max_lsb)
     d = _out_dir(out)
     def in_out(suffix: str) -> Path | None:
         return d / f"{model.stem}{suffix}" if d else None
@@ -431,3 +435,8 @@ def report_cmd(
     if not quiet:
         for path in written:
             print(f"wrote {path}", file=sys.stderr)
+    checks = dict(report.meta)
+    if checks["verdict"] == "FAIL":
+        from mlitool.errors import ThresholdError
+
+        raise ThresholdError(checks["checks"])

@@ -69,7 +69,8 @@ def _describe(info: TensorInfo) -> str:
     view = ""
     if info.is_view:
         view = f", view of {comment_text(info.root)} at element {info.offset}"
-    return (f"{comment_text(info.key)}: TFLite {src}{idx}, {t.role.value}, {t.el_type.name} "
+    own = "" if info.key == t.source else f"{comment_text(info.key)}: "   # a tensor lowering made
+    return (f"{own}TFLite {src}{idx}, {t.role.value}, {t.el_type.name} "
             f"{comment_text(t.layout) or '-'} [{int_list(t.shape)}]{view}")
 
 

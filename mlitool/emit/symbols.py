@@ -1,8 +1,14 @@
 """Every C identifier one emitted model uses, chosen once so the .h, .c and manifest agree.
 
-Global names are reserved first, then one base name per tensor (in model order) together with
-all the names derived from it (data array, parameter arrays, size macros), then one config name
-per layer. Collisions are resolved with deterministic suffixes by `NameTable`.
+Names say where a tensor sits in the network, not what TFLite called it (fused TFLite names such
+as `cnn_1/conv1_1/Relu;cnn_1/conv1_1/BiasAdd;...` make unreadable C): `NAME_L3_conv_weights`,
+`NAME_L3_conv_bias`, `NAME_L3_conv_cfg`, `NAME_L3_conv_out` (the activation layer 3 writes),
+`NAME_in0` (model inputs), `NAME_L5_lut_...` for other layer parameters; L is the layer's position
+in NAME_run, the word its MLI kernel family. They depend only on the graph, so renaming TFLite
+tensors changes no symbol; the TFLite name stays in the comment next to each symbol and in the
+manifest. Global names are reserved first, then one base name per tensor (in model order)
+together with the names derived from it (data array, parameter arrays, size macros), then one
+config name per layer; collisions get deterministic suffixes from `NameTable`.
 """
 
 from __future__ import annotations
@@ -121,6 +127,46 @@ def check_not_shadowing(name: str, header: str) -> None:
                           "generated C includes (from MLI or the C library); choose another name")
 
 
+# Short words for MLI layer kinds (others are used as they are).
+KIND_WORDS = {"conv2d": "conv", "depthwise_conv2d": "dwconv", "group_conv2d": "gconv",
+              "transpose_conv2d": "tconv", "fully_connected": "fc", "avepool": "avgpool",
+              "eltwise_add": "add", "eltwise_sub": "sub", "eltwise_mul": "mul",
+              "eltwise_min": "min", "eltwise_max": "max", "l2_normalize": "l2norm",
+              "padding": "pad"}
+
+
+def layer_word(pos: int, kind: str) -> str:
+    return f"L{pos}_{c_identifier(KIND_WORDS.get(kind, kind), fallback='layer')}"
+
+
+def tensor_roles(model: MliModel) -> dict[str, str]:
+    """Tensor key -> its name by position: model inputs first, then each layer's outputs,
+    weights, bias and parameters in run order (a tensor shared by several layers is named by the
+    first); buffers that views live in, by the first layer writing into them; views that are only
+    read, by their first reader."""
+    roles: dict[str, str] = {}
+    for k, key in enumerate(model.inputs):
+        roles.setdefault(key, f"in{k}")
+    for pos, layer in enumerate(model.layers):
+        word = layer_word(pos, layer.kind)
+        outs = layer.outputs
+        for j, key in enumerate(outs):
+            roles.setdefault(key, f"{word}_out" + (str(j) if len(outs) > 1 else ""))
+        for role, key in (("weights", layer.weights), ("bias", layer.bias),
+                          *sorted(layer.params.items())):
+            if key is not None:
+                roles.setdefault(key, f"{word}_{c_identifier(role, fallback='param')}")
+        for key in outs:
+            buffer = model.tensors[key].buffer
+            while buffer is not None and buffer in model.tensors:
+                roles.setdefault(buffer, f"{word}_buf")
+                buffer = model.tensors[buffer].buffer
+    for pos, layer in enumerate(model.layers):     # views only read: by their first reader
+        for j, key in enumerate(layer.inputs):
+            roles.setdefault(key, f"{layer_word(pos, layer.kind)}_in{j}")
+    return roles
+
+
 def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
     """Every identifier; `runtime` reserves the runtime's names too (before any tensor's, so a
     tensor called "run" or "input" gets a suffix instead)."""
@@ -135,12 +181,15 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
     syms = Symbols(prefix, macro_prefix, guard, unused, bind, totals)
     if runtime:
         syms.runtime = _runtime_symbols(model, table, prefix, macro_prefix)
+    roles = tensor_roles(model)
     for key in model.tensors:
-        base = join(prefix, c_identifier(key))
+        base = join(prefix, roles.get(key) or f"t_{c_identifier(key)}")
         syms.tensors[key] = TensorSymbols(table.claim(base, _DERIVED))
     for pos, layer in enumerate(model.layers):
-        syms.cfgs.append(table.claim(join(prefix, f"layer{pos}_cfg")) if layer.cfg_type else None)
+        cfg = join(prefix, layer_word(pos, layer.kind), "cfg")
+        syms.cfgs.append(table.claim(cfg) if layer.cfg_type else None)
     for pos, layer in enumerate(model.layers):
         many = runtime and model.mli_version != "2.0" and layer.kind == "concat"
-        syms.input_lists.append(table.claim(join(prefix, f"layer{pos}_inputs")) if many else None)
+        inputs = join(prefix, layer_word(pos, layer.kind), "inputs")
+        syms.input_lists.append(table.claim(inputs) if many else None)
     return syms

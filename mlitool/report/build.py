@@ -111,7 +111,16 @@ def memory_section(model: MliModel, mem: MemoryReport) -> Section:
                   tuple(Series(label, tuple(getattr(r, k) for r in mem.layers))
                         for k, label in _ROM_PARTS),
                   x_label="layer", y_label="bytes", precision=0)
-    return Section("memory", "Memory", (), (rom, totals, compare, arena, ram), (chart,))
+    placed = list(names.values())
+    plan = Chart("arena-plan", f"Activation arena: {mem.arena.arena_bytes:,} bytes over the layers",
+                 "intervals", tuple(names),
+                 (Series("first", tuple(p.buffer.first for p in placed)),
+                  Series("last", tuple(p.buffer.last for p in placed)),
+                  Series("offset", tuple(p.offset for p in placed)),
+                  Series("size", tuple(p.buffer.size for p in placed))),
+                 x_label="layer (from the one that writes a buffer to the last that reads it)",
+                 y_label="arena offset [bytes]", precision=0)
+    return Section("memory", "Memory", (), (rom, totals, compare, arena, ram), (plan, chart))
 
 
 # --- quantization ------------------------------------------------------------------------------

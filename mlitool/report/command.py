@@ -35,6 +35,8 @@ class ReportOptions:
     min_snr_flag: float = DEFAULT_SNR_THRESHOLD_DB
     accuracy: bool = True               # False: static sections only (no execution)
     batch: int = 16
+    min_snr: float | None = None        # verify's thresholds: the verdict fails below / above
+    max_lsb: int | None = None
 
 
 class Progress:
@@ -88,21 +90,43 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     note = extra_meta = None
     extra: list[Section] = []
     activations = None
+    failed: list[str] = []
     if not opts.accuracy:
         note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
     elif mli.mli_version != "2.0":
         note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.mli_version}: the executor "
                 "reproduces MLI 2.0.2 arithmetic only.")
     else:
-        extra_meta, extra, activations = _executed(model_path, graph, mli, model_opts.arith(),
-                                                   opts, progress)
+        extra_meta, extra, activations, failed = _executed(model_path, graph, mli,
+                                                           model_opts.arith(), opts, progress)
     report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag,
                           activations=activations)
     sections = list(report.sections)
     if note:
         sections[0] = _with_text(sections[0], note)
     config = (("config", mli.config or "none"),)
-    return Report(report.title, (*report.meta, *config, *(extra_meta or ())), (*sections, *extra))
+    report = Report(report.title, (*report.meta, *config, *(extra_meta or ())), (*sections, *extra))
+    return Report(report.title, (*verdict(report, opts, failed, executed=note is None),
+                                 *report.meta), report.sections)
+
+
+def verdict(report: Report, opts: ReportOptions, failed: list[str], *, executed: bool
+            ) -> tuple[tuple[str, str], ...]:
+    """The headline: FAIL when a threshold (--min-snr, --max-lsb) fails, REVIEW when tensors are
+    flagged (--min-snr-flag, saturation, ...), else PASS; with the checks that decided it."""
+    flagged = len(report.table("quant-risks").rows)
+    checks = [f"{flagged} tensor(s) flagged (quantization SNR < {opts.min_snr_flag:g} dB, "
+              "saturation, limits)" if flagged else
+              f"no tensor flagged (quantization SNR >= {opts.min_snr_flag:g} dB, no saturation)"]
+    if not executed:
+        checks.append("accuracy not evaluated")
+    else:
+        for name, limit in (("--min-snr", opts.min_snr), ("--max-lsb", opts.max_lsb)):
+            if limit is not None and not any(name in f for f in failed):
+                checks.append(f"{name} {limit:g}: met by every output")
+    checks += [f"FAILED {f}" for f in failed]
+    word = "FAIL" if failed else "REVIEW" if flagged else "PASS"
+    return (("verdict", word), ("checks", "; ".join(checks)))
 
 
 def _with_text(section: Section, text: str) -> Section:
@@ -128,7 +152,7 @@ def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress
     n_ops = sum(1 for op in graph.ops if op.index in groups and op.outputs
                 and op.outputs[0] in primary)
     vopts = VerifyOptions(input=opts.input, samples=opts.samples, seed=opts.seed,
-                          batch=opts.batch,
+                          batch=opts.batch, min_snr=opts.min_snr, max_lsb=opts.max_lsb,
                           progress=progress.stage("accuracy (verify)", n_ops * batches))
     doc = compare(model_path, graph, mli, arith, vopts)
     activations = observe_activations(graph, mli, data, batch=opts.batch,
@@ -138,7 +162,8 @@ def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress
                                                      steps(graph, mli, n, opts.batch)))
     meta = [("arithmetic", describe(arith)), ("samples", n),
             ("inputs", str(opts.input) if opts.input is not None else f"random, seed {opts.seed}")]
-    return meta, [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)], activations
+    return (meta, [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)], activations,
+            doc["thresholds"]["failed"])
 
 
 # --- output ----------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import numpy as np
 Value = Union[int, float, str, bool, None]
 
 _ID = re.compile(r"[a-z0-9][a-z0-9_-]*")
-CHART_KINDS = ("bars", "stacked", "range", "histogram")
+CHART_KINDS = ("bars", "stacked", "range", "histogram", "intervals")
 
 
 def plain(v) -> Value:
@@ -58,14 +58,17 @@ def format_float(v: float, precision: int) -> str:
     return s[1:] if s.startswith("-") and not s.strip("-0.") else s     # no "-0.000"
 
 
-def format_value(v: Value, precision: int = 3) -> str:
-    """Text of a value for tables: None is empty, booleans are yes / no."""
+def format_value(v: Value, precision: int = 3, *, grouped: bool = False) -> str:
+    """Text of a value for tables: None is empty, booleans are yes / no; `grouped` (for people,
+    not files) writes integers with thousands separators."""
     if v is None:
         return ""
     if isinstance(v, bool):
         return "yes" if v else "no"
     if isinstance(v, float):
         return format_float(v, precision)
+    if grouped and isinstance(v, int):
+        return f"{v:,}"
     return str(v)
 
 
@@ -134,7 +137,9 @@ class Chart:
     "bars"      grouped bars: one bar per series for each category (e.g. SNR chained / isolated);
     "stacked"   one bar per category, the series stacked (e.g. ROM: weights, bias, ...);
     "range"     per category a min-max whisker with a median mark; series named min, median, max;
-    "histogram" one series of counts over `bin_edges` (len(values) + 1 edges).
+    "histogram" one series of counts over `bin_edges` (len(values) + 1 edges);
+    "intervals" per category (a buffer) a rectangle over layers first..last and bytes
+                offset..offset + size; series named first, last, offset, size.
     """
 
     id: str
@@ -161,6 +166,10 @@ class Chart:
                                  f"for {n} categories")
         if self.kind == "range" and [s.name for s in self.series] != ["min", "median", "max"]:
             raise ValueError(f"chart {self.id}: a range chart has series min, median, max")
+        if self.kind == "intervals" and [s.name for s in self.series] != [
+                "first", "last", "offset", "size"]:
+            raise ValueError(f"chart {self.id}: an intervals chart has series first, last, "
+                             "offset, size")
         if self.kind == "histogram" and (len(self.series) != 1 or len(self.bin_edges) != n + 1):
             raise ValueError(f"chart {self.id}: a histogram has one series and n + 1 bin edges")
 

@@ -27,6 +27,13 @@ tbody tr:nth-child(even) { background: #fafafa; }
 .meta td:first-child { font-weight: 600; }
 .note { color: #555; font-size: .85rem; }
 .scroll { overflow-x: auto; }
+.headline { border-left: 6px solid #7f7f7f; background: #f6f6f6; padding: .6rem 1rem;
+            margin: 1rem 0 1.4rem; }
+.headline .verdict { font-size: 1.3rem; font-weight: 700; margin-right: .8rem; }
+.headline.pass { border-color: #009E73; } .headline.pass .verdict { color: #00734f; }
+.headline.review { border-color: #E69F00; } .headline.review .verdict { color: #9a5b00; }
+.headline.fail { border-color: #D55E00; } .headline.fail .verdict { color: #b34700; }
+.headline ul { margin: .3rem 0 0; padding-left: 1.2rem; }
 figure { margin: .6rem 0 1.4rem; overflow-x: auto; max-width: 100%; }
 .charts { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
 svg.chart { font-family: inherit; background: #fff; }
@@ -39,7 +46,7 @@ svg .whisker { stroke: #0072B2; stroke-width: 2; }
 """.strip()
 
 
-TEXT_CHARS = 60        # longer text is cut (whole in the tooltip)
+TEXT_CHARS = 40        # longer text is cut (whole in the tooltip)
 LONG_CHARS = 24        # longer text gets a wider column
 
 
@@ -70,6 +77,8 @@ def _text_cell(text: str) -> str:
 
 
 def _table(t: Table) -> list[str]:
+    if not t.rows:                         # a sentence, not an empty grid
+        return [f'<p class="note" id="table-{t.id}"><strong>{_e(t.title)}</strong>: none.</p>']
     out = [f'<h3 id="table-{t.id}">{_e(t.title)}</h3>']
     if t.note:
         out.append(f'<p class="note">{_e(t.note)}</p>')
@@ -78,7 +87,8 @@ def _table(t: Table) -> list[str]:
                + "</tr></thead>")
     out.append("<tbody>")
     for row in t.rows:
-        cells = "".join(f'<td class="num">{_e(format_value(v, c.precision))}</td>' if _numeric(v)
+        cells = "".join(f'<td class="num">{_e(format_value(v, c.precision, grouped=True))}</td>'
+                        if _numeric(v)
                         else _text_cell(format_value(v, c.precision))
                         for c, v in zip(t.columns, row))
         out.append(f"<tr>{cells}</tr>")
@@ -86,14 +96,30 @@ def _table(t: Table) -> list[str]:
     return out
 
 
+def _headline(meta: dict) -> list[str]:
+    """Verdict, what was checked, and for what: the first thing a reader sees."""
+    word = str(meta["verdict"])
+    what = " \u00b7 ".join(str(meta[k]) for k in ("model", "target", "format", "arithmetic")
+                            if k in meta)
+    checks = [c for c in str(meta.get("checks", "")).split("; ") if c]
+    return [f'<div class="headline {_e(word.lower())}" data-verdict="{_e(word)}">',
+            f'<span class="verdict">{_e(word)}</span><span>{_e(what)}</span>',
+            "<ul>" + "".join(f"<li>{_e(c)}</li>" for c in checks) + "</ul>", "</div>"]
+
+
 def render_html(report: Report) -> str:
     out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
            '<meta name="viewport" content="width=device-width, initial-scale=1">',
            f"<title>{_e(report.title)}</title>", f"<style>\n{CSS}\n</style>", "</head>", "<body>",
            f"<h1>{_e(report.title)}</h1>"]
-    if report.meta:
+    meta = dict(report.meta)
+    if "verdict" in meta:
+        out += _headline(meta)
+    rest = [(k, v) for k, v in report.meta if k not in ("verdict", "checks")]
+    if rest:
         out.append('<table class="meta"><tbody>')
-        out += [f"<tr><td>{_e(k)}</td><td>{_e(format_value(v))}</td></tr>" for k, v in report.meta]
+        out += [f"<tr><td>{_e(k)}</td><td>{_e(format_value(v, grouped=True))}</td></tr>"
+                for k, v in rest]
         out.append("</tbody></table>")
     if len(report.sections) > 1:
         out.append("<nav><ul>" + "".join(f'<li><a href="#{_e(s.id)}">{_e(s.title)}</a></li>'
@@ -102,11 +128,14 @@ def render_html(report: Report) -> str:
         out.append(f'<section id="{_e(s.id)}">')
         out.append(f"<h2>{_e(s.title)}</h2>")
         out += [f"<p>{_e(p)}</p>" for p in s.text]
+        beside = {f"{t.id}-plan" for t in s.tables}   # a chart drawn next to its table
         for t in s.tables:
             out += _table(t)
-        if s.charts:
+            out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts if c.id == f"{t.id}-plan"]
+        rest = [c for c in s.charts if c.id not in beside]
+        if rest:
             out.append('<div class="charts">')
-            out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts]
+            out += [f"<figure>{chart_svg(c)}</figure>" for c in rest]
             out.append("</div>")
         out.append("</section>")
     out += ["</body>", "</html>"]

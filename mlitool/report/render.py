@@ -115,7 +115,7 @@ def _md_table(t: Table) -> list[str]:
     lines.append("|" + "|".join("---:" if _numeric(t, i) else "---"
                                 for i in range(len(t.columns))) + "|")
     for row in t.rows:
-        lines.append("| " + " | ".join(_md(format_value(v, c.precision))
+        lines.append("| " + " | ".join(_md(format_value(v, c.precision, grouped=True))
                                        for c, v in zip(t.columns, row)) + " |")
     return lines + [""]
 
@@ -154,7 +154,7 @@ def render_terminal(report: Report, console=None) -> None:
     console = console or stdout_console()
     console.print(Text(report.title, style="bold"))
     for k, v in report.meta:
-        console.print(Text(f"  {k}: {format_value(v)}"))
+        console.print(Text(f"  {k}: {format_value(v, grouped=True)}"))
     for s in report.sections:
         console.print()
         console.rule(Text(s.title, style="bold"))
@@ -162,7 +162,8 @@ def render_terminal(report: Report, console=None) -> None:
             console.print(Text(para))
         for t in s.tables:
             shown = [i for i, c in enumerate(t.columns) if c.terminal]
-            rows = [[format_value(row[i], t.columns[i].precision) for i in shown] for row in t.rows]
+            rows = [[format_value(row[i], t.columns[i].precision, grouped=True) for i in shown]
+                    for row in t.rows]
             console.print(table(t.title, [t.columns[i].header() for i in shown], rows,
                                 width=console.width, caption=t.note or None,
                                 right=[_numeric(t, i) for i in shown]))

@@ -290,7 +290,36 @@ def _histogram(chart: Chart) -> str:
     return fr.svg()
 
 
-_KINDS = {"bars": _bars, "stacked": _stacked, "range": _range, "histogram": _histogram}
+def _intervals(chart: Chart) -> str:
+    """An arena plan: each buffer a rectangle over the layers it lives (x) at its byte offsets
+    (y), the way people draw a memory plan."""
+    first, last, offset, size = (s.values for s in chart.series)
+    n_layers = int(max(last, default=0)) + 1
+    top = max((o + b for o, b in zip(offset, size)), default=0)
+    fr = _Frame(chart, n_layers, _Linear(0.0, float(top)))
+    fr.slot = max(4.0, min(24.0, 900 / n_layers))
+    fr.plot_w = fr.slot * n_layers
+    fr.width = LEFT + fr.plot_w + RIGHT
+    fr.height = TOP + PLOT_H + HIST_BOTTOM
+    fr.axes()
+    for i, name in enumerate(chart.categories):
+        x0, x1 = fr.x(first[i]), fr.x(last[i] + 1)
+        y0, y1 = fr.y(offset[i] + size[i]), fr.y(offset[i])
+        tip = (f"{name}: {int(size[i]):,} B at offset {int(offset[i]):,}, layers "
+               f"{int(first[i])}\u2013{int(last[i])}")
+        fr.add(f'<rect class="buffer" x="{_f(x0 + 0.5)}" y="{_f(y0)}" width="{_f(x1 - x0 - 1)}" '
+               f'height="{_f(max(y1 - y0, 0.5))}" fill="{PALETTE[i % len(PALETTE)]}" '
+               f'fill-opacity="0.8" stroke="#fff"><title>{_e(tip)}</title></rect>')
+    step = max(1, math.ceil(n_layers / 20))
+    for k in range(0, n_layers, step):
+        x = fr.x(k + 0.5)
+        fr.add(f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" '
+               f'text-anchor="middle">{k}</text>')
+    return fr.svg()
+
+
+_KINDS = {"bars": _bars, "stacked": _stacked, "range": _range, "histogram": _histogram,
+          "intervals": _intervals}
 
 
 def chart_svg(chart: Chart) -> str:

@@ -175,7 +175,8 @@ def test_help_shows_choices_and_exit_codes():
 
 def test_shell_completion_is_available():
     assert "--install-completion" in _help() and "--show-completion" in _help()
-    r = subprocess.run([sys.executable, "-m", "mlitool", "--show-completion", "bash"],
+    # typer detects the shell from the parent process: run it from bash, as a user would.
+    r = subprocess.run(["bash", "-c", f"'{sys.executable}' -m mlitool --show-completion"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "_MLITOOL_COMPLETE" in r.stdout
 

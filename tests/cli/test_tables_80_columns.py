@@ -89,7 +89,7 @@ def test_report_tables_show_every_value_of_the_columns_they_keep():
             if not col.terminal or col.header() in left_out:
                 continue
             for row in t.rows:
-                value = format_value(row[i], col.precision)
+                value = format_value(row[i], col.precision, grouped=True)
                 if len(value) > 40:           # a fused TFLite name wraps inside its cell
                     assert any(w.startswith(value[:20]) for w in words), value
                 elif " " not in value:

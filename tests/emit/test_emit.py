@@ -101,9 +101,9 @@ def test_attributes_and_include(tmp_path):
     assert "#include <mli/mli_api.h>" in h and 'extern "C" {' in h
     data_decls = re.findall(r"static const int(?:8|16|32)_t m_\w+_data\[\d+\]([^=]*)=", c)
     assert data_decls and all('aligned(32), section(".mli_w")' in d for d in data_decls)
-    assert re.search(r"static const int16_t m_conv_weights_scale\[4\] __attribute__\(\(aligned\(32\)\)\) =", c)
-    assert "extern const mli_conv2d_cfg m_layer0_cfg;" in h
-    assert "extern mli_tensor m_input;" in h and "extern const mli_tensor m_conv_weights;" in h
+    assert re.search(r"static const int16_t m_L0_conv_weights_scale\[4\] __attribute__\(\(aligned\(32\)\)\) =", c)
+    assert "extern const mli_conv2d_cfg m_L0_conv_cfg;" in h
+    assert "extern mli_tensor m_in0;" in h and "extern const mli_tensor m_L0_conv_weights;" in h
 
 
 # ------------------------------------------------------------------------------- manifest
@@ -130,7 +130,7 @@ def test_manifest_matches_model(tmp_path):
             assert m["params"]["scale_frac_bits"] == t.scale_frac_bits.tolist()
             assert m["params"]["real_scale"] == [float(s) * 2.0 ** -int(f) for s, f in
                                                  zip(t.scale.tolist(), t.scale_frac_bits.tolist())]
-    assert by_name["flatten"]["view_of"] == "m_pool_out" and by_name["pool/row1"]["view_offset"] == 16
+    assert by_name["flatten"]["view_of"] == "m_L2_maxpool_out" and by_name["pool/row1"]["view_offset"] == 16
     assert by_name["pool/row1"]["bytes"] == 1 + 3 * 4 + 1 * 1
     # Totals from the model, computed here.
     t = model.tensors
@@ -145,7 +145,7 @@ def test_manifest_matches_model(tmp_path):
                              "activation_bytes": sum(acts), "largest_activation_bytes": max(acts)}
     layer0 = doc["layers"][0]
     assert layer0["kernel"] == "mli_krn_conv2d_hwcn_sa8_sa8_sa32" and layer0["cfg_type"] == "mli_conv2d_cfg"
-    assert layer0["inputs"] == ["m_input"] and layer0["weights"] == "m_conv_weights"
+    assert layer0["inputs"] == ["m_in0"] and layer0["weights"] == "m_L0_conv_weights"
     assert layer0["cfg"]["relu_type"] == 1 and layer0["notes"] == ["padding SAME"]
     h = (tmp_path / "m.h").read_text()
     for key, macro in doc["total_macros"].items():
@@ -201,18 +201,27 @@ def test_hostile_names_map_to_expected_identifiers():
         "model/conv2d/Relu;model/conv2d/BiasAdd"
 
 
-def test_hostile_model_symbols(tmp_path):
-    emit(mli2_model("sa8", HOSTILE_NAMES), tmp_path, "h")
-    names = _c_names(json.loads((tmp_path / "h.json").read_text()))
-    assert names["*/ int evil; /*"] == "h_int_evil"
-    # Claimed in model order: "a??/\nb" (conv bias) first, then the FC tensors.
-    assert [names[k] for k in ("a??/\nb", "a-b", "a_b", "a b")] == ["h_a_b", "h_a_b_2", "h_a_b_3",
-                                                                  "h_a_b_4"]
-    assert names["out_data"] == "h_out_data" and names["out"] == "h_out_2"
-    assert names["NULL"] == "h_t_NULL" and names["int"] == "h_t_int"
-    assert names["\u00e9t\u00e9/\u4e2d\u6587"] == "h_t" and names[""] == "h_t_2"
-    text = (tmp_path / "h.h").read_text() + (tmp_path / "h.c").read_text()
+def test_symbols_name_the_layer_and_role_not_the_tflite_name(tmp_path):
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "hostile").mkdir()
+    emit(mli2_model("sa8"), tmp_path / "plain", "h")
+    emit(mli2_model("sa8", HOSTILE_NAMES), tmp_path / "hostile", "h")
+    plain = _c_names(json.loads((tmp_path / "plain" / "h.json").read_text()))
+    names = _c_names(json.loads((tmp_path / "hostile" / "h.json").read_text()))
+    assert [plain[k] for k in ("input", "conv/weights", "conv/bias", "conv/out", "dw/out",
+                               "pool/out", "fc/weights", "leaky/slope", "output")] == [
+        "h_in0", "h_L0_conv_weights", "h_L0_conv_bias", "h_L0_conv_out", "h_L1_dwconv_out",
+        "h_L2_maxpool_out", "h_L4_fc_weights", "h_L6_leaky_relu_slope", "h_L7_softmax_out"]
+    assert plain["pool/row1"] == "h_L8_permute_in0"      # a view only read: by its reader
+    # Renaming every TFLite tensor (to hostile names) changes no symbol a layer names ...
+    renamed = {HOSTILE_NAMES.get(k, k): v for k, v in plain.items()}
+    assert {k: v for k, v in names.items() if k != "mli_tensor"} == \
+        {k: v for k, v in renamed.items() if k != "mli_tensor"}
+    # ... and a buffer no layer names keeps a name made from its TFLite name.
+    assert plain["consts"] == "h_t_consts" and names["mli_tensor"] == "h_t_t_mli_tensor"
+    text = (tmp_path / "hostile" / "h.h").read_text() + (tmp_path / "hostile" / "h.c").read_text()
     assert text.isascii() and "evil; /*" not in text
+    assert "TFLite 'tfl\\x2f*\\x2f int evil; \\x2f*' #0, input" in text   # kept in the comment
 
 
 # ------------------------------------------------------------------------------- formatting

@@ -234,7 +234,7 @@ def test_human_output_shows_warnings(tmp_path, capsys):
     p = tmp_path / "untidy.tflite"
     p.write_bytes(build(spec))
     code, out, err = run_main(["inspect", str(p)], capsys)
-    assert code == 0 and "warning:" in out and "broadcast" in out
+    assert code == 0 and "warning:" in err and "broadcast" in err and "warning" not in out
 
 
 def test_internal_error_exit_1(tmp_path, capsys, monkeypatch):
