@@ -22,7 +22,8 @@ th, td { border: 1px solid #d0d0d0; padding: .2rem .5rem; vertical-align: top; }
 th { background: #f0f0f0; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.text { max-width: 26rem; }
-td.long { min-width: 17rem; }
+td.long { min-width: 12rem; }
+table.wide { font-size: .78rem; } table.wide th, table.wide td { padding: .15rem .3rem; }
 tbody tr:nth-child(even) { background: #fafafa; }
 .meta td:first-child { font-weight: 600; }
 .note { color: #555; font-size: .85rem; }
@@ -77,21 +78,32 @@ def _text_cell(text: str) -> str:
 
 
 def _table(t: Table) -> list[str]:
-    if not t.rows:                         # a sentence, not an empty grid
+    """A table with the columns people read (the rest are in the JSON and CSV files); an empty
+    one is a sentence, not an empty grid."""
+    if not t.rows:
         return [f'<p class="note" id="table-{t.id}"><strong>{_e(t.title)}</strong>: none.</p>']
+    shown = [i for i, c in enumerate(t.columns) if c.terminal]
     out = [f'<h3 id="table-{t.id}">{_e(t.title)}</h3>']
-    if t.note:
-        out.append(f'<p class="note">{_e(t.note)}</p>')
-    out.append(f'<div class="scroll"><table data-table="{_e(t.id)}">')
-    out.append("<thead><tr>" + "".join(f"<th>{_e(c.header())}</th>" for c in t.columns)
+    note = t.note
+    if len(shown) < len(t.columns):
+        note = f"{note} " if note else ""
+        note += (f"{len(t.columns) - len(shown)} more columns "
+                 f"({', '.join(t.columns[i].header() for i in range(len(t.columns)) if i not in shown)})"
+                 " are in the JSON and CSV files.")
+    if note:
+        out.append(f'<p class="note">{_e(note)}</p>')
+    wide = ' class="wide"' if len(shown) > 10 else ""
+    out.append(f'<div class="scroll"><table{wide} data-table="{_e(t.id)}">')
+    out.append("<thead><tr>" + "".join(f"<th>{_e(t.columns[i].header())}</th>" for i in shown)
                + "</tr></thead>")
     out.append("<tbody>")
     for row in t.rows:
-        cells = "".join(f'<td class="num">{_e(format_value(v, c.precision, grouped=True))}</td>'
-                        if _numeric(v)
-                        else _text_cell(format_value(v, c.precision))
-                        for c, v in zip(t.columns, row))
-        out.append(f"<tr>{cells}</tr>")
+        cells = []
+        for i in shown:
+            c, v = t.columns[i], row[i]
+            text = format_value(v, c.precision, grouped=True)
+            cells.append(f'<td class="num">{_e(text)}</td>' if _numeric(v) else _text_cell(text))
+        out.append(f"<tr>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
     return out
 

@@ -1,0 +1,132 @@
+"""The HTML report as a person sees it: rendered by headless Chromium at 1280 px, the page does not
+scroll sideways, no table needs scrolling, every chart is drawn, and the arena plan draws one
+rectangle per buffer exactly where the runtime's planner puts it. Also the parts that need no
+browser: headline, separators, empty tables."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from mlitool.mli.arena import model_arena
+from mlitool.pipeline import ModelOptions, load
+from mlitool.report.command import ReportOptions, make_report
+from mlitool.report.document import Report, Section, make_table
+from mlitool.report.html import render_html
+from tests.support.paths import SAMPLES, shared_path
+
+BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
+BROWSER = next((b for b in BROWSERS if shutil.which(b)), None)
+needs_browser = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium on PATH "
+                                   "(Debian: apt-get install chromium-headless-shell)")
+
+# Test-only probe: measures the laid-out page and writes the figures into the DOM.
+PROBE = """<script>
+window.addEventListener("load", function () {
+  var all = function (q) { return Array.prototype.slice.call(document.querySelectorAll(q)); };
+  var out = document.createElement("pre");
+  out.id = "measure";
+  out.textContent = JSON.stringify({
+    page: document.documentElement.scrollWidth,
+    charts: all("svg.chart").map(function (svg) {
+      var r = svg.getBoundingClientRect();
+      return {id: svg.getAttribute("data-chart"), w: r.width, h: r.height,
+              drawn: all("svg.chart[data-chart='" + svg.getAttribute("data-chart") +
+                         "'] rect, svg.chart[data-chart='" + svg.getAttribute("data-chart") +
+                         "'] line").length,
+              buffers: svg.querySelectorAll("rect.buffer").length};
+    }),
+    tables: all("div.scroll").map(function (d) {
+      return {id: d.firstElementChild.getAttribute("data-table"), scroll: d.scrollWidth,
+              client: d.clientWidth};
+    })});
+  document.body.appendChild(out);
+});
+</script>"""
+
+
+def _measure(html: str, tmp_path) -> dict:
+    page = tmp_path / "report.html"
+    page.write_text(html.replace("</body>", PROBE + "</body>"))
+    r = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
+                        "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom",
+                        page.as_uri()], capture_output=True, text=True, timeout=120)
+    found = re.search(r'<pre id="measure">(.*?)</pre>', r.stdout, re.S)
+    assert found, r.stderr[-2000:]
+    return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
+
+
+def _report(model) -> tuple[Report, int]:
+    report = make_report(model, ModelOptions(), ReportOptions(samples=2))
+    _, mli = load(model, ModelOptions())
+    return report, len(model_arena(mli).placements)
+
+
+@needs_browser
+@pytest.mark.parametrize("model", ["cnn_int8", "mobilenet_v1_int8"])
+def test_report_fits_1280_px_and_draws_every_chart(model, tmp_path):
+    path = SAMPLES / "cnn_int8.tflite" if model == "cnn_int8" else \
+        shared_path("models/embarc_mli/mobilenet_v1_int8.tflite")
+    report, buffers = _report(path)
+    m = _measure(render_html(report), tmp_path)
+    assert m["page"] <= 1280
+    assert m["tables"] and all(t["scroll"] <= t["client"] for t in m["tables"]), m["tables"]
+    charts = {c["id"]: c for c in m["charts"]}
+    assert set(charts) == {c.id for _, c in report.charts()}
+    for c in charts.values():
+        assert c["w"] > 100 and c["h"] > 100 and c["drawn"] > 3, c
+    assert charts["arena-plan"]["buffers"] == buffers > 0
+
+
+# --- without a browser -------------------------------------------------------------------------
+
+def test_arena_rectangles_sit_at_the_planners_offsets():
+    path = SAMPLES / "cnn_int8.tflite"
+    _, mli = load(path, ModelOptions())
+    plan = model_arena(mli)
+    report = make_report(path, ModelOptions(), ReportOptions(accuracy=False))
+    html = render_html(report)
+    svg = html[html.index('data-chart="arena-plan"'):]
+    svg = svg[:svg.index("</svg>")]
+    rects = re.findall(r'<rect class="buffer" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" '
+                       r'height="([\d.]+)"[^>]*><title>([^<]*)</title>', svg)
+    assert len(rects) == len(plan.placements)
+    per_byte = per_layer = None
+    for (x, y, w, h, tip), p in zip(rects, plan.placements):
+        assert tip.startswith(p.buffer.name.replace("&", "&amp;")[:20])
+        assert f"{p.buffer.size:,} B at offset {p.offset:,}, layers {p.buffer.first}\u2013" \
+               f"{p.buffer.last}" in tip
+        # Heights proportional to bytes, widths to layers lived, bottoms to offsets.
+        per_byte = per_byte or float(h) / p.buffer.size
+        per_layer = per_layer or (float(w) + 1) / (p.buffer.last - p.buffer.first + 1)
+        assert float(h) == pytest.approx(max(p.buffer.size * per_byte, 0.5), abs=0.02)
+        assert float(w) + 1 == pytest.approx((p.buffer.last - p.buffer.first + 1) * per_layer,
+                                             abs=0.02)
+    tops = {p.offset + p.buffer.size: float(y) for (_, y, _, _, _), p in zip(rects, plan.placements)}
+    base = max(tops.values()) + min(tops) * per_byte        # the y of offset 0
+    for end, top in tops.items():
+        assert top == pytest.approx(base - end * per_byte, abs=0.03)
+
+
+def test_headline_separators_and_no_empty_tables():
+    path = SAMPLES / "cnn_int8.tflite"
+    report = make_report(path, ModelOptions(), ReportOptions(samples=2, min_snr=99.0))
+    meta = dict(report.meta)
+    assert meta["verdict"] == "FAIL" and "--min-snr 99" in meta["checks"]
+    html = render_html(report)
+    head = html[html.index('<div class="headline'):]
+    assert head.startswith('<div class="headline fail" data-verdict="FAIL">')
+    assert "cnn_int8.tflite \u00b7 MLI 2.0 \u00b7 sa8 \u00b7 ROUND_MODE=UP FULL_ACCU=OFF" in head
+    macs = dict(make_report(path, ModelOptions(), ReportOptions(accuracy=False))
+                .table("summary").rows)["MACs"]
+    assert macs > 1000 and f">{macs:,}<" in html and f">{macs}<" not in html
+    empty = Report("t", (), (Section("s", "S", (), (make_table("nothing", "Nothing here",
+                                                               [("a", "A")], []),)),))
+    out = render_html(empty)
+    assert "<table" not in out.split("</style>")[1] and "Nothing here</strong>: none." in out
+    ok = make_report(path, ModelOptions(), ReportOptions(accuracy=False))
+    assert dict(ok.meta)["verdict"] in ("PASS", "REVIEW")
