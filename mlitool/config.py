@@ -167,9 +167,11 @@ def check_overrides(graph, overrides: dict, path: str | None) -> None:
     problems = []
     for key in sorted(overrides, key=str):
         if isinstance(key, int):
-            if key >= len(graph.ops):
-                problems.append(f"index = {key} matches no layer (the model has ops 0.."
-                                f"{len(graph.ops) - 1})")
+            indices = sorted(op.index for op in graph.ops)
+            if key not in indices:
+                problems.append(f"index = {key} matches no layer (the model has ops "
+                                f"{indices[0]}..{indices[-1]})" if indices else
+                                f"index = {key} matches no layer (the model has no ops)")
         elif key.startswith("op:"):
             if key[3:] not in op_types:
                 close = difflib.get_close_matches(key[3:], op_types, n=1)

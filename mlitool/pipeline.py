@@ -96,11 +96,14 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
 
 
 def read(model_path: Path) -> ir.Model:
-    """Read a .tflite file and validate its main graph (ModelFormatError on either)."""
+    """Read a .tflite file, fold its float16 weights and validate its main graph
+    (ModelFormatError on a bad file or graph)."""
+    from mlitool.fold import fold_float16_dequantize
     from mlitool.tflite_reader import read_model
     from mlitool.validate import check_graph
 
     model = read_model(model_path)
+    fold_float16_dequantize(model.main)
     check_graph(model.main, str(model_path))
     return model
 

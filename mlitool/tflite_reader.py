@@ -381,6 +381,13 @@ class _Reader:
                 self.warnings.append(f"{label}: one quantization scale with quantized_dimension "
                                      f"{axis}; treated as per-tensor")
             return ir.Quant(scale=scale, zero_point=zp, axis=None)
+        if len(shape) == 1 and shape[0] == n and axis != 0:
+            # TFLite Micro's person_detect biases: N scales for N elements, axis 3 (the
+            # weights' output-channel axis). TFLite Micro reads them along axis 0.
+            self.warnings.append(f"{label}: {n} quantization scales with quantized_dimension "
+                                 f"{axis} on a 1-D tensor of {n} elements; read as per-axis along "
+                                 "axis 0")
+            axis = 0
         if not 0 <= axis < len(shape):
             raise _Corrupt(f"{label} is quantized along axis {axis}, but its shape is {list(shape)}")
         if shape[axis] != n:

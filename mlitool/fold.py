@@ -1,0 +1,31 @@
+"""Import-time folding: float16 weights behind DEQUANTIZE become float32 constants.
+
+TFLite's float16 quantization stores weights as float16 constants, each behind a DEQUANTIZE op
+that the interpreter evaluates once. Folding them at import makes the weights what every later
+stage expects (a constant input of CONV_2D / DEPTHWISE_CONV_2D / FULLY_CONNECTED), so calibration
+and `--weights-only` treat them as weights. Op indices keep the file's numbering (as `inspect`
+shows it, and as config overrides name them).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+
+
+def fold_float16_dequantize(graph: ir.Graph) -> int:
+    """Fold every DEQUANTIZE of a float16 constant into a float32 constant; returns how many."""
+    keep, folded = [], 0
+    for op in graph.ops:
+        src = graph.tensor(op.inputs[0]) if op.type == "DEQUANTIZE" and op.inputs else None
+        if src is not None and src.data is not None and src.dtype == "float16" \
+                and len(op.outputs) == 1:
+            out = graph.tensors[op.outputs[0]]
+            if out.dtype == "float32" and tuple(out.shape) == tuple(src.shape):
+                out.data = np.asarray(src.data, np.float32)
+                folded += 1
+                continue
+        keep.append(op)
+    graph.ops[:] = keep
+    return folded

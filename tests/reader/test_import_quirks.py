@@ -1,0 +1,104 @@
+"""Models people have, as published: TFLite Micro's 1-D biases quantized along axis 3, and
+float16 weights behind DEQUANTIZE. Each converts, and tflite / float mode equals LiteRT."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mlitool.execute.graph import run_graph
+from mlitool.pipeline import read
+from tests.support.tflite_build import T, build, fc_spec, graph_model
+
+litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+
+
+def run_main(args, capsys):
+    from mlitool.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def _litert(path, x: np.ndarray) -> np.ndarray:
+    from mlitool.oracle import run_litert
+
+    g = read(path).main
+    return run_litert(path, g, {g.inputs[0]: x}, [g.outputs[0]])[g.outputs[0]]
+
+
+def test_bias_quantized_along_axis_3_reads_as_per_axis(tmp_path, capsys):
+    spec = fc_spec()
+    spec.tensors[2].axis = 3                 # as TFLite Micro's person_detect.tflite has it
+    path = tmp_path / "tflm_bias.tflite"
+    path.write_bytes(build(spec))
+    model = read(path)
+    bias = model.main.tensors[2]
+    assert bias.quant.axis == 0 and bias.quant.scale.tolist() == pytest.approx([0.05, 0.1, 0.15])
+    assert any("quantized_dimension 3" in w and "axis 0" in w for w in model.warnings)
+    for command in (["inspect", path], ["convert", path, "-o", tmp_path / "out"]):
+        code, out, err = run_main([*command, "--json"], capsys)
+        assert code == 0, err
+        assert "quantized_dimension 3" in err                   # the warning, on every command
+    # LiteRT refuses the file ("quantized_dimension must be in range [0, 1)"; TFLite Micro runs
+    # it): compare with LiteRT on the same model with the axis TFLite Micro reads.
+    spec.tensors[2].axis = 0
+    tidy = tmp_path / "tidy_bias.tflite"
+    tidy.write_bytes(build(spec))
+    x = np.random.default_rng(0).integers(-128, 128, (16, 1, 4), dtype=np.int8)
+    g = model.main
+    ours = run_graph(g, {g.inputs[0]: x}, "tflite")[g.outputs[0]]
+    np.testing.assert_array_equal(ours, _litert(tidy, x))
+
+
+def _float16_fc(tmp_path):
+    rng = np.random.default_rng(3)
+    w16 = rng.normal(0, 0.5, (3, 4)).astype(np.float16)
+    tensors = [T([1, 4], dtype="float32", name="input"),
+               T([3, 4], dtype="float16", data=w16, name="w16"),
+               T([3, 4], dtype="float32", name="w"),
+               T([3], dtype="float32", data=np.float32([0.1, -0.2, 0.3]), name="b"),
+               T([1, 3], dtype="float32", name="output")]
+    path = tmp_path / "fp16.tflite"
+    path.write_bytes(graph_model(tensors, [("DEQUANTIZE", [1], [2], None),
+                                           ("FULLY_CONNECTED", [0, 2, 3], [4], None)],
+                                 [0], [4]))
+    return path, w16
+
+
+def test_float16_weights_are_folded_into_constants(tmp_path):
+    path, w16 = _float16_fc(tmp_path)
+    g = read(path).main
+    assert [op.type for op in g.ops] == ["FULLY_CONNECTED"] and g.ops[0].index == 1
+    w = g.tensors[g.ops[0].inputs[1]]
+    assert w.dtype == "float32" and np.array_equal(w.data, w16.astype(np.float32))
+    x = np.random.default_rng(1).uniform(-1, 1, (8, 1, 4)).astype(np.float32)
+    ours = run_graph(g, {g.inputs[0]: x}, "float")[g.outputs[0]]
+    np.testing.assert_allclose(ours, _litert(path, x), rtol=1e-6, atol=1e-6)
+
+
+def test_float16_weight_model_converts_with_calibration_and_weights_only(tmp_path, capsys):
+    path, _ = _float16_fc(tmp_path)
+    np.save(tmp_path / "calib.npy",
+            np.random.default_rng(2).uniform(-1, 1, (16, 1, 4)).astype(np.float32))
+    code, out, err = run_main(["convert", path, "-o", tmp_path / "a", "--calibration",
+                               tmp_path / "calib.npy", "--json"], capsys)
+    assert code == 0, err
+    assert [layer["kernel"] for layer in json.loads(out)["layers"]][-1] == \
+        "mli_krn_fully_connected_sa8_sa8_sa32"
+    code, out, err = run_main(["convert", path, "-o", tmp_path / "b", "--weights-only",
+                               "--json"], capsys)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "b" / "fp16.json").read_text())
+    assert any(t["role"] == "weights" for t in manifest["tensors"])
+    # The config names ops by the file's indices: the FULLY_CONNECTED stays op 1.
+    (tmp_path / "mlitool.toml").write_text('[[layer]]\nindex = 1\nformat = "fx16"\n')
+    code, out, err = run_main(["convert", path, "-o", tmp_path / "c", "--calibration",
+                               tmp_path / "calib.npy", "--config", tmp_path / "mlitool.toml",
+                               "--json"], capsys)
+    assert code == 0, err
+    assert "mli_krn_fully_connected_fx16" in [layer["kernel"] for layer in json.loads(out)["layers"]]
