@@ -56,6 +56,10 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     if el_w == ElType.SA8:
         w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
         b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
+        clamped = None
+        if b.mli_version == "2.0":
+            w_q, w_scale, b_q, b_float_scale, clamped = _clamp_degenerate(
+                w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis)
         w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
         wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
                        el_type=ElType.SA8, layout=lay, data=w_data, source=wt.name,
@@ -65,6 +69,9 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
                        data=b_q, source=bt.name if bt is not None else None,
                        source_index=b_idx if b_idx >= 0 else None)
         _sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
+        if clamped:
+            wm.notes.append(clamped)
+            b.warnings.append(f"{op.label}: {clamped}")
         if bt is None:
             bm.notes.append("the model has no bias: zeros")
     else:
@@ -164,6 +171,42 @@ def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool
     scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
     q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
     return q, scales.astype(np.float64), per_axis
+
+
+MAX_FRAC = 127       # MLI 2.x keeps scale frac bits in an int8
+
+
+def _clamp_degenerate(w_q, w_scale, b_q, b_float_scale, in_scale, axis, per_axis):
+    """Channels whose scale is too small for MLI 2.x's int8 frac bits (trained to zero: scales
+    near 1e-34) get a representable scale, the median of the others, with their weights and bias
+    requantized to it (the weights become 0: the channel is zero anyway). Returns the arrays and
+    a note for the manifest, or the inputs unchanged and None."""
+    w_scale = np.asarray(w_scale, np.float64)
+    b_scale = np.broadcast_to(np.asarray(b_float_scale, np.float64), w_scale.shape)
+    tiny = np.finfo(np.float64).tiny
+    bad = (Q.frac_bits_mli2(np.maximum(w_scale, tiny)) > MAX_FRAC) | \
+        (Q.frac_bits_mli2(np.maximum(b_scale, tiny)) > MAX_FRAC)
+    if not bad.any():
+        return w_q, w_scale, b_q, b_float_scale, None
+    k = np.flatnonzero(bad)
+    new = float(np.median(w_scale[~bad])) if (~bad).any() else 1.0
+    in_s = np.float32(in_scale[0] if in_scale else 1.0)
+    # Channels first (per-tensor: one channel), requantized from their real values.
+    w_ch = np.moveaxis(np.asarray(w_q), axis, 0).copy() if per_axis else np.asarray(w_q)[None].copy()
+    real = w_ch[k].astype(np.float64) * w_scale[k].reshape((-1,) + (1,) * (w_ch.ndim - 1))
+    w_ch[k] = np.clip(np.round(real / new), -127, 127).astype(w_ch.dtype)
+    new_b_scale = float(np.float32(in_s * np.float32(new)))
+    b_out = np.array(b_q, np.int64).reshape(-1)
+    if b_out.size == w_scale.size:
+        b_out[k] = np.clip(np.round(b_out[k] * b_scale[k] / new_b_scale), -2**31, 2**31 - 1)
+    note = (f"{len(k)} channel(s) ({', '.join(map(str, k[:8]))}{', ...' if len(k) > 8 else ''}) "
+            f"have scales below MLI 2.x's range (smallest {float(w_scale[k].min()):.3g}, max "
+            f"|weight| {float(np.abs(real).max(initial=0.0)):.3g}): given scale {new:.6g}, "
+            "weights requantized to it")
+    w_scale, b_scale = w_scale.copy(), b_scale.copy()
+    w_scale[k], b_scale[k] = new, new_b_scale
+    w_q = np.ascontiguousarray(np.moveaxis(w_ch, 0, axis) if per_axis else w_ch[0])
+    return w_q, w_scale, b_out.astype(np.int32).reshape(np.shape(b_q)), b_scale, note
 
 
 def _sa32_bias(b: Builder, bt, x_idx, w_scale, cout) -> tuple[np.ndarray, np.ndarray]:
