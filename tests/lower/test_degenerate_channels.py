@@ -35,7 +35,7 @@ def _conv(tmp_path, *, int8: bool):
         tensors = [T([1, 6, 6, 2], name="x", scale=[1 / 64], zero_point=[0]),
                    T([3, 3, 3, 2], data=np.round(w / scales[:, None, None, None]).astype(np.int8),
                      name="w", scale=scales.tolist(), zero_point=[0, 0, 0]),
-                   T([3], dtype="int32", data=np.clip(np.round(bias / (scales / 64)), -2**31,
+                   T([3], dtype="int32", data=np.clip(np.round(bias / (scales.astype(np.float64) / 64)), -2**31,
                                                       2**31 - 1).astype(np.int32),
                      name="b", scale=(scales / 64).tolist(), zero_point=[0, 0, 0]),
                    T([1, 4, 4, 3], name="y", scale=[1 / 32], zero_point=[0])]
