@@ -9,23 +9,27 @@ shows it, and as config overrides name them).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from mlitool import ir
 
 
-def fold_float16_dequantize(graph: ir.Graph) -> int:
-    """Fold every DEQUANTIZE of a float16 constant into a float32 constant; returns how many."""
-    keep, folded = [], 0
+def fold_float16_dequantize(graph: ir.Graph) -> ir.Graph:
+    """`graph` with every DEQUANTIZE of a float16 constant folded into a float32 constant (the
+    same graph when there is none; the file's graph is left as read)."""
+    tensors, keep = list(graph.tensors), []
     for op in graph.ops:
         src = graph.tensor(op.inputs[0]) if op.type == "DEQUANTIZE" and op.inputs else None
         if src is not None and src.data is not None and src.dtype == "float16" \
                 and len(op.outputs) == 1:
             out = graph.tensors[op.outputs[0]]
             if out.dtype == "float32" and tuple(out.shape) == tuple(src.shape):
-                out.data = np.asarray(src.data, np.float32)
-                folded += 1
+                tensors[out.index] = dataclasses.replace(out, data=np.asarray(src.data,
+                                                                                np.float32))
                 continue
         keep.append(op)
-    graph.ops[:] = keep
-    return folded
+    if len(keep) == len(graph.ops):
+        return graph
+    return dataclasses.replace(graph, tensors=tensors, ops=keep)

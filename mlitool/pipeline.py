@@ -103,7 +103,7 @@ def read(model_path: Path) -> ir.Model:
     from mlitool.validate import check_graph
 
     model = read_model(model_path)
-    fold_float16_dequantize(model.main)
+    model.subgraphs[0] = fold_float16_dequantize(model.main)
     check_graph(model.main, str(model_path))
     return model
 

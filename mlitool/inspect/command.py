@@ -26,7 +26,9 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     g = model.main
     producers = g.producers()
     stats = [op_stats(g, op, producers) for op in g.ops]
-    rows = [_op_row(g, op, s, producers) for op, s in zip(g.ops, stats)]
+    found = problems(g)
+    support = _support(g) if not found else {}
+    rows = [_op_row(g, op, s, producers, support) for op, s in zip(g.ops, stats)]
     unsupported = sorted({r["type"] for r in rows if not r["supported"]})
     return {
         "file": model.path,
@@ -43,7 +45,7 @@ def summarize(model: ir.Model) -> dict[str, Any]:
                    "unsupported_ops": sum(not r["supported"] for r in rows)},
         "unsupported_op_types": unsupported,
         "warnings": list(model.warnings),
-        "problems": [str(p) for p in problems(g)],      # what convert / run / ... refuse
+        "problems": [str(p) for p in found],      # what convert / run / ... refuse
     }
 
 
@@ -71,7 +73,20 @@ def _io_row(g: ir.Graph, index: int) -> dict[str, Any]:
             "quant": quant_dict(t.quant)}
 
 
-def _op_row(g: ir.Graph, op: ir.Op, stats, producers) -> dict[str, Any]:
+def _support(g: ir.Graph) -> dict[int, str | None]:
+    """Op index -> why `convert` refuses it (None: it converts), from the lowering's own check
+    on the graph `convert` lowers (float16 weights folded: their DEQUANTIZE ops convert), for
+    the default target (MLI 2.0)."""
+    from mlitool.fold import fold_float16_dequantize
+    from mlitool.mli.lower.checks import refusal
+
+    folded = fold_float16_dequantize(g)
+    reasons: dict[int, str | None] = {op.index: None for op in g.ops}
+    reasons.update({op.index: refusal(folded, op, "2.0", "hwc") for op in folded.ops})
+    return reasons
+
+
+def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str, Any]:
     w, via_dequantize = stored_constant(g, weight_input(op), producers)
     weights = None
     if w is not None:
@@ -95,5 +110,8 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers) -> dict[str, Any]:
         "params": stats.params,
         "weight_bytes": stats.weight_bytes,
         "macs": stats.macs,
-        "supported": op.type in SUPPORTED_OPS,
+        # Malformed graphs (see "problems") get the op table's answer only.
+        "supported": op.type in SUPPORTED_OPS and support.get(op.index) is None,
+        "unsupported_reason": support.get(op.index) if support or op.type in SUPPORTED_OPS
+        else "no MLI kernel for this op",
     }

@@ -29,6 +29,9 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
         n = t["unsupported_ops"]
         console.print(f"[red]Unsupported by the MLI converter[/]: {n} op{'s' if n != 1 else ''} "
                       f"({', '.join(s['unsupported_op_types'])})", highlight=False)
+        for r in s["ops"]:
+            if not r["supported"]:
+                console.print(Text(f"  op {r['index']} ({r['type']}): {r['unsupported_reason']}"))
     else:
         console.print("[green]All ops are supported by the MLI converter.[/]")
     for p in s["problems"]:

@@ -60,9 +60,20 @@ def message(check: Callable, **fields) -> str:
 
 # --- every op ------------------------------------------------------------------------------
 
+# Ops MLI 2.x has kernels for that mlitool does not lower (yet): the refusal names the kernels.
+NOT_LOWERED = {"UNIDIRECTIONAL_SEQUENCE_LSTM": "mli_krn_lstm_cell_*",
+               "TRANSPOSE_CONV": "mli_krn_transpose_conv2d_*",
+               "UNIDIRECTIONAL_SEQUENCE_RNN": "mli_krn_rnn_dense_*"}
+
+
 def has_kernel(s: Subject):
     """no MLI kernel for this op"""
-    return _OK if s.op.type in SUPPORTED_OPS else {}
+    return _OK if s.op.type in SUPPORTED_OPS or s.op.type in NOT_LOWERED else {}
+
+
+def lowered(s: Subject):
+    """mlitool does not lower this op yet (MLI 2.x has {kernels})"""
+    return {"kernels": NOT_LOWERED[s.op.type]} if s.op.type in NOT_LOWERED else _OK
 
 
 def activation_type(s: Subject, t: ir.Tensor):
@@ -344,8 +355,10 @@ def float_pad_zero(s: Subject):
 def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
     s = Subject(graph, op, mli_version, layout)
-    if has_kernel(s) is not None:
-        return message(has_kernel)
+    for check in (has_kernel, lowered):
+        fields = check(s)
+        if fields is not None:
+            return message(check, **fields)
     acts = [graph.tensors[i] for i in op.inputs if i >= 0 and graph.tensors[i].data is None]
     for t in acts + [graph.tensors[i] for i in op.outputs]:
         for check in TENSOR_CHECKS:
