@@ -175,8 +175,9 @@ def test_help_shows_choices_and_exit_codes():
 
 def test_shell_completion_is_available():
     assert "--install-completion" in _help() and "--show-completion" in _help()
-    # typer detects the shell from the parent process: run it from bash, as a user would.
-    r = subprocess.run(["bash", "-c", f"'{sys.executable}' -m mlitool --show-completion"],
+    # typer detects the shell from the parent process: run it from bash, as a user would (a
+    # compound command, so bash does not exec python in its place).
+    r = subprocess.run(["bash", "-c", f"'{sys.executable}' -m mlitool --show-completion; exit $?"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "_MLITOOL_COMPLETE" in r.stdout
 

@@ -73,10 +73,10 @@ def _number(v) -> float:
 def _check_all_forms(r: Report, mac_positions: list[int], executed: bool = True) -> None:
     html = render_html(r)
     p = parse_html(html)
-    expected = ["memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac_positions]
+    expected = ["arena-plan", "memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac_positions]
     expected += ["snr-layers", "sensitivity"] if executed else []
     assert p.charts == expected
-    assert p.tables == [t.id for _, t in r.tables()]
+    assert p.tables == [t.id for _, t in r.tables() if t.rows]   # empty ones are a sentence
     doc = _json(r)
     assert doc["schema"] == "mlitool-report" and doc["schema_version"] == 1
     sections = [s["id"] for s in doc["sections"]]

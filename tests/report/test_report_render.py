@@ -144,7 +144,7 @@ def test_real_report_all_forms_agree(resnet_report, tmp_path):
     html = render_html(r)
     p = parse_html(html)
     mac = [i for i, layer in enumerate(model.layers) if layer.kind in ("conv2d", "fully_connected")]
-    expected = ["memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac] \
+    expected = ["arena-plan", "memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac] \
         + ["snr-layers"]
     assert p.charts == expected
     doc = json.loads(render_json(r))
