@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from mlitool import ir
-from mlitool.errors import InputDataError, OptionError
+from mlitool.errors import InputDataError, OptionError, UnsupportedError
 
 METHODS = ("minmax", "percentile")
 PERCENTILES = (0.01, 99.99)
@@ -39,10 +39,14 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int = B
                    ) -> dict[int, tuple[float, float]]:
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
-    from mlitool.execute.graph import run_graph
+    from mlitool.execute.graph import run_graph, unsupported_ops
 
     if method not in METHODS:
         raise OptionError(f"calibration method {method!r}: choose {' or '.join(METHODS)}")
+    cannot = unsupported_ops(graph, "float")
+    if cannot:
+        raise UnsupportedError("calibration runs the float model on the data, and mlitool's float "
+                               f"executor cannot run {', '.join(cannot)}")
     data = _as_inputs(graph, data)
     n = {np.asarray(a).shape[0] for a in data.values()}
     if len(n) != 1 or 0 in n:

@@ -73,7 +73,7 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
                 executed_by: str | None = None) -> MliModel:
     """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
     warnings start with the reader's. `executed_by` names a command that runs the result,
-    which needs MLI 2.0."""
+    which needs MLI 2.0 and real activation ranges (it has no --weights-only)."""
     from mlitool.config import check_overrides
     from mlitool.mli.lower import lower
 
@@ -87,9 +87,11 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
         from mlitool.calibrate import calibration_ranges
 
         ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
+    remedy = {} if executed_by is None else {
+        "ranges_remedy": f"give {executed_by} real inputs to calibrate on (--calibration DATA)"}
     mli = lower(model.main, format=s.format, mli_version=s.mli_version, layout=s.layout,
                 overrides=s.overrides, weights_only=opts.weights_only, ranges=ranges,
-                source=str(model_path))
+                source=str(model_path), **remedy)
     mli.warnings[:0] = list(model.warnings)
     mli.config = s.config
     return mli

@@ -62,7 +62,7 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
         from mlitool.pipeline import lower_model
 
         arith = model_opts.arith()
-        mli = lower_model(model, model_path, model_opts)
+        mli = lower_model(model, model_path, model_opts, executed_by="run --mode mli")
         values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
         summary.update(format=mli.format, mli=mli.mli_version, build=describe(arith),
                        config=mli.config)

@@ -6,7 +6,8 @@ Per IR op (its output tensor) and for the model outputs:
 * vs tflite (int8 tensors only): share of differing elements and the largest difference in LSB of
   the MLI result expressed in the model's dtype.
 * vs the TFLite interpreter with `oracle="litert"` (when installed): the same LSB figures.
-* classifiers (outputs of SOFTMAX): top-1 agreement.
+* classifiers (outputs of SOFTMAX, or score vectors: `classifier_outputs`): top-1 agreement;
+  float outputs behind a final DEQUANTIZE get their LSB figures in its int8 input's units.
 Each per-op figure comes twice: *chained* (the whole mli run; errors accumulate) and *isolated*
 (the op's MLI layers alone, fed the reference input: the float reference quantized to the layer's
 input parameters for the SNR figures, the `tflite` activations for the LSB figures).
@@ -63,6 +64,24 @@ class _Row:
     isolated_lsb: LsbStats = field(default_factory=LsbStats)
     litert_lsb: LsbStats = field(default_factory=LsbStats)
     accu: LsbStats = field(default_factory=LsbStats)
+
+
+def classifier_outputs(graph: ir.Graph) -> set[int]:
+    """Outputs whose largest element is a class: written by SOFTMAX, or a vector of scores
+    ([1, K], 2 <= K <= 1000, through a final DEQUANTIZE too) that is not the size of an input
+    (an autoencoder's reconstruction is not a classification)."""
+    producers = graph.producers()
+    sizes = {int(np.prod(graph.tensors[i].shape)) for i in graph.inputs}
+    found = set()
+    for i in graph.outputs:
+        op, shape = producers.get(i), tuple(graph.tensors[i].shape)
+        while op is not None and op.type in ("DEQUANTIZE", "RESHAPE", "SQUEEZE"):
+            op = producers.get(op.inputs[0])
+        scores = len(shape) >= 1 and 2 <= shape[-1] <= 1000 and \
+            int(np.prod(shape)) == shape[-1] and shape[-1] not in sizes
+        if op is not None and (op.type == "SOFTMAX" or scores):
+            found.add(i)
+    return found
 
 
 def _is_int8(t: ir.Tensor) -> bool:
@@ -124,8 +143,11 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
                 if any(layer.kind in MAC_KINDS and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
                        for layer in groups[op.index])]
     other_accu = Arith(arith.round_mode, not arith.full_accu)
-    classifier = {i for i in graph.outputs
-                  if any(op.type == "SOFTMAX" and i in op.outputs for op in graph.ops)}
+    classifier = classifier_outputs(graph)
+    # Float outputs behind a final DEQUANTIZE: LSB figures in the units of its int8 input.
+    units = {i: op.inputs[0] for op in graph.ops if op.type == "DEQUANTIZE"
+             for i in op.outputs if i in graph.outputs and _is_int8(graph.tensors[op.inputs[0]])
+             and op.inputs[0] in primary}
     outs = {i: {"float": RealStats(), "tflite": LsbStats(), "litert": LsbStats(),
                 "top1_float": Top1Stats(), "top1_tflite": Top1Stats(), "top1_litert": Top1Stats()}
             for i in graph.outputs if i in primary}
@@ -140,7 +162,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
             from mlitool.oracle import run_litert
 
             native = {k: prepare_input(graph.tensors[k], v, "tflite") for k, v in batch.items()}
-            wanted = [i for op in ops for i in op.outputs[:1]] + list(outs)
+            wanted = [i for op in ops for i in op.outputs[:1]] + list(outs) + list(units.values())
             lit = run_litert(model_path, graph, native, sorted(set(wanted)))
         iso_float = {i: v for i, v in fl.items()}
         for op in ops:
@@ -174,22 +196,26 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
             st["float"].add(fl[i], real)
             if i in classifier:
                 st["top1_float"].add(fl[i], real)
-            if _is_int8(t) and i in tf:
-                q = B.to_model(t, m, mq)
-                st["tflite"].add(tf[i], q)
+            j = i if _is_int8(t) else units.get(i)
+            if j is not None and j in tf:
+                mj = mli.tensor(primary[j])
+                q = B.to_model(graph.tensors[j], mj, raw[mj.name])
+                st["tflite"].add(tf[j], q)
                 if i in classifier:
-                    st["top1_tflite"].add(tf[i], q)
-                if i in lit:
-                    st["litert"].add(lit[i], q)
+                    st["top1_tflite"].add(tf[j], q)
+                if j in lit:
+                    st["litert"].add(lit[j], q)
                     if i in classifier:
-                        st["top1_litert"].add(lit[i], q)
+                        st["top1_litert"].add(lit[j], q)
 
     return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
-                     groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu)
+                     groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu,
+                     units)
 
 
 def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,
-              classifier, use_tflite, oracle_info, accu_ops, other_accu) -> dict[str, Any]:
+              classifier, use_tflite, oracle_info, accu_ops, other_accu, units
+              ) -> dict[str, Any]:
     from mlitool.verify.metrics import finite
 
     def real(stats: RealStats) -> dict:
@@ -218,6 +244,8 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
                                  "vs_float": real(st["float"])}
         if st["tflite"].count:
             entry["vs_tflite"] = st["tflite"].result()
+            if i in units:                      # a float output: LSB of the int8 tensor before it
+                entry["vs_tflite"]["units"] = graph.tensors[units[i]].name
         if litert_on and st["litert"].count:
             entry["vs_litert"] = st["litert"].result()
         if i in classifier:

@@ -69,9 +69,13 @@ LOWERINGS: dict[str, Lowering] = {
 }
 
 
+RANGES_REMEDY = "calibrate (--calibration) or convert weights only (--weights-only)"
+
+
 def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", layout: str = "hwc",
           overrides: dict | None = None, weights_only: bool = False,
-          ranges: dict[int, tuple[float, float]] | None = None, source: str = "") -> MliModel:
+          ranges: dict[int, tuple[float, float]] | None = None, source: str = "",
+          ranges_remedy: str = RANGES_REMEDY) -> MliModel:
     """Lower `graph` for MLI `mli_version` in `format` (per-layer `overrides`: {selector: format},
     selector = op index (int), "op:TYPE", or an op's output tensor name).
 
@@ -86,7 +90,7 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
         raise UnsupportedError(f"{len(problems)} op(s) cannot be lowered for MLI "
                                f"{b.mli_version}: " + "; ".join(problems))
     _check_kernels(b)
-    _check_ranges(b)
+    _check_ranges(b, ranges_remedy)
     for op in graph.ops:
         try:
             LOWERINGS[op.type](b, op, b.layer_format(op))
@@ -117,7 +121,7 @@ def _check_kernels(b: Builder) -> None:
         raise UnsupportedError("; ".join(bad))
 
 
-def _check_ranges(b: Builder) -> None:
+def _check_ranges(b: Builder, remedy: str) -> None:
     """Float activations have value ranges, unless only the weights are converted."""
     if b.weights_only:
         return
@@ -135,5 +139,4 @@ def _check_ranges(b: Builder) -> None:
         names = ", ".join(f"{i} ({b.g.tensors[i].name})" for i in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
         raise OptionError(f"float activations need value ranges to be quantized: tensors "
-                          f"{names}{more}; calibrate (--calibration) or convert weights only "
-                          "(--weights-only)")
+                          f"{names}{more}; {remedy}")
