@@ -91,13 +91,26 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
                                f"{b.mli_version}: " + "; ".join(problems))
     _check_kernels(b)
     _check_ranges(b, ranges_remedy)
+    failed: list[MlitoolError] = []
+    lost: set[int] = set()              # outputs of layers that failed: their readers wait
     for op in graph.ops:
+        if lost.intersection(op.inputs):
+            lost.update(op.outputs)
+            continue
         try:
             LOWERINGS[op.type](b, op, b.layer_format(op))
         except MlitoolError as exc:
-            if op.label in exc.message:
-                raise
-            raise type(exc)(f"{op.label}: {exc.message}", exc.path) from exc
+            failed.append(_located(exc, op, b.layer_format(op)))
+            lost.update(op.outputs)
+        except Exception:               # noqa: BLE001 - after a refusal, state may be partial:
+            if failed:                  # report the refusals, not a consequence of them
+                break
+            raise
+    if failed:
+        first = failed[0]
+        text = "; ".join(e.message for e in failed)
+        raise type(first)(text if len(failed) == 1 else
+                          f"{len(failed)} layers cannot be lowered: {text}", first.path)
     sats = sum(1 for t in b.tensors.values() if any("saturated" in n for n in t.notes))
     if sats:
         b.warnings.append(f"{sats} constant tensor(s) saturated when requantized "
@@ -107,6 +120,15 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
     return MliModel(source=source, mli_version=b.mli_version, format=format, layout=b.layout,
                     tensors=b.tensors, layers=b.layers, inputs=inputs, outputs=outputs,
                     warnings=b.warnings)
+
+
+def _located(exc: MlitoolError, op: ir.Op, fmt: str) -> MlitoolError:
+    """The error of one layer, naming the op, with the remedy for scales SA8 cannot hold."""
+    message = exc.message if op.label in exc.message else f"{op.label}: {exc.message}"
+    if isinstance(exc, UnsupportedError) and fmt == "sa8" and "scale" in exc.message:
+        message += (f" (remedy: run this layer in fx16, [[layer]] index = {op.index} "
+                    'format = "fx16" in mlitool.toml)')
+    return type(exc)(message, exc.path)
 
 
 def _check_kernels(b: Builder) -> None:

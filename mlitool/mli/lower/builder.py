@@ -140,6 +140,12 @@ class Builder:
         return None
 
     def set_sa(self, t: MliTensor, scale: float, zp: int) -> None:
+        try:
+            self._set_sa(t, scale, zp)
+        except UnsupportedError as exc:
+            raise UnsupportedError(f"tensor '{t.source or t.name}': {exc.message}") from None
+
+    def _set_sa(self, t: MliTensor, scale: float, zp: int) -> None:
         if self.mli_version == "2.0":
             s16, f = Q.encode_scale_mli2(scale)
             t.scale, t.scale_frac_bits = s16, f
