@@ -156,6 +156,9 @@ OutOpt = Annotated[Optional[Path], typer.Option(
     help="Directory the command's files are written into (created if missing).")]
 QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="Nothing on stdout but --json; warnings and errors still on stderr.")]
+JobsOpt = Annotated[Optional[int], typer.Option(
+    "--jobs", "-j", metavar="N", show_default=False,
+    help="Processes over the samples [default: every core]; results equal --jobs 1.")]
 
 
 def _model_options(fmt, config, calibration, calibration_method, target, round_mode, accu, *,
@@ -300,6 +303,7 @@ def run_cmd(
                                        help="The output .npz [default: DIR/STEM.MODE.npz]."),
     dump_layers: bool = typer.Option(False, "--dump-layers", help="Also write every "
                                      "intermediate tensor (mli mode: raw MLI tensors as mli/NAME)."),
+    jobs: JobsOpt = None,
     as_json: JsonOpt = False,
     json_out: JsonOutOpt = None,
     quiet: QuietOpt = False,
@@ -314,8 +318,12 @@ def run_cmd(
                                 accu)
     if npz is None and out is not None:
         npz = _out_dir(out) / default_output(model, mode.value).name
-    summary = run(model, model_opts, RunOptions(input=input_file, mode=mode.value, output=npz,
-                                                dump_layers=dump_layers))
+    from mlitool.progress import progress_for, wanted
+
+    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        summary = run(model, model_opts, RunOptions(input=input_file, mode=mode.value, output=npz,
+                                                    dump_layers=dump_layers, jobs=jobs,
+                                                    progress=progress))
 
     def render():
         extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
@@ -348,6 +356,7 @@ def verify_cmd(
                                             "vs float is below DB.", metavar="DB"),
     max_lsb: Optional[int] = typer.Option(None, "--max-lsb", help="Exit 3 when an output differs "
                                           "from tflite mode by more than N LSB.", metavar="N"),
+    jobs: JobsOpt = None,
     as_json: JsonOpt = False,
     json_out: JsonOutOpt = None,
     out: OutOpt = None,
@@ -360,10 +369,13 @@ def verify_cmd(
 
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu)
+    from mlitool.progress import progress_for, wanted
+
     d = _out_dir(out)
-    doc = verify(model, model_opts, VerifyOptions(input=input_file, samples=samples, seed=seed,
-                                                  oracle=_value(oracle), min_snr=min_snr,
-                                                  max_lsb=max_lsb))
+    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        doc = verify(model, model_opts, VerifyOptions(
+            input=input_file, samples=samples, seed=seed, oracle=_value(oracle), min_snr=min_snr,
+            max_lsb=max_lsb, jobs=jobs, progress=progress))
 
     def render():
         from mlitool.verify.render import render as render_doc
@@ -400,6 +412,7 @@ def report_cmd(
     no_accuracy: bool = typer.Option(False, "--no-accuracy", help="Skip the executed sections "
                                      "(accuracy, sensitivity): memory and quantization only; "
                                      "MLI 1.x reports have only these."),
+    jobs: JobsOpt = None,
     as_json: JsonOpt = False,
     json_out: JsonOutOpt = None,
     out: OutOpt = None,
@@ -419,15 +432,17 @@ def report_cmd(
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu, mli=mli, layout=layout)
     opts = ReportOptions(input=input_file, samples=samples, seed=seed, min_snr_flag=min_snr_flag,
-                         accuracy=not no_accuracy, min_snr=min_snr, max_lsb=max_lsb)
+                         accuracy=not no_accuracy, min_snr=min_snr, max_lsb=max_lsb, jobs=jobs)
     d = _out_dir(out)
     def in_out(suffix: str) -> Path | None:
         return d / f"{model.stem}{suffix}" if d else None
     jsons = tuple(p for p in (json_out, in_out(".report.json")) if p is not None)
     outs = Outputs(json=jsons, csv=csv_dir or in_out(".csv"),
                    markdown=markdown or in_out(".report.md"), html=html or in_out(".report.html"))
-    show = sys.stderr.isatty() and not as_json and not quiet
-    report, written = run(model, model_opts, opts, outs, show_progress=show)
+    from mlitool.progress import wanted
+
+    report, written = run(model, model_opts, opts, outs,
+                          show_progress=wanted(as_json=as_json, quiet=quiet))
     if as_json:
         sys.stdout.write(render_json(report))
     elif not quiet:

@@ -17,7 +17,9 @@ from typing import Any
 import numpy as np
 
 from mlitool.errors import OptionError
+from mlitool.parallel import check_jobs, context, map_batches
 from mlitool.pipeline import ModelOptions
+from mlitool.progress import Progress
 
 MODES = ("float", "tflite", "mli")
 
@@ -30,6 +32,9 @@ class RunOptions:
     mode: str = "mli"
     output: Path | None = None
     dump_layers: bool = False
+    batch: int = 16                         # samples per step: memory is bounded by one batch
+    jobs: int | None = None                 # processes (None: every core)
+    progress: Progress | None = None
 
 
 def default_output(model_path: Path, mode: str) -> Path:
@@ -51,37 +56,56 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
     n = next(iter(inputs.values())).shape[0]
     summary: dict[str, Any] = {"model": str(model_path), "mode": opts.mode,
                                "input": str(opts.input), "samples": n}
-    arrays: dict[str, np.ndarray] = {}
-    if opts.mode in ("float", "tflite"):
-        from mlitool.execute.graph import run_graph
-
-        values = run_graph(graph, inputs, opts.mode, keep=opts.dump_layers)
-    else:
-        from mlitool.execute.mli_bridge import run_mli
+    job = {"graph": graph, "inputs": inputs, "mode": opts.mode, "keep": opts.dump_layers}
+    if opts.mode == "mli":
         from mlitool.execute.presets import describe
         from mlitool.pipeline import lower_model
 
-        arith = model_opts.arith()
-        mli = lower_model(model, model_path, model_opts, executed_by="run --mode mli")
-        values, raw = run_mli(graph, mli, inputs, arith, keep=opts.dump_layers)
-        summary.update(format=mli.format, mli=mli.mli_version, build=describe(arith),
-                       config=mli.config)
-        if opts.dump_layers:
-            arrays.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
+        job["arith"] = model_opts.arith()
+        job["mli"] = lower_model(model, model_path, model_opts, executed_by="run --mode mli")
+        summary.update(format=job["mli"].format, mli=job["mli"].mli_version,
+                       build=describe(job["arith"]), config=job["mli"].config)
+    advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
+    parts: list[dict[str, np.ndarray]] = []
+    for part in map_batches(_run_batch, n, opts.batch, check_jobs(opts.jobs), job):
+        parts.append(part)
+        advance(len(next(iter(part.values()))))
+    # Batches in order: the arrays one run over every sample gives.
+    arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    values = {i: arrays[graph.tensors[i].name] for i in graph.outputs}
     outputs = []
     for i in graph.outputs:
         t = graph.tensors[i]
         v = np.asarray(values[i])
-        arrays[t.name] = v
         entry = {"name": t.name, "dtype": str(v.dtype), "shape": list(v.shape)}
         if v.ndim >= 2 and v[0].size > 1:
             entry["top1"] = [int(k) for k in np.argmax(v.reshape(n, -1), axis=1)[:10]]
         outputs.append(entry)
-    if opts.dump_layers:
-        for i, v in values.items():
-            arrays.setdefault(graph.tensors[i].name, np.asarray(v))
     summary["outputs"] = outputs
     return arrays, summary
+
+
+def _run_batch(start: int, stop: int) -> dict[str, np.ndarray]:
+    """{npz key: array} of samples start..stop (in a worker process with --jobs > 1): the
+    outputs, and with --dump-layers every tensor (mli mode: every MLI tensor as mli/NAME)."""
+    c = context()
+    graph = c["graph"]
+    batch = {k: v[start:stop] for k, v in c["inputs"].items()}
+    raw: dict = {}
+    if c["mode"] in ("float", "tflite"):
+        from mlitool.execute.graph import run_graph
+
+        values = run_graph(graph, batch, c["mode"], keep=c["keep"])
+    else:
+        from mlitool.execute.mli_bridge import run_mli
+
+        values, raw = run_mli(graph, c["mli"], batch, c["arith"], keep=c["keep"])
+    out = {graph.tensors[i].name: np.asarray(values[i]) for i in graph.outputs}
+    if c["keep"]:
+        out.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
+        for i, v in values.items():
+            out.setdefault(graph.tensors[i].name, np.asarray(v))
+    return out
 
 
 def run(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions) -> dict[str, Any]:

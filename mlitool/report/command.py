@@ -12,13 +12,12 @@ atomically (`mlitool.fsio`): the same model and inputs give byte-identical files
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions, load
+from mlitool.progress import Progress, RichProgress, progress_for
 from mlitool.report.document import Report, Section
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
 
@@ -37,36 +36,7 @@ class ReportOptions:
     batch: int = 16
     min_snr: float | None = None        # verify's thresholds: the verdict fails below / above
     max_lsb: int | None = None
-
-
-class Progress:
-    """What the report tells while it runs: named stages with a known number of steps."""
-
-    def stage(self, label: str, total: int) -> Callable[[int], None]:
-        return lambda k: None
-
-    def close(self) -> None:
-        pass
-
-
-class RichProgress(Progress):
-    """A rich progress bar on stderr (one task per stage)."""
-
-    def __init__(self):
-        from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as _P, TextColumn,
-                                   TimeElapsedColumn)
-
-        self._p = _P(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                     TimeElapsedColumn(), console=Console(stderr=True), transient=True)
-        self._p.start()
-
-    def stage(self, label: str, total: int) -> Callable[[int], None]:
-        task = self._p.add_task(label, total=max(total, 1))
-        return lambda k: self._p.advance(task, k)
-
-    def close(self) -> None:
-        self._p.stop()
+    jobs: int | None = None             # processes for the accuracy runs (None: every core)
 
 
 def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:
@@ -136,7 +106,6 @@ def _with_text(section: Section, text: str) -> Section:
 
 def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress: Progress
               ) -> tuple[list, list[Section], dict]:
-    from mlitool.execute import mli_bridge as B
     from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.presets import describe
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
@@ -147,13 +116,9 @@ def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress
     data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
     n = next(iter(data.values())).shape[0]
     batches = -(-n // opts.batch)
-    primary = B.primary_tensors(graph, mli)
-    groups = B.layers_by_op(mli)
-    n_ops = sum(1 for op in graph.ops if op.index in groups and op.outputs
-                and op.outputs[0] in primary)
     vopts = VerifyOptions(input=opts.input, samples=opts.samples, seed=opts.seed,
                           batch=opts.batch, min_snr=opts.min_snr, max_lsb=opts.max_lsb,
-                          progress=progress.stage("accuracy (verify)", n_ops * batches))
+                          jobs=opts.jobs, progress=progress)
     doc = compare(model_path, graph, mli, arith, vopts)
     activations = observe_activations(graph, mli, data, batch=opts.batch,
                                       progress=progress.stage("activation ranges", batches))
@@ -207,15 +172,6 @@ def write_outputs(report: Report, out: Outputs) -> list[Path]:
         if not path.parent.is_dir():
             raise OptionError("the directory to write into does not exist", str(path))
     return write_files_atomically(files)
-
-
-@contextlib.contextmanager
-def progress_for(show: bool) -> Iterator[Progress]:
-    p = RichProgress() if show else Progress()
-    try:
-        yield p
-    finally:
-        p.close()
 
 
 def run(model_path: str | Path, model_opts: ModelOptions, opts: ReportOptions, out: Outputs, *,

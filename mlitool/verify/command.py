@@ -22,9 +22,9 @@ Samples are processed in batches and statistics accumulated, so memory stays bou
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -32,7 +32,9 @@ from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import MliModel
+from mlitool.parallel import check_jobs, context, map_batches
 from mlitool.pipeline import ModelOptions, load
+from mlitool.progress import Progress
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 from mlitool.mli.ops import MAC_KINDS
 
@@ -51,7 +53,8 @@ class VerifyOptions:
     min_snr: float | None = None
     max_lsb: int | None = None
     batch: int = BATCH
-    progress: Callable[[int], None] | None = None   # called with 1 after each op of each batch
+    progress: Progress | None = None        # shows a stage "verify" over the samples
+    jobs: int | None = None                         # processes (None: every core)
 
 
 @dataclass
@@ -64,6 +67,10 @@ class _Row:
     isolated_lsb: LsbStats = field(default_factory=LsbStats)
     litert_lsb: LsbStats = field(default_factory=LsbStats)
     accu: LsbStats = field(default_factory=LsbStats)
+
+    def merge(self, other: "_Row") -> None:
+        for f in fields(self):
+            getattr(self, f.name).merge(getattr(other, f.name))
 
 
 def classifier_outputs(graph: ir.Graph) -> set[int]:
@@ -112,7 +119,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
             opts: VerifyOptions) -> dict[str, Any]:
     """Run the comparison of an already lowered model with `arith`."""
     from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import prepare_input, run_graph, unsupported_ops
+    from mlitool.execute.graph import unsupported_ops
     from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.mli_exec import check_mli_version
     from mlitool.execute.presets import describe
@@ -138,7 +145,6 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     primary = B.primary_tensors(graph, mli)
     groups = B.layers_by_op(mli)
     ops = [op for op in graph.ops if op.index in groups and op.outputs[0] in primary]
-    rows = {op.index: _Row() for op in ops}
     accu_ops = [op.index for op in ops
                 if any(layer.kind in MAC_KINDS and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
                        for layer in groups[op.index])]
@@ -148,69 +154,95 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     units = {i: op.inputs[0] for op in graph.ops if op.type == "DEQUANTIZE"
              for i in op.outputs if i in graph.outputs and _is_int8(graph.tensors[op.inputs[0]])
              and op.inputs[0] in primary}
-    outs = {i: {"float": RealStats(), "tflite": LsbStats(), "litert": LsbStats(),
-                "top1_float": Top1Stats(), "top1_tflite": Top1Stats(), "top1_litert": Top1Stats()}
-            for i in graph.outputs if i in primary}
-
-    for start in range(0, n, opts.batch):
-        batch = {k: v[start:start + opts.batch] for k, v in data.items()}
-        fl = run_graph(graph, batch, "float", keep=True)
-        tf = run_graph(graph, batch, "tflite", keep=True) if use_tflite else {}
-        _, raw = B.run_mli(graph, mli, batch, arith, keep=True)
-        lit = {}
-        if oracle_info and oracle_info["available"]:
-            from mlitool.oracle import run_litert
-
-            native = {k: prepare_input(graph.tensors[k], v, "tflite") for k, v in batch.items()}
-            wanted = [i for op in ops for i in op.outputs[:1]] + list(outs) + list(units.values())
-            lit = run_litert(model_path, graph, native, sorted(set(wanted)))
-        iso_float = {i: v for i, v in fl.items()}
-        for op in ops:
-            i = op.outputs[0]
-            t, m = graph.tensors[i], mli.tensor(primary[i])
-            row = rows[op.index]
-            mq = raw[m.name]
-            real = B.decode(m, mq).reshape(fl[i].shape)
-            row.chained.add(fl[i], real)
-            iso = B.run_op(graph, mli, op.index, iso_float, arith, groups, primary)[i]
-            row.isolated.add(fl[i], B.decode(m, iso).reshape(fl[i].shape))
-            if _is_int8(t) and i in tf:
-                row.chained_lsb.add(tf[i], B.to_model(t, m, mq))
-                iso_q = B.run_op(graph, mli, op.index, tf, arith, groups, primary)[i]
-                row.isolated_lsb.add(tf[i], B.to_model(t, m, iso_q))
-                if i in lit:
-                    row.litert_lsb.add(lit[i], B.to_model(t, m, mq))
-            else:
-                iso_q = iso
-            if op.index in accu_ops:
-                feed = tf if (_is_int8(t) and i in tf) else iso_float
-                other = B.run_op(graph, mli, op.index, feed, other_accu, groups, primary)[i]
-                full, reduced = (iso_q, other) if arith.full_accu else (other, iso_q)
-                row.accu.add(full, reduced)
-            if opts.progress is not None:
-                opts.progress(1)
-        for i, st in outs.items():
-            t, m = graph.tensors[i], mli.tensor(primary[i])
-            mq = raw[m.name]
-            real = B.decode(m, mq).reshape(fl[i].shape)
-            st["float"].add(fl[i], real)
-            if i in classifier:
-                st["top1_float"].add(fl[i], real)
-            j = i if _is_int8(t) else units.get(i)
-            if j is not None and j in tf:
-                mj = mli.tensor(primary[j])
-                q = B.to_model(graph.tensors[j], mj, raw[mj.name])
-                st["tflite"].add(tf[j], q)
-                if i in classifier:
-                    st["top1_tflite"].add(tf[j], q)
-                if j in lit:
-                    st["litert"].add(lit[j], q)
-                    if i in classifier:
-                        st["top1_litert"].add(lit[j], q)
+    rows = {op.index: _Row() for op in ops}
+    outs = {i: _out_stats() for i in graph.outputs if i in primary}
+    job = {"model_path": model_path, "graph": graph, "mli": mli, "arith": arith,
+           "other_accu": other_accu, "data": data, "use_tflite": use_tflite,
+           "litert": bool(oracle_info and oracle_info["available"]), "ops": ops,
+           "accu_ops": set(accu_ops), "classifier": classifier, "units": units,
+           "primary": primary, "groups": groups, "outs": list(outs)}
+    advance, done = (opts.progress or Progress()).stage("verify (samples)", n), 0
+    for batch_rows, batch_outs in map_batches(_compare_batch, n, opts.batch,
+                                              check_jobs(opts.jobs), job):
+        for k, row in batch_rows.items():            # in batch order: the sums --jobs 1 makes
+            rows[k].merge(row)
+        for i, stats in batch_outs.items():
+            for key, st in stats.items():
+                outs[i][key].merge(st)
+        advance(min(opts.batch, n - done))
+        done += opts.batch
 
     return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
                      groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu,
                      units)
+
+
+def _out_stats() -> dict[str, Any]:
+    return {"float": RealStats(), "tflite": LsbStats(), "litert": LsbStats(),
+            "top1_float": Top1Stats(), "top1_tflite": Top1Stats(), "top1_litert": Top1Stats()}
+
+
+def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, dict]]:
+    """The figures of samples start..stop alone (in a worker process with --jobs > 1)."""
+    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.graph import prepare_input, run_graph
+
+    c = context()
+    graph, mli, arith, primary, groups = c["graph"], c["mli"], c["arith"], c["primary"], c["groups"]
+    ops, units, classifier = c["ops"], c["units"], c["classifier"]
+    batch = {k: v[start:stop] for k, v in c["data"].items()}
+    rows = {op.index: _Row() for op in ops}
+    outs = {i: _out_stats() for i in c["outs"]}
+    fl = run_graph(graph, batch, "float", keep=True)
+    tf = run_graph(graph, batch, "tflite", keep=True) if c["use_tflite"] else {}
+    _, raw = B.run_mli(graph, mli, batch, arith, keep=True)
+    iso_float = dict(fl)                        # what isolated runs are fed (as before: a copy)
+    lit = {}
+    if c["litert"]:
+        from mlitool.oracle import run_litert
+
+        native = {k: prepare_input(graph.tensors[k], v, "tflite") for k, v in batch.items()}
+        wanted = [i for op in ops for i in op.outputs[:1]] + list(outs) + list(units.values())
+        lit = run_litert(c["model_path"], graph, native, sorted(set(wanted)))
+    for op in ops:
+        i = op.outputs[0]
+        t, m = graph.tensors[i], mli.tensor(primary[i])
+        row = rows[op.index]
+        mq = raw[m.name]
+        row.chained.add(fl[i], B.decode(m, mq).reshape(fl[i].shape))
+        iso = B.run_op(graph, mli, op.index, iso_float, arith, groups, primary)[i]
+        row.isolated.add(fl[i], B.decode(m, iso).reshape(fl[i].shape))
+        if _is_int8(t) and i in tf:
+            row.chained_lsb.add(tf[i], B.to_model(t, m, mq))
+            iso_q = B.run_op(graph, mli, op.index, tf, arith, groups, primary)[i]
+            row.isolated_lsb.add(tf[i], B.to_model(t, m, iso_q))
+            if i in lit:
+                row.litert_lsb.add(lit[i], B.to_model(t, m, mq))
+        else:
+            iso_q = iso
+        if op.index in c["accu_ops"]:
+            feed = tf if (_is_int8(t) and i in tf) else iso_float
+            other = B.run_op(graph, mli, op.index, feed, c["other_accu"], groups, primary)[i]
+            full, reduced = (iso_q, other) if arith.full_accu else (other, iso_q)
+            row.accu.add(full, reduced)
+    for i, st in outs.items():
+        t, m = graph.tensors[i], mli.tensor(primary[i])
+        real = B.decode(m, raw[m.name]).reshape(fl[i].shape)
+        st["float"].add(fl[i], real)
+        if i in classifier:
+            st["top1_float"].add(fl[i], real)
+        j = i if _is_int8(t) else units.get(i)
+        if j is not None and j in tf:
+            mj = mli.tensor(primary[j])
+            q = B.to_model(graph.tensors[j], mj, raw[mj.name])
+            st["tflite"].add(tf[j], q)
+            if i in classifier:
+                st["top1_tflite"].add(tf[j], q)
+            if j in lit:
+                st["litert"].add(lit[j], q)
+                if i in classifier:
+                    st["top1_litert"].add(lit[j], q)
+    return rows, outs
 
 
 def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,

@@ -33,6 +33,15 @@ class RealStats:
             self.max_abs = max(self.max_abs, float(np.max(np.abs(err))))
         self.count += err.size
 
+    def merge(self, o: "RealStats") -> None:
+        """Add another batch's figures (as `add` would have, batch by batch)."""
+        self.signal += o.signal
+        self.noise += o.noise
+        self.dot += o.dot
+        self.test_energy += o.test_energy
+        self.max_abs = max(self.max_abs, o.max_abs)
+        self.count += o.count
+
     def result(self) -> dict[str, float]:
         if self.noise == 0.0:
             snr = math.inf
@@ -65,6 +74,11 @@ class LsbStats:
         if diff.size:
             self.max_lsb = max(self.max_lsb, int(diff.max()))
 
+    def merge(self, o: "LsbStats") -> None:
+        self.differing += o.differing
+        self.count += o.count
+        self.max_lsb = max(self.max_lsb, o.max_lsb)
+
     def result(self) -> dict[str, float]:
         return {"differing_share": self.differing / self.count if self.count else 0.0,
                 "max_lsb": self.max_lsb}
@@ -80,6 +94,10 @@ class Top1Stats:
         tst = np.asarray(test).reshape(len(test), -1)
         self.agree += int(np.sum(np.argmax(ref, axis=1) == np.argmax(tst, axis=1)))
         self.count += len(ref)
+
+    def merge(self, o: "Top1Stats") -> None:
+        self.agree += o.agree
+        self.count += o.count
 
     def result(self) -> float:
         return self.agree / self.count if self.count else 1.0

@@ -320,8 +320,9 @@ def test_progress_stages_reach_their_totals():
 
     p = Counting()
     make_report(SAMPLES / "fc_int8.tflite", ModelOptions(), ReportOptions(samples=20), p)
-    assert set(p.stages) == {"accuracy (verify)", "activation ranges", "sensitivity"}
+    assert set(p.stages) == {"verify (samples)", "activation ranges", "sensitivity"}
     assert all(total == done > 0 for total, done in p.stages.values())
+    assert p.stages["verify (samples)"] == [20, 20]
     assert p.stages["sensitivity"][0] == 3 * 2        # 3 FULLY_CONNECTED ops x 2 batches of 16
 
 

@@ -1,0 +1,64 @@
+"""Samples in batches, on every core: one process pool for run, verify and report.
+
+Each worker receives the job's context once (`initializer`), then batch ranges; results come back
+in batch order, so `--jobs N` gives exactly what `--jobs 1` gives (statistics are merged batch by
+batch in the same order as one process adds them). `--jobs 1` runs in this process.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any
+
+from mlitool.errors import OptionError
+
+_context: dict[str, Any] = {}
+
+
+def default_jobs() -> int:
+    """The cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:                       # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def check_jobs(jobs: int | None) -> int:
+    if jobs is None:
+        return default_jobs()
+    if jobs < 1:
+        raise OptionError(f"--jobs {jobs}: give at least 1")
+    return jobs
+
+
+def batch_ranges(n: int, size: int) -> list[tuple[int, int]]:
+    return [(s, min(s + size, n)) for s in range(0, n, size)]
+
+
+def _install(context: dict[str, Any]) -> None:
+    _context.clear()
+    _context.update(context)
+
+
+def context() -> dict[str, Any]:
+    """The context of the job this worker runs (see `map_batches`)."""
+    return _context
+
+
+def map_batches(fn: Callable[[int, int], Any], n: int, size: int, jobs: int,
+                job_context: dict[str, Any]) -> Iterator[Any]:
+    """fn(start, stop) for every batch of `n` samples, in order; `fn` reads `context()`. With
+    more than one job and batch, batches run in worker processes (fn must be module-level)."""
+    ranges = batch_ranges(n, size)
+    if jobs <= 1 or len(ranges) <= 1:
+        _install(job_context)
+        for start, stop in ranges:
+            yield fn(start, stop)
+        return
+    with ProcessPoolExecutor(max_workers=min(jobs, len(ranges)), initializer=_install,
+                             initargs=(job_context,)) as pool:
+        futures = [pool.submit(fn, start, stop) for start, stop in ranges]
+        for f in futures:
+            yield f.result()

@@ -1,0 +1,72 @@
+"""--jobs N gives exactly what --jobs 1 gives (run, verify, report), and long commands show a
+progress bar on a terminal only."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+from rich.console import Console
+
+from mlitool.pipeline import ModelOptions
+from mlitool.progress import RichProgress
+from mlitool.verify.command import VerifyOptions, verify
+from tests.support.paths import SAMPLES
+
+CNN = SAMPLES / "cnn_int8.tflite"
+
+
+def run_main(args, capsys):
+    from mlitool.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+def test_verify_and_report_are_identical_with_any_number_of_jobs(capsys):
+    docs = {}
+    for jobs in (1, 2, 3):
+        code, out, err = run_main(["verify", CNN, "-n", 40, "--jobs", jobs, "--json"], capsys)
+        assert code == 0, err
+        docs[jobs] = out
+    assert docs[1] == docs[2] == docs[3] and json.loads(docs[1])["inputs"]["samples"] == 40
+    reports = [run_main(["report", CNN, "-n", 20, "-j", jobs, "--json"], capsys)[1]
+               for jobs in (1, 2)]
+    assert reports[0] == reports[1]
+
+
+def test_run_is_identical_with_any_number_of_jobs(tmp_path, capsys):
+    x = np.random.default_rng(7).integers(-128, 128, (37, 32, 32, 3), dtype=np.int8)
+    np.save(tmp_path / "x.npy", x)
+    files = {}
+    for jobs in (1, 2):
+        for mode in ("mli", "tflite"):
+            out = tmp_path / f"{mode}{jobs}.npz"
+            code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npy", "--mode", mode, "-j",
+                                     jobs, "--npz", out, "--dump-layers"], capsys)
+            assert code == 0, err
+            files[mode, jobs] = dict(np.load(out))
+    for mode in ("mli", "tflite"):
+        a, b = files[mode, 1], files[mode, 2]
+        assert list(a) == list(b) and all(np.array_equal(a[k], b[k]) for k in a)
+        assert a["Identity"].shape == (37, 1, 10)
+
+
+def test_jobs_must_be_positive(capsys):
+    code, _, err = run_main(["verify", CNN, "-n", 2, "--jobs", 0], capsys)
+    assert code == 2 and "--jobs 0" in err
+
+
+def test_progress_shows_done_total_and_time_on_a_terminal_only(capsys):
+    buf = io.StringIO()
+    p = RichProgress(Console(file=buf, force_terminal=True, width=100))
+    verify(CNN, ModelOptions(), VerifyOptions(samples=40, jobs=1, progress=p))
+    p.close()
+    text = buf.getvalue()
+    assert "verify (samples)" in text and "40/40" in text and "left" in text
+    code, _, err = run_main(["verify", CNN, "-n", 40], capsys)   # stderr is not a terminal
+    assert code == 0 and "verify (samples)" not in err and "\x1b" not in err
