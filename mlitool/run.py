@@ -33,7 +33,7 @@ class RunOptions:
     output: Path | None = None
     dump_layers: bool = False
     batch: int = 16                         # samples per step: memory is bounded by one batch
-    jobs: int | None = None                 # processes (None: every core)
+    jobs: int | None = 1                    # processes (None: every core)
     progress: Progress | None = None
 
 

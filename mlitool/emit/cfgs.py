@@ -91,14 +91,15 @@ def _perm(cfg: dict[str, Any]) -> list[int]:
 
 
 def _mov_padding(cfg: dict[str, Any]) -> dict[str, Any]:
-    """A PAD layer's cfg (padding_top/bottom/left/right of an HWC tensor) as mli_mov_cfg_t
-    padding_pre / padding_post arrays."""
+    """A PAD layer's cfg (padding_top/bottom/left/right, padding_channels_before/after of an HWC
+    tensor) as mli_mov_cfg_t padding_pre / padding_post arrays."""
     if "padding_pre" in cfg or "padding_top" not in cfg:
         return cfg
     out = dict(cfg)
-    out["padding_pre"] = [int(cfg.get("padding_top", 0)), int(cfg.get("padding_left", 0)), 0, 0]
+    out["padding_pre"] = [int(cfg.get("padding_top", 0)), int(cfg.get("padding_left", 0)),
+                          int(cfg.get("padding_channels_before", 0)), 0]
     out["padding_post"] = [int(cfg.get("padding_bottom", 0)), int(cfg.get("padding_right", 0)),
-                           0, 0]
+                           int(cfg.get("padding_channels_after", 0)), 0]
     return out
 
 

@@ -60,12 +60,13 @@ def _concat(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndar
 
 
 def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
-    """mli_mov with padding (HWC): the border is filled with raw zeros (lowering only emits it
+    """mli_mov with padding (HWC, channels too): the border is filled with raw zeros (lowering only emits it
     where raw zero encodes real zero: FX, or SA with zero point 0)."""
     out = model.tensor(layer.outputs[0])
     c = layer.cfg
     pads = [(0, 0), (int(c["padding_top"]), int(c["padding_bottom"])),
-            (int(c["padding_left"]), int(c["padding_right"])), (0, 0)]
+            (int(c["padding_left"]), int(c["padding_right"])),
+            (int(c.get("padding_channels_before", 0)), int(c.get("padding_channels_after", 0)))]
     res = np.pad(xs[0], pads, mode="constant", constant_values=0)
     return res.astype(out.el_type.dtype, copy=False)
 

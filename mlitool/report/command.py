@@ -36,7 +36,7 @@ class ReportOptions:
     batch: int = 16
     min_snr: float | None = None        # verify's thresholds: the verdict fails below / above
     max_lsb: int | None = None
-    jobs: int | None = None             # processes for the accuracy runs (None: every core)
+    jobs: int | None = 1                # processes for the accuracy runs (None: every core)
 
 
 def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:

@@ -54,7 +54,7 @@ class VerifyOptions:
     max_lsb: int | None = None
     batch: int = BATCH
     progress: Progress | None = None        # shows a stage "verify" over the samples
-    jobs: int | None = None                         # processes (None: every core)
+    jobs: int | None = 1                            # processes (None: every core)
 
 
 @dataclass

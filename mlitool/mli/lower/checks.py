@@ -324,12 +324,20 @@ def slice_keeps_batch(s: Subject):
 
 @applies_to("PAD", "PADV2")
 def pad_spatial(s: Subject):
-    """PAD is lowered only for spatial padding (H, W, 0..255) of a 4-D tensor"""
+    """PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor"""
     pads = const_values(s.graph, s.op.inputs[1])
     if pads is None or len(s.input(0).shape) != 4 or np.any(pads[0] != 0) \
-            or np.any(pads[3] != 0) or np.any(pads < 0) or np.any(pads > 255):
+            or np.any(pads < 0) or np.any(pads > 255):
         return {}
     return _OK
+
+
+@applies_to("PAD", "PADV2")
+def pad_channels_need_mli2(s: Subject):
+    """padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads
+    H and W only)"""
+    pads = const_values(s.graph, s.op.inputs[1])
+    return {} if s.mli_version != "2.0" and np.any(pads[3] != 0) else _OK
 
 
 def _pad_value(s: Subject) -> np.ndarray | None:

@@ -306,7 +306,8 @@ def _pad_fused_into(b: Builder, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
     treat their padding as real zero, which is what PAD fills."""
     out_idx = op.outputs[0]
     cons = b.g.consumers().get(out_idx, [])
-    if b.mli_version != "2.0" or out_idx in b.g.outputs or len(cons) != 1:
+    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
+    if b.mli_version != "2.0" or out_idx in b.g.outputs or len(cons) != 1 or pads[3].any():
         return None
     conv = cons[0]
     if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.inputs[0] != out_idx \
@@ -346,6 +347,9 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
     cfg = {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
            "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
+    if pads[3].any():                          # channels (MLI 2.x mli_mov pads every dimension)
+        cfg.update(padding_channels_before=int(pads[3, 0]),
+                   padding_channels_after=int(pads[3, 1]))
     cfg_type = "mli_mov_cfg_t" if b.mli_version == "2.0" else "mli_padding2d_cfg"
     if el.is_sa:
         fill = int(xt.zero_point[0]) if value is None else value    # raw SA8 pad value
