@@ -71,10 +71,15 @@ CASES = [
      {"rows": 300, "size": 200, "last": 59800, "limit": 32767},
      "ARG_MAX over 300 rows of 200: MLI reports offsets from the tensor start, and row starts up "
      "to 59800 do not fit the int16 zero points that make them row-relative (at most 32767)"),
-    (one_op("PAD", [(1, 4, 4, 2), None], (1, 4, 4, 4),
-            consts={1: np.array([[0, 0], [0, 0], [0, 0], [1, 1]], np.int32)}), "2.0",
+    (one_op("PAD", [(1, 4, 4, 2), None], (1, 304, 4, 2),
+            consts={1: np.array([[0, 0], [300, 0], [0, 0], [0, 0]], np.int32)}), "2.0",
      checks.pad_spatial, {},
-     "PAD is lowered only for spatial padding (H, W, 0..255) of a 4-D tensor"),
+     "PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor"),
+    (one_op("PAD", [(1, 4, 4, 2), None], (1, 4, 4, 4),
+            consts={1: np.array([[0, 0], [0, 0], [0, 0], [1, 1]], np.int32)}), "1.1",
+     checks.pad_channels_need_mli2, {},
+     "padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads "
+     "H and W only)"),
     (one_op("SPLIT", [None, (1, 5, 2)], (1, 2, 2), consts={0: np.array([1], np.int32)},
             n_out=2), "2.0", checks.slice_expressible,
      {"reason": "SPLIT of dimension 5 into 2 parts"}, "SPLIT of dimension 5 into 2 parts"),

@@ -19,13 +19,13 @@ def _cli(*args):
 
 
 def _models(tmp_path):
-    pad = np.int32([[0, 0], [0, 0], [0, 0], [0, 2]])          # channel padding
+    pad = np.int32([[0, 0], [300, 0], [0, 0], [0, 0]])        # more than mli_mov's 255
     int16 = T([1, 8], dtype="int16", scale=[0.01], zero_point=[0])
     w16 = np.ones((3, 4), np.float16)
     models = {
-        "channel_pad": single_op_model("PAD", [T([1, 4, 4, 2], scale=[0.1]),
+        "wide_pad": single_op_model("PAD", [T([1, 4, 4, 2], scale=[0.1]),
                                                T([4, 2], dtype="int32", data=pad)],
-                                       [T([1, 4, 4, 4], scale=[0.1])]),
+                                       [T([1, 304, 4, 2], scale=[0.1])]),
         "int16_relu": single_op_model("RELU", [int16], [int16]),
         "exp": single_op_model("EXP", [T([1, 8], scale=[0.1])], [T([1, 8], scale=[0.1])]),
         "float16_fc": graph_model(
@@ -42,7 +42,7 @@ def _models(tmp_path):
 
 
 @pytest.mark.parametrize("name, refused", [
-    ("channel_pad", "PAD is lowered only for spatial padding"),
+    ("wide_pad", "PAD is lowered only for padding of H, W (and C on MLI 2.x)"),
     ("int16_relu", "has type int16"),
     ("exp", "no MLI kernel for this op"),
     ("float16_fc", None),
