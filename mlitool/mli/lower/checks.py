@@ -201,15 +201,18 @@ def operands_broadcast(s: Subject):
 
 @applies_to(*ELTWISE_OPS)
 def only_constants_broadcast(s: Subject):
-    """activation {name!r} {shape} broadcasts to {full} (MLI: equal shapes or a scalar; only a
-    constant operand can be expanded)
+    """activation {name!r} {shape} broadcasts to {full}: MLI 2.0.2's element-wise kernels take
+    equal shapes or a scalar, and a view that repeats a tensor needs a zero mem_stride, which MLI
+    rejects; only a constant operand is expanded (at the output's shape). Emitting one kernel call
+    per broadcast slice ({calls} calls over views here) is not done: it would multiply the call
+    overhead and the code size
 
-    A constant that broadcasts is materialized at the output's shape; an activation has no MLI
-    equivalent (mem_stride 0 is invalid)."""
+    A constant that broadcasts is materialized at the output's shape."""
     full = _broadcast(s)
     for t in (s.input(0), s.input(1)):
         if full is not None and t.data is None and tuple(t.shape) != full:
-            return {"name": t.name, "shape": list(t.shape), "full": list(full)}
+            calls = int(np.prod(full)) // max(int(np.prod(t.shape)), 1)
+            return {"name": t.name, "shape": list(t.shape), "full": list(full), "calls": calls}
     return _OK
 
 
