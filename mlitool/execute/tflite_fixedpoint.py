@@ -81,6 +81,15 @@ def mul_by_quantized_multiplier(x, multiplier, shift) -> np.ndarray:
     return rdbpot(srdhm(wrap32(_i64(x) << left), multiplier), right)
 
 
+def mul_by_quantized_multiplier_64(x, multiplier, shift) -> np.ndarray:
+    """TFLite MultiplyByQuantizedMultiplier(int64 x, ...) of the 16x8 kernels: the multiplier
+    reduced to 16 bits (rounded), one rounding shift by 15 - shift."""
+    multiplier = _i64(multiplier)
+    reduced = np.where(multiplier < 0x7FFF0000, (multiplier + (1 << 15)) >> 16, 0x7FFF)
+    total = 15 - _i64(shift)
+    return (_i64(x) * reduced + (np.int64(1) << (total - 1))) >> total
+
+
 def mul_smaller_than_one(x, multiplier, shift) -> np.ndarray:
     """MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
     return rdbpot(srdhm(x, multiplier), -_i64(shift))

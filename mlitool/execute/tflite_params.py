@@ -69,10 +69,13 @@ def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
 
 
 def requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
-    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant..."""
+    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant...;
+    int16 activations (16x8) take the int64 MultiplyByQuantizedMultiplier."""
     ws = quant_of(w_t, "filter").scale
     real = (np.float64(scale_of(in_t)) * ws) / np.float64(scale_of(out_t))
     mult, shift = fp.quantize_multiplier(real)
     if mult.size == 1:
         mult, shift = mult.reshape(()), shift.reshape(())
+    if in_t.dtype == "int16":
+        return fp.mul_by_quantized_multiplier_64(acc, mult, shift)
     return fp.mul_by_quantized_multiplier(acc, mult, shift)

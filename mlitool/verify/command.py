@@ -91,8 +91,9 @@ def classifier_outputs(graph: ir.Graph) -> set[int]:
     return found
 
 
-def _is_int8(t: ir.Tensor) -> bool:
-    return t.dtype == "int8" and t.quant is not None
+def _is_int(t: ir.Tensor) -> bool:
+    """A quantized integer tensor (int8; int16 in 16x8 models): LSB figures against tflite mode."""
+    return t.dtype in ("int8", "int16") and t.quant is not None
 
 
 def _input_note(opts: VerifyOptions, graph: ir.Graph) -> dict[str, Any]:
@@ -128,7 +129,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
     n = next(iter(data.values())).shape[0]
 
-    int_model = any(_is_int8(t) for t in graph.tensors if not t.is_constant)
+    int_model = any(_is_int(t) for t in graph.tensors if not t.is_constant)
     use_tflite = int_model and not unsupported_ops(graph, "tflite")
     oracle_info = None
     if opts.oracle is not None:
@@ -152,7 +153,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     classifier = classifier_outputs(graph)
     # Float outputs behind a final DEQUANTIZE: LSB figures in the units of its int8 input.
     units = {i: op.inputs[0] for op in graph.ops if op.type == "DEQUANTIZE"
-             for i in op.outputs if i in graph.outputs and _is_int8(graph.tensors[op.inputs[0]])
+             for i in op.outputs if i in graph.outputs and _is_int(graph.tensors[op.inputs[0]])
              and op.inputs[0] in primary}
     rows = {op.index: _Row() for op in ops}
     outs = {i: _out_stats() for i in graph.outputs if i in primary}
@@ -212,7 +213,7 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
         row.chained.add(fl[i], B.decode(m, mq).reshape(fl[i].shape))
         iso = B.run_op(graph, mli, op.index, iso_float, arith, groups, primary)[i]
         row.isolated.add(fl[i], B.decode(m, iso).reshape(fl[i].shape))
-        if _is_int8(t) and i in tf:
+        if _is_int(t) and i in tf:
             row.chained_lsb.add(tf[i], B.to_model(t, m, mq))
             iso_q = B.run_op(graph, mli, op.index, tf, arith, groups, primary)[i]
             row.isolated_lsb.add(tf[i], B.to_model(t, m, iso_q))
@@ -221,7 +222,7 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
         else:
             iso_q = iso
         if op.index in c["accu_ops"]:
-            feed = tf if (_is_int8(t) and i in tf) else iso_float
+            feed = tf if (_is_int(t) and i in tf) else iso_float
             other = B.run_op(graph, mli, op.index, feed, c["other_accu"], groups, primary)[i]
             full, reduced = (iso_q, other) if arith.full_accu else (other, iso_q)
             row.accu.add(full, reduced)
@@ -231,7 +232,7 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
         st["float"].add(fl[i], real)
         if i in classifier:
             st["top1_float"].add(fl[i], real)
-        j = i if _is_int8(t) else units.get(i)
+        j = i if _is_int(t) else units.get(i)
         if j is not None and j in tf:
             mj = mli.tensor(primary[j])
             q = B.to_model(graph.tensors[j], mj, raw[mj.name])

@@ -47,8 +47,9 @@ def one_op(op_type, shapes, out_shape, *, dtype="int8", consts=None, n_out=1, **
 CASES = [
     (one_op("EXP", [(1, 8)], (1, 8)), "2.0", checks.has_kernel, {},
      "no MLI kernel for this op"),
-    (one_op("RELU", [(1, 8)], (1, 8), dtype="int16"), "2.0", checks.activation_type,
-     {"name": "t0", "dtype": "int16"}, "tensor 't0' has type int16 (MLI activations: int8 or float)"),
+    (one_op("RELU", [(1, 8)], (1, 8), dtype="uint16"), "2.0", checks.activation_type,
+     {"name": "t0", "dtype": "uint16"}, "tensor 't0' has type uint16 (MLI activations: int8, "
+     "float, or int16 with zero point 0 and one scale, as 16x8 models have)"),
     (one_op("RELU", [(2, 8)], (2, 8)), "2.0", checks.batch_one, {"name": "t0", "batch": 2},
      "tensor 't0' has batch 2 (MLI runs batch 1)"),
     (one_op("ADD", [(1, 8), (1, 8)], (1, 8), fused_activation="TANH"), "2.0",

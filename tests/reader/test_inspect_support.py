@@ -43,7 +43,6 @@ def _models(tmp_path):
 
 @pytest.mark.parametrize("name, refused", [
     ("wide_pad", "PAD is lowered only for padding of H, W (and C on MLI 2.x)"),
-    ("int16_relu", "has type int16"),
     ("exp", "no MLI kernel for this op"),
     ("float16_fc", None),
 ])
@@ -60,3 +59,12 @@ def test_inspect_says_what_convert_does(name, refused, tmp_path):
         assert conv.returncode == 4 and row["unsupported_reason"] in conv.stderr
         text = _cli("inspect", path).stdout
         assert "Unsupported by the MLI converter" in text and refused in " ".join(text.split())
+
+
+def test_a_16x8_model_is_supported_in_fx16_and_sa8_says_so(tmp_path):
+    path = _models(tmp_path)["int16_relu"]
+    doc = json.loads(_cli("inspect", path, "--json").stdout)
+    assert all(r["supported"] for r in doc["ops"])
+    sa8 = _cli("convert", path, "-o", tmp_path / "a")
+    assert sa8.returncode == 4 and "would lose 8 bits in sa8: convert with --format fx16" in sa8.stderr
+    assert _cli("convert", path, "-o", tmp_path / "b", "--format", "fx16").returncode == 0

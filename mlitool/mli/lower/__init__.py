@@ -25,7 +25,7 @@ from mlitool.mli.lower import activations, mac, movement
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import unsupported_ops
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.types import MliModel
+from mlitool.mli.types import FORMATS, MliModel
 
 __all__ = ["LOWERINGS", "lower", "unsupported_ops"]
 
@@ -132,11 +132,18 @@ def _located(exc: MlitoolError, op: ir.Op, fmt: str) -> MlitoolError:
 
 
 def _check_kernels(b: Builder) -> None:
-    """Every layer's kind has a kernel in its format on this MLI version (all refusals at once)."""
+    """Every layer's kind has a kernel in its format on this MLI version, and 16x8 layers are
+    not squeezed into 8-bit activations (all refusals at once)."""
     bad = []
     for op in b.g.ops:
         kind = layer_kind(b.g, op)
         fmt = b.layer_format(op)
+        wide = [b.g.tensors[i].name for i in (*op.inputs, *op.outputs)
+                if i >= 0 and b.g.tensors[i].data is None and b.g.tensors[i].dtype == "int16"]
+        if wide and FORMATS[fmt][0].bits < 16:
+            bad.append(f"{op.label}: int16 activation '{wide[0]}' (a 16x8 model) would lose 8 "
+                       f"bits in {fmt}: convert with --format fx16 or fx8w16d (FX16 activations)")
+            continue
         if K.kernel_name(kind, fmt, b.mli_version, b.layout) is None:
             bad.append(str(b.no_kernel(op, kind, fmt)))
     if bad:

@@ -123,9 +123,10 @@ class Builder:
     # -- activation tensors -----------------------------------------------------------------
     def value_range(self, idx: int) -> tuple[float, float] | None:
         t = self.g.tensors[idx]
-        if t.quant is not None and t.dtype == "int8" and not t.quant.per_axis:
+        if t.quant is not None and t.dtype in ("int8", "int16") and not t.quant.per_axis:
+            info = np.iinfo(np.dtype(t.dtype))         # 16x8 models: int16, zero point 0
             s, zp = float(t.quant.scale[0]), int(t.quant.zero_point[0])
-            return s * (-128 - zp), s * (127 - zp)
+            return s * (int(info.min) - zp), s * (int(info.max) - zp)
         if idx in self.ranges:
             lo, hi = self.ranges[idx]
             return float(lo), float(hi)
