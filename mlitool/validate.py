@@ -84,6 +84,7 @@ _SAME_SHAPE = {"RELU", "RELU6", "RELU_N1_TO_1", "LEAKY_RELU", "LOGISTIC", "TANH"
 _SAME_SIZE = {"RESHAPE", "SQUEEZE", "EXPAND_DIMS"}
 _MAC_OPS = {"CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV"}
 _CONVERTS = {"QUANTIZE", "DEQUANTIZE", "ARG_MAX", "ARG_MIN"}
+_INT8_TO_INT16 = {"SOFTMAX", "LOGISTIC", "TANH"}
 _ARITHMETIC = (_WINDOW_OPS | _MAC_OPS | _ELTWISE | _SAME_SHAPE
                | {"MEAN", "CONCATENATION", "PAD", "PADV2"})
 _QUANTIZED_TYPES = {"int8", "uint8", "int16"}
@@ -106,6 +107,8 @@ def tensors_defined_before_use(g: ir.Graph) -> Iterator[Problem]:
                 continue
             t = g.tensors[i]
             if i not in writer:
+                if op.type == "CUSTOM":          # a custom op's own buffers (e.g. Ethos-U scratch)
+                    continue
                 yield Problem("is read but no op writes it and it is neither constant nor a graph "
                               "input", op, t)
             elif writer[i].index >= op.index:
@@ -337,7 +340,9 @@ def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     outs = [g.tensors[i] for i in op.outputs]
     if op.type not in _CONVERTS:
         for t in data[1:] + outs:
-            if t.dtype != x.dtype:
+            # TFLite (Micro) SOFTMAX and LOGISTIC also map int8 inputs to int16 outputs.
+            widened = op.type in _INT8_TO_INT16 and (x.dtype, t.dtype) == ("int8", "int16")
+            if t.dtype != x.dtype and not widened:
                 yield Problem(f"has type {t.dtype}, the op's input {x.dtype}", op, t)
                 return
     if op.type in _ARITHMETIC:

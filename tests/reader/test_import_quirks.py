@@ -102,3 +102,30 @@ def test_float16_weight_model_converts_with_calibration_and_weights_only(tmp_pat
                                "--json"], capsys)
     assert code == 0, err
     assert "mli_krn_fully_connected_fx16" in [layer["kernel"] for layer in json.loads(out)["layers"]]
+
+
+def test_int8_to_int16_softmax_is_valid_but_unsupported(tmp_path, capsys):
+    # TFLite Micro's keyword models: SOFTMAX from int8 to int16. Valid (exit 4 names the op, not
+    # exit 2 "malformed"); tflite mode and MLI do not run it.
+    path = tmp_path / "softmax16.tflite"
+    from tests.support.tflite_build import single_op_model
+
+    path.write_bytes(single_op_model("SOFTMAX", [T([1, 10], scale=[0.1], zero_point=[-128])],
+                                     [T([1, 10], dtype="int16", scale=[1 / 32768],
+                                        zero_point=[0])]))
+    code, _, err = run_main(["convert", path, "-o", tmp_path / "o"], capsys)
+    assert code == 4 and "op 0 (SOFTMAX)" in err and "malformed" not in err
+
+
+def test_a_custom_ops_own_buffers_are_not_malformed(tmp_path, capsys):
+    # Vela's Ethos-U models: a CUSTOM op reading scratch tensors no op writes.
+    from tests.support.tflite_build import Code, Op, Spec
+
+    spec = Spec(tensors=[T([1, 4], name="x"), T([16], dtype="uint8", name="scratch"),
+                         T([1, 4], name="y")],
+                ops=[Op(0, [0, 1], [2])], codes=[Code(builtin=32, custom="ethos-u")],
+                inputs=[0], outputs=[2])
+    path = tmp_path / "vela.tflite"
+    path.write_bytes(build(spec))
+    code, _, err = run_main(["convert", path, "-o", tmp_path / "o"], capsys)
+    assert code == 4 and "op 0 (ethos-u): no MLI kernel for this op" in err
