@@ -156,6 +156,13 @@ OutOpt = Annotated[Optional[Path], typer.Option(
     help="Directory the command's files are written into (created if missing).")]
 QuietOpt = Annotated[bool, typer.Option(
     "--quiet", "-q", help="Nothing on stdout but --json; warnings and errors still on stderr.")]
+# verify's thresholds (report takes them too): exit 3 when an output misses one.
+MinSnrOpt = Annotated[Optional[float], typer.Option(
+    "--min-snr", metavar="DB", show_default=False,
+    help="Exit 3 when an output's SNR against float is below DB.")]
+MaxLsbOpt = Annotated[Optional[int], typer.Option(
+    "--max-lsb", metavar="N", show_default=False,
+    help="Exit 3 when an output differs from tflite mode by more than N LSB.")]
 JobsOpt = Annotated[Optional[int], typer.Option(
     "--jobs", "-j", metavar="N", show_default=False,
     help="Processes over the samples [default: every core]; results equal --jobs 1.")]
@@ -352,10 +359,8 @@ def verify_cmd(
     target: TargetOpt = None,
     round_mode: RoundOpt = None,
     accu: AccuOpt = None,
-    min_snr: Optional[float] = typer.Option(None, "--min-snr", help="Exit 3 when an output's SNR "
-                                            "vs float is below DB.", metavar="DB"),
-    max_lsb: Optional[int] = typer.Option(None, "--max-lsb", help="Exit 3 when an output differs "
-                                          "from tflite mode by more than N LSB.", metavar="N"),
+    min_snr: MinSnrOpt = None,
+    max_lsb: MaxLsbOpt = None,
     jobs: JobsOpt = None,
     as_json: JsonOpt = False,
     json_out: JsonOutOpt = None,
@@ -365,12 +370,11 @@ def verify_cmd(
     """Compare mli mode with float and tflite modes, per layer and at the outputs.
     With -o DIR: DIR/STEM.verify.json."""
     from mlitool.errors import ThresholdError
+    from mlitool.progress import progress_for, wanted
     from mlitool.verify.command import VerifyOptions, verify
 
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu)
-    from mlitool.progress import progress_for, wanted
-
     d = _out_dir(out)
     with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
         doc = verify(model, model_opts, VerifyOptions(
@@ -405,10 +409,8 @@ def report_cmd(
     accu: AccuOpt = None,
     min_snr_flag: float = typer.Option(30.0, "--min-snr-flag", metavar="DB",
                                        help="Flag tensors whose weight SNR is below DB."),
-    min_snr: Optional[float] = typer.Option(None, "--min-snr", metavar="DB", help="As verify: "
-                                            "FAIL (exit 3) when an output's SNR is below DB."),
-    max_lsb: Optional[int] = typer.Option(None, "--max-lsb", metavar="N", help="As verify: FAIL "
-                                          "(exit 3) when an output differs from tflite by > N LSB."),
+    min_snr: MinSnrOpt = None,
+    max_lsb: MaxLsbOpt = None,
     no_accuracy: bool = typer.Option(False, "--no-accuracy", help="Skip the executed sections "
                                      "(accuracy, sensitivity): memory and quantization only; "
                                      "MLI 1.x reports have only these."),

@@ -124,6 +124,13 @@ class _Frame:
     def add(self, s: str) -> None:
         self.parts.append(s)
 
+    def narrow(self, n_slots: int, plot_width: float) -> None:
+        """Slots of 4..24 px over about `plot_width`, and a short bottom (unrotated labels)."""
+        self.slot = max(4.0, min(24.0, plot_width / max(n_slots, 1)))
+        self.plot_w = self.slot * max(n_slots, 1)
+        self.width = LEFT + self.plot_w + RIGHT
+        self.height = TOP + PLOT_H + HIST_BOTTOM
+
     def axes(self) -> None:
         c = self.chart
         for v, label in self.scale.ticks():
@@ -270,10 +277,7 @@ def _histogram(chart: Chart) -> str:
     counts = chart.series[0].values
     n = len(counts)
     fr = _Frame(chart, n, _Linear(0.0, max(_finite(counts), default=0.0)))
-    fr.slot = max(4.0, min(24.0, 480 / max(n, 1)))
-    fr.plot_w = fr.slot * max(n, 1)
-    fr.width = LEFT + fr.plot_w + RIGHT
-    fr.height = TOP + PLOT_H + HIST_BOTTOM
+    fr.narrow(n, 480)
     fr.axes()
     edges = chart.bin_edges
     for i, v in enumerate(counts):
@@ -297,10 +301,7 @@ def _intervals(chart: Chart) -> str:
     n_layers = int(max(last, default=0)) + 1
     top = max((o + b for o, b in zip(offset, size)), default=0)
     fr = _Frame(chart, n_layers, _Linear(0.0, float(top)))
-    fr.slot = max(4.0, min(24.0, 900 / n_layers))
-    fr.plot_w = fr.slot * n_layers
-    fr.width = LEFT + fr.plot_w + RIGHT
-    fr.height = TOP + PLOT_H + HIST_BOTTOM
+    fr.narrow(n_layers, 900)
     fr.axes()
     for i, name in enumerate(chart.categories):
         x0, x1 = fr.x(first[i]), fr.x(last[i] + 1)

@@ -12,7 +12,6 @@ import pytest
 
 from tests.support.paths import SAMPLES, mli_cflags
 from tests.support.tflite_build import T, graph_model
-from mlitool import __version__
 
 MLITOOL = [sys.executable, "-m", "mlitool"]
 
