@@ -55,6 +55,9 @@ def main(argv: list[str] | None = None) -> None:
     except ImportError:
         from typer._click.exceptions import ClickException
 
+    from mlitool.parallel import one_blas_thread
+
+    one_blas_thread()                       # before numpy loads: --jobs N equals --jobs 1
     args = sys.argv[1:] if argv is None else list(argv)
     _state["debug"] = "--debug" in args
     command = typer.main.get_command(app)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+from mlitool.parallel import one_blas_thread
 
-from tests.support.mli_build import MliBuild, MliUnavailable, build_mli
-from tests.support.paths import mli_unavailable
+one_blas_thread()       # as the CLI does, before numpy loads: in-process runs equal --jobs N
+
+import pytest  # noqa: E402
+
+from tests.support.mli_build import MliBuild, MliUnavailable, build_mli  # noqa: E402
+from tests.support.paths import mli_unavailable  # noqa: E402
 
 
 @pytest.fixture(scope="session")
