@@ -23,9 +23,10 @@ def render(doc: dict[str, Any], console=None) -> None:
     from mlitool.console import stdout_console, table
 
     console = console or stdout_console()
-    out = lambda s: console.print(s, markup=False, highlight=False)   # noqa: E731
-    out(f"{doc['model']}: MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}; "
-        f"config: {doc['config'] or 'none'}")
+    # Sentences are never wrapped: a long model path must not split the build name for grep.
+    out = lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+    out(f"model: {doc['model']}")
+    out(f"MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}; config: {doc['config'] or 'none'}")
     inp = doc["inputs"]
     out(inp["note"] if inp.get("random") else f"inputs: {inp['source']} ({inp['samples']} samples)")
     refs = ["float"] + (["tflite"] if doc["references"]["tflite"] else [])

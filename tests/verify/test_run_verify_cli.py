@@ -186,10 +186,15 @@ def test_verify_litert_oracle(capsys):
     assert doc["references"]["oracle"]["available"] is True
 
 
-def test_verify_tables(capsys):
-    code, out, err = run_main(["verify", CNN, "-n", "4", "--target", "vpx"], capsys)
+def test_verify_tables(tmp_path, capsys):
+    # A long path (CI clones deep) must not wrap the build name onto two lines.
+    deep = tmp_path / ("d" * 70) / "cnn_int8.tflite"
+    deep.parent.mkdir()
+    deep.write_bytes(CNN.read_bytes())
+    code, out, err = run_main(["verify", deep, "-n", "4", "--target", "vpx"], capsys)
     assert code == 0, err
-    assert "ROUND_MODE=UP FULL_ACCU=OFF" in out and "per layer" in out
+    assert f"model: {deep}\n" in out
+    assert "ROUND_MODE=UP FULL_ACCU=OFF; config: none\n" in out and "per layer" in out
     assert "4 random samples (seed 0)" in out
 
 
