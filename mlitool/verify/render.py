@@ -23,8 +23,8 @@ def render(doc: dict[str, Any], console=None) -> None:
     from mlitool.console import stdout_console, table
 
     console = console or stdout_console()
-    # Sentences are never wrapped: a long model path must not split the build name for grep.
-    out = lambda s: console.print(s, markup=False, highlight=False, soft_wrap=True)  # noqa: E731
+    # The build on a line of its own: a long model path must not push it across a line break.
+    out = lambda s: console.print(s, markup=False, highlight=False)   # noqa: E731
     out(f"model: {doc['model']}")
     out(f"MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}; config: {doc['config'] or 'none'}")
     inp = doc["inputs"]
