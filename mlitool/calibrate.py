@@ -22,7 +22,6 @@ from mlitool.errors import InputDataError, OptionError, UnsupportedError
 METHODS = ("minmax", "percentile")
 PERCENTILES = (0.01, 99.99)
 PERCENTILE_SAMPLES = 1 << 20
-BATCH = 32
 
 
 def _as_inputs(graph: ir.Graph, data) -> dict:
@@ -35,11 +34,12 @@ def _as_inputs(graph: ir.Graph, data) -> dict:
     return {inputs[0]: data}
 
 
-def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int = BATCH
+def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | None = None
                    ) -> dict[int, tuple[float, float]]:
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
     from mlitool.execute.graph import run_graph, unsupported_ops
+    from mlitool.parallel import batch_size
 
     if method not in METHODS:
         raise OptionError(f"calibration method {method!r}: choose {' or '.join(METHODS)}")
@@ -52,6 +52,7 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int = B
     if len(n) != 1 or 0 in n:
         raise InputDataError(f"calibration inputs have sample counts {sorted(n)}")
     n = n.pop()
+    batch = batch_size(graph, batch)
     lows: dict[int, float] = {}
     highs: dict[int, float] = {}
     kept: dict[int, list[np.ndarray]] = {}

@@ -7,6 +7,7 @@ batch in the same order as one process adds them). `--jobs 1` runs in this proce
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator
@@ -32,6 +33,24 @@ def check_jobs(jobs: int | None) -> int:
     if jobs < 1:
         raise OptionError(f"--jobs {jobs}: give at least 1")
     return jobs
+
+
+MAX_BATCH = 16
+# Activation elements one batch may hold: verify keeps every layer's output in three modes, about
+# 15 bytes an element measured, so a batch stays near 0.5 GB (224x224 MobileNetV2: 4 samples).
+BATCH_ELEMENTS = 32_000_000
+
+
+def batch_size(graph, requested: int | None = None) -> int:
+    """Samples per batch: `requested`, else as many as keep every activation of the batch within
+    BATCH_ELEMENTS (at most MAX_BATCH). Depends on the model only, so figures do not depend on
+    --jobs."""
+    if requested is not None:
+        if requested < 1:
+            raise OptionError(f"batch {requested}: give at least 1")
+        return requested
+    per_sample = sum(math.prod(t.shape) for t in graph.tensors if not t.is_constant)
+    return max(1, min(MAX_BATCH, BATCH_ELEMENTS // max(1, per_sample)))
 
 
 def batch_ranges(n: int, size: int) -> list[tuple[int, int]]:

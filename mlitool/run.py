@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mlitool.errors import OptionError
-from mlitool.parallel import check_jobs, context, map_batches
+from mlitool.parallel import batch_size, check_jobs, context, map_batches
 from mlitool.pipeline import ModelOptions
 from mlitool.progress import Progress
 
@@ -32,7 +32,7 @@ class RunOptions:
     mode: str = "mli"
     output: Path | None = None
     dump_layers: bool = False
-    batch: int = 16                         # samples per step: memory is bounded by one batch
+    batch: int | None = None                # samples per step (None: by the model's size)
     jobs: int | None = 1                    # processes (None: every core)
     progress: Progress | None = None
 
@@ -67,7 +67,8 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
                        build=describe(job["arith"]), config=job["mli"].config)
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
     parts: list[dict[str, np.ndarray]] = []
-    for part in map_batches(_run_batch, n, opts.batch, check_jobs(opts.jobs), job):
+    for part in map_batches(_run_batch, n, batch_size(graph, opts.batch),
+                            check_jobs(opts.jobs), job):
         parts.append(part)
         advance(len(next(iter(part.values()))))
     # Batches in order: the arrays one run over every sample gives.

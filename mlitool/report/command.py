@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlitool.errors import OptionError
+from mlitool.parallel import batch_size
 from mlitool.pipeline import ModelOptions, load
 from mlitool.progress import Progress, RichProgress, progress_for
 from mlitool.report.document import Report, Section
@@ -33,7 +34,7 @@ class ReportOptions:
     seed: int = 0
     min_snr_flag: float = DEFAULT_SNR_THRESHOLD_DB
     accuracy: bool = True               # False: static sections only (no execution)
-    batch: int = 16
+    batch: int | None = None            # samples per step (None: by the model's size)
     min_snr: float | None = None        # verify's thresholds: the verdict fails below / above
     max_lsb: int | None = None
     jobs: int | None = 1                # processes for the accuracy runs (None: every core)
@@ -42,7 +43,7 @@ class ReportOptions:
 def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:
     if opts.samples < 1:
         raise OptionError(f"--samples {opts.samples}: give at least 1")
-    if opts.batch < 1:
+    if opts.batch is not None and opts.batch < 1:
         raise OptionError(f"batch {opts.batch}: give at least 1")
     model_opts.arith()                  # bad build names fail before any work
 
@@ -115,16 +116,16 @@ def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress
 
     data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
     n = next(iter(data.values())).shape[0]
-    batches = -(-n // opts.batch)
+    size = batch_size(graph, opts.batch)
+    batches = -(-n // size)
     vopts = VerifyOptions(input=opts.input, samples=opts.samples, seed=opts.seed,
-                          batch=opts.batch, min_snr=opts.min_snr, max_lsb=opts.max_lsb,
+                          batch=size, min_snr=opts.min_snr, max_lsb=opts.max_lsb,
                           jobs=opts.jobs, progress=progress)
     doc = compare(model_path, graph, mli, arith, vopts)
-    activations = observe_activations(graph, mli, data, batch=opts.batch,
+    activations = observe_activations(graph, mli, data, batch=size,
                                       progress=progress.stage("activation ranges", batches))
-    sens = layer_sensitivity(graph, mli, data, arith, batch=opts.batch,
-                             progress=progress.stage("sensitivity",
-                                                     steps(graph, mli, n, opts.batch)))
+    sens = layer_sensitivity(graph, mli, data, arith, batch=size,
+                             progress=progress.stage("sensitivity", steps(graph, mli, n, size)))
     meta = [("arithmetic", describe(arith)), ("samples", n),
             ("inputs", str(opts.input) if opts.input is not None else f"random, seed {opts.seed}")]
     return (meta, [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)], activations,

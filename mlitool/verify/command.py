@@ -32,14 +32,13 @@ from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import MliModel
-from mlitool.parallel import check_jobs, context, map_batches
+from mlitool.parallel import batch_size, check_jobs, context, map_batches
 from mlitool.pipeline import ModelOptions, load
 from mlitool.progress import Progress
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 from mlitool.mli.ops import MAC_KINDS
 
 ACCU_LIMIT_LSB = 1
-BATCH = 16
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class VerifyOptions:
     oracle: str | None = None
     min_snr: float | None = None
     max_lsb: int | None = None
-    batch: int = BATCH
+    batch: int | None = None                # samples per step (None: by the model's size)
     progress: Progress | None = None        # shows a stage "verify" over the samples
     jobs: int | None = 1                            # processes (None: every core)
 
@@ -163,15 +162,16 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
            "accu_ops": set(accu_ops), "classifier": classifier, "units": units,
            "primary": primary, "groups": groups, "outs": list(outs)}
     advance, done = (opts.progress or Progress()).stage("verify (samples)", n), 0
-    for batch_rows, batch_outs in map_batches(_compare_batch, n, opts.batch,
+    size = batch_size(graph, opts.batch)
+    for batch_rows, batch_outs in map_batches(_compare_batch, n, size,
                                               check_jobs(opts.jobs), job):
         for k, row in batch_rows.items():            # in batch order: the sums --jobs 1 makes
             rows[k].merge(row)
         for i, stats in batch_outs.items():
             for key, st in stats.items():
                 outs[i][key].merge(st)
-        advance(min(opts.batch, n - done))
-        done += opts.batch
+        advance(min(size, n - done))
+        done += size
 
     return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
                      groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from rich.console import Console
 
+from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions
 from mlitool.progress import RichProgress
 from mlitool.verify.command import VerifyOptions, verify
@@ -70,3 +71,22 @@ def test_progress_shows_done_total_and_time_on_a_terminal_only(capsys):
     assert "verify (samples)" in text and "40/40" in text and "left" in text
     code, _, err = run_main(["verify", CNN, "-n", 40], capsys)   # stderr is not a terminal
     assert code == 0 and "verify (samples)" not in err and "\x1b" not in err
+
+
+def _graph_of(*shapes):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(tensors=[SimpleNamespace(shape=list(s), is_constant=False)
+                                    for s in shapes])
+
+
+def test_batches_shrink_for_large_activations():
+    from mlitool.parallel import BATCH_ELEMENTS, MAX_BATCH, batch_size
+
+    assert batch_size(_graph_of([1, 32, 32, 8], [1, 10])) == MAX_BATCH
+    # Four tensors of 112x112x96 per sample: 4,816,896 elements, so 6 samples fit in 32 M.
+    assert batch_size(_graph_of(*[[1, 112, 112, 96]] * 4)) == BATCH_ELEMENTS // 4_816_896 == 6
+    assert batch_size(_graph_of([1, 4000, 4000, 3])) == 1          # never 0
+    assert batch_size(_graph_of([1, 4000, 4000, 3]), 3) == 3       # the caller's choice wins
+    with pytest.raises(OptionError):
+        batch_size(_graph_of([1, 10]), 0)
