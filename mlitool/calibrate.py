@@ -12,12 +12,14 @@ Both are deterministic: the same data gives the same ranges.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from mlitool import ir
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
+from mlitool.progress import Progress
 
 METHODS = ("minmax", "percentile")
 PERCENTILES = (0.01, 99.99)
@@ -34,8 +36,8 @@ def _as_inputs(graph: ir.Graph, data) -> dict:
     return {inputs[0]: data}
 
 
-def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | None = None
-                   ) -> dict[int, tuple[float, float]]:
+def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | None = None,
+                   advance: Callable[[int], None] | None = None) -> dict[int, tuple[float, float]]:
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
     from mlitool.execute.graph import run_graph, unsupported_ops
@@ -59,6 +61,8 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | N
     for start in range(0, n, batch):
         chunk = {k: np.asarray(a)[start:start + batch] for k, a in data.items()}
         values = run_graph(graph, chunk, "float", keep=True)
+        if advance:
+            advance(len(next(iter(chunk.values()))))
         for idx, v in values.items():
             t = graph.tensors[idx]
             if t.is_constant or np.asarray(v).dtype.kind != "f":
@@ -91,11 +95,15 @@ def _finite_ranges(graph: ir.Graph, ranges: dict[int, tuple[float, float]]
     return ranges
 
 
-def calibration_ranges(graph: ir.Graph, path: str | Path, method: str = "minmax"
-                       ) -> dict[int, tuple[float, float]]:
-    """`collect_ranges` over the inputs of a .npy/.npz file (see mlitool.datafile)."""
+def calibration_ranges(graph: ir.Graph, path: str | Path, method: str = "minmax",
+                       progress: Progress | None = None) -> dict[int, tuple[float, float]]:
+    """`collect_ranges` over the inputs of a .npy/.npz file (see mlitool.datafile), as a
+    progress stage "calibration" over the samples."""
     from mlitool.datafile import load_inputs
 
     if method not in METHODS:
         raise OptionError(f"--calibration-method {method!r}: choose {' or '.join(METHODS)}")
-    return collect_ranges(graph, load_inputs(path, graph), method)
+    data = load_inputs(path, graph)
+    n = next(iter(data.values())).shape[0]
+    advance = (progress or Progress()).stage("calibration (samples)", n)
+    return collect_ranges(graph, data, method, advance=advance)

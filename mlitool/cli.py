@@ -269,13 +269,14 @@ def convert_cmd(
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json into -o DIR
     [default: the working directory]."""
     from mlitool.convert import EmitOptions, convert
+    from mlitool.progress import progress_for, wanted
 
     model_opts = _model_options(fmt, config, calibration, calibration_method, target, round_mode,
                                 accu, mli=mli, layout=layout, weights_only=weights_only)
-    result = convert(model, model_opts, EmitOptions(out=out or Path("."), name=name,
-                                                    header=header, align=align, section=section,
-                                                    single_header=single_header,
-                                                    runtime=not no_runtime))
+    emit_opts = EmitOptions(out=out or Path("."), name=name, header=header, align=align,
+                            section=section, single_header=single_header, runtime=not no_runtime)
+    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        result = convert(model, model_opts, emit_opts, progress)
     _finish(result, as_json=as_json, json_out=json_out, quiet=quiet,
             render=lambda: _render_convert(result))
 

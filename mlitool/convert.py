@@ -9,6 +9,7 @@ from typing import Any
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
+from mlitool.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -37,8 +38,10 @@ def verified_build(opts: ModelOptions) -> str:
     return describe(opts.arith())
 
 
-def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions) -> dict[str, Any]:
-    """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary."""
+def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions,
+            progress: Progress | None = None) -> dict[str, Any]:
+    """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary.
+    `progress` shows calibration, the one stage that can take long."""
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
     from mlitool.fsio import make_dirs
@@ -47,7 +50,7 @@ def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions) 
     name = emit_opts.name or default_name(model_path)
     check_file_name(name)                   # refused before any work (emit checks again)
     check_not_shadowing(name, emit_opts.header)
-    _, mli = load(model_path, opts)
+    _, mli = load(model_path, opts, progress=progress)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))

@@ -10,6 +10,7 @@ from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import FORMATS, MLI_VERSIONS, MliModel
+from mlitool.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def resolve(opts: ModelOptions) -> Settings:
 
 
 def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
-                executed_by: str | None = None) -> MliModel:
+                executed_by: str | None = None, progress: Progress | None = None) -> MliModel:
     """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
     warnings start with the reader's. `executed_by` names a command that runs the result,
     which needs MLI 2.0 and real activation ranges (it has no --weights-only)."""
@@ -86,7 +87,8 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
     if opts.calibration is not None:
         from mlitool.calibrate import calibration_ranges
 
-        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method)
+        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method,
+                                    progress)
     remedy = {} if executed_by is None else {
         "ranges_remedy": f"give {executed_by} real inputs to calibrate on (--calibration DATA)"}
     mli = lower(model.main, format=s.format, mli_version=s.mli_version, layout=s.layout,
@@ -110,8 +112,9 @@ def read(model_path: Path) -> ir.Model:
     return model
 
 
-def load(model_path: Path, opts: ModelOptions, *,
-         executed_by: str | None = None) -> tuple[ir.Graph, MliModel]:
-    """Read, validate, calibrate and lower: (the model's main graph, its MLI model)."""
+def load(model_path: Path, opts: ModelOptions, *, executed_by: str | None = None,
+         progress: Progress | None = None) -> tuple[ir.Graph, MliModel]:
+    """Read, validate, calibrate (a progress stage) and lower: (main graph, its MLI model)."""
     model = read(model_path)
-    return model.main, lower_model(model, Path(model_path), opts, executed_by=executed_by)
+    return model.main, lower_model(model, Path(model_path), opts, executed_by=executed_by,
+                                   progress=progress)

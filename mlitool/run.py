@@ -62,7 +62,8 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
         from mlitool.pipeline import lower_model
 
         job["arith"] = model_opts.arith()
-        job["mli"] = lower_model(model, model_path, model_opts, executed_by="run --mode mli")
+        job["mli"] = lower_model(model, model_path, model_opts, executed_by="run --mode mli",
+                                 progress=opts.progress)
         summary.update(format=job["mli"].format, mli=job["mli"].mli_version,
                        build=describe(job["arith"]), config=job["mli"].config)
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)

@@ -57,7 +57,7 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     model_path = Path(model_path)
     progress = progress or Progress()
     _check(model_opts, opts)
-    graph, mli = load(model_path, model_opts)
+    graph, mli = load(model_path, model_opts, progress=progress)
     note = extra_meta = None
     extra: list[Section] = []
     activations = None

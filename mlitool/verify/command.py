@@ -111,7 +111,7 @@ def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions
     """Read, lower and compare; returns a JSON-ready document (see `mlitool.verify.render`)."""
     model_path = Path(model_path)
     arith = model_opts.arith()
-    graph, mli = load(model_path, model_opts, executed_by="verify")
+    graph, mli = load(model_path, model_opts, executed_by="verify", progress=opts.progress)
     return compare(model_path, graph, mli, arith, opts)
 
 

@@ -90,3 +90,16 @@ def test_batches_shrink_for_large_activations():
     assert batch_size(_graph_of([1, 4000, 4000, 3]), 3) == 3       # the caller's choice wins
     with pytest.raises(OptionError):
         batch_size(_graph_of([1, 10]), 0)
+
+
+def test_calibration_is_a_progress_stage(tmp_path):
+    from mlitool.convert import EmitOptions, convert
+
+    data = tmp_path / "cal.npy"
+    np.save(data, np.random.default_rng(0).uniform(-1, 1, (37, 32, 32, 3)).astype(np.float32))
+    buf = io.StringIO()
+    p = RichProgress(Console(file=buf, force_terminal=True, width=100))
+    convert(SAMPLES / "cnn_float.tflite", ModelOptions(calibration=data),
+            EmitOptions(out=tmp_path), p)
+    p.close()
+    assert "calibration (samples)" in buf.getvalue() and "37/37" in buf.getvalue()
