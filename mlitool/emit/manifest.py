@@ -102,6 +102,10 @@ def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name:
             "bias": c(layer.bias) if layer.bias else None,
             "params": {k: c(v) for k, v in layer.params.items()},
             "notes": list(layer.notes),
+            **({"slice_calls": {
+                "loop_dims": layer.calls.dims,
+                "calls": math.prod(model.tensor(layer.outputs[0]).shape[:layer.calls.dims]),
+                "views": [c(n) for n in layer.calls.views]}} if layer.calls else {}),
         })
     doc = {
         "manifest_version": MANIFEST_VERSION,

@@ -21,6 +21,8 @@ called as `hook(layer position, output tensor)` after every layer, once per outp
 
 from __future__ import annotations
 
+import dataclasses
+
 from mlitool.emit.analysis import TensorInfo
 from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import RuntimeSymbols, Symbols
@@ -191,7 +193,9 @@ class Runtime:
                 refs = ", ".join(self._ref(n) for n in layer.inputs)
                 body.append(f"    {{\n        const mli_tensor *{self.syms.input_lists[pos]}"
                             f"[{len(layer.inputs)}] = {{ {refs} }};")
-            if layer.kernel:
+            if layer.calls:
+                body += self._slice_calls(pos, layer)
+            elif layer.kernel:
                 indent = "        " if self.syms.input_lists[pos] else "    "
                 body += [f"{indent}status = {layer.kernel}({', '.join(self._args(pos, layer))});",
                          f"{indent}if (status != MLI_STATUS_OK) {{",
@@ -201,6 +205,37 @@ class Runtime:
             body += [f"    {rt.after_layer}({pos}u, {self._ref(n)});" for n in layer.outputs]
         body += ["    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
+
+    def _slice_calls(self, pos: int, layer: MliLayer) -> list[str]:
+        """The kernel once per slice (`SliceCalls`): nested loops over the looped output
+        dimensions that move each slice view's data pointer (views that repeat stay where
+        NAME_bind_views put them)."""
+        calls, out = layer.calls, self.model.tensor(layer.outputs[0])
+        loops = [d for d in range(calls.dims) if out.shape[d] > 1]
+        lines, indent = ["    {"], "        "
+        if loops:
+            lines.append(f"{indent}uint32_t {', '.join(f'i{d}' for d in loops)};")
+        for d in loops:
+            lines.append(f"{indent}for (i{d} = 0u; i{d} < {out.shape[d]}u; i{d}++) {{")
+            indent += "    "
+        for name, view in zip(layer.inputs + layer.outputs, calls.views):
+            t = self.model.tensor(name)
+            steps = calls.steps(t.shape, t.mem_stride, out.shape)
+            terms = [f"i{d} * {steps[d]}u" for d in loops if steps[d]]
+            if terms:
+                member = _MEMBER[t.el_type.c_type]
+                lines.append(f"{indent}{self.by_key[view].sym.name}.data.mem.{member} = "
+                             f"{self.by_key[name].sym.name}.data.mem.{member} + "
+                             f"{' + '.join(terms)};")
+        one_call = dataclasses.replace(layer, inputs=list(calls.views[:-1]),
+                                       outputs=[calls.views[-1]], calls=None)
+        lines += [f"{indent}status = {layer.kernel}({', '.join(self._args(pos, one_call))});",
+                  f"{indent}if (status != MLI_STATUS_OK) {{", f"{indent}    return status;",
+                  f"{indent}}}"]
+        for _ in loops:
+            indent = indent[:-4]
+            lines.append(f"{indent}}}")
+        return lines + ["    }"]
 
     def _accessor(self, fn: str, keys: list[str]) -> str:
         cases = [f"    case {k}u: return {self._ref(key)};" for k, key in enumerate(keys)]

@@ -142,8 +142,9 @@ def layer_word(pos: int, kind: str) -> str:
 def tensor_roles(model: MliModel) -> dict[str, str]:
     """Tensor key -> its name by position: model inputs first, then each layer's outputs,
     weights, bias and parameters in run order (a tensor shared by several layers is named by the
-    first); buffers that views live in, by the first layer writing into them; views that are only
-    read, by their first reader."""
+    first); buffers that views live in, by the first layer writing into them; the slices a layer
+    calls its kernel on one by one, by that layer; views that are only read, by their first
+    reader."""
     roles: dict[str, str] = {}
     for k, key in enumerate(model.inputs):
         roles.setdefault(key, f"in{k}")
@@ -156,6 +157,11 @@ def tensor_roles(model: MliModel) -> dict[str, str]:
                           *sorted(layer.params.items())):
             if key is not None:
                 roles.setdefault(key, f"{word}_{c_identifier(role, fallback='param')}")
+        if layer.calls:                           # the views one call per slice moves
+            *ins, out = layer.calls.views
+            roles.setdefault(out, f"{word}_out_slice")
+            for j, key in enumerate(ins):
+                roles.setdefault(key, f"{word}_in{j}_slice")
         for key in outs:
             buffer = model.tensors[key].buffer
             while buffer is not None and buffer in model.tensors:

@@ -13,6 +13,7 @@ the golden vectors); MLI 1.x has no reference build to check a reproduction agai
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Callable, Iterable
 
 import numpy as np
@@ -20,7 +21,7 @@ import numpy as np
 from mlitool.errors import InputDataError, UnsupportedError
 from mlitool.execute import mli_view_layers
 from mlitool.execute.mli_intops import Arith
-from mlitool.mli.types import MliLayer, MliModel
+from mlitool.mli.types import MliLayer, MliModel, MliTensor, row_major_strides
 
 Runner = Callable[[MliLayer, MliModel, list, Arith], np.ndarray]
 
@@ -110,6 +111,45 @@ def run_layer(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int) 
     return np.ascontiguousarray(out, dtype=model.tensor(layer.outputs[0]).el_type.dtype)
 
 
+def run_slices(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int) -> np.ndarray:
+    """A layer called once per slice (`SliceCalls`), every call at once: each operand's slices
+    are gathered (a repeated slice is gathered again), the kernel runs over calls x samples, and
+    the results land in the output's slices. The calls are independent, so this is what the
+    runtime's loop computes."""
+    calls, out = layer.calls, model.tensor(layer.outputs[0])
+    index = np.indices(out.shape[:calls.dims], np.int64).reshape(calls.dims, -1)  # (dims, calls)
+    if not calls.dims:
+        index = np.zeros((0, 1), np.int64)                  # one call over whole tensors
+
+    def positions(t: MliTensor, view: MliTensor) -> np.ndarray:
+        """(calls, slice elements): flat row-major positions of every call's slice in `t`."""
+        lead = (1,) * (out.rank - t.rank)
+        strides = row_major_strides(lead + t.shape)
+        start = np.asarray(calls.steps(t.shape, row_major_strides(t.shape), out.shape),
+                           np.int64) @ index
+        inner = np.zeros(1, np.int64)
+        if view.size > 1:
+            tail = np.indices(view.shape).reshape(view.rank, -1)
+            inner = np.asarray(strides[calls.dims:], np.int64) @ tail
+        return start[:, None] + inner[None, :]
+
+    views = [model.tensor(v) for v in calls.views]
+    gathered = []
+    for x, name, view in zip(xs, layer.inputs, views):
+        t = model.tensor(name)
+        where = positions(t, view)
+        flat = np.asarray(x).reshape((-1, t.size))         # a constant is a batch of one
+        gathered.append(np.broadcast_to(flat[:, where], (n,) + where.shape)
+                        .reshape((-1,) + view.shape))
+    one_call = dataclasses.replace(layer, inputs=list(calls.views[:-1]),
+                                   outputs=[calls.views[-1]], calls=None)
+    res = run_layer(one_call, model, gathered, arith, len(gathered[0]))
+    result = np.empty((n, out.size), dtype=out.el_type.dtype)
+    where = positions(out, views[-1])
+    result[:, where] = res.reshape((n,) + where.shape)
+    return result.reshape((n,) + out.shape)
+
+
 def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np.ndarray],
                arith: Arith, n: int, *, keep: bool = True, wanted: set[str] | None = None
                ) -> dict[str, np.ndarray]:
@@ -125,7 +165,8 @@ def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np
             values.update(mli_view_layers.run_view(layer, model, values))
         else:
             xs = layer_inputs(layer, model, values)
-            values[layer.outputs[0]] = run_layer(layer, model, xs, arith, n)
+            run = run_slices if layer.calls else run_layer
+            values[layer.outputs[0]] = run(layer, model, xs, arith, n)
         if not keep:
             for name in set(layer.inputs):
                 if last_use.get(name) == pos and name in values and name not in (wanted or ()):

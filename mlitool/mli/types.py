@@ -163,6 +163,27 @@ class MliTensor:
 
 
 @dataclass
+class SliceCalls:
+    """A kernel called once per slice: nested loops over the first `dims` dimensions of the
+    layer's output (outermost first). Call operand k is `views[k]`, a view of layer operand k
+    (inputs, then outputs) over the remaining dimensions: an input of size 1 along a looped
+    dimension (a broadcast) is the same slice at every index, and an input of size 1 along
+    every remaining dimension is a one-element slice (MLI's scalar operand). Used where MLI's
+    element-wise kernels, which take equal shapes or a scalar, meet a broadcast activation."""
+
+    dims: int
+    views: tuple[str, ...]
+
+    def steps(self, shape: tuple[int, ...], strides: tuple[int, ...],
+              out_shape: tuple[int, ...]) -> list[int]:
+        """Elements the slice of an operand of `shape` (row-major or memory `strides`) moves per
+        index of each looped dimension: its stride, or 0 where it repeats."""
+        lead = len(out_shape) - len(shape)
+        shape, strides = (1,) * lead + tuple(shape), (0,) * lead + tuple(strides)
+        return [strides[d] if shape[d] == out_shape[d] else 0 for d in range(self.dims)]
+
+
+@dataclass
 class MliLayer:
     """One MLI kernel call.
 
@@ -189,6 +210,7 @@ class MliLayer:
     cfg_type: str | None = None
     cfg: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)   # what lowering decided and why
+    calls: SliceCalls | None = None             # one call per slice instead of one call
 
 
 @dataclass

@@ -62,14 +62,18 @@ CASES = [
      {"beta": 2.0}, "softmax beta 2.0 != 1"),
     (one_op("ADD", [(1, 3, 4), (1, 5, 4)], (1, 5, 4)), "2.0", checks.operands_broadcast,
      {"a": [1, 3, 4], "b": [1, 5, 4]}, "shapes [1, 3, 4] and [1, 5, 4] do not broadcast"),
-    (one_op("MUL", [(1, 4, 4, 2), (1, 1, 1, 2)], (1, 4, 4, 2)), "2.0",
-     checks.only_constants_broadcast,
-     {"name": "t1", "shape": [1, 1, 1, 2], "full": [1, 4, 4, 2], "calls": 16},
-     "activation 't1' [1, 1, 1, 2] broadcasts to [1, 4, 4, 2]: MLI 2.0.2's element-wise kernels "
-     "take equal shapes or a scalar, and a view that repeats a tensor needs a zero mem_stride, "
-     "which MLI rejects; only a constant operand is expanded (at the output's shape). Emitting one "
-     "kernel call per broadcast slice (16 calls over views here) is not done: it would multiply "
-     "the call overhead and the code size"),
+    (one_op("MUL", [(1, 4, 4, 2), (1, 1, 1, 2)], (1, 4, 4, 2)), "1.1",
+     checks.broadcast_needs_mli2,
+     {"name": "t1", "shape": [1, 1, 1, 2], "full": [1, 4, 4, 2]},
+     "activation 't1' [1, 1, 1, 2] broadcasts to [1, 4, 4, 2]: MLI's element-wise kernels take "
+     "equal shapes or a scalar, so mlitool calls the kernel once per slice, through views whose "
+     "data pointers the runtime moves; that is done for MLI 2.x only (convert with --mli 2.0)"),
+    (one_op("MUL", [None, (1, 1, 1, 2)], (1, 4, 4, 2),
+            consts={0: np.ones((1, 4, 4, 2), np.int8)}), "2.0",
+     checks.broadcast_against_activation,
+     {"name": "t1", "shape": [1, 1, 1, 2], "const": "t0"},
+     "activation 't1' [1, 1, 1, 2] broadcasts against the constant 't0': the kernel is called "
+     "once per slice of both operands, and the runtime moves views of activations only"),
     (one_op("ARG_MAX", [(1, 300, 200), None], (1, 300),
             consts={1: np.array([2], np.int32)}), "2.0", checks.argmax_row_starts_fit,
      {"rows": 300, "size": 200, "last": 59800, "limit": 32767},

@@ -137,11 +137,15 @@ def test_broadcast_constant_on_the_left_and_over_rows(tmp_path):
     assert worst_lsb(graph, mli) <= 1
 
 
-def test_broadcast_activation_is_refused(tmp_path):
+def test_broadcast_activation_is_one_call_per_pixel(tmp_path):
     graph = built(tmp_path, "add_aa", "ADD", [act((1, 1, 1, 8)), act((1, 4, 4, 8))],
                   [act((1, 4, 4, 8))], options("AddOptions"))
+    mli = lower(graph, format="sa8")
+    (layer,) = mli.layers
+    assert layer.calls.dims == 2 and [mli.tensor(v).shape for v in layer.calls.views] == [(8,)] * 3
+    assert worst_lsb(graph, mli) <= 1
     with pytest.raises(UnsupportedError, match=r"op 0 \(ADD\).*broadcasts to \[1, 4, 4, 8\]"):
-        lower(graph, format="sa8")
+        lower(graph, format="fx16", mli_version="1.1")
 
 
 @needs_gcc

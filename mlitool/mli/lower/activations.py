@@ -8,6 +8,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import safe_pool_axis, tflite_padding
+from mlitool.mli.lower.broadcast import over_slices
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.ops import OP_KINDS
@@ -104,12 +105,17 @@ def _operand(b: Builder, op: ir.Op, idx: int, el: ElType) -> str:
 
 
 def lower_eltwise(b: Builder, op: ir.Op, fmt: str) -> None:
-    """ADD, SUB, MUL, MINIMUM, MAXIMUM (a constant operand is encoded as a parameter)."""
+    """ADD, SUB, MUL, MINIMUM, MAXIMUM (a constant operand is encoded as a parameter; activations
+    that broadcast are taken slice by slice, see `broadcast`)."""
     el = act_el(fmt)
     ins = [_operand(b, op, i, el) for i in op.inputs[:2]]
     out, _ = b.kernel_output(op, op.outputs[0], el)
     kout = b.separate_relu(op, fmt, out)
-    b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
+    sliced = over_slices(b, ins, kout)
+    layer = b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
+    if sliced:
+        layer.calls, note = sliced
+        layer.notes.append(note)
     b.flush_relu(op)
 
 

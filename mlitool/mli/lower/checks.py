@@ -203,21 +203,37 @@ def operands_broadcast(s: Subject):
     return _OK
 
 
-@applies_to(*ELTWISE_OPS)
-def only_constants_broadcast(s: Subject):
-    """activation {name!r} {shape} broadcasts to {full}: MLI 2.0.2's element-wise kernels take
-    equal shapes or a scalar, and a view that repeats a tensor needs a zero mem_stride, which MLI
-    rejects; only a constant operand is expanded (at the output's shape). Emitting one kernel call
-    per broadcast slice ({calls} calls over views here) is not done: it would multiply the call
-    overhead and the code size
-
-    A constant that broadcasts is materialized at the output's shape."""
+def _broadcast_activation(s: Subject) -> ir.Tensor | None:
+    """The activation operand that broadcasts to the output's shape (a constant one is
+    materialized at the output's shape instead)."""
     full = _broadcast(s)
-    for t in (s.input(0), s.input(1)):
-        if full is not None and t.data is None and tuple(t.shape) != full:
-            calls = int(np.prod(full)) // max(int(np.prod(t.shape)), 1)
-            return {"name": t.name, "shape": list(t.shape), "full": list(full), "calls": calls}
-    return _OK
+    return next((t for t in (s.input(0), s.input(1))
+                 if full is not None and t.data is None and tuple(t.shape) != full), None)
+
+
+@applies_to(*ELTWISE_OPS)
+def broadcast_needs_mli2(s: Subject):
+    """activation {name!r} {shape} broadcasts to {full}: MLI's element-wise kernels take equal
+    shapes or a scalar, so mlitool calls the kernel once per slice, through views whose data
+    pointers the runtime moves; that is done for MLI 2.x only (convert with --mli 2.0)"""
+    t = _broadcast_activation(s)
+    if t is None or s.mli_version.startswith("2"):
+        return _OK
+    return {"name": t.name, "shape": list(t.shape), "full": list(_broadcast(s))}
+
+
+@applies_to(*ELTWISE_OPS)
+def broadcast_against_activation(s: Subject):
+    """activation {name!r} {shape} broadcasts against the constant {const!r}: the kernel is
+    called once per slice of both operands, and the runtime moves views of activations only
+
+    A constant that broadcasts is materialized at the output's shape; an activation that
+    broadcasts is taken slice by slice (`mlitool.mli.lower.broadcast`)."""
+    t = _broadcast_activation(s)
+    other = s.input(1) if t is s.input(0) else s.input(0)
+    if t is None or other.data is None or other.size == 1:
+        return _OK
+    return {"name": t.name, "shape": list(t.shape), "const": other.name}
 
 
 @applies_to(*ELTWISE_OPS)
