@@ -52,20 +52,25 @@ def srdhm(a, b) -> np.ndarray:
     """gemmlowp SaturatingRoundingDoublingHighMul on int32 values."""
     a, b = _i64(a), _i64(b)
     ab = a * b
-    nudge = np.where(ab >= 0, 1 << 30, 1 - (1 << 30))
-    s = ab + nudge
-    # C division by 2^31 truncates toward zero.
-    high = np.where(s >= 0, s >> 31, -((-s) >> 31))
-    return np.where((a == b) & (a == INT32_MIN), INT32_MAX, high)
+    # Nudge by 2^30, or 1 - 2^30 below zero, then divide by 2^31 truncating toward zero as C
+    # does (a shift floors: add 2^31 - 1 to negatives first). In place: this is a hot loop.
+    s = np.asarray(ab + (1 << 30))
+    np.subtract(s, (1 << 31) - 1, out=s, where=ab < 0)
+    s += (s >> 63) & ((1 << 31) - 1)
+    s >>= 31
+    if np.any(b == INT32_MIN):                  # the one product that overflows
+        s = np.where((a == b) & (a == INT32_MIN), INT32_MAX, s)
+    return s
 
 
 def rdbpot(x, exponent) -> np.ndarray:
     """gemmlowp RoundingDivideByPOT: x / 2^exponent, rounding half away from zero."""
     x, e = _i64(x), _i64(exponent)
     mask = (np.int64(1) << e) - 1
-    remainder = x & mask
     threshold = (mask >> 1) + (x < 0)
-    return (x >> e) + (remainder > threshold)
+    out = x >> e
+    out += (x & mask) > threshold
+    return out
 
 
 def wrap32(x) -> np.ndarray:
