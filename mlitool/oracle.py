@@ -28,7 +28,8 @@ def available() -> tuple[bool, str]:
 def run_litert(path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray],
                tensors: list[int]) -> dict[int, np.ndarray]:
     """{tensor index: batch} for `tensors`, one interpreter invocation per sample. `inputs` are
-    in the model's own dtypes ({input tensor index: batch})."""
+    in the model's own dtypes ({input tensor index: batch}). Variable tensors (LSTM state) are
+    reset before every sample: each sample is one inference, as in mlitool's executors."""
     from ai_edge_litert import interpreter as litert
 
     it = litert.Interpreter(model_path=str(path),
@@ -41,6 +42,7 @@ def run_litert(path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray],
         for idx, a in inputs.items():
             want = tuple(graph.tensors[idx].shape)
             it.set_tensor(idx, np.ascontiguousarray(a[s]).reshape(want))
+        it.reset_all_variables()
         it.invoke()
         for t in tensors:
             res[t].append(it.get_tensor(t).copy())

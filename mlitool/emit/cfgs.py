@@ -40,6 +40,13 @@ _MOV = [("offset", "u32[4]", "offset", [0] * 4), ("size", "u32[4]", "size", [0] 
         ("perm_dim", "u8[4]", "perm_dim", [0, 1, 2, 3]),
         ("padding_pre", "u8[4]", "padding_pre", [0] * 4),
         ("padding_post", "u8[4]", "padding_post", [0] * 4)]
+# mli_rnn_cell_cfg: enums by index; the scratch container points at a static array the source
+# defines (cfg key "scratch": its symbol, "scratch_bytes", "scratch_type": int8_t / int16_t).
+_RNN_CELL = [("direction", "enum:RNN_DIR_FORWARD,RNN_DIR_BACKWARD", "direction", 0),
+             ("results", "enum:RNN_OUT_LAST,RNN_OUT_ALL", "results", 1),
+             ("act", "enum:RNN_ACT_NONE,RNN_ACT_TANH,RNN_ACT_SIGM", "act", 1),
+             ("scratch_data", "scratch", "scratch", None)]
+_MEMBER = {"int8_t": "pi8", "int16_t": "pi16", "int32_t": "pi32"}
 _ARRAY_RANGES = {"u32[4]": (0, (1 << 32) - 1), "i32[4]": (-(1 << 31), (1 << 31) - 1),
                  "u8[4]": (0, 255)}
 
@@ -57,6 +64,7 @@ CFG_STRUCTS: dict[str, dict[str, list]] = {
         "mli_padding2d_cfg": _PAD2D,
         "mli_concat_cfg": _CONCAT,
         "mli_rnn_dense_cfg": [("inputs_num", "u8", "inputs_num", None)],
+        "mli_rnn_cell_cfg": _RNN_CELL,
         "mli_mov_cfg_t": _MOV,
     },
     "1.1": {
@@ -130,6 +138,18 @@ def cfg_initializer(mli_version: str, cfg_type: str, cfg: dict[str, Any], where:
         if key not in cfg and default is None:
             raise ValueError(f"{where}: config {cfg_type} needs '{key}'")
         value = cfg.get(key, default)
+        if kind.startswith("enum:"):
+            names = kind[5:].split(",")
+            if not 0 <= int(value) < len(names):
+                raise UnsupportedError(f"{where}: {cfg_type}.{fname} = {value} is not one of "
+                                       f"{', '.join(names)}")
+            items.append(f".{fname} = {names[int(value)]}")
+            continue
+        if kind == "scratch":
+            member = _MEMBER[cfg["scratch_type"]]
+            items.append(f".{fname} = {{ .capacity = {int(cfg['scratch_bytes'])}u, "
+                         f".mem = {{ .{member} = {value} }} }}")
+            continue
         if kind in ("relu", "relu_type"):
             name = RELU_NAMES[relu_index(value, where)]
             items.append(f".{fname} = {{ .type = {name} }}" if kind == "relu" else f".{fname} = {name}")

@@ -84,7 +84,8 @@ class CWriter:
         self.totals = totals(model, infos)
         # Render the configs up front: a config the target cannot express fails before any output.
         self.cfg_items = [
-            cfg_initializer(model.mli_version, layer.cfg_type, layer.cfg,
+            cfg_initializer(model.mli_version, layer.cfg_type,
+                            {**layer.cfg, "scratch": syms.scratch[pos]},
                             f"{model.source}: layer {pos} ({layer.op_type}, op {layer.index})")
             if layer.cfg_type else None
             for pos, layer in enumerate(model.layers)]
@@ -225,6 +226,11 @@ class CWriter:
         for pos, layer in enumerate(self.model.layers):
             if not self.syms.cfgs[pos]:
                 continue
+            if self.syms.scratch[pos]:          # a recurrent cell's working memory (its cfg)
+                count = layer.cfg["scratch_bytes"] // (2 if layer.cfg["scratch_type"] ==
+                                                       "int16_t" else 1)
+                yield (f"static {layer.cfg['scratch_type']} {self.syms.scratch[pos]}"
+                       f"[{count}];   /* {layer.cfg['scratch_bytes']} bytes of static RAM */")
             items = ", ".join(self.cfg_items[pos])
             yield (f"{self._storage(True)}const {layer.cfg_type} {self.syms.cfgs[pos]}"
                    f"{self._attrs('object')} = {{ {items} }};")

@@ -28,7 +28,7 @@ from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import RuntimeSymbols, Symbols
 from mlitool.errors import UnsupportedError
 from mlitool.mli.arena import ArenaPlan, model_arena
-from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliLayer, MliModel
 
 _MEMBER = {"int8_t": "pi8", "int16_t": "pi16", "int32_t": "pi32", "float": "pf32"}
@@ -80,6 +80,10 @@ class Runtime:
             lut_bytes = 2 * sum(LUT_LENGTHS[k] for k in rt.luts)
             lines.append(f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
                          f"static RAM) are filled by {rt.init}.")
+        scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
+        if scratch:
+            lines.append(f" * Recurrent cells work in {scratch} bytes of static RAM (their "
+                         "configs' scratch_data).")
         lines[-1] += " */"
         lines += [f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
                   f"#define {rt.arena_align} {self.plan.align}u",
@@ -161,8 +165,10 @@ class Runtime:
         return f"&{self.by_key[key].sym.name}"
 
     def _args(self, pos: int, layer: MliLayer) -> list[str]:
-        """Arguments of the layer's kernel: inputs, weights, bias, params, table, config, output
-        (the order of every MLI 2.x / 1.x kernel mlitool calls)."""
+        """Arguments of the layer's kernel: inputs, weights, bias, params, tables, config, output
+        (the order of every MLI 2.x / 1.x kernel mlitool calls but the LSTM cell's)."""
+        if layer.kind == "lstm_cell":
+            return self._lstm_args(pos, layer)
         if self.syms.input_lists[pos]:          # MLI 1.x concatenation: an array of inputs
             args = [self.syms.input_lists[pos]]
         else:
@@ -171,12 +177,20 @@ class Runtime:
                 args = [f"(mli_tensor *){a}" for a in args]
         args += [self._ref(n) for n in (layer.weights, layer.bias) if n]
         args += [self._ref(n) for n in layer.params.values()]
-        if layer.kind in self.rt.luts:
-            args.append(f"&{self.rt.luts[layer.kind][0]}")
+        args += [f"&{self.rt.luts[k][0]}" for k in luts_of(layer.kind) if k in self.rt.luts]
         if self.syms.cfgs[pos]:
             args.append(f"&{self.syms.cfgs[pos]}")
         args += [self._ref(n) for n in layer.outputs]
         return args
+
+    def _lstm_args(self, pos: int, layer: MliLayer) -> list[str]:
+        """mli_krn_lstm_cell_*(in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut,
+        cfg, cell, out): the cell state (the layer's last input) is updated in place."""
+        x, prev_out, cell = layer.inputs
+        names = [x, prev_out, layer.params["weights_in"], layer.params["weights_out"], layer.bias]
+        return ([self._ref(n) for n in names]
+                + [f"&{self.rt.luts[k][0]}" for k in luts_of(layer.kind)]
+                + [f"&{self.syms.cfgs[pos]}", self._ref(cell), self._ref(layer.outputs[0])])
 
     def _run(self) -> str:
         rt = self.rt

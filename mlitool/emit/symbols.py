@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from mlitool.emit.names import NameTable, c_identifier, join
 from mlitool.errors import OptionError
-from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliModel
 
 # Suffixes of the names derived from a tensor's base name.
@@ -75,6 +75,7 @@ class Symbols:
     cfgs: list[str | None] = field(default_factory=list)   # per layer, None if no config
     runtime: RuntimeSymbols | None = None
     input_lists: list[str | None] = field(default_factory=list)  # per layer: MLI 1.x concat
+    scratch: list[str | None] = field(default_factory=list)  # per layer: recurrent cell scratch
 
 
 TOTALS = ("NUM_TENSORS", "NUM_LAYERS", "WEIGHT_BYTES", "BIAS_BYTES", "PARAM_BYTES",
@@ -97,7 +98,7 @@ def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str
         return table.reserve(join(macro, part))
 
     kinds = [k for k in LUT_LENGTHS if model.mli_version == "2.0"
-             and any(layer.kind == k for layer in model.layers)]
+             and any(k in luts_of(layer.kind) for layer in model.layers)]
     return RuntimeSymbols(
         init=fn("init"), run=fn("run"), input=fn("input"), output=fn("output"),
         arena_bytes=mac("ARENA_BYTES"), arena_align=mac("ARENA_ALIGN"),
@@ -132,7 +133,7 @@ KIND_WORDS = {"conv2d": "conv", "depthwise_conv2d": "dwconv", "group_conv2d": "g
               "transpose_conv2d": "tconv", "fully_connected": "fc", "avepool": "avgpool",
               "eltwise_add": "add", "eltwise_sub": "sub", "eltwise_mul": "mul",
               "eltwise_min": "min", "eltwise_max": "max", "l2_normalize": "l2norm",
-              "padding": "pad"}
+              "padding": "pad", "lstm_cell": "lstm"}
 
 
 def layer_word(pos: int, kind: str) -> str:
@@ -148,6 +149,14 @@ def tensor_roles(model: MliModel) -> dict[str, str]:
     roles: dict[str, str] = {}
     for k, key in enumerate(model.inputs):
         roles.setdefault(key, f"in{k}")
+    for pos, layer in enumerate(model.layers):     # a recurrent cell's state, reset before it
+        if layer.kind == "lstm_cell":
+            word = layer_word(pos, layer.kind)
+            roles.setdefault(layer.inputs[1], f"{word}_prev_out")
+            roles.setdefault(layer.inputs[2], f"{word}_state")
+            resets = [la.inputs[0] for la in model.layers if la.outputs == [layer.inputs[2]]]
+            for key in resets:
+                roles.setdefault(key, f"{word}_state_zero")
     for pos, layer in enumerate(model.layers):
         word = layer_word(pos, layer.kind)
         outs = layer.outputs
@@ -194,6 +203,9 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
     for pos, layer in enumerate(model.layers):
         cfg = join(prefix, layer_word(pos, layer.kind), "cfg")
         syms.cfgs.append(table.claim(cfg) if layer.cfg_type else None)
+    for pos, layer in enumerate(model.layers):
+        scratch = join(prefix, layer_word(pos, layer.kind), "scratch")
+        syms.scratch.append(table.claim(scratch) if "scratch_bytes" in layer.cfg else None)
     for pos, layer in enumerate(model.layers):
         many = runtime and model.mli_version != "2.0" and layer.kind == "concat"
         inputs = join(prefix, layer_word(pos, layer.kind), "inputs")

@@ -197,3 +197,50 @@ def pad(c: Call):
     if c.has(2):
         value = np.asarray(c.const(2)).reshape(-1)[0]
     return pad_with(c, value)
+
+
+# --------------------------------------------------------------------------------------------
+# Recurrent
+
+LSTM_GATES = ("input", "forget", "cell", "output")     # TFLite's order of weights and biases
+LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS, LSTM_BIASES = (1, 2, 3, 4), (5, 6, 7, 8), (12, 13, 14, 15)
+
+
+def _sigmoid(v: np.ndarray) -> np.ndarray:
+    return (f32(1) / (f32(1) + np.exp(-v))).astype(f32)
+
+
+def unidirectional_sequence_lstm(c: Call):
+    """UNIDIRECTIONAL_SEQUENCE_LSTM without peephole, projection or layer norm (mlitool's
+    support check refuses those); CIFG (no input gate weights) uses 1 - forget. The state
+    starts at zero for every sample: one inference is one sequence."""
+    time_major = bool(c.opt("time_major", False))
+    x = _fx(c, 0)
+    if time_major:
+        x = x.swapaxes(1, 2)
+    x = x.reshape(x.shape[0], x.shape[2], -1)                 # (n, T, N): batch 1 per sample
+    weights = {k: c.const(k).astype(f32) for k in LSTM_INPUT_WEIGHTS + LSTM_RECURRENT_WEIGHTS
+               if c.has(k)}
+    bias = {k: c.const(k).astype(f32) for k in LSTM_BIASES if c.has(k)}
+    m = weights[LSTM_RECURRENT_WEIGHTS[3]].shape[0]
+    act = c.opt("fused_activation", "TANH")
+    clip = float(c.opt("cell_clip", 0.0) or 0.0)
+
+    def gate(g: int, xt: np.ndarray, h: np.ndarray) -> np.ndarray:
+        return (xt @ weights[LSTM_INPUT_WEIGHTS[g]].T + h @ weights[LSTM_RECURRENT_WEIGHTS[g]].T
+                + bias.get(LSTM_BIASES[g], f32(0)))
+
+    h = np.zeros((x.shape[0], m), f32)
+    cell = np.zeros_like(h)
+    outs = []
+    for t in range(x.shape[1]):
+        xt = x[:, t]
+        f = _sigmoid(gate(1, xt, h))
+        i = _sigmoid(gate(0, xt, h)) if LSTM_INPUT_WEIGHTS[0] in weights else f32(1) - f
+        cell = f * cell + i * activate(gate(2, xt, h), act)
+        if clip > 0:
+            cell = np.clip(cell, f32(-clip), f32(clip))
+        h = (_sigmoid(gate(3, xt, h)) * activate(cell, act)).astype(f32)
+        outs.append(h)
+    y = np.stack(outs, axis=1)                                 # (n, T, M)
+    return [(y.swapaxes(1, 2) if time_major else y).reshape(c.out_shape())]

@@ -26,7 +26,7 @@ from mlitool.execute.tflite_params import affine_quantize
 MODES = ("float", "tflite")
 
 # Op type → (float kernel, tflite kernel); data movement has one arithmetic-free kernel for both.
-_KERNELS: dict[str, tuple[Kernel, Kernel]] = {
+_KERNELS: dict[str, tuple[Kernel | None, Kernel | None]] = {
     "CONV_2D": (float_ops.conv_2d, tflite_ops.conv_2d),
     "DEPTHWISE_CONV_2D": (float_ops.depthwise_conv_2d, tflite_ops.depthwise_conv_2d),
     "FULLY_CONNECTED": (float_ops.fully_connected, tflite_ops.fully_connected),
@@ -62,8 +62,11 @@ _KERNELS: dict[str, tuple[Kernel, Kernel]] = {
     "SPLIT": (layout_ops.split,) * 2,
     "SPLIT_V": (layout_ops.split_v,) * 2,
     "STRIDED_SLICE": (layout_ops.strided_slice,) * 2,
+    # TFLite's integer LSTM (int16 cell, gate intermediates) is not reproduced: float mode only.
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (float_ops.unidirectional_sequence_lstm, None),
 }
-_BY_MODE = {mode: {op: pair[k] for op, pair in _KERNELS.items()} for k, mode in enumerate(MODES)}
+_BY_MODE = {mode: {op: pair[k] for op, pair in _KERNELS.items() if pair[k] is not None}
+            for k, mode in enumerate(MODES)}
 
 
 def kernels(mode: str) -> dict[str, Kernel]:

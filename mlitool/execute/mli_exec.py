@@ -32,9 +32,9 @@ def runners() -> dict[str, Runner]:
     """Layer kind -> runner: the kernel modules' LAYER_RUNNERS plus the data-movement layers."""
     if not _RUNNERS:
         from mlitool.execute.mli_kernels import (activations, convert_tensor, eltwise, mac,
-                                                 movement, pool)
+                                                 movement, pool, rnn)
 
-        for module in (mac, pool, eltwise, activations, movement, convert_tensor):
+        for module in (mac, pool, eltwise, activations, movement, convert_tensor, rnn):
             _RUNNERS.update(module.LAYER_RUNNERS)
         _RUNNERS.update(concat=_concat, padding=_padding)
         _RUNNERS.update(mli_view_layers.LAYER_RUNNERS)

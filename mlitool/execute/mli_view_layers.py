@@ -72,6 +72,8 @@ def run_copy(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
     destination offset: the destination is a whole tensor, possibly a view)."""
     out = model.tensor(layer.outputs[0])
     x = xs[0]
+    if model.tensor(layer.inputs[0]).data is not None:     # a constant: a batch of one
+        x = np.asarray(x)[None]
     box = mov_source_box(layer.cfg, x.ndim - 1)
     return np.ascontiguousarray(x[(slice(None),) + box]).reshape((x.shape[0],) + out.shape)
 

@@ -10,6 +10,13 @@ from __future__ import annotations
 # MLI 2.x look-up tables (`mli_lut`, int16 entries): layer kind -> table length. Their kernels take
 # the table that `mli_krn_<kind>_create_lut` fills in; MLI 1.x kernels have their tables built in.
 LUT_LENGTHS: dict[str, int] = {"sigm": 320, "tanh": 344, "softmax": 358, "l2_normalize": 97}
+# Kernels that take the tables of other kinds, in argument order.
+_LUT_ARGS: dict[str, tuple[str, ...]] = {"lstm_cell": ("tanh", "sigm")}
+
+
+def luts_of(kind: str) -> tuple[str, ...]:
+    """The look-up tables a layer kind's MLI 2.x kernel takes, in argument order."""
+    return _LUT_ARGS.get(kind, (kind,) if kind in LUT_LENGTHS else ())
 
 # MLI relu_type enum values (mli_relu_type).
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
@@ -28,6 +35,7 @@ def _mli2() -> dict[str, dict[str, str]]:
     # in the headers but absent from the library (mli-arithmetic.md 8b), so 2.x uses fx16_fx8_fx8.
     t["fully_connected"] = {f: f"mli_krn_fully_connected_{s}" for f, s in _MAC_SUFFIX_2.items()}
     t["fully_connected"]["fx8"] = "mli_krn_fully_connected_fx8"
+    t["lstm_cell"] = {f: f"mli_krn_lstm_cell_{s}" for f, s in _MAC_SUFFIX_2.items()}
     for kind in ("avepool", "maxpool"):
         t[kind] = {f: f"mli_krn_{kind}_hwc_{s}" for f, s in _ACT_SUFFIX.items()}
     for kind in _ELT + ("relu", "leaky_relu", "prelu", "permute"):

@@ -29,6 +29,7 @@ OP_KINDS: dict[str, str] = {
     "PAD": "padding", "PADV2": "padding", "QUANTIZE": "convert", "DEQUANTIZE": "convert",
     "RESHAPE": "view", "SQUEEZE": "view",
     "SPLIT": "view", "SPLIT_V": "view", "SLICE": "view", "STRIDED_SLICE": "view",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "lstm_cell",
 }
 
 SUPPORTED_OPS: frozenset[str] = frozenset(OP_KINDS)

@@ -14,7 +14,8 @@ import mlitool
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli import kernels
-from mlitool.mli.lower import LOWERINGS, activations, checks, lower, mac, movement, unsupported_ops
+from mlitool.mli.lower import (LOWERINGS, activations, checks, lower, mac, movement, recurrent,
+                               unsupported_ops)
 from mlitool.mli.ops import MAC_KINDS, OP_KINDS, OUTPUT_PARAMS, SUPPORTED_OPS
 
 
@@ -116,7 +117,7 @@ def test_every_registered_check_has_a_message():
 
 def test_op_table_is_the_one_source():
     assert set(LOWERINGS) == SUPPORTED_OPS == set(OP_KINDS) == set(checks.CHECKS)
-    families = (mac, activations, movement)
+    families = (mac, activations, movement, recurrent)
     for op_type, fn in LOWERINGS.items():
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), op_type
     for kind in set(OP_KINDS.values()) | set(OUTPUT_PARAMS) | (MAC_KINDS - {"transpose_conv2d"}):

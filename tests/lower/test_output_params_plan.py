@@ -26,7 +26,7 @@ def _params(t):
     return ("sa", t.dim, t.zero_point.tolist(), t.scale.tolist(), t.scale_frac_bits.tolist())
 
 # The models lowering refuses (why); any other refusal fails the test.
-REFUSED = {"mnist_lstm_int8": "UNIDIRECTIONAL_SEQUENCE_LSTM"}
+REFUSED: dict[str, str] = {}
 
 
 @pytest.mark.parametrize("fmt", ["sa8", "fx16"])

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tests.support.paths import ROOT, SHARED, shared_path
-from tests.support.tflite_build import build, fc_spec
+from tests.support.tflite_build import build, fc_spec, unsupported_op_model
 
 MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
                 for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []
@@ -217,15 +217,21 @@ def test_json_is_one_document_and_deterministic():
     assert a.stdout.decode() == json.dumps(doc, sort_keys=True, indent=2) + "\n"
 
 
-def test_human_output_flags_unsupported_ops(capsys):
+def test_human_output_flags_unsupported_ops(tmp_path, capsys):
     path = shared_path("models", "tflm", "mnist_lstm_int8.tflite")
     code, out, err = run_main(["inspect", str(path)], capsys)
     assert code == 0 and err == ""
     assert "int8 (per-tensor weights)" in out
     lstm_line = next(line for line in out.splitlines() if "UNIDIRECTIONAL_SEQUENCE_LSTM" in line)
-    assert "NO" in lstm_line
-    assert "Unsupported by the MLI converter" in out
+    assert "yes" in lstm_line and "NO" not in lstm_line
+    assert "All ops are supported by the MLI converter" in out
     assert "9,530 parameters" in out
+    exp = tmp_path / "exp.tflite"
+    exp.write_bytes(unsupported_op_model())
+    code, out, err = run_main(["inspect", str(exp)], capsys)
+    exp_line = next(line for line in out.splitlines() if "EXP" in line and "│" in line)
+    assert code == 0 and "NO" in exp_line
+    assert "Unsupported by the MLI converter: 1 op (EXP)" in out
 
 
 def test_human_output_shows_warnings(tmp_path, capsys):

@@ -15,6 +15,7 @@ import pytest
 
 from tests.support.paths import SAMPLES, shared_path
 from tests.support.report_checks import brute_force_arena, parse_html
+from tests.support.tflite_build import unsupported_op_model
 from mlitool.pipeline import ModelOptions, load
 from mlitool.report.command import Outputs, Progress, ReportOptions, make_report, output_files
 from mlitool.report.document import Report
@@ -378,8 +379,9 @@ def test_cli_bad_and_unsupported_models(tmp_path, capsys):
     assert run_main(["report", bad], capsys)[0] == 2
     code, _, err = run_main(["report", CNN_FLOAT, "--samples", 1], capsys)   # no calibration
     assert code == 2 and "calibrat" in err
-    lstm = shared_path("models", "tflm", "mnist_lstm_int8.tflite")
-    assert run_main(["report", lstm, "--samples", 1], capsys)[0] == 4
+    unsupported = tmp_path / "exp.tflite"
+    unsupported.write_bytes(unsupported_op_model())
+    assert run_main(["report", unsupported, "--samples", 1], capsys)[0] == 4
 
 
 def test_report_lists_lowering_decisions_with_reasons(tmp_path):

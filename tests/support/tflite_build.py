@@ -266,3 +266,9 @@ def fc_spec(weights: np.ndarray | None = None) -> Spec:
         buffers=[Buf(), Buf(w.tobytes()), Buf(bias.tobytes()), Buf()],
         inputs=[0], outputs=[3], signature="serving_default",
     )
+
+
+def unsupported_op_model() -> bytes:
+    """A valid int8 model of one op MLI has no kernel for (EXP): what refusals are tested on."""
+    return single_op_model("EXP", [T([1, 4], scale=[0.1], zero_point=[0])],
+                           [T([1, 4], scale=[0.1], zero_point=[0])])

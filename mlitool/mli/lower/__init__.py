@@ -21,7 +21,7 @@ from collections.abc import Callable
 from mlitool import ir
 from mlitool.errors import MlitoolError, OptionError, UnsupportedError
 from mlitool.mli import kernels as K
-from mlitool.mli.lower import activations, mac, movement
+from mlitool.mli.lower import activations, mac, movement, recurrent
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import unsupported_ops
 from mlitool.mli.lower.facts import layer_kind
@@ -66,6 +66,7 @@ LOWERINGS: dict[str, Lowering] = {
     "SPLIT_V": movement.lower_slice,
     "SLICE": movement.lower_slice,
     "STRIDED_SLICE": movement.lower_slice,
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": recurrent.lower_lstm,
 }
 
 
@@ -139,7 +140,8 @@ def _check_kernels(b: Builder) -> None:
         kind = layer_kind(b.g, op)
         fmt = b.layer_format(op)
         wide = [b.g.tensors[i].name for i in (*op.inputs, *op.outputs)
-                if i >= 0 and b.g.tensors[i].data is None and b.g.tensors[i].dtype == "int16"]
+                if i >= 0 and b.g.tensors[i].data is None and b.g.tensors[i].dtype == "int16"
+                and not b.g.tensors[i].is_variable]      # LSTM state: lowering sets it
         if wide and FORMATS[fmt][0].bits < 16:
             bad.append(f"{op.label}: int16 activation '{wide[0]}' (a 16x8 model) would lose 8 "
                        f"bits in {fmt}: convert with --format fx16 or fx8w16d (FX16 activations)")
@@ -160,7 +162,7 @@ def _check_ranges(b: Builder, remedy: str) -> None:
             continue
         for i in list(op.inputs) + list(op.outputs):
             t = b.g.tensor(i)
-            if t is None or t.data is not None or t.dtype != "float32":
+            if t is None or t.data is not None or t.dtype != "float32" or t.is_variable:
                 continue
             if i not in b.ranges and i not in missing:
                 missing.append(i)

@@ -61,8 +61,7 @@ def message(check: Callable, **fields) -> str:
 # --- every op ------------------------------------------------------------------------------
 
 # Ops MLI 2.x has kernels for that mlitool does not lower (yet): the refusal names the kernels.
-NOT_LOWERED = {"UNIDIRECTIONAL_SEQUENCE_LSTM": "mli_krn_lstm_cell_*",
-               "TRANSPOSE_CONV": "mli_krn_transpose_conv2d_*",
+NOT_LOWERED = {"TRANSPOSE_CONV": "mli_krn_transpose_conv2d_*",
                "UNIDIRECTIONAL_SEQUENCE_RNN": "mli_krn_rnn_dense_*"}
 
 
@@ -107,6 +106,8 @@ TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_mo
 def fused_activation(s: Subject):
     """fused activation {act} has no MLI equivalent"""
     act = s.op.options.get("fused_activation", "NONE")
+    if s.op.type == "UNIDIRECTIONAL_SEQUENCE_LSTM":      # the gate activation: checked below
+        return _OK
     return _OK if act in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1") else {"act": act}
 
 
@@ -382,6 +383,55 @@ def float_pad_zero(s: Subject):
 
 
 # --- the check -----------------------------------------------------------------------------
+
+# --- UNIDIRECTIONAL_SEQUENCE_LSTM ---------------------------------------------------------------
+
+LSTM_OPTIONAL = {"peephole": (9, 10, 11), "projection": (16, 17), "layer normalization":
+                 (20, 21, 22, 23)}
+
+
+@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_needs_mli2(s: Subject):
+    """MLI {version} has no LSTM kernel (MLI 2.x has mli_krn_lstm_cell_*)"""
+    return {"version": s.mli_version} if s.mli_version != "2.0" else _OK
+
+
+@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_plain_cell(s: Subject):
+    """LSTM with {what}: MLI's lstm_cell is the plain cell (no peephole, projection, layer
+    normalization or coupled input and forget gates)"""
+    present = [name for name, slots in LSTM_OPTIONAL.items()
+               if any(k < len(s.op.inputs) and s.op.inputs[k] >= 0 for k in slots)]
+    if len(s.op.inputs) < 16 or s.op.inputs[1] < 0:
+        present.append("coupled input and forget gates (CIFG)")
+    return {"what": " and ".join(present)} if present else _OK
+
+
+@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_constant_weights(s: Subject):
+    """LSTM weight or bias tensor {name!r} is not a constant"""
+    for k in (*range(1, 9), *range(12, 16)):
+        t = s.input(k)
+        if t.data is None:
+            return {"name": t.name}
+    return _OK
+
+
+@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_tanh(s: Subject):
+    """LSTM activation {act}: MLI's lstm_cell applies tanh to the cell input (TFLite applies the
+    fused activation there and to the output), so only TANH matches"""
+    act = s.op.options.get("fused_activation", "TANH")
+    return _OK if act == "TANH" else {"act": act}
+
+
+@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
+def lstm_batch_major(s: Subject):
+    """time-major LSTM input {shape}: one sequence per inference is [1, T, N]"""
+    x = s.input(0)
+    major = s.op.options.get("time_major", False) and len(x.shape) == 3 and x.shape[0] != 1
+    return {"shape": list(x.shape)} if major or len(x.shape) != 3 else _OK
+
 
 def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""

@@ -1,0 +1,143 @@
+"""UNIDIRECTIONAL_SEQUENCE_LSTM onto `mli_krn_lstm_cell_*` (sa8_sa8_sa32, fx16, fx16_fx8_fx8).
+
+TFLite keeps four gate matrices per input (input, forget, cell, output; `[M, N]` and `[M, M]`),
+four biases and two variable state tensors. MLI takes the gates stacked in its own order
+(i, g, f, o) as `[4, N, M]` / `[4, M, M]` / `[4, M]`, SA8 weights with one scale per gate (MLI
+reads scale[g]), the previous output and the cell state as tensors, and a scratch buffer of
+4*M elements in its config. Every sample is one sequence from a zero state (as mlitool's
+executors and verify run it): the previous output is a constant zero vector, and a copy
+(`mli_mov`) from a zero constant resets the cell tensor before the kernel, which updates it in
+place. MLI has no cell clip: the cell's range is set to +-cell_clip where the model clips, so
+its saturation takes the clip's place.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.execute.float_ops import LSTM_BIASES, LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS
+from mlitool.mli import quant as Q
+from mlitool.mli.lower.builder import Builder
+from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
+
+MLI_GATE_ORDER = (0, 2, 1, 3)        # MLI (i, g, f, o) from TFLite's (input, forget, cell, output)
+RNN_ACT_TANH = 1
+RNN_OUT_ALL = 1
+DEFAULT_CELL_RANGE = 8.0             # where neither a clip nor an int16 cell state says more
+CELL_STATE = 19                      # TFLite input slot of the cell state variable
+
+
+def _gates(b: Builder, op: ir.Op, slots: tuple[int, ...], transpose: bool) -> list[np.ndarray]:
+    """Real values of the four gate tensors in MLI's order (`[in, out]` for weights)."""
+    out = []
+    for g in MLI_GATE_ORDER:
+        real = b.real(b.g.tensors[op.inputs[slots[g]]])
+        out.append(real.T if transpose else real)
+    return out
+
+
+def _sa8_per_gate(b: Builder, op: ir.Op, slots, real: list[np.ndarray]):
+    """(int8 [4, ...] data, float scale per gate): a gate's own int8 values and scale where the
+    model has them per tensor, else symmetric quantization of its real values."""
+    data, scales = [], []
+    for g, r in zip(MLI_GATE_ORDER, real):
+        t = b.g.tensors[op.inputs[slots[g]]]
+        if t.dtype == "int8" and t.quant is not None and not t.quant.per_axis \
+                and int(t.quant.zero_point[0]) == 0:
+            data.append(np.asarray(t.data, np.int8).T)
+            scales.append(float(t.quant.scale[0]))
+            continue
+        s = float(Q.symmetric_scales(r, None)[0])
+        q, _ = Q.int_quantize(r, s, 0, 8)
+        data.append(q.astype(np.int8))
+        scales.append(s)
+    return np.stack(data), np.array(scales, np.float64)
+
+
+def _cell_range(b: Builder, op: ir.Op) -> tuple[float, str]:
+    clip = float(op.options.get("cell_clip", 0.0) or 0.0)
+    if clip > 0:
+        return clip, f"cell range +-{clip:g}: the model's cell clip (saturation clips)"
+    t = b.g.tensor(op.inputs[CELL_STATE]) if len(op.inputs) > CELL_STATE else None
+    if t is not None and t.dtype == "int16" and t.quant is not None:
+        r = float(t.quant.scale[0]) * 32767
+        return r, f"cell range +-{r:.4g}: the model's int16 cell state"
+    return DEFAULT_CELL_RANGE, (f"cell range +-{DEFAULT_CELL_RANGE:g}: the model neither clips "
+                                "nor quantizes its cell state (verify shows the cost)")
+
+
+def lower_lstm(b: Builder, op: ir.Op, fmt: str) -> None:
+    el_a, el_w, el_b = FORMATS[fmt]
+    x = b.tensors[b.use(op, op.inputs[0], el_a)]
+    out = b.produce(op.outputs[0], el_a)
+    base = out.name
+    w_in = _gates(b, op, LSTM_INPUT_WEIGHTS, transpose=True)          # 4 x [N, M]
+    w_out = _gates(b, op, LSTM_RECURRENT_WEIGHTS, transpose=True)     # 4 x [M, M]
+    bias = _gates(b, op, LSTM_BIASES, transpose=False)                # 4 x [M]
+    m = bias[0].shape[0]
+    cell_range, cell_note = _cell_range(b, op)
+    wi = MliTensor(name=f"{base}_weights_in", role=Role.WEIGHTS, shape=(4,) + w_in[0].shape,
+                   el_type=el_w, layout="GNM", source_index=op.inputs[LSTM_INPUT_WEIGHTS[0]])
+    wo = MliTensor(name=f"{base}_weights_out", role=Role.WEIGHTS, shape=(4, m, m),
+                   el_type=el_w, layout="GMM",
+                   source_index=op.inputs[LSTM_RECURRENT_WEIGHTS[0]])
+    bm = MliTensor(name=f"{base}_bias", role=Role.BIAS, shape=(4, m), el_type=el_b,
+                   layout="GM", source_index=op.inputs[LSTM_BIASES[0]])
+    h0 = MliTensor(name=f"{base}_prev_out", role=Role.PARAM, shape=(m,), el_type=el_a,
+                   notes=["the previous output at the first step: zero (one sequence per run)"])
+    zero = MliTensor(name=f"{base}_cell_zero", role=Role.PARAM, shape=(m,), el_type=el_a,
+                     notes=["copied into the cell state before every run"])
+    cell = MliTensor(name=f"{base}_cell", role=Role.ACTIVATION, shape=(m,), el_type=el_a,
+                     notes=[cell_note])
+    if el_a == ElType.SA8:
+        _sa8_tensors(b, x, out, wi, wo, bm, h0, zero, cell, op, w_in, w_out, bias, cell_range)
+    else:
+        _fx_tensors(x, out, wi, wo, bm, h0, zero, cell, w_in, w_out, bias, cell_range,
+                    el_w.bits, el_b.bits)
+    for t in (wi, wo, bm, h0, zero, cell):
+        b.add(t)
+    b.mov(op, fmt, zero.name, cell.name, [0], [m], [1], "reset the LSTM cell state to zero")
+    b.layer(op, "lstm_cell", fmt, [x.name, h0.name, cell.name], [out.name], bias=bm.name,
+            params={"weights_in": wi.name, "weights_out": wo.name}, cfg_type="mli_rnn_cell_cfg",
+            cfg={"direction": 0, "results": RNN_OUT_ALL, "act": RNN_ACT_TANH,
+                 "scratch_bytes": 4 * m * el_a.dtype.itemsize, "scratch_type": el_a.c_type},
+            notes=["gates stacked in MLI's order (i, g, f, o) from TFLite's (input, forget, "
+                   "cell, output); every step's output kept", cell_note])
+
+
+def _sa8_tensors(b, x, out, wi, wo, bm, h0, zero, cell, op, w_in, w_out, bias, cell_range):
+    wi.data, s_in = _sa8_per_gate(b, op, LSTM_INPUT_WEIGHTS, w_in)
+    wo.data, s_out = _sa8_per_gate(b, op, LSTM_RECURRENT_WEIGHTS, w_out)
+    x_scale = float(x.real_scale()[0])
+    b_scale = np.float32(x_scale) * s_in.astype(np.float32)        # bias joins the x part
+    bm.data = np.stack([Q.int_quantize(r, float(s), 0, 32)[0] for r, s in zip(bias, b_scale)]
+                       ).astype(np.int32)
+    for t, scales in ((wi, s_in), (wo, s_out)):
+        t.scale, t.scale_frac_bits = Q.encode_scale_mli2(scales)
+        t.zero_point, t.dim = np.zeros(4, np.int16), 0
+    bm.scale, bm.scale_frac_bits = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]),
+                                                     wi.scale, wi.scale_frac_bits,
+                                                     b_scale.astype(np.float64))
+    bm.zero_point, bm.dim = np.zeros(4, np.int16), 0
+    b.set_sa(cell, cell_range / 127, 0)
+    for t in (h0, zero):                       # real zero in the output's / cell's parameters
+        like = out if t is h0 else cell
+        t.scale, t.scale_frac_bits = like.scale.copy(), like.scale_frac_bits.copy()
+        t.zero_point, t.dim = like.zero_point.copy(), -1
+        t.data = np.full(t.shape, int(like.zero_point[0]), np.int8)
+
+
+def _fx_tensors(x, out, wi, wo, bm, h0, zero, cell, w_in, w_out, bias, cell_range, w_bits,
+                b_bits):
+    for t, real in ((wi, np.stack(w_in)), (wo, np.stack(w_out))):
+        t.frac_bits = Q.fx_frac_bits(float(np.abs(real).max(initial=0.0)), w_bits)
+        t.data, _ = Q.fx_quantize(real, t.frac_bits, w_bits)
+    real_b = np.stack(bias)
+    bm.frac_bits = min(Q.fx_frac_bits(float(np.abs(real_b).max(initial=0.0)), b_bits),
+                       int(x.frac_bits) + int(wi.frac_bits))
+    bm.data, _ = Q.fx_quantize(real_b, bm.frac_bits, b_bits)
+    cell.frac_bits = Q.fx_frac_bits(cell_range, 16)
+    for t, like in ((h0, out), (zero, cell)):
+        t.frac_bits = like.frac_bits
+        t.data = np.zeros(t.shape, like.el_type.dtype)
