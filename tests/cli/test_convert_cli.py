@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from tests.support.paths import ROOT, SAMPLES, mli_cflags, shared_path
+from tests.support.paths import ROOT, SAMPLES, mli_cflags
 from tests.support.tflite_build import unsupported_op_model
 
 
