@@ -34,7 +34,8 @@ def _load(path: Path) -> dict[str, np.ndarray]:
         raise InputDataError("is not a .npy or .npz file (no NumPy or zip signature); save "
                              "arrays with numpy.save or numpy.savez", str(path))
     try:
-        data = np.load(path, allow_pickle=False)
+        # .npy is memory-mapped: batches page in as they run, so a dataset larger than RAM works
+        data = np.load(path, allow_pickle=False, mmap_mode="r" if head == _NPY_MAGIC else None)
         if isinstance(data, np.ndarray):
             return {"": data}
         with data:
@@ -42,7 +43,7 @@ def _load(path: Path) -> dict[str, np.ndarray]:
     except InputDataError:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
-        if isinstance(exc, ValueError) and "pickle" in str(exc):
+        if isinstance(exc, ValueError) and ("pickle" in str(exc) or "Python objects" in str(exc)):
             raise InputDataError("holds Python objects (pickles are refused); save plain "
                                  "numeric arrays", str(path)) from None
         raise InputDataError(f"not a readable .npy/.npz file ({exc})", str(path)) from None

@@ -68,22 +68,45 @@ def context() -> dict[str, Any]:
 
 
 def map_batches(fn: Callable[[int, int], Any], n: int, size: int, jobs: int,
-                job_context: dict[str, Any]) -> Iterator[Any]:
-    """fn(start, stop) for every batch of `n` samples, in order; `fn` reads `context()`. With
-    more than one job and batch, batches run in worker processes (fn must be module-level)."""
+                job_context: dict[str, Any], samples_key: str | None = None) -> Iterator[Any]:
+    """fn(start, stop) for every batch of `n` samples, in order; `fn` reads `context()`, where
+    `samples_key` names {key: array with a leading sample axis} that fn slices [start:stop].
+    With more than one job and batch, batches run in worker processes (fn must be
+    module-level), a few at a time, and each worker receives only its batches' samples, so
+    memory does not grow with the number of samples."""
     ranges = batch_ranges(n, size)
     if jobs <= 1 or len(ranges) <= 1:
         _install(job_context)
         for start, stop in ranges:
             yield fn(start, stop)
         return
+    shared = {k: v for k, v in job_context.items() if k != samples_key}
+    samples = job_context.get(samples_key, {})
     # Fresh interpreters (they inherit the one-thread BLAS environment, see below).
     with ProcessPoolExecutor(max_workers=min(jobs, len(ranges)),
                              mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_install, initargs=(job_context,)) as pool:
-        futures = [pool.submit(fn, start, stop) for start, stop in ranges]
-        for f in futures:
-            yield f.result()
+                             initializer=_install, initargs=(shared,)) as pool:
+        import numpy as np                   # not at import: one_blas_thread() comes first
+
+        def submit(start: int, stop: int):
+            batch = {k: np.ascontiguousarray(v[start:stop]) for k, v in samples.items()}
+            return pool.submit(_with_samples, fn, samples_key, batch, stop - start)
+
+        ahead = 2 * jobs                      # batches in flight: bounded, in order
+        pending = [submit(*r) for r in ranges[:ahead]]
+        for k in range(len(ranges)):
+            result = pending[k].result()
+            pending[k] = None                 # drop the finished batch's result
+            if k + ahead < len(ranges):
+                pending.append(submit(*ranges[k + ahead]))
+            yield result
+
+
+def _with_samples(fn: Callable[[int, int], Any], key: str | None, batch: dict, count: int):
+    """In a worker: fn over one batch whose samples were sent with it (indices 0..count)."""
+    if key is not None:
+        _context[key] = batch
+    return fn(0, count)
 
 
 _BLAS_THREADS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")

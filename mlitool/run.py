@@ -69,7 +69,7 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
     parts: list[dict[str, np.ndarray]] = []
     for part in map_batches(_run_batch, n, batch_size(graph, opts.batch),
-                            check_jobs(opts.jobs), job):
+                            check_jobs(opts.jobs), job, samples_key="inputs"):
         parts.append(part)
         advance(len(next(iter(part.values()))))
     # Batches in order: the arrays one run over every sample gives.

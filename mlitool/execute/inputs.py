@@ -24,6 +24,9 @@ def input_range(t: ir.Tensor) -> tuple[float, float]:
     return -1.0, 1.0
 
 
+_CHUNK = 64
+
+
 def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.ndarray]:
     """{input tensor index: (samples,)+shape array} in each input's own dtype.
 
@@ -36,20 +39,25 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
     out: dict[int, np.ndarray] = {}
     for idx in graph.inputs:
         t = graph.tensors[idx]
-        shape = (samples,) + tuple(t.shape)
         kind = np.dtype(t.dtype).kind
         if kind in "iu":
             info = np.iinfo(np.dtype(t.dtype))
-            out[idx] = rng.integers(info.min, int(info.max) + 1, size=shape, dtype=np.int64).astype(t.dtype)
+            draw = lambda k: rng.integers(info.min, int(info.max) + 1,   # noqa: E731
+                                          size=(k,) + tuple(t.shape), dtype=np.int64)
         elif kind == "b":
-            out[idx] = rng.integers(0, 2, size=shape).astype(bool)
+            draw = lambda k: rng.integers(0, 2, size=(k,) + tuple(t.shape))  # noqa: E731
         else:
             lo, hi = -1.0, 1.0
             for op in consumers.get(idx, []):
                 if op.type == "QUANTIZE" and graph.tensors[op.outputs[0]].quant is not None:
                     lo, hi = input_range(graph.tensors[op.outputs[0]])
                     break
-            out[idx] = rng.uniform(lo, hi, size=shape).astype(t.dtype)
+            draw = lambda k: rng.uniform(lo, hi, size=(k,) + tuple(t.shape))  # noqa: E731
+        out[idx] = np.empty((samples,) + tuple(t.shape), dtype=np.dtype(t.dtype))
+        # In chunks: the same stream as one call, without a float64 / int64 copy of it all.
+        for start in range(0, samples, _CHUNK):
+            stop = min(start + _CHUNK, samples)
+            out[idx][start:stop] = draw(stop - start)
     return out
 
 

@@ -72,7 +72,7 @@ def tensor_struct(mli_version: str, pointer_bytes: int = 4) -> CType:
     """`mli_tensor` of an MLI version ("2.0", "1.1", "1.0")."""
     ptr = scalar(pointer_bytes)
     if mli_version == "2.0":
-        container = struct(I32, union(ptr, I32, I16, I8))          # capacity + mem
+        container = _container(pointer_bytes)                      # capacity + mem
         sa = struct(ENUM, container, container, I32, container)    # type, zp, scale, dim, sfb
         params = union(struct(I8), sa)
         return struct(container, array(I32, MAX_RANK), array(I32, MAX_RANK), I32, ENUM, params)
@@ -91,10 +91,17 @@ _FIELD = {"relu": struct(ENUM), "relu_type": ENUM, "u8": I8, "i32": I32,
           "i32[4]": array(I32, MAX_RANK), "u8[4]": array(I8, MAX_RANK)}
 
 
-def cfg_struct(mli_version: str, cfg_type: str) -> CType:
+def _container(pointer_bytes: int) -> CType:
+    """mli_data_container: capacity, then a union of pointers and values."""
+    return struct(I32, union(scalar(pointer_bytes), I32, I16, I8))
+
+
+def cfg_struct(mli_version: str, cfg_type: str, pointer_bytes: int = 4) -> CType:
     """A kernel config struct of an MLI version (KeyError when it has no such struct)."""
     fields = CFG_STRUCTS[mli_version][cfg_type]
-    return struct(*(_FIELD[kind] for _, kind, _, _ in fields))
+    return struct(*(ENUM if kind.startswith("enum:") else
+                    _container(pointer_bytes) if kind == "scratch" else _FIELD[kind]
+                    for _, kind, _, _ in fields))
 
 
 def tensor_struct_bytes(mli_version: str) -> int:

@@ -164,7 +164,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     advance, done = (opts.progress or Progress()).stage("verify (samples)", n), 0
     size = batch_size(graph, opts.batch)
     for batch_rows, batch_outs in map_batches(_compare_batch, n, size,
-                                              check_jobs(opts.jobs), job):
+                                              check_jobs(opts.jobs), job, samples_key="data"):
         for k, row in batch_rows.items():            # in batch order: the sums --jobs 1 makes
             rows[k].merge(row)
         for i, stats in batch_outs.items():

@@ -47,7 +47,7 @@ def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
     for cfg in CFG_STRUCTS[target]:
         if cfg == "mli_rnn_dense_cfg" or cfg == "mli_argmax_cfg" and target != "2.0":
             continue
-        lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(target, cfg).size}, \"{cfg}\");")
+        lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(target, cfg, pointer).size}, \"{cfg}\");")
     src = tmp_path / "sizes.c"
     src.write_text("\n".join(lines) + "\n")
     r = subprocess.run(["gcc", flag, "-ffreestanding", "-std=c11", *mli_cflags(target), "-c", str(src),
@@ -62,6 +62,7 @@ def test_documented_target_sizes():
     assert cfg_struct("1.1", "mli_conv2d_cfg").size == 12
     assert cfg_struct("2.0", "mli_pool_cfg").size == 8
     assert cfg_struct("2.0", "mli_concat_cfg").size == 2
+    assert cfg_struct("2.0", "mli_rnn_cell_cfg").size == 20      # 3 enums + a data container
 
 
 # --- ROM against the object file gcc builds from the emitted C --------------------------------
