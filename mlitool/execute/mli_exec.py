@@ -117,9 +117,8 @@ def run_slices(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int)
     the results land in the output's slices. The calls are independent, so this is what the
     runtime's loop computes."""
     calls, out = layer.calls, model.tensor(layer.outputs[0])
-    index = np.indices(out.shape[:calls.dims], np.int64).reshape(calls.dims, -1)  # (dims, calls)
-    if not calls.dims:
-        index = np.zeros((0, 1), np.int64)                  # one call over whole tensors
+    index = (np.indices(out.shape[:calls.dims], np.int64).reshape(calls.dims, -1)  # (dims, calls)
+             if calls.dims else np.zeros((0, 1), np.int64))  # one call over whole tensors
 
     def positions(t: MliTensor, view: MliTensor) -> np.ndarray:
         """(calls, slice elements): flat row-major positions of every call's slice in `t`."""

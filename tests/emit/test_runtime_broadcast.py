@@ -25,6 +25,7 @@ CASES = {
     "per_column_block": ("ADD", [1, 1, 5, 6], [1, 4, 5, 6], [1, 4, 5, 6], 4, 30),
     "both_broadcast": ("MAXIMUM", [1, 4, 1, 6], [1, 1, 5, 6], [1, 4, 5, 6], 20, 6),
     "rank1_bias": ("SUB", [1, 2, 12, 16], [16], [1, 2, 12, 16], 24, 16),
+    "ranks_differ": ("ADD", [1, 1, 6], [6], [1, 1, 6], 1, 6),    # one call, views of equal rank
 }
 OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}
 

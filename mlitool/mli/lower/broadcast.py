@@ -50,12 +50,14 @@ def _slice_fields(src: MliTensor, out_shape: tuple[int, ...], dims: int) -> dict
     where it repeats over all of them."""
     rank = len(out_shape)
     shape = aligned(src.shape, rank)
-    strides = (0,) * (rank - len(src.shape)) + tuple(src.mem_stride)
+    strides = list(src.mem_stride)
+    while len(strides) < rank:              # leading ones: the stride a size-1 axis would have
+        strides.insert(0, (strides[0] * shape[rank - len(strides)]) if strides else 1)
     tail = shape[dims:]
     if all(t == 1 for t in tail) and any(o > 1 for o in out_shape[dims:]):
         tail, tail_strides = (1,), (1,)
     else:
-        tail_strides = strides[dims:]
+        tail_strides = tuple(strides[dims:])
     return {"shape": tail, "mem_stride": tail_strides, "buffer": src.buffer or src.name,
             "offset": src.offset, "capacity": None, "notes": [f"per-call slice of {src.name}"]}
 
