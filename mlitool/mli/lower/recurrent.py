@@ -13,6 +13,8 @@ its saturation takes the clip's place.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from mlitool import ir
@@ -67,77 +69,100 @@ def _cell_range(b: Builder, op: ir.Op) -> tuple[float, str]:
                                 "nor quantizes its cell state (verify shows the cost)")
 
 
+@dataclass
+class _Cell:
+    """The MLI tensors of one LSTM layer, with the real values the constants encode."""
+
+    x: MliTensor
+    out: MliTensor
+    w_in: MliTensor
+    w_out: MliTensor
+    bias: MliTensor
+    prev_out: MliTensor
+    cell_zero: MliTensor
+    cell: MliTensor
+    real_w_in: list[np.ndarray]                 # per gate, MLI order, [N, M]
+    real_w_out: list[np.ndarray]                # [M, M]
+    real_bias: list[np.ndarray]                 # [M]
+    cell_range: float
+
+
 def lower_lstm(b: Builder, op: ir.Op, fmt: str) -> None:
     el_a, el_w, el_b = FORMATS[fmt]
     x = b.tensors[b.use(op, op.inputs[0], el_a)]
     out = b.produce(op.outputs[0], el_a)
-    base = out.name
-    w_in = _gates(b, op, LSTM_INPUT_WEIGHTS, transpose=True)          # 4 x [N, M]
-    w_out = _gates(b, op, LSTM_RECURRENT_WEIGHTS, transpose=True)     # 4 x [M, M]
-    bias = _gates(b, op, LSTM_BIASES, transpose=False)                # 4 x [M]
+    w_in = _gates(b, op, LSTM_INPUT_WEIGHTS, transpose=True)
+    w_out = _gates(b, op, LSTM_RECURRENT_WEIGHTS, transpose=True)
+    bias = _gates(b, op, LSTM_BIASES, transpose=False)
     m = bias[0].shape[0]
     cell_range, cell_note = _cell_range(b, op)
-    wi = MliTensor(name=f"{base}_weights_in", role=Role.WEIGHTS, shape=(4,) + w_in[0].shape,
-                   el_type=el_w, layout="GNM", source_index=op.inputs[LSTM_INPUT_WEIGHTS[0]])
-    wo = MliTensor(name=f"{base}_weights_out", role=Role.WEIGHTS, shape=(4, m, m),
-                   el_type=el_w, layout="GMM",
-                   source_index=op.inputs[LSTM_RECURRENT_WEIGHTS[0]])
-    bm = MliTensor(name=f"{base}_bias", role=Role.BIAS, shape=(4, m), el_type=el_b,
-                   layout="GM", source_index=op.inputs[LSTM_BIASES[0]])
-    h0 = MliTensor(name=f"{base}_prev_out", role=Role.PARAM, shape=(m,), el_type=el_a,
-                   notes=["the previous output at the first step: zero (one sequence per run)"])
-    zero = MliTensor(name=f"{base}_cell_zero", role=Role.PARAM, shape=(m,), el_type=el_a,
-                     notes=["copied into the cell state before every run"])
-    cell = MliTensor(name=f"{base}_cell", role=Role.ACTIVATION, shape=(m,), el_type=el_a,
-                     notes=[cell_note])
+
+    def tensor(suffix: str, role: Role, shape, el: ElType, layout: str = "", slot=None,
+               note: str | None = None) -> MliTensor:
+        return MliTensor(name=f"{out.name}_{suffix}", role=role, shape=shape, el_type=el,
+                         layout=layout, notes=[note] if note else [],
+                         source_index=op.inputs[slot] if slot is not None else None)
+
+    k = _Cell(x, out,
+              tensor("weights_in", Role.WEIGHTS, (4,) + w_in[0].shape, el_w, "GNM",
+                     LSTM_INPUT_WEIGHTS[0]),
+              tensor("weights_out", Role.WEIGHTS, (4, m, m), el_w, "GMM",
+                     LSTM_RECURRENT_WEIGHTS[0]),
+              tensor("bias", Role.BIAS, (4, m), el_b, "GM", LSTM_BIASES[0]),
+              tensor("prev_out", Role.PARAM, (m,), el_a,
+                     note="the previous output at the first step: zero (one sequence per run)"),
+              tensor("cell_zero", Role.PARAM, (m,), el_a,
+                     note="copied into the cell state before every run"),
+              tensor("cell", Role.ACTIVATION, (m,), el_a, note=cell_note),
+              w_in, w_out, bias, cell_range)
     if el_a == ElType.SA8:
-        _sa8_tensors(b, x, out, wi, wo, bm, h0, zero, cell, op, w_in, w_out, bias, cell_range)
+        _sa8_params(b, op, k)
     else:
-        _fx_tensors(x, out, wi, wo, bm, h0, zero, cell, w_in, w_out, bias, cell_range,
-                    el_w.bits, el_b.bits)
-    for t in (wi, wo, bm, h0, zero, cell):
+        _fx_params(k, el_w.bits, el_b.bits)
+    for t in (k.w_in, k.w_out, k.bias, k.prev_out, k.cell_zero, k.cell):
         b.add(t)
-    b.mov(op, fmt, zero.name, cell.name, [0], [m], [1], "reset the LSTM cell state to zero")
-    b.layer(op, "lstm_cell", fmt, [x.name, h0.name, cell.name], [out.name], bias=bm.name,
-            params={"weights_in": wi.name, "weights_out": wo.name}, cfg_type="mli_rnn_cell_cfg",
+    b.mov(op, fmt, k.cell_zero.name, k.cell.name, [0], [m], [1],
+          "reset the LSTM cell state to zero")
+    b.layer(op, "lstm_cell", fmt, [x.name, k.prev_out.name, k.cell.name], [out.name],
+            bias=k.bias.name, params={"weights_in": k.w_in.name, "weights_out": k.w_out.name},
+            cfg_type="mli_rnn_cell_cfg",
             cfg={"direction": 0, "results": RNN_OUT_ALL, "act": RNN_ACT_TANH,
                  "scratch_bytes": 4 * m * el_a.dtype.itemsize, "scratch_type": el_a.c_type},
             notes=["gates stacked in MLI's order (i, g, f, o) from TFLite's (input, forget, "
                    "cell, output); every step's output kept", cell_note])
 
 
-def _sa8_tensors(b, x, out, wi, wo, bm, h0, zero, cell, op, w_in, w_out, bias, cell_range):
-    wi.data, s_in = _sa8_per_gate(b, op, LSTM_INPUT_WEIGHTS, w_in)
-    wo.data, s_out = _sa8_per_gate(b, op, LSTM_RECURRENT_WEIGHTS, w_out)
-    x_scale = float(x.real_scale()[0])
-    b_scale = np.float32(x_scale) * s_in.astype(np.float32)        # bias joins the x part
-    bm.data = np.stack([Q.int_quantize(r, float(s), 0, 32)[0] for r, s in zip(bias, b_scale)]
-                       ).astype(np.int32)
-    for t, scales in ((wi, s_in), (wo, s_out)):
+def _sa8_params(b: Builder, op: ir.Op, k: _Cell) -> None:
+    k.w_in.data, s_in = _sa8_per_gate(b, op, LSTM_INPUT_WEIGHTS, k.real_w_in)
+    k.w_out.data, s_out = _sa8_per_gate(b, op, LSTM_RECURRENT_WEIGHTS, k.real_w_out)
+    # MLI adds the bias to the input part of each gate: its scale is x_scale * w_in_scale[g].
+    b_scale = np.float32(k.x.real_scale()[0]) * s_in.astype(np.float32)
+    k.bias.data = np.stack([Q.int_quantize(r, float(s), 0, 32)[0]
+                            for r, s in zip(k.real_bias, b_scale)]).astype(np.int32)
+    for t, scales in ((k.w_in, s_in), (k.w_out, s_out)):
         t.scale, t.scale_frac_bits = Q.encode_scale_mli2(scales)
         t.zero_point, t.dim = np.zeros(4, np.int16), 0
-    bm.scale, bm.scale_frac_bits = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]),
-                                                     wi.scale, wi.scale_frac_bits,
-                                                     b_scale.astype(np.float64))
-    bm.zero_point, bm.dim = np.zeros(4, np.int16), 0
-    b.set_sa(cell, cell_range / 127, 0)
-    for t in (h0, zero):                       # real zero in the output's / cell's parameters
-        like = out if t is h0 else cell
+    k.bias.scale, k.bias.scale_frac_bits = Q.bias_scale_mli2(
+        int(k.x.scale[0]), int(k.x.scale_frac_bits[0]), k.w_in.scale, k.w_in.scale_frac_bits,
+        b_scale.astype(np.float64))
+    k.bias.zero_point, k.bias.dim = np.zeros(4, np.int16), 0
+    b.set_sa(k.cell, k.cell_range / 127, 0)
+    for t, like in ((k.prev_out, k.out), (k.cell_zero, k.cell)):   # real zero in their params
         t.scale, t.scale_frac_bits = like.scale.copy(), like.scale_frac_bits.copy()
         t.zero_point, t.dim = like.zero_point.copy(), -1
         t.data = np.full(t.shape, int(like.zero_point[0]), np.int8)
 
 
-def _fx_tensors(x, out, wi, wo, bm, h0, zero, cell, w_in, w_out, bias, cell_range, w_bits,
-                b_bits):
-    for t, real in ((wi, np.stack(w_in)), (wo, np.stack(w_out))):
+def _fx_params(k: _Cell, w_bits: int, b_bits: int) -> None:
+    for t, real in ((k.w_in, np.stack(k.real_w_in)), (k.w_out, np.stack(k.real_w_out))):
         t.frac_bits = Q.fx_frac_bits(float(np.abs(real).max(initial=0.0)), w_bits)
         t.data, _ = Q.fx_quantize(real, t.frac_bits, w_bits)
-    real_b = np.stack(bias)
-    bm.frac_bits = min(Q.fx_frac_bits(float(np.abs(real_b).max(initial=0.0)), b_bits),
-                       int(x.frac_bits) + int(wi.frac_bits))
-    bm.data, _ = Q.fx_quantize(real_b, bm.frac_bits, b_bits)
-    cell.frac_bits = Q.fx_frac_bits(cell_range, 16)
-    for t, like in ((h0, out), (zero, cell)):
+    real_b = np.stack(k.real_bias)
+    # MLI shifts the bias to the input part's frac bits (in + w_in): it must not exceed them.
+    k.bias.frac_bits = min(Q.fx_frac_bits(float(np.abs(real_b).max(initial=0.0)), b_bits),
+                           int(k.x.frac_bits) + int(k.w_in.frac_bits))
+    k.bias.data, _ = Q.fx_quantize(real_b, k.bias.frac_bits, b_bits)
+    k.cell.frac_bits = Q.fx_frac_bits(k.cell_range, 16)
+    for t, like in ((k.prev_out, k.out), (k.cell_zero, k.cell)):
         t.frac_bits = like.frac_bits
         t.data = np.zeros(t.shape, like.el_type.dtype)
