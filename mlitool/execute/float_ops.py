@@ -204,6 +204,7 @@ def pad(c: Call):
 
 LSTM_GATES = ("input", "forget", "cell", "output")     # TFLite's order of weights and biases
 LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS, LSTM_BIASES = (1, 2, 3, 4), (5, 6, 7, 8), (12, 13, 14, 15)
+LSTM_CELL_STATE = 19
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
@@ -232,7 +233,7 @@ def unidirectional_sequence_lstm(c: Call):
 
     h = np.zeros((x.shape[0], m), f32)
     cell = np.zeros_like(h)
-    outs = []
+    outs, cells = [], []
     for t in range(x.shape[1]):
         xt = x[:, t]
         f = _sigmoid(gate(1, xt, h))
@@ -242,5 +243,10 @@ def unidirectional_sequence_lstm(c: Call):
             cell = np.clip(cell, f32(-clip), f32(clip))
         h = (_sigmoid(gate(3, xt, h)) * activate(cell, act)).astype(f32)
         outs.append(h)
+        cells.append(cell)
+    if c.has(LSTM_CELL_STATE):
+        # Every step's cell state, under the state tensor: what calibration takes its range from
+        # (no graph tensor holds it; nothing reads a variable's value).
+        c.values[c.op.inputs[LSTM_CELL_STATE]] = np.stack(cells, axis=1)
     y = np.stack(outs, axis=1)                                 # (n, T, M)
     return [(y.swapaxes(1, 2) if time_major else y).reshape(c.out_shape())]

@@ -167,3 +167,30 @@ def test_mli1_has_no_lstm():
     g = read(shared_path(MNIST_LSTM)).main
     with pytest.raises(UnsupportedError, match="MLI 1.1 has no LSTM kernel"):
         lower(g, format="fx16", mli_version="1.1", layout="hwc")
+
+
+def test_calibration_takes_the_cell_range_from_the_float_recurrence(tmp_path):
+    """Without a clip, the cell's SA8 range is the largest |cell state| the calibration data
+    reaches: recomputed here from the model's weights with a plain recurrence (float64)."""
+    from mlitool.calibrate import collect_ranges
+
+    path = _write(tmp_path, "lstm", lstm_model(cell_clip=0.0, seed=3))
+    g = read(path).main
+    op = g.ops[0]
+    x = _inputs(16, seed=7)
+    w = [np.asarray(g.tensors[op.inputs[k]].data, np.float64) for k in range(1, 9)]
+    bias = [np.asarray(g.tensors[op.inputs[k]].data, np.float64) for k in range(12, 16)]
+    sig = lambda v: 1 / (1 + np.exp(-v))                                    # noqa: E731
+    h = c = np.zeros((len(x), CELLS))
+    biggest = 0.0
+    for t in range(STEPS):
+        xt = x[:, 0, t].astype(np.float64)
+        pre = [xt @ w[k].T + h @ w[4 + k].T + bias[k] for k in range(4)]   # i, f, c, o
+        c = sig(pre[1]) * c + sig(pre[0]) * np.tanh(pre[2])
+        h = sig(pre[3]) * np.tanh(c)
+        biggest = max(biggest, float(np.abs(c).max()))
+    ranges = collect_ranges(g, {g.inputs[0]: x})
+    model = lower(g, format="sa8", ranges=ranges)
+    cell = model.tensor(next(la for la in model.layers if la.kind == "lstm_cell").inputs[2])
+    assert float(cell.real_scale()[0]) * 127 == pytest.approx(biggest, rel=1e-3)
+    assert any("calibrated" in n for n in cell.notes)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute.float_ops import LSTM_BIASES, LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS
+from mlitool.execute.float_ops import (LSTM_BIASES, LSTM_CELL_STATE as CELL_STATE,
+                                       LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS)
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
@@ -27,7 +28,6 @@ MLI_GATE_ORDER = (0, 2, 1, 3)        # MLI (i, g, f, o) from TFLite's (input, fo
 RNN_ACT_TANH = 1
 RNN_OUT_ALL = 1
 DEFAULT_CELL_RANGE = 8.0             # where neither a clip nor an int16 cell state says more
-CELL_STATE = 19                      # TFLite input slot of the cell state variable
 
 
 def _gates(b: Builder, op: ir.Op, slots: tuple[int, ...], transpose: bool) -> list[np.ndarray]:
@@ -58,15 +58,23 @@ def _sa8_per_gate(b: Builder, op: ir.Op, slots, real: list[np.ndarray]):
 
 
 def _cell_range(b: Builder, op: ir.Op) -> tuple[float, str]:
+    """The cell state's range: calibrated (float models; the float executor leaves the cell
+    states under the state tensor), else the int16 cell state's, else a default; never beyond
+    the model's cell clip, which the cell's saturation then stands in for."""
     clip = float(op.options.get("cell_clip", 0.0) or 0.0)
-    if clip > 0:
-        return clip, f"cell range +-{clip:g}: the model's cell clip (saturation clips)"
-    t = b.g.tensor(op.inputs[CELL_STATE]) if len(op.inputs) > CELL_STATE else None
-    if t is not None and t.dtype == "int16" and t.quant is not None:
-        r = float(t.quant.scale[0]) * 32767
-        return r, f"cell range +-{r:.4g}: the model's int16 cell state"
-    return DEFAULT_CELL_RANGE, (f"cell range +-{DEFAULT_CELL_RANGE:g}: the model neither clips "
-                                "nor quantizes its cell state (verify shows the cost)")
+    idx = op.inputs[CELL_STATE] if len(op.inputs) > CELL_STATE else -1
+    t = b.g.tensor(idx)
+    if idx in b.ranges:
+        r, why = max(abs(v) for v in b.ranges[idx]), "calibrated"
+    elif t is not None and t.dtype == "int16" and t.quant is not None:
+        r, why = float(t.quant.scale[0]) * 32767, "the model's int16 cell state"
+    elif clip > 0:
+        r, why = clip, "the model's cell clip"
+    else:
+        r, why = DEFAULT_CELL_RANGE, "a default: no calibration, clip or int16 state says more"
+    if clip > 0 and r > clip:
+        r, why = clip, why + ", within the model's cell clip (saturation clips)"
+    return r, f"cell range +-{r:.4g}: {why}"
 
 
 @dataclass
