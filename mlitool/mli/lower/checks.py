@@ -426,6 +426,13 @@ def float_pad_zero(s: Subject):
 
 # --- the check -----------------------------------------------------------------------------
 
+# Input slots that must be constants (weights, TRANSPOSE_CONV's output shape), not activations:
+# when they are not, the op's own check says so (the activation checks would only call their
+# type or batch wrong).
+PARAMETER_SLOTS = {"CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED": (1,),
+                   "TRANSPOSE_CONV": (0, 1)}
+
+
 def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
     s = Subject(graph, op, mli_version, layout)
@@ -433,7 +440,9 @@ def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | 
         fields = check(s)
         if fields is not None:
             return message(check, **fields)
-    acts = [graph.tensors[i] for i in op.inputs if i >= 0 and graph.tensors[i].data is None]
+    params = PARAMETER_SLOTS.get(op.type, ())
+    acts = [graph.tensors[i] for slot, i in enumerate(op.inputs)
+            if i >= 0 and graph.tensors[i].data is None and slot not in params]
     for t in acts + [graph.tensors[i] for i in op.outputs]:
         for check in TENSOR_CHECKS:
             fields = check(s, t)
