@@ -12,7 +12,7 @@ import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
-from tests.support.tconv_models import INT8_CASES, WIDE_CASES, tconv_model
+from tests.support.tconv_models import INT8_CASES, WIDE_CASES, decoder_model, tconv_model
 
 CASES = {**{f"int8_{k}": v for k, v in INT8_CASES.items()},
          **{f"16x8_{k}": v for k, v in WIDE_CASES.items()}}
@@ -72,6 +72,20 @@ def test_float_mode_of_the_int8_model_is_its_real_arithmetic(tmp_path):
     q = g.tensors[g.outputs[0]].quant
     ref = (_litert(path, g, x).astype(np.float64) - q.zero_point[0]) * q.scale[0]
     assert np.abs(real - ref).max() <= 0.51 * q.scale[0]
+
+
+def test_decoder_block_tflite_mode_is_litert_at_every_layer(tmp_path):
+    pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    from mlitool.oracle import run_litert
+
+    path = decoder_model(tmp_path / "decoder.tflite")
+    g = read(path).main
+    x = _full_range(g)
+    ours = run_graph(g, {g.inputs[0]: x}, "tflite", keep=True)
+    wanted = [op.outputs[0] for op in g.ops]
+    ref = run_litert(path, g, {g.inputs[0]: x}, wanted)
+    for i in wanted:
+        np.testing.assert_array_equal(ours[i], ref[i])
 
 
 def _verify(path, fmt, capsys):

@@ -5,6 +5,7 @@ what mli_krn_transpose_conv2d cannot compute, and `inspect` (supported, MACs).""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -125,3 +126,32 @@ def test_inspect_supports_it_and_counts_its_macs(tmp_path, capsys):
     assert op["supported"] is True and op["unsupported_reason"] is None
     # every input pixel (5*6) times every filter element (6*3*3*4)
     assert op["macs"] == 5 * 6 * 6 * 3 * 3 * 4
+
+
+def _malformed(tmp_path, out_shape=None, w_in=4):
+    tensors = tconv_tensors("int8", (10, 12), (5, 6), (3, 3), 4, 6, 0)
+    if out_shape is not None:
+        tensors[4].shape = out_shape
+    if w_in != 4:
+        tensors[1].shape = [6, 3, 3, w_in]
+        tensors[1].data = np.zeros((6, 3, 3, w_in), np.int8)
+    opts = options("TransposeConvOptions", padding=PADDING["SAME"], strideW=2, strideH=2)
+    path = tmp_path / f"bad_{w_in}_{out_shape}.tflite"
+    path.write_bytes(graph_model(tensors, [("TRANSPOSE_CONV", [0, 1, 2, 3], [4], opts)],
+                                 [2], [4]))
+    return path
+
+
+def test_malformed_shapes_are_bad_input(tmp_path):
+    from mlitool.errors import ModelFormatError
+    from mlitool.tflite_reader import read_model
+    from mlitool.validate import problems
+
+    cases = [(_malformed(tmp_path, out_shape=[1, 9, 12, 6]),
+              "output_shape [1, 10, 12, 6] is not the output's shape [1, 9, 12, 6]"),
+             (_malformed(tmp_path, w_in=3), "weights [6, 3, 3, 3] do not fit an input of 4 "
+                                            "channels")]
+    for path, text in cases:
+        with pytest.raises(ModelFormatError, match=re.escape(text)):
+            read(path)
+        assert text in str(problems(read_model(path).main)[0])

@@ -74,3 +74,46 @@ WIDE_CASES = {
     "same_s2": dict(kind="int16x8"),
     "valid_s2_relu": dict(kind="int16x8", padding="VALID", out_hw=(11, 13), act="RELU"),
 }
+
+
+def decoder_model(path: Path, seed: int = 1) -> Path:
+    """A U-Net style int8 block: x [1,8,8,4] -> CONV_2D stride 2 (RELU) -> [1,4,4,8] ->
+    TRANSPOSE_CONV stride 2 -> [1,8,8,4], concatenated with x along channels (same
+    parameters: the transpose conv writes straight into a strided view of the concatenation)
+    -> CONV_2D 1x1 -> [1,8,8,3]."""
+    rng = np.random.default_rng(seed)
+
+    def weights(shape):
+        n = shape[0]
+        return (T(list(shape), data=rng.integers(-127, 128, shape).astype(np.int8),
+                  scale=rng.uniform(0.002, 0.01, n).tolist(), zero_point=[0] * n),
+                rng.uniform(0.002, 0.01, n))
+
+    s_x, s_c, s_y = 0.05, 0.08, 0.1
+    w1, _ = weights((8, 3, 3, 4))
+    w2, _ = weights((4, 3, 3, 8))
+    w3, _ = weights((3, 1, 1, 8))
+
+    def bias(w_t, s_in):
+        n = len(w_t.scale)
+        return T([n], dtype="int32", data=rng.integers(-2000, 2000, n).astype(np.int32),
+                 scale=(s_in * np.asarray(w_t.scale)).tolist(), zero_point=[0] * n)
+
+    tensors = [T([1, 8, 8, 4], name="x", scale=[s_x], zero_point=[-2]),            # 0
+               w1, bias(w1, s_x),                                                   # 1, 2
+               T([1, 4, 4, 8], name="down", scale=[s_c], zero_point=[-128]),        # 3
+               T([4], dtype="int32", data=np.array([1, 8, 8, 4], np.int32)),        # 4
+               w2, bias(w2, s_c),                                                   # 5, 6
+               T([1, 8, 8, 4], name="up", scale=[s_x], zero_point=[-2]),            # 7
+               T([1, 8, 8, 8], name="cat", scale=[s_x], zero_point=[-2]),           # 8
+               w3, bias(w3, s_x),                                                   # 9, 10
+               T([1, 8, 8, 3], name="y", scale=[s_y], zero_point=[3])]              # 11
+    ops = [("CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=0, strideW=2,
+                                               strideH=2, fusedActivationFunction=1)),
+           ("TRANSPOSE_CONV", [4, 5, 3, 6], [7],
+            options("TransposeConvOptions", padding=0, strideW=2, strideH=2)),
+           ("CONCATENATION", [0, 7], [8], options("ConcatenationOptions", axis=3)),
+           ("CONV_2D", [8, 9, 10], [11], options("Conv2DOptions", padding=0, strideW=1,
+                                                 strideH=1))]
+    path.write_bytes(graph_model(tensors, ops, [0], [11]))
+    return path
