@@ -56,3 +56,18 @@ def safe_pool_axis(in_size: int, kernel: int, stride: int, pb: int, pa: int, out
                 if np.array_equal(lo, lo2) and np.array_equal(hi, hi2):
                     return k, s, b, a
     return None
+
+
+def transpose_conv_padding(padding: str, in_size: int, out_size: int, filter_size: int,
+                           stride: int) -> tuple[int, int]:
+    """(pad_before, pad_after) of a TRANSPOSE_CONV axis: out[i * stride + k - pad_before] +=
+    in[i] * w[k] for outputs inside [0, out_size).
+
+    TFLite pads as the forward convolution from `out_size` to `in_size` would (its
+    ComputePaddingHeightWidth on the output size); `pad_after` is what is then cut at the far
+    end, `(in_size - 1) * stride + filter_size - pad_before - out_size` (MLI's
+    mli_krn_transpose_conv2d takes both: its output size is that expression). It is negative
+    when `out_size` asks for more rows than any tap reaches (only bias there).
+    """
+    _, before, _ = tflite_padding(padding, out_size, filter_size, stride)
+    return before, (in_size - 1) * stride + filter_size - before - out_size

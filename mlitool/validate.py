@@ -272,10 +272,35 @@ def fc_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     yield from _bias(g, op, w.shape[0])
 
 
-def _bias(g: ir.Graph, op: ir.Op, channels: int) -> Iterator[Problem]:
-    if len(op.inputs) > 2 and op.inputs[2] >= 0:
-        b = g.tensors[op.inputs[2]]
-        want = _BIAS_TYPES.get(g.tensors[op.inputs[0]].dtype, ("float32",))
+def transpose_conv_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """TRANSPOSE_CONV: output_shape, weights (O, KH, KW, I), input [N, H, W, I], bias [O]."""
+    shape_t, w, x = (g.tensors[i] for i in op.inputs[:3])
+    out = g.tensors[op.outputs[0]]
+    for t in (w, x, out):
+        if len(t.shape) != 4:
+            yield Problem(f"has shape {list(t.shape)}, expected rank 4", op, t)
+            return
+    if min(w.shape[1:3]) < 1 or w.shape[3] != x.shape[3]:
+        yield Problem(f"weights {list(w.shape)} do not fit an input of {x.shape[3]} channels",
+                      op, w)
+        return
+    if shape_t.data is not None and [int(v) for v in np.asarray(shape_t.data).reshape(-1)] \
+            != list(out.shape):
+        yield Problem(f"output_shape {np.asarray(shape_t.data).reshape(-1).tolist()} is not "
+                      f"the output's shape {list(out.shape)}", op, out)
+        return
+    if out.shape[0] != x.shape[0] or out.shape[3] != w.shape[0]:
+        yield Problem(f"has shape {list(out.shape)}, but the op computes batch {x.shape[0]} "
+                      f"and {w.shape[0]} channels", op, out)
+        return
+    yield from _bias(g, op, w.shape[0], x_slot=2, slot=3)
+
+
+def _bias(g: ir.Graph, op: ir.Op, channels: int, x_slot: int = 0, slot: int = 2
+          ) -> Iterator[Problem]:
+    if len(op.inputs) > slot and op.inputs[slot] >= 0:
+        b = g.tensors[op.inputs[slot]]
+        want = _BIAS_TYPES.get(g.tensors[op.inputs[x_slot]].dtype, ("float32",))
         if b.size != channels or len(b.shape) != 1:
             yield Problem(f"bias of shape {list(b.shape)}, expected [{channels}]", op, b)
         elif b.dtype not in want:
@@ -387,6 +412,8 @@ def _op_checks(op_type: str) -> tuple[OpCheck, ...]:
         checks.append(window_shapes)
     elif op_type == "FULLY_CONNECTED":
         checks.append(fc_shapes)
+    elif op_type == "TRANSPOSE_CONV":
+        checks.append(transpose_conv_shapes)
     elif op_type in _ELTWISE:
         checks.append(eltwise_shapes)
     elif op_type in _SAME_SHAPE:

@@ -70,6 +70,15 @@ def depthwise_conv_2d(c: Call):
     return _done(c, y)
 
 
+def transpose_conv(c: Call):
+    """TRANSPOSE_CONV: inputs output_shape, weights (O, KH, KW, I), input, optional bias."""
+    x = _merge(_fx(c, 2))
+    w = c.const(1).astype(f32)
+    out_h, out_w = c.tout().shape[1:3]
+    y = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w) + _bias(c, 3)
+    return _done(c, y)
+
+
 def fully_connected(c: Call):
     w = c.const(1).astype(f32)
     depth = w.shape[-1]

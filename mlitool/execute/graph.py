@@ -30,6 +30,7 @@ _KERNELS: dict[str, tuple[Kernel | None, Kernel | None]] = {
     "CONV_2D": (float_ops.conv_2d, tflite_ops.conv_2d),
     "DEPTHWISE_CONV_2D": (float_ops.depthwise_conv_2d, tflite_ops.depthwise_conv_2d),
     "FULLY_CONNECTED": (float_ops.fully_connected, tflite_ops.fully_connected),
+    "TRANSPOSE_CONV": (float_ops.transpose_conv, tflite_ops.transpose_conv),
     "AVERAGE_POOL_2D": (float_ops.average_pool_2d, tflite_ops.average_pool_2d),
     "MAX_POOL_2D": (float_ops.max_pool_2d, tflite_ops.max_pool_2d),
     "ADD": (float_ops.add, tflite_ops.add),

@@ -36,9 +36,9 @@ def _is_float(t: ir.Tensor) -> bool:
     return np.dtype(t.dtype).kind == "f"
 
 
-def _weighted_float(c: Call) -> bool:
+def _weighted_float(c: Call, x_slot: int = 0) -> bool:
     """True for a float op (run by the float kernel); rejects what tflite mode cannot reproduce."""
-    x_t, w_t = c.tin(0), c.tin(1)
+    x_t, w_t = c.tin(x_slot), c.tin(1)
     if _is_float(x_t):
         if not _is_float(w_t):
             raise UnsupportedError(f"{c.op.label}: hybrid (dynamic-range) op with {w_t.dtype} weights "
@@ -55,9 +55,9 @@ def _weighted_float(c: Call) -> bool:
 # Convolutions and fully connected
 
 
-def _offsets(c: Call):
-    x_t, w_t = c.tin(0), c.tin(1)
-    x = _merge(c.x(0)).astype(np.float64) - zp_of(x_t)
+def _offsets(c: Call, x_slot: int = 0):
+    x_t, w_t = c.tin(x_slot), c.tin(1)
+    x = _merge(c.x(x_slot)).astype(np.float64) - zp_of(x_t)
     w = c.const(1).astype(np.float64)
     wq = quant_of(w_t, "filter")
     if wq.per_axis:
@@ -74,10 +74,10 @@ def _bias(c: Call, idx: int = 2):
     return c.const(idx).astype(np.int64)
 
 
-def _per_channel_output(c: Call, acc: np.ndarray) -> list:
+def _per_channel_output(c: Call, acc: np.ndarray, x_slot: int = 0, bias_slot: int = 2) -> list:
     """Exact float64 sums → int64, + bias, per-channel requantization, zero point and clamp."""
-    acc = np.rint(acc).astype(np.int64) + _bias(c)
-    acc = requant_channels(acc, c.tin(0), c.tin(1), c.tout())
+    acc = np.rint(acc).astype(np.int64) + _bias(c, bias_slot)
+    acc = requant_channels(acc, c.tin(x_slot), c.tin(1), c.tout())
     return [finish(acc, c.tout(), c.opt("fused_activation")).reshape(c.out_shape())]
 
 
@@ -97,6 +97,17 @@ def depthwise_conv_2d(c: Call):
         return float_ops.depthwise_conv_2d(c)
     x, w = _offsets(c)
     return _per_channel_output(c, win.depthwise_sum(x, w, c.op.options))
+
+
+def transpose_conv(c: Call):
+    """reference_integer_ops::TransposeConv (int8, and 16x8 with an int64 accumulator): the
+    scatter of every input pixel's products, + bias, per-channel requantization."""
+    if _weighted_float(c, x_slot=2):
+        return float_ops.transpose_conv(c)
+    x, w = _offsets(c, x_slot=2)
+    out_h, out_w = c.tout().shape[1:3]
+    acc = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w)
+    return _per_channel_output(c, acc, x_slot=2, bias_slot=3)
 
 
 def fully_connected(c: Call):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from mlitool.geometry import tflite_padding
+from mlitool.geometry import tflite_padding, transpose_conv_padding
 
 
 def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
@@ -74,3 +74,24 @@ def depthwise_sum(x: np.ndarray, w: np.ndarray, options: dict) -> np.ndarray:
             tap = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
             acc += tap * w[0, i, j, :]
     return acc
+
+
+def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int
+                       ) -> np.ndarray:
+    """TRANSPOSE_CONV sums of NHWC `x` and TFLite filter `w` (O, KH, KW, I) into an
+    (B, out_h, out_w, O) output: out[i * stride + k - pad] += x[i] @ w[:, k, :].T, taps that
+    land outside the output dropped (TFLite's scatter). One matmul per kernel tap, added to a
+    strided slice of an accumulator that spans every reachable position."""
+    b, h, wd, _ = x.shape
+    o, kh, kw, _ = w.shape
+    sh, sw = options.get("stride_h", 1), options.get("stride_w", 1)
+    padding = options.get("padding", "SAME")
+    pt, _ = transpose_conv_padding(padding, h, out_h, kh, sh)
+    pl, _ = transpose_conv_padding(padding, wd, out_w, kw, sw)
+    full_h, full_w = max((h - 1) * sh + kh, pt + out_h), max((wd - 1) * sw + kw, pl + out_w)
+    acc = np.zeros((b, full_h, full_w, o), dtype=np.result_type(x, w))
+    for i in range(kh):
+        for j in range(kw):
+            acc[:, i: i + (h - 1) * sh + 1: sh, j: j + (wd - 1) * sw + 1: sw, :] += \
+                x @ w[:, i, j, :].T
+    return acc[:, pt: pt + out_h, pl: pl + out_w, :]

@@ -18,7 +18,7 @@ from mlitool.mli.types import MliTensor
 # FULLY_CONNECTED over several rows is a 1x1 conv2d.
 OP_KINDS: dict[str, str] = {
     "CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d",
-    "FULLY_CONNECTED": "fully_connected",
+    "FULLY_CONNECTED": "fully_connected", "TRANSPOSE_CONV": "transpose_conv2d",
     "AVERAGE_POOL_2D": "avepool", "MEAN": "avepool", "MAX_POOL_2D": "maxpool",
     "ADD": "eltwise_add", "SUB": "eltwise_sub", "MUL": "eltwise_mul",
     "MINIMUM": "eltwise_min", "MAXIMUM": "eltwise_max",

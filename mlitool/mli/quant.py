@@ -285,12 +285,13 @@ def symmetric_scales(w: np.ndarray, axis: int | None, bits: int = 8) -> np.ndarr
 def mli_quant_dim(op_type: str, mli_version: str, layout: str) -> int:
     """The MLI per-axis `dim` of the weights of a TFLite op after the layout change.
 
-    MLI 2.x: conv OHWI dim 0 -> HWCN dim 3; depthwise (1,Kh,Kw,C) -> HW1N dim 3; FC (M,N) dim 0 ->
+    MLI 2.x: conv and transpose conv OHWI dim 0 -> HWCN dim 3; depthwise (1,Kh,Kw,C) -> HW1N dim 3; FC (M,N) dim 0 ->
     (N,M) dim 1. MLI 1.x: conv (Cout,...) dim 0 in CHW and HWC; depthwise CHW (Cout,1,Kh,Kw) dim 0,
     1.1 SA8 depthwise (1,Kh,Kw,Cout) dim 3; FC (M,N) dim 0.
     """
     if mli_version == "2.0":
-        return {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "FULLY_CONNECTED": 1}[op_type]
+        return {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "TRANSPOSE_CONV": 3,
+                "FULLY_CONNECTED": 1}[op_type]
     if op_type == "DEPTHWISE_CONV_2D":
         return 0 if layout == "chw" else 3
     return 0

@@ -120,7 +120,7 @@ def test_op_table_is_the_one_source():
     families = (mac, activations, movement, recurrent)
     for op_type, fn in LOWERINGS.items():
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), op_type
-    for kind in set(OP_KINDS.values()) | set(OUTPUT_PARAMS) | (MAC_KINDS - {"transpose_conv2d"}):
+    for kind in set(OP_KINDS.values()) | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert kernels.available_formats(kind, "2.0"), kind
 
 

@@ -36,6 +36,7 @@ LOWERINGS: dict[str, Lowering] = {
     "CONV_2D": mac.lower_mac,
     "DEPTHWISE_CONV_2D": mac.lower_mac,
     "FULLY_CONNECTED": mac.lower_mac,
+    "TRANSPOSE_CONV": mac.lower_mac,
     "AVERAGE_POOL_2D": activations.lower_pool,
     "MAX_POOL_2D": activations.lower_pool,
     "MEAN": activations.lower_pool,

@@ -16,6 +16,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import UnsupportedError
+from mlitool.geometry import transpose_conv_padding
 from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
                                      fc_rows, layer_kind, rows_not_batch, slice_boxes)
 from mlitool.mli.ops import SLICE_OPS, SUPPORTED_OPS
@@ -61,8 +62,7 @@ def message(check: Callable, **fields) -> str:
 # --- every op ------------------------------------------------------------------------------
 
 # Ops MLI 2.x has kernels for that mlitool does not lower (yet): the refusal names the kernels.
-NOT_LOWERED = {"TRANSPOSE_CONV": "mli_krn_transpose_conv2d_*",
-               "UNIDIRECTIONAL_SEQUENCE_RNN": "mli_krn_rnn_dense_*"}
+NOT_LOWERED = {"UNIDIRECTIONAL_SEQUENCE_RNN": "mli_krn_rnn_dense_*"}
 
 
 def has_kernel(s: Subject):
@@ -113,11 +113,12 @@ def fused_activation(s: Subject):
 
 # --- MLI 1.x -------------------------------------------------------------------------------
 
-@applies_to("DEPTHWISE_CONV_2D", "PRELU", "L2_NORMALIZATION", "ARG_MAX")
+@applies_to("DEPTHWISE_CONV_2D", "PRELU", "L2_NORMALIZATION", "ARG_MAX", "TRANSPOSE_CONV")
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
     kind = layer_kind(s.graph, s.op)
-    if s.mli_version != "2.0" and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax"):
+    if s.mli_version != "2.0" and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax",
+                                           "transpose_conv2d"):
         return {"kind": kind, "version": s.mli_version}
     return _OK
 
@@ -141,7 +142,7 @@ def float_needs_mli2(s: Subject):
 
 # --- MAC layers ----------------------------------------------------------------------------
 
-@applies_to("CONV_2D", "DEPTHWISE_CONV_2D")
+@applies_to("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
 def weights_constant(s: Subject):
     """weights are not constant"""
     return {} if s.input(1).data is None else _OK
@@ -151,6 +152,64 @@ def weights_constant(s: Subject):
 def input_nhwc(s: Subject):
     """input is not 4-D NHWC"""
     return {} if len(s.input(0).shape) != 4 else _OK
+
+
+@applies_to("TRANSPOSE_CONV")
+def tconv_output_shape_constant(s: Subject):
+    """output_shape is not constant (MLI's output tensor has a fixed shape)"""
+    return {} if s.input(0).data is None else _OK
+
+
+@applies_to("TRANSPOSE_CONV")
+def tconv_input_nhwc(s: Subject):
+    """input is not 4-D NHWC"""
+    return {} if len(s.input(2).shape) != 4 else _OK
+
+
+def _tconv_axes(s: Subject):
+    """(axis name, input size, output size, kernel, stride, pad before, pad after) per axis."""
+    x, w, o = s.input(2).shape, s.input(1).shape, s.op.options
+    padding = o.get("padding", "SAME")
+    for axis, name, stride in ((1, "height", o.get("stride_h", 1)),
+                               (2, "width", o.get("stride_w", 1))):
+        before, after = transpose_conv_padding(padding, x[axis], s.output.shape[axis],
+                                               w[axis], stride)
+        yield name, x[axis], s.output.shape[axis], w[axis], stride, before, after
+
+
+@applies_to("TRANSPOSE_CONV")
+def tconv_stride_within_kernel(s: Subject):
+    """stride {stride} along {axis} is larger than the kernel ({kernel}): MLI's transpose conv
+    needs stride <= kernel size (TFLite leaves the positions no tap reaches at the bias)"""
+    for axis, _, _, kernel, stride, _, _ in _tconv_axes(s):
+        if stride > kernel:
+            return {"axis": axis, "stride": stride, "kernel": kernel}
+    return _OK
+
+
+@applies_to("TRANSPOSE_CONV")
+def tconv_output_reached(s: Subject):
+    """output_shape asks for {out} along {axis}, but the taps reach only {reach} ((input
+    {size} - 1) * stride {stride} + kernel {kernel} - padding {before}): MLI's transpose conv
+    output is exactly that size (TFLite leaves the {extra} extra position(s) at the bias)"""
+    for axis, size, out, kernel, stride, before, after in _tconv_axes(s):
+        if after < 0:
+            return {"axis": axis, "out": out, "reach": out + after, "size": size,
+                    "stride": stride, "kernel": kernel, "before": before, "extra": -after}
+    return _OK
+
+
+@applies_to("TRANSPOSE_CONV")
+def tconv_padding_within_kernel(s: Subject):
+    """output_shape {out} along {axis} cuts {before} position(s) before and {after} after the
+    {full} the taps reach (input {size}, stride {stride}, kernel {kernel}): MLI's transpose
+    conv takes paddings smaller than the kernel only"""
+    for axis, size, out, kernel, stride, before, after in _tconv_axes(s):
+        if before >= kernel or after >= kernel:
+            return {"axis": axis, "out": out, "before": before, "after": after,
+                    "full": (size - 1) * stride + kernel, "size": size, "stride": stride,
+                    "kernel": kernel}
+    return _OK
 
 
 @applies_to("FULLY_CONNECTED")
@@ -382,8 +441,6 @@ def float_pad_zero(s: Subject):
     return {} if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0 else _OK
 
 
-# --- the check -----------------------------------------------------------------------------
-
 # --- UNIDIRECTIONAL_SEQUENCE_LSTM ---------------------------------------------------------------
 
 LSTM_OPTIONAL = {"peephole": (9, 10, 11), "projection": (16, 17), "layer normalization":
@@ -433,6 +490,15 @@ def lstm_batch_major(s: Subject):
     return {"shape": list(x.shape)} if major or len(x.shape) != 3 else _OK
 
 
+# --- the check -----------------------------------------------------------------------------
+
+# Input slots that must be constants (weights, TRANSPOSE_CONV's output shape), not activations:
+# when they are not, the op's own check says so (the activation checks would only call their
+# type or batch wrong).
+PARAMETER_SLOTS = {"CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED": (1,),
+                   "TRANSPOSE_CONV": (0, 1)}
+
+
 def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
     s = Subject(graph, op, mli_version, layout)
@@ -440,7 +506,9 @@ def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | 
         fields = check(s)
         if fields is not None:
             return message(check, **fields)
-    acts = [graph.tensors[i] for i in op.inputs if i >= 0 and graph.tensors[i].data is None]
+    params = PARAMETER_SLOTS.get(op.type, ())
+    acts = [graph.tensors[i] for slot, i in enumerate(op.inputs)
+            if i >= 0 and graph.tensors[i].data is None and slot not in params]
     for t in acts + [graph.tensors[i] for i in op.outputs]:
         for check in TENSOR_CHECKS:
             fields = check(s, t)

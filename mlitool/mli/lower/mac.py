@@ -1,6 +1,7 @@
-"""MAC layers: CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED become conv2d, depthwise_conv2d,
-group_conv2d or fully_connected kernels with weights and bias in the kernel's layout and format
-(SA8 weights with SA32 bias, or FX weights and bias within the accumulator's headroom)."""
+"""MAC layers: CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED become conv2d,
+depthwise_conv2d, group_conv2d, transpose_conv2d or fully_connected kernels with weights and bias
+in the kernel's layout and format (SA8 weights with SA32 bias, or FX weights and bias within the
+accumulator's headroom)."""
 
 from __future__ import annotations
 
@@ -8,24 +9,30 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import UnsupportedError
-from mlitool.geometry import tflite_padding
+from mlitool.geometry import tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import fc_rows, layer_kind
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
 
+# Input slots (activation, bias) where they are not (0, 2): TRANSPOSE_CONV's first input is
+# its output shape.
+_SLOTS = {"TRANSPOSE_CONV": (2, 3)}
+
+
 def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
-    """CONV_2D, DEPTHWISE_CONV_2D (as depthwise, group or plain conv2d) and FULLY_CONNECTED
-    (one row; several rows as a 1x1 conv2d over an HWC view)."""
+    """CONV_2D, DEPTHWISE_CONV_2D (as depthwise, group or plain conv2d), TRANSPOSE_CONV and
+    FULLY_CONNECTED (one row; several rows as a 1x1 conv2d over an HWC view)."""
     g = b.g
     kind = layer_kind(g, op)
     el_a, el_w, el_b = FORMATS[fmt]
-    x_idx, w_idx = op.inputs[0], op.inputs[1]
+    x_slot, b_slot = _SLOTS.get(op.type, (0, 2))
+    x_idx, w_idx = op.inputs[x_slot], op.inputs[1]
     pad_op = b.fused_pads.get(op.index, (None, None))[0]
     if pad_op is not None:
         x_idx = pad_op.inputs[0]
-    b_idx = op.inputs[2] if len(op.inputs) > 2 else -1
+    b_idx = op.inputs[b_slot] if len(op.inputs) > b_slot else -1
     wt, bt = g.tensors[w_idx], g.tensor(b_idx)
     x_name = b.use(op, x_idx, el_a)
     rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
@@ -124,6 +131,8 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     elif rows_fc:
         cfg_type, cfg = "mli_conv2d_cfg", _pointwise_cfg(b, op, out)
         kout = b.hwc_output(out, (rows, 1, cout))
+    elif kind == "transpose_conv2d":
+        cfg_type, cfg = "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt)
     else:
         cfg_type, cfg = "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt)
         if pad_op is not None:
@@ -141,7 +150,8 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
 
 def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, str]:
     if b.mli_version == "2.0":
-        if kind == "conv2d":
+        # transpose conv2d takes the weights unmirrored, as TFLite scatters them: HWCN too
+        if kind in ("conv2d", "transpose_conv2d"):
             return np.ascontiguousarray(w.transpose(1, 2, 3, 0)), "HWCN"
         if kind in ("depthwise_conv2d", "group_conv2d"):
             return np.ascontiguousarray(w.reshape(w.shape[1], w.shape[2], 1, w.shape[3])), \
@@ -282,6 +292,9 @@ def _macs(b: Builder, op: ir.Op, kind: str) -> int:
         return int(w[1])
     if op.type == "CONV_2D":
         return int(w[1] * w[2] * w[3])
+    if op.type == "TRANSPOSE_CONV":        # one output sums ceil(K / stride) taps per axis
+        o = op.options
+        return int(-(-w[1] // o.get("stride_h", 1)) * -(-w[2] // o.get("stride_w", 1)) * w[3])
     return int(w[1] * w[2])                 # depthwise / group / conv from depthwise: 1 input
 
 
@@ -307,3 +320,20 @@ def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor
     if b.mli_version == "2.0":
         cfg.update(dilation_width=dw, dilation_height=dh)
     return cfg
+
+
+def _transpose_cfg(b: Builder, op: ir.Op, out: MliTensor, wt: ir.Tensor) -> dict:
+    """mli_krn_transpose_conv2d's config: TFLite's padding (that of the forward convolution
+    from the output to the input) before, and after what makes MLI's output size
+    `(in - 1) * stride + kernel - before - after` the model's (the support check has made
+    sure both lie in [0, kernel))."""
+    o = op.options
+    in_shape = b.g.tensors[op.inputs[2]].shape
+    out_shape = b.g.tensors[op.outputs[0]].shape
+    sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
+    padding = o.get("padding", "SAME")
+    pt, pb = transpose_conv_padding(padding, in_shape[1], out_shape[1], wt.shape[1], sh)
+    pl, pr = transpose_conv_padding(padding, in_shape[2], out_shape[2], wt.shape[2], sw)
+    return {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
+            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb,
+            "dilation_width": 1, "dilation_height": 1}
