@@ -17,6 +17,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import transpose_conv_padding
+from mlitool.mli.lower.checks_recurrent import LSTM_CHECKS
 from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
                                      fc_rows, layer_kind, rows_not_batch, slice_boxes)
 from mlitool.mli.ops import SLICE_OPS, SUPPORTED_OPS
@@ -441,53 +442,7 @@ def float_pad_zero(s: Subject):
     return {} if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0 else _OK
 
 
-# --- UNIDIRECTIONAL_SEQUENCE_LSTM ---------------------------------------------------------------
-
-LSTM_OPTIONAL = {"peephole": (9, 10, 11), "projection": (16, 17), "layer normalization":
-                 (20, 21, 22, 23)}
-
-
-@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
-def lstm_needs_mli2(s: Subject):
-    """MLI {version} has no LSTM kernel (MLI 2.x has mli_krn_lstm_cell_*)"""
-    return {"version": s.mli_version} if s.mli_version != "2.0" else _OK
-
-
-@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
-def lstm_plain_cell(s: Subject):
-    """LSTM with {what}: MLI's lstm_cell is the plain cell (no peephole, projection, layer
-    normalization or coupled input and forget gates)"""
-    present = [name for name, slots in LSTM_OPTIONAL.items()
-               if any(k < len(s.op.inputs) and s.op.inputs[k] >= 0 for k in slots)]
-    if len(s.op.inputs) < 16 or s.op.inputs[1] < 0:
-        present.append("coupled input and forget gates (CIFG)")
-    return {"what": " and ".join(present)} if present else _OK
-
-
-@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
-def lstm_constant_weights(s: Subject):
-    """LSTM weight or bias tensor {name!r} is not a constant"""
-    for k in (*range(1, 9), *range(12, 16)):
-        t = s.input(k)
-        if t.data is None:
-            return {"name": t.name}
-    return _OK
-
-
-@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
-def lstm_tanh(s: Subject):
-    """LSTM activation {act}: MLI's lstm_cell applies tanh to the cell input (TFLite applies the
-    fused activation there and to the output), so only TANH matches"""
-    act = s.op.options.get("fused_activation", "TANH")
-    return _OK if act == "TANH" else {"act": act}
-
-
-@applies_to("UNIDIRECTIONAL_SEQUENCE_LSTM")
-def lstm_batch_major(s: Subject):
-    """time-major LSTM input {shape}: one sequence per inference is [1, T, N]"""
-    x = s.input(0)
-    major = s.op.options.get("time_major", False) and len(x.shape) == 3 and x.shape[0] != 1
-    return {"shape": list(x.shape)} if major or len(x.shape) != 3 else _OK
+CHECKS["UNIDIRECTIONAL_SEQUENCE_LSTM"].extend(LSTM_CHECKS)      # checks_recurrent.py
 
 
 # --- the check -----------------------------------------------------------------------------
@@ -529,3 +484,4 @@ def unsupported_ops(graph: ir.Graph, mli_version: str = "2.0", layout: str = "hw
         if reason:
             out.append(f"{op.label}: {reason}")
     return out
+
