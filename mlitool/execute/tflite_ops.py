@@ -17,6 +17,7 @@ from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
 from mlitool.execute.layout_ops import concat_parts, pad_with
+from mlitool.execute.tflite_softmax16 import softmax_int16
 from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of,
                                            requant_channels, scale_of, zp_of)
 
@@ -338,6 +339,8 @@ def softmax(c: Call):
     in_t, out_t = c.tin(0), c.tout()
     if _is_float(in_t):
         return float_ops.softmax(c)
+    if in_t.dtype == "int16" and out_t.dtype == "int16":
+        return softmax_int16(c)
     if in_t.dtype != "int8" or out_t.dtype != "int8":
         raise c.unsupported(f"{in_t.dtype}→{out_t.dtype} SOFTMAX")
     beta = np.float64(f32(c.opt("beta", 1.0)))
