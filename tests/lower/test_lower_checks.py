@@ -131,3 +131,9 @@ def test_op_facts_are_defined_only_in_the_op_table():
     defined = {str(p.relative_to(root)) for p in root.rglob("*.py")
                if pattern.search(p.read_text())}
     assert defined == {"mli/ops.py"}
+
+
+def test_an_unnamed_tensor_is_named_by_its_index():
+    graph = one_op("RELU", [(1, 4)], (1, 4), dtype="int32")
+    graph.tensors[0].name = ""
+    assert unsupported_ops(graph)[0].startswith("op 0 (RELU): tensor '#0' has type int32")

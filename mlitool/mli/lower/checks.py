@@ -76,6 +76,11 @@ def lowered(s: Subject):
     return {"kernels": NOT_LOWERED[s.op.type]} if s.op.type in NOT_LOWERED else _OK
 
 
+def _label(t: ir.Tensor) -> str:
+    """A tensor's name, or its index where the model left the name empty."""
+    return t.name or f"#{t.index}"
+
+
 def activation_type(s: Subject, t: ir.Tensor):
     """tensor {name!r} has type {dtype} (MLI activations: int8, float, or int16 with zero point 0
     and one scale, as 16x8 models have)
@@ -86,19 +91,19 @@ def activation_type(s: Subject, t: ir.Tensor):
     if t.dtype == "int16" and t.quant is not None and not t.quant.per_axis \
             and int(t.quant.zero_point[0]) == 0:
         return _OK
-    return {"name": t.name, "dtype": t.dtype}
+    return {"name": _label(t), "dtype": t.dtype}
 
 
 def batch_one(s: Subject, t: ir.Tensor):
     """tensor {name!r} has batch {batch} (MLI runs batch 1)"""
     if len(t.shape) >= 2 and t.shape[0] != 1 and not rows_not_batch(s.graph, s.op, t):
-        return {"name": t.name, "batch": t.shape[0]}
+        return {"name": _label(t), "batch": t.shape[0]}
     return _OK
 
 
 def rank_at_most_5(s: Subject, t: ir.Tensor):
     """tensor {name!r} has rank {rank} (MLI: at most 4 without batch)"""
-    return {"name": t.name, "rank": len(t.shape)} if len(t.shape) > 5 else _OK
+    return {"name": _label(t), "rank": len(t.shape)} if len(t.shape) > 5 else _OK
 
 
 TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_most_5)
