@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from mlitool import ir
 from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
+from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliModel, Role
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.report.cstructs import PER_AXIS_BYTES, cfg_struct_bytes, tensor_struct_bytes
@@ -58,7 +59,8 @@ class MemoryReport:
     buffers: tuple[Buffer, ...]
     arena: ArenaPlan
     activation_structs: int         # bytes of the non-const mli_tensor structs
-    ram_total: int                  # arena + activation structs
+    static_ram: int                 # the runtime's look-up tables and recurrent scratch
+    ram_total: int                  # arena + activation structs + static RAM
 
     def rom_totals(self) -> dict[str, int]:
         keys = ("weights", "bias", "params", "per_axis", "structs", "config")
@@ -140,5 +142,16 @@ def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int | N
         buffers=tuple(p.buffer for p in plan.placements),
         arena=plan,
         activation_structs=act_structs,
-        ram_total=plan.arena_bytes + act_structs,
+        static_ram=static_ram_bytes(model),
+        ram_total=plan.arena_bytes + act_structs + static_ram_bytes(model),
     )
+
+
+def static_ram_bytes(model: MliModel) -> int:
+    """RAM outside the arena that the emitted runtime keeps: the int16 look-up tables MLI 2.x
+    kernels take (filled by NAME_init) and the scratch arrays of recurrent cells' configs."""
+    luts = set()
+    if model.mli_version == "2.0":
+        luts = {k for layer in model.layers for k in luts_of(layer.kind)}
+    scratch = sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)
+    return 2 * sum(LUT_LENGTHS[k] for k in luts) + scratch

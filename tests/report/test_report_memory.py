@@ -252,3 +252,22 @@ def test_alignment_rounds_offsets_and_sizes():
     plan = plan_arena(bufs, align=8)
     _check_no_overlap(plan)
     assert plan.arena_bytes == 16 and plan.unshared_bytes == 24 and plan.lower_bound == 16
+
+
+def test_static_ram_equals_the_runtime_tables_and_scratch(tmp_path):
+    """The tables (filled by NAME_init) and the LSTM's scratch array, as gcc sizes them."""
+    if not _gcc_can("-m32", tmp_path):
+        pytest.skip("gcc -m32 (freestanding) is not available")
+    from mlitool.emit.writer import emit
+
+    graph, model = _lowered("tflm/mnist_lstm_int8.tflite", "sa8", "2.0", "hwc")
+    emit(model, tmp_path, "net", runtime=True)
+    subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99",
+                    *mli_cflags("2.0"), "-c", str(tmp_path / "net.c"), "-o",
+                    str(tmp_path / "net.o")], check=True)
+    out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,
+                         check=True).stdout
+    sizes = {p[3]: int(p[1], 16) for p in (line.split() for line in out.splitlines())
+             if len(p) == 4}
+    static = sum(v for k, v in sizes.items() if k.endswith(("_lut_data", "_scratch")))
+    assert static == memory_report(model, graph).static_ram == 2 * (320 + 344 + 358) + 4 * 20
