@@ -104,7 +104,7 @@ def memory_section(model: MliModel, mem: MemoryReport) -> Section:
                       ("lower bound (most bytes alive at once)", mem.arena.lower_bound),
                       ("no sharing (sum of buffers)", mem.arena.unshared_bytes),
                       ("activation tensor structs", mem.activation_structs),
-                      ("look-up tables and recurrent scratch (static)", mem.static_ram),
+                      ("static RAM (tables, LSTM scratch)", mem.static_ram),
                       ("RAM total", mem.ram_total),
                       ("alignment", mem.arena.align)])
     chart = Chart("memory-breakdown", "ROM per layer by kind of data", "stacked",
