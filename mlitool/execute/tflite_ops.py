@@ -2,7 +2,8 @@
 
 Each kernel takes a `call.Call` and returns the batched output arrays. Parameters are derived
 exactly as TFLite's Prepare() does (`tflite_params`), so outputs equal the interpreter's
-reference kernels bit for bit. Integer sums are exact: float64 BLAS products of int8 offsets stay below 2^53.
+reference kernels bit for bit. Integer sums are exact: float BLAS on integer-valued offsets
+(`exact_sums`).
 Ops on float tensors (e.g. a float model's QUANTIZE input) use the float kernels.
 """
 
@@ -16,6 +17,7 @@ from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
+from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.layout_ops import concat_parts, pad_with
 from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of,
                                            requant_channels, scale_of, zp_of)
@@ -56,16 +58,18 @@ def _weighted_float(c: Call) -> bool:
 
 
 def _offsets(c: Call):
+    """(x - x_zp, w - w_zp) as integer-valued float32 (|values| <= 2^16: exact), and the bound
+    of their products that decides how the sums stay exact."""
     x_t, w_t = c.tin(0), c.tin(1)
-    x = _merge(c.x(0)).astype(np.float64) - zp_of(x_t)
-    w = c.const(1).astype(np.float64)
+    x = np.subtract(_merge(c.x(0)), f32(zp_of(x_t)), dtype=f32)
+    w = c.const(1).astype(f32)
     wq = quant_of(w_t, "filter")
     if wq.per_axis:
         if np.any(wq.zero_point != 0):
             raise UnsupportedError(f"{c.op.label}: per-channel filter with non-zero zero points")
     else:
-        w = w - int(wq.zero_point[0])
-    return x, w
+        w = w - f32(int(wq.zero_point[0]))
+    return x, w, max_abs(x) * max_abs(w)
 
 
 def _bias(c: Call, idx: int = 2):
@@ -75,8 +79,9 @@ def _bias(c: Call, idx: int = 2):
 
 
 def _per_channel_output(c: Call, acc: np.ndarray) -> list:
-    """Exact float64 sums → int64, + bias, per-channel requantization, zero point and clamp."""
-    acc = np.rint(acc).astype(np.int64) + _bias(c)
+    """Exact sums → int64, + bias, per-channel requantization, zero point and clamp."""
+    acc = acc.astype(np.int64)               # integer-valued floats: the cast is exact
+    acc += _bias(c)
     acc = requant_channels(acc, c.tin(0), c.tin(1), c.tout())
     return [finish(acc, c.tout(), c.opt("fused_activation")).reshape(c.out_shape())]
 
@@ -84,18 +89,22 @@ def _per_channel_output(c: Call, acc: np.ndarray) -> list:
 def conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.conv_2d(c)
-    x, w = _offsets(c)
+    x, w, bound = _offsets(c)
     o, kh, kw, ci = w.shape
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    return _per_channel_output(c, win.im2col(x, kh, kw, geom) @ w.reshape(o, -1).T)
+    return _per_channel_output(c, exact_matmul(win.im2col(x, kh, kw, geom), w.reshape(o, -1).T, bound))
 
 
 def depthwise_conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
-    x, w = _offsets(c)
+    x, w, bound = _offsets(c)
+    dtype = sum_dtype(w.shape[1] * w.shape[2], bound)
+    if dtype is np.int64:
+        raise UnsupportedError(f"{c.op.label}: depthwise sums beyond 2^53")
+    x, w = x.astype(dtype, copy=False), w.astype(dtype, copy=False)
     return _per_channel_output(c, win.depthwise_sum(x, w, c.op.options))
 
 
@@ -109,7 +118,7 @@ def fully_connected(c: Call):
         w = w - int(wq.zero_point[0])
     depth = w.shape[-1]
     x = c.x(0).reshape(-1, depth).astype(np.float64) - zp_of(x_t)
-    acc = np.rint(x @ w.reshape(-1, depth).T).astype(np.int64) + _bias(c)
+    acc = exact_matmul(x, w.reshape(-1, depth).T, max_abs(x) * max_abs(w)).astype(np.int64) + _bias(c)
     # BUILTIN_REF requantizes in double: round(acc * (in_scale * w_scale / out_scale)), C round()
     # (int8 and 16x8 alike; measured against LiteRT).
     real = (np.float64(scale_of(x_t)) * wq.scale) / np.float64(scale_of(out_t))

@@ -50,7 +50,8 @@ def activation_range(t: ir.Tensor, act: str) -> tuple[int, int]:
 
 def finish(acc: np.ndarray, t: ir.Tensor, act: str | None) -> np.ndarray:
     lo, hi = activation_range(t, act)
-    return np.clip(acc + zp_of(t), lo, hi).astype(t.dtype)
+    y = np.add(acc, zp_of(t))
+    return np.clip(y, lo, hi, out=y).astype(t.dtype)
 
 
 def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:

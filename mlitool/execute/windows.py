@@ -68,9 +68,14 @@ def depthwise_sum(x: np.ndarray, w: np.ndarray, options: dict) -> np.ndarray:
         x = np.repeat(x, mult, axis=3)
     oh, ow, pt, pl, sh, sw, dh, dw = geometry(options, x.shape[1], x.shape[2], kh, kw)
     xp = pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
-    acc = np.zeros((x.shape[0], oh, ow, co), dtype=x.dtype)
+    acc = np.empty((x.shape[0], oh, ow, co), dtype=np.result_type(x, w))
+    prod = np.empty_like(acc)
     for i in range(kh):
         for j in range(kw):
             tap = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
-            acc += tap * w[0, i, j, :]
+            if i == j == 0:
+                np.multiply(tap, w[0, i, j, :], out=acc)
+            else:                        # in place: no temporary per tap
+                np.multiply(tap, w[0, i, j, :], out=prod)
+                acc += prod
     return acc
