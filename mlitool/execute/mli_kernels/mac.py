@@ -20,6 +20,7 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.mli_intops import Arith
+from mlitool.execute.windows import tap_sum
 from mlitool.execute.mli_kernels import macquant as mq
 from mlitool.execute.mli_kernels._window import Window
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
@@ -90,15 +91,7 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.nda
     n = b * ho * wo
     cog = co // groups
     if cig == 1 and cog == 1:                # depthwise: one product per channel, on the views
-        acc4 = np.empty((b, ho, wo, co), dtype=dtype)
-        prod = np.empty_like(acc4)
-        for kh, kw, tap in win.taps(xp):
-            if kh == kw == 0:
-                np.multiply(tap, wd[kh, kw, 0], out=acc4)
-            else:
-                np.multiply(tap, wd[kh, kw, 0], out=prod)
-                acc4 += prod
-        return acc4
+        return tap_sum(xp, wd[:, :, 0, :], win.stride, win.dilation, (ho, wo), dtype)
     acc = np.zeros((n, co), dtype=dtype)
     for kh, kw, tap in win.taps(xp):
         tap = tap.reshape(n, groups * cig)
