@@ -10,6 +10,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute import tflite_fixedpoint as fp
+from mlitool.execute.channels import long_rows
 
 f32 = np.float32
 
@@ -77,6 +78,7 @@ def requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir
     mult, shift = fp.quantize_multiplier(real)
     if mult.size == 1:
         mult, shift = mult.reshape(()), shift.reshape(())
+    rows, mult, shift = long_rows(acc, mult, shift)
     if in_t.dtype == "int16":
-        return fp.mul_by_quantized_multiplier_64(acc, mult, shift)
-    return fp.mul_by_quantized_multiplier(acc, mult, shift)
+        return fp.mul_by_quantized_multiplier_64(rows, mult, shift).reshape(acc.shape)
+    return fp.mul_by_quantized_multiplier(rows, mult, shift).reshape(acc.shape)

@@ -12,6 +12,7 @@ import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
+from mlitool.execute.channels import long_rows
 from mlitool.execute.exact_sums import max_abs
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels.activations import RELU_1, RELU_6, RELU_GEN, RELU_NONE, relu_limits
@@ -104,7 +105,7 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
     mul, shift = np.asarray(mul, np.int64), np.asarray(shift, np.int64)
     acc = np.asarray(acc)
     shape = acc.shape
-    acc, (mul, shift, bias) = _long_rows(acc, mul, shift, bias)
+    acc, mul, shift, bias = long_rows(acc, mul, shift, bias)
     lim = (1 << 31) - 256 if acc.size else 0
     if amax is None:
         amax = max_abs(acc) + (max_abs(bias) if bias is not None else 0)
@@ -148,22 +149,6 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
         np.minimum(o, hi, out=o)
         np.maximum(o, lo, out=o)
     return o.astype(dtype, copy=False).reshape(shape)
-
-
-_ROW = 2048
-
-
-def _long_rows(acc: np.ndarray, *per_channel):
-    """acc (..., C) as rows of r*C values and the per-channel arrays tiled r times: numpy's
-    broadcast loops run along the last axis, and a short one (C = 16) costs twice the time."""
-    c = acc.shape[-1] if acc.ndim else 1
-    r = 1
-    while r * c * 2 <= _ROW and acc.size % (r * c * 2) == 0:
-        r *= 2
-    if r == 1 or any(v is not None and np.ndim(v) and np.shape(v)[-1] != c for v in per_channel):
-        return acc, per_channel
-    tiled = tuple(v if v is None or not np.ndim(v) else np.tile(v, r) for v in per_channel)
-    return acc.reshape(-1, r * c), tiled
 
 
 def _with_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
