@@ -10,6 +10,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from mlitool.geometry import tflite_padding
 
+_TAP_BLOCK_BYTES = 1 << 21     # depthwise sums per block of samples: fits the L2 cache
+
 
 def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
     """(out_h, out_w, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w) of a conv/pool op."""
@@ -83,16 +85,20 @@ def tap_sum(xp: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tu
     b, c = xp.shape[0], xp.shape[3]
     phases = [xp] if sw == 1 else [np.ascontiguousarray(xp[:, :, p::sw, :]) for p in range(sw)]
     acc = np.empty((b, oh, ow * c), dtype=dtype)
-    prod = np.empty_like(acc)
-    for i in range(w.shape[0]):
-        rows = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
-        for j in range(w.shape[1]):
-            phase, start = phases[(j * dw) % sw], (j * dw) // sw
-            tap = phase[:, rows, start:start + ow, :].reshape(b, oh, ow * c)
-            wt = np.tile(w[i, j], ow)
-            if i == j == 0:
-                np.multiply(tap, wt, out=acc)
-            else:                        # in place: no temporary per tap
-                np.multiply(tap, wt, out=prod)
-                acc += prod
+    # blocks of samples whose sums stay in cache across the taps
+    step = max(1, _TAP_BLOCK_BYTES // max(oh * ow * c * acc.itemsize, 1))
+    prod = np.empty((min(step, b), oh, ow * c), dtype=dtype)
+    for s in range(0, b, step):
+        block, tmp = acc[s:s + step], prod[:min(step, b - s)]
+        for i in range(w.shape[0]):
+            rows = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
+            for j in range(w.shape[1]):
+                phase, start = phases[(j * dw) % sw], (j * dw) // sw
+                tap = phase[s:s + step, rows, start:start + ow, :].reshape(len(block), oh, ow * c)
+                wt = np.tile(w[i, j], ow)
+                if i == j == 0:
+                    np.multiply(tap, wt, out=block)
+                else:                    # in place: no temporary per tap
+                    np.multiply(tap, wt, out=tmp)
+                    block += tmp
     return acc.reshape(b, oh, ow, c)
