@@ -80,11 +80,23 @@ def mul_by_quantized_multiplier(x, multiplier, shift) -> np.ndarray:
     right = np.maximum(-shift, 0)
     multiplier = _i64(multiplier)
     x = _i64(x)
-    if left.any() or x.size == 0 or int(x.min()) < INT32_MIN or int(x.max()) > INT32_MAX:
+    if left.any() or not _in_int32(x):
         x = wrap32(x << left)
-    if x.ndim and int(right.max(initial=0)) <= 31 and not np.any(multiplier == INT32_MIN):
-        return _srdhm_rdbpot(x, multiplier, right)
-    return rdbpot(srdhm(x, multiplier), right)
+    return _srdhm_then_rdbpot(x, multiplier, right, int32=True)
+
+
+def _in_int32(x: np.ndarray) -> bool:
+    return x.size == 0 or (INT32_MIN <= int(x.min()) and int(x.max()) <= INT32_MAX)
+
+
+def _srdhm_then_rdbpot(x: np.ndarray, multiplier: np.ndarray, e: np.ndarray,
+                       int32: bool = False) -> np.ndarray:
+    """rdbpot(srdhm(x, m), e): in one rounding shift where its conditions hold (`int32`: the
+    caller knows x is inside the int32 range)."""
+    if x.ndim and x.size and int(e.max()) <= 31 and int(e.min()) >= 0 \
+            and not np.any(multiplier == INT32_MIN) and (int32 or _in_int32(x)):
+        return _srdhm_rdbpot(x, multiplier, e)
+    return rdbpot(srdhm(x, multiplier), e)
 
 
 def _srdhm_rdbpot(x: np.ndarray, multiplier: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -117,7 +129,7 @@ def mul_by_quantized_multiplier_64(x, multiplier, shift) -> np.ndarray:
 
 def mul_smaller_than_one(x, multiplier, shift) -> np.ndarray:
     """MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0)."""
-    return rdbpot(srdhm(x, multiplier), -_i64(shift))
+    return _srdhm_then_rdbpot(_i64(x), _i64(multiplier), -_i64(shift))
 
 
 def mul_greater_than_one(x, multiplier, left_shift) -> np.ndarray:
