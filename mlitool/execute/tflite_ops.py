@@ -17,6 +17,7 @@ from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
+from mlitool.execute.channels import by_blocks
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.layout_ops import concat_parts, pad_with
 from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of,
@@ -80,10 +81,13 @@ def _bias(c: Call, idx: int = 2):
 
 def _per_channel_output(c: Call, acc: np.ndarray) -> list:
     """Exact sums → int64, + bias, per-channel requantization, zero point and clamp."""
-    acc = acc.astype(np.int64)               # integer-valued floats: the cast is exact
-    acc += _bias(c)
-    acc = requant_channels(acc, c.tin(0), c.tin(1), c.tout())
-    return [finish(acc, c.tout(), c.opt("fused_activation")).reshape(c.out_shape())]
+    bias, in_t, w_t, out_t, act = _bias(c), c.tin(0), c.tin(1), c.tout(), c.opt("fused_activation")
+
+    def block(a: np.ndarray) -> np.ndarray:
+        a = a.astype(np.int64)               # integer-valued floats: the cast is exact
+        a += bias
+        return finish(requant_channels(a, in_t, w_t, out_t), out_t, act)
+    return [by_blocks(block, acc, out_t.dtype).reshape(c.out_shape())]
 
 
 def conv_2d(c: Call):

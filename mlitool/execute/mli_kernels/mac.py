@@ -18,6 +18,7 @@ import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
+from mlitool.execute.channels import by_blocks
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.windows import tap_sum
@@ -123,8 +124,10 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
         mul, shift = mq.sa8_multiplier(inp, weights, out, channels, arith)
         amax = max_abs(acc) + max_abs(b)
         if amax < (1 << 31):                 # no wrap, no saturation: sa8_result adds the bias
-            return mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith, limits,
-                                 bias=b, amax=amax, dtype=out.el_type.dtype)
+            return by_blocks(lambda a: mq.sa8_result(a, mul, shift, int(out.zero_point[0]), arith,
+                                                     limits, bias=b, amax=amax,
+                                                     dtype=out.el_type.dtype),
+                             acc, out.el_type.dtype)
         acc = mli_intops.sat(mli_intops.wrap(acc, 32) + b, 32)
         o = mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith, limits)
         return o.astype(out.el_type.dtype)
