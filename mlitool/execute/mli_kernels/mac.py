@@ -57,16 +57,18 @@ def matmul_exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return exact_matmul(x, w, term_bound(x, w))
 
 
-def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.ndarray:
+def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int,
+              x_bound: int | None = None) -> np.ndarray:
     """Exact sums over the valid taps: xs (B, H, W, Ci) zero-meaning values, w (Kh, Kw, Ci/g, Co).
 
     Taps outside the input contribute 0 (MLI skips them; for SA8 `xs` is already x - in_zp).
+    `x_bound` bounds |xs| when the caller knows it (else it is read off the data).
     Returns (B, Ho, Wo, Co) exact integer sums (int64, or a float type holding them exactly).
     """
     kh_n, kw_n, cig, co = w.shape
     b = xs.shape[0]
     ho, wo = win.out
-    bound = term_bound(xs, w)
+    bound = (max_abs(xs) if x_bound is None else x_bound) * max_abs(w)
     if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
             and tuple(win.out) == tuple(xs.shape[1:3]):
         # pointwise convolution: the input already is the im2col matrix
@@ -114,15 +116,18 @@ def _zero_meaning(x: np.ndarray, inp: MliTensor, name: str) -> np.ndarray:
 
 
 def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias: MliTensor,
-            out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
-    """Raw exact sums (..., Co) -> output values in out's dtype."""
+            out: MliTensor, cfg: dict, arith: Arith, acc_bound: int | None = None) -> np.ndarray:
+    """Raw exact sums (..., Co) -> output values in out's dtype. `acc_bound` bounds |acc| when
+    the caller knows it from the operands' ranges."""
     channels = acc.shape[-1]
     limits = mq.relu_limits(mq.relu_type(cfg), out)
     b = np.asarray(bias.data, dtype=np.int64).reshape(-1)
     if name == "sa8_sa8_sa32":
         b = mq.sa8_bias(b, arith)
         mul, shift = mq.sa8_multiplier(inp, weights, out, channels, arith)
-        amax = max_abs(acc) + max_abs(b)
+        amax = mq.sa8_known_bound(acc_bound, b, mul, arith)
+        if amax is None:
+            amax = max_abs(acc) + max_abs(b)
         if amax < (1 << 31):                 # no wrap, no saturation: sa8_result adds the bias
             return by_blocks(lambda a: mq.sa8_result(a, mul, shift, int(out.zero_point[0]), arith,
                                                      limits, bias=b, amax=amax,
@@ -152,11 +157,21 @@ def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:
 
 def _grouped_conv(kind: str, x, inp, weights, bias, out, cfg, arith, groups: int) -> np.ndarray:
     name = variant(kind, inp, weights, bias, out)
-    xs = _zero_meaning(_batched(x, inp), inp, name)
+    x = _batched(x, inp)
+    xs = _zero_meaning(x, inp, name)
     w = np.asarray(weights.data, dtype=np.int64)
     win = Window.from_cfg(cfg, w.shape[:2], out.shape)
-    acc = conv_sums(xs, w, win, groups)
-    return _finish(acc, name, inp, weights, bias, out, cfg, arith)
+    x_bound = _x_bound(x, inp, name)
+    acc = conv_sums(xs, w, win, groups, x_bound)
+    acc_bound = None if x_bound is None else w[..., 0].size * x_bound * max_abs(w)
+    return _finish(acc, name, inp, weights, bias, out, cfg, arith, acc_bound)
+
+
+def _x_bound(x: np.ndarray, inp: MliTensor, name: str) -> int | None:
+    """max |x - zp| an int8 container allows (no pass over the data), None otherwise."""
+    if name != "sa8_sa8_sa32" or x.dtype != np.int8:
+        return None
+    return 128 + abs(int(inp.zero_point[0]))
 
 
 def conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:

@@ -91,6 +91,20 @@ _FLOAT64_EXACT = 1 << 52
 _SHIFT64_ACC = 1 << 31
 
 
+def sa8_known_bound(acc_bound: int | None, bias: np.ndarray, mul: np.ndarray,
+                    arith: Arith) -> int | None:
+    """|acc| + |bias| from the operands' ranges when that bound already picks sa8_result's
+    float64 path (no pass over the sums to find their largest), else None."""
+    if acc_bound is None:
+        return None
+    amax = acc_bound + max_abs(bias)
+    if amax >= (1 << 31) - 256:
+        return None
+    if not arith.full_accu:                  # squeezed to 16 bits, a 16-bit multiplier
+        return amax
+    return amax if amax * int(np.abs(mul).max(initial=0)) < _FLOAT64_EXACT else None
+
+
 def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
                arith: Arith, limits: tuple[int, int] | None = None, *,
                bias: np.ndarray | None = None, amax: int | None = None,
