@@ -118,6 +118,36 @@ def _srdhm_rdbpot(x: np.ndarray, multiplier: np.ndarray, e: np.ndarray) -> np.nd
     return np.right_shift(p, 31 + e, out=p)
 
 
+def mul_by_quantized_multiplier_f64(acc: np.ndarray, bias, multiplier, shift,
+                                    offset: int) -> np.ndarray | None:
+    """MultiplyByQuantizedMultiplier(acc + bias, m, shift) + offset in float64 (integer-valued
+    result), or None where float64 cannot hold every step exactly.
+
+    With p = (acc + bias)*m + 2^30 and e = -shift >= 1 the result is
+    floor((p + 2^(30+e) - 2^31*[p < 0]) / 2^(31+e)) (see `_srdhm_rdbpot`); scaled by 2^-(31+e),
+    every term is an exact float64 while the numerator stays below 2^53, and p < 0 is
+    t < offset + 1/2 for t the scaled sum without the correction. float64 SIMD passes beat
+    int64 ones (no vector int64 multiply on x86).
+    """
+    m, e = _i64(multiplier), -_i64(shift)
+    b = _i64(bias)
+    if acc.size == 0 or int(e.min()) < 0 or int(e.max()) > 31 or int(m.min()) < 0 \
+            or int(m.max()) >= (1 << 31):
+        return None
+    amax = max(-float(acc.min()), float(acc.max())) + float(np.abs(b).max(initial=0))
+    emax = int(e.max())
+    if amax >= 2.0 ** 31 or amax * float(m.max()) + (abs(offset) + 3) * 2.0 ** (31 + emax) >= 2.0 ** 52:
+        return None
+    scale = np.ldexp(m.astype(np.float64), -(31 + e))
+    up = np.where(e >= 1, np.ldexp(1.0, 30 + e), 0.0)
+    k = b * scale + np.ldexp((1 << 30) + up, -(31 + e)) + offset
+    t = np.multiply(acc, scale, dtype=np.float64)
+    t += k
+    below = t < np.where(e >= 1, offset + 0.5, -np.inf)      # srdhm result negative (e >= 1)
+    t -= below * np.where(e >= 1, np.ldexp(1.0, -e), 0.0)
+    return np.floor(t, out=t)
+
+
 def mul_by_quantized_multiplier_64(x, multiplier, shift) -> np.ndarray:
     """TFLite MultiplyByQuantizedMultiplier(int64 x, ...) of the 16x8 kernels: the multiplier
     reduced to 16 bits (rounded), one rounding shift by 15 - shift."""

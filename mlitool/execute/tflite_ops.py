@@ -17,11 +17,11 @@ from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
-from mlitool.execute.channels import by_blocks
+from mlitool.execute.channels import by_blocks, long_rows
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.layout_ops import concat_parts, pad_with
-from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of,
-                                           requant_channels, scale_of, zp_of)
+from mlitool.execute.tflite_params import (activation_range, affine_quantize, channel_multipliers,
+                                           finish, quant_of, requant_channels, scale_of, zp_of)
 
 f32 = np.float32
 
@@ -82,8 +82,15 @@ def _bias(c: Call, idx: int = 2):
 def _per_channel_output(c: Call, acc: np.ndarray) -> list:
     """Exact sums → int64, + bias, per-channel requantization, zero point and clamp."""
     bias, in_t, w_t, out_t, act = _bias(c), c.tin(0), c.tin(1), c.tout(), c.opt("fused_activation")
+    mult, shift = channel_multipliers(in_t, w_t, out_t)
+    lo, hi = activation_range(out_t, act)
 
     def block(a: np.ndarray) -> np.ndarray:
+        if in_t.dtype == "int8":
+            rows, m, s, b = long_rows(a, mult, shift, bias)
+            y = fp.mul_by_quantized_multiplier_f64(rows, b, m, s, zp_of(out_t))
+            if y is not None:
+                return np.clip(y, lo, hi, out=y).astype(out_t.dtype).reshape(a.shape)
         a = a.astype(np.int64)               # integer-valued floats: the cast is exact
         a += bias
         return finish(requant_channels(a, in_t, w_t, out_t), out_t, act)

@@ -70,14 +70,20 @@ def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
     return np.clip(r, info.min, info.max).astype(t.dtype)
 
 
-def requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
-    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant...;
-    int16 activations (16x8) take the int64 MultiplyByQuantizedMultiplier."""
+def channel_multipliers(in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
+    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant..."""
     ws = quant_of(w_t, "filter").scale
     real = (np.float64(scale_of(in_t)) * ws) / np.float64(scale_of(out_t))
     mult, shift = fp.quantize_multiplier(real)
     if mult.size == 1:
         mult, shift = mult.reshape(()), shift.reshape(())
+    return mult, shift
+
+
+def requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
+    """`channel_multipliers` applied to acc; int16 activations (16x8) take the int64
+    MultiplyByQuantizedMultiplier."""
+    mult, shift = channel_multipliers(in_t, w_t, out_t)
     rows, mult, shift = long_rows(acc, mult, shift)
     if in_t.dtype == "int16":
         return fp.mul_by_quantized_multiplier_64(rows, mult, shift).reshape(acc.shape)
