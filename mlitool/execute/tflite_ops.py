@@ -58,11 +58,9 @@ def _weighted_float(c: Call) -> bool:
 # Convolutions and fully connected
 
 
-def _offsets(c: Call):
-    """(x - x_zp, w - w_zp) as integer-valued float32 (|values| <= 2^16: exact), and the bound
-    of their products that decides how the sums stay exact."""
-    x_t, w_t = c.tin(0), c.tin(1)
-    x = np.subtract(_merge(c.x(0)), f32(zp_of(x_t)), dtype=f32)
+def _weights(c: Call) -> np.ndarray:
+    """w - w_zp as integer-valued float32."""
+    w_t = c.tin(1)
     w = c.const(1).astype(f32)
     wq = quant_of(w_t, "filter")
     if wq.per_axis:
@@ -70,6 +68,14 @@ def _offsets(c: Call):
             raise UnsupportedError(f"{c.op.label}: per-channel filter with non-zero zero points")
     else:
         w = w - f32(int(wq.zero_point[0]))
+    return w
+
+
+def _offsets(c: Call):
+    """(x - x_zp, w - w_zp) as integer-valued float32 (|values| <= 2^16: exact), and the bound
+    of their products that decides how the sums stay exact."""
+    x = np.subtract(_merge(c.x(0)), f32(zp_of(c.tin(0))), dtype=f32)
+    w = _weights(c)
     return x, w, max_abs(x) * max_abs(w)
 
 
@@ -111,12 +117,13 @@ def conv_2d(c: Call):
 def depthwise_conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
-    x, w, bound = _offsets(c)
-    dtype = sum_dtype(w.shape[1] * w.shape[2], bound)
+    x, zp, w = _merge(c.x(0)), zp_of(c.tin(0)), _weights(c)
+    info = np.iinfo(x.dtype)                 # |x - zp| from the type: no pass over the data
+    dtype = sum_dtype(w.shape[1] * w.shape[2], max(zp - int(info.min), int(info.max) - zp) * max_abs(w))
     if dtype is np.int64:
         raise UnsupportedError(f"{c.op.label}: depthwise sums beyond 2^53")
-    x, w = x.astype(dtype, copy=False), w.astype(dtype, copy=False)
-    return _per_channel_output(c, win.depthwise_sum(x, w, c.op.options))
+    # the raw integers, padded with the zero point: x - zp is formed block by block in the sum
+    return _per_channel_output(c, win.depthwise_sum(x, w.astype(dtype), c.op.options, zp, dtype))
 
 
 def fully_connected(c: Call):

@@ -57,27 +57,35 @@ def matmul_exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return exact_matmul(x, w, term_bound(x, w))
 
 
-def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int,
+def conv_sums(x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 0,
               x_bound: int | None = None) -> np.ndarray:
-    """Exact sums over the valid taps: xs (B, H, W, Ci) zero-meaning values, w (Kh, Kw, Ci/g, Co).
+    """Exact sums over the valid taps of x - zp: x (B, H, W, Ci), w (Kh, Kw, Ci/g, Co).
 
-    Taps outside the input contribute 0 (MLI skips them; for SA8 `xs` is already x - in_zp).
-    `x_bound` bounds |xs| when the caller knows it (else it is read off the data).
+    Taps outside the input contribute 0 (MLI skips them; SA8 subtracts the input zero point
+    `zp`, so padding is real zero). `x_bound` bounds |x - zp| when the caller knows it (else it
+    is read off the data). x - zp is formed once, in the type the sums run in, after padding
+    (the raw integers, padded with zp) so that the padding copies the narrow type.
     Returns (B, Ho, Wo, Co) exact integer sums (int64, or a float type holding them exactly).
     """
     kh_n, kw_n, cig, co = w.shape
-    b = xs.shape[0]
+    b = x.shape[0]
     ho, wo = win.out
-    bound = (max_abs(xs) if x_bound is None else x_bound) * max_abs(w)
-    if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
-            and tuple(win.out) == tuple(xs.shape[1:3]):
-        # pointwise convolution: the input already is the im2col matrix
-        acc = exact_matmul(xs.reshape(-1, xs.shape[3]), w.reshape(-1, co), bound)
-        return acc.reshape(b, ho, wo, co)
+    if x_bound is None:
+        x_bound = max(int(x.max(initial=zp)) - zp, zp - int(x.min(initial=zp))) if x.size else 0
+    bound = x_bound * max_abs(w)
     dtype = sum_dtype(kh_n * kw_n * cig, bound)
+    fdtype = np.float32 if dtype != np.int64 else dtype       # sums chunked in float32
+    if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
+            and tuple(win.out) == tuple(x.shape[1:3]):
+        # pointwise convolution: the input already is the im2col matrix
+        xs = np.subtract(x.reshape(-1, x.shape[3]), zp, dtype=fdtype)
+        return exact_matmul(xs, w.reshape(-1, co), bound).reshape(b, ho, wo, co)
+    if zp and not np.can_cast(np.min_scalar_type(zp), x.dtype):
+        x = x.astype(np.int64)
+    xp = win.pad_input(x, zp)
     if groups == 1:
         # im2col in blocks of samples: one matmul of (n*Ho*Wo, Kh*Kw*Ci) @ (Kh*Kw*Ci, Co) each.
-        xp = win.pad_input(xs.astype(np.float32 if dtype != np.int64 else dtype, copy=False), 0)
+        xp = np.subtract(xp, zp, dtype=fdtype)
         wmat = w.reshape(-1, co)
         per_sample = max(ho * wo * wmat.shape[0] * 4, 1)
         step = max(1, _CHUNK_BYTES // per_sample)
@@ -89,12 +97,12 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int,
                 acc = np.empty((b, ho, wo, co), dtype=part.dtype)
             acc[s:s + step] = part.reshape(-1, ho, wo, co)
         return acc
-    xp = win.pad_input(xs.astype(dtype, copy=False), 0)
     wd = w.astype(dtype)
-    n = b * ho * wo
     cog = co // groups
     if cig == 1 and cog == 1:                # depthwise: one product per channel, on the views
-        return tap_sum(xp, wd[:, :, 0, :], win.stride, win.dilation, (ho, wo), dtype)
+        return tap_sum(xp, wd[:, :, 0, :], win.stride, win.dilation, (ho, wo), dtype, zp)
+    xp = np.subtract(xp, zp, dtype=dtype)
+    n = b * ho * wo
     acc = np.zeros((n, co), dtype=dtype)
     for kh, kw, tap in win.taps(xp):
         tap = tap.reshape(n, groups * cig)
@@ -158,11 +166,11 @@ def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:
 def _grouped_conv(kind: str, x, inp, weights, bias, out, cfg, arith, groups: int) -> np.ndarray:
     name = variant(kind, inp, weights, bias, out)
     x = _batched(x, inp)
-    xs = _zero_meaning(x, inp, name)
+    zp = int(inp.zero_point[0]) if name == "sa8_sa8_sa32" else 0
     w = np.asarray(weights.data, dtype=np.int64)
     win = Window.from_cfg(cfg, w.shape[:2], out.shape)
     x_bound = _x_bound(x, inp, name)
-    acc = conv_sums(xs, w, win, groups, x_bound)
+    acc = conv_sums(x, w, win, groups, zp, x_bound)
     acc_bound = None if x_bound is None else w[..., 0].size * x_bound * max_abs(w)
     return _finish(acc, name, inp, weights, bias, out, cfg, arith, acc_bound)
 
