@@ -4,8 +4,9 @@ Kernel convention: `kernel(x, inp, weights, bias, out, cfg, arith)` with `x` of 
 (the batch is an extra leading axis MLI does not have), returning (B,) + out.shape in out's dtype.
 The element-type variant (sa8_sa8_sa32, fx16, fx16_fx8_fx8) follows from the tensors.
 
-Accumulation is exact: products are summed by BLAS in float32 or float64 whenever every partial sum
-is provably an integer that type represents (below 2^24 / 2^53), in int64 otherwise. Then the
+Accumulation is exact: products are summed by BLAS in float32 (a long reduction cut into chunks
+that each stay below 2^24, see `exact_sums`) or float64 whenever every partial sum is provably an
+integer that type represents, in int64 otherwise. Then the
 accumulator width of the MLI kernel is applied (32-bit wrap for SA8 and fx16_fx8_fx8, 64-bit for
 fx16 on x86, where the golden vectors come from).
 """

@@ -2,8 +2,8 @@
 
 Follows the MLI 2.0.2 reference code (mli_prv_quant_ref.h), which is what the x86 build and
 therefore the golden vectors run; see mli-arithmetic.md sections 5-7. The ReLU limits are
-`activations.relu_limits` (mli_prv_get_relu_limits). Accumulators arrive as exact int64 sums;
-each function applies the container widths MLI uses.
+`activations.relu_limits` (mli_prv_get_relu_limits). Accumulators arrive as exact integer sums
+(int64, or a float type holding them exactly); each function applies the container widths MLI uses.
 """
 
 from __future__ import annotations
