@@ -13,6 +13,7 @@ import numpy as np
 from mlitool.errors import UnsupportedError
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
+from mlitool.execute.channels import long_rows
 from mlitool.execute.layout_ops import concat_parts, pad_with
 
 f32 = np.float32
@@ -22,17 +23,18 @@ def _merge(x: np.ndarray) -> np.ndarray:
     return x.reshape((-1,) + x.shape[2:])
 
 
-def activate(y: np.ndarray, act: str | None) -> np.ndarray:
+def activate(y: np.ndarray, act: str | None, out: np.ndarray | None = None) -> np.ndarray:
+    """The fused activation of `y`, into `out` when given (y itself for a fresh array)."""
     if act in (None, "NONE"):
         return y
     if act == "RELU":
-        return np.maximum(y, f32(0))
+        return np.maximum(y, f32(0), out=out)
     if act == "RELU6":
-        return np.clip(y, f32(0), f32(6))
+        return np.clip(y, f32(0), f32(6), out=out)
     if act == "RELU_N1_TO_1":
-        return np.clip(y, f32(-1), f32(1))
+        return np.clip(y, f32(-1), f32(1), out=out)
     if act == "TANH":
-        return np.tanh(y)
+        return np.tanh(y, out=out)
     raise UnsupportedError(f"fused activation {act}")
 
 
@@ -45,7 +47,17 @@ def _bias(c: Call, idx: int = 2):
 
 
 def _done(c: Call, y: np.ndarray) -> list:
-    return [activate(y.astype(f32), c.opt("fused_activation")).reshape(c.out_shape())]
+    """The fused activation, in place on a fresh kernel result `y`."""
+    y = y.astype(f32, copy=False)
+    return [activate(y, c.opt("fused_activation"), out=y).reshape(c.out_shape())]
+
+
+def _plus_bias(c: Call, y: np.ndarray) -> np.ndarray:
+    """y (fresh, float32, channels last) + the bias, in place."""
+    if c.has(2):
+        rows, b = long_rows(y, _bias(c))
+        rows += b
+    return y
 
 
 # --------------------------------------------------------------------------------------------
@@ -59,15 +71,13 @@ def conv_2d(c: Call):
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    y = win.im2col(x, kh, kw, geom) @ w.reshape(o, -1).T + _bias(c)
-    return _done(c, y)
+    return _done(c, _plus_bias(c, win.im2col(x, kh, kw, geom) @ w.reshape(o, -1).T))
 
 
 def depthwise_conv_2d(c: Call):
     x = _merge(_fx(c, 0))
     w = c.const(1).astype(f32)
-    y = win.depthwise_sum(x, w, c.op.options) + _bias(c)
-    return _done(c, y)
+    return _done(c, _plus_bias(c, win.depthwise_sum(x, w, c.op.options)))
 
 
 def transpose_conv(c: Call):
@@ -82,8 +92,7 @@ def transpose_conv(c: Call):
 def fully_connected(c: Call):
     w = c.const(1).astype(f32)
     depth = w.shape[-1]
-    y = _fx(c, 0).reshape(-1, depth) @ w.reshape(-1, depth).T + _bias(c)
-    return _done(c, y)
+    return _done(c, _plus_bias(c, _fx(c, 0).reshape(-1, depth) @ w.reshape(-1, depth).T))
 
 
 def _pool(c: Call, value):

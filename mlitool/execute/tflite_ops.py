@@ -2,7 +2,8 @@
 
 Each kernel takes a `call.Call` and returns the batched output arrays. Parameters are derived
 exactly as TFLite's Prepare() does (`tflite_params`), so outputs equal the interpreter's
-reference kernels bit for bit. Integer sums are exact: float64 BLAS products of int8 offsets stay below 2^53.
+reference kernels bit for bit. Integer sums are exact: float BLAS on integer-valued offsets
+(`exact_sums`).
 Ops on float tensors (e.g. a float model's QUANTIZE input) use the float kernels.
 """
 
@@ -16,10 +17,12 @@ from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
+from mlitool.execute.channels import by_blocks, long_rows
+from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.layout_ops import concat_parts, pad_with
 from mlitool.execute.tflite_softmax16 import softmax_int16
-from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of,
-                                           requant_channels, scale_of, zp_of)
+from mlitool.execute.tflite_params import (activation_range, affine_quantize, channel_multipliers,
+                                           finish, quant_of, requant_channels, scale_of, zp_of)
 
 f32 = np.float32
 
@@ -56,17 +59,25 @@ def _weighted_float(c: Call, x_slot: int = 0) -> bool:
 # Convolutions and fully connected
 
 
-def _offsets(c: Call, x_slot: int = 0):
-    x_t, w_t = c.tin(x_slot), c.tin(1)
-    x = _merge(c.x(x_slot)).astype(np.float64) - zp_of(x_t)
-    w = c.const(1).astype(np.float64)
+def _weights(c: Call) -> np.ndarray:
+    """w - w_zp as integer-valued float32."""
+    w_t = c.tin(1)
+    w = c.const(1).astype(f32)
     wq = quant_of(w_t, "filter")
     if wq.per_axis:
         if np.any(wq.zero_point != 0):
             raise UnsupportedError(f"{c.op.label}: per-channel filter with non-zero zero points")
     else:
-        w = w - int(wq.zero_point[0])
-    return x, w
+        w = w - f32(int(wq.zero_point[0]))
+    return w
+
+
+def _offsets(c: Call, x_slot: int = 0):
+    """(x - x_zp, w - w_zp) as integer-valued float32 (|values| <= 2^16: exact), and the bound
+    of their products that decides how the sums stay exact."""
+    x = np.subtract(_merge(c.x(x_slot)), f32(zp_of(c.tin(x_slot))), dtype=f32)
+    w = _weights(c)
+    return x, w, max_abs(x) * max_abs(w)
 
 
 def _bias(c: Call, idx: int = 2):
@@ -76,28 +87,45 @@ def _bias(c: Call, idx: int = 2):
 
 
 def _per_channel_output(c: Call, acc: np.ndarray, x_slot: int = 0, bias_slot: int = 2) -> list:
-    """Exact float64 sums → int64, + bias, per-channel requantization, zero point and clamp."""
-    acc = np.rint(acc).astype(np.int64) + _bias(c, bias_slot)
-    acc = requant_channels(acc, c.tin(x_slot), c.tin(1), c.tout())
-    return [finish(acc, c.tout(), c.opt("fused_activation")).reshape(c.out_shape())]
+    """Exact sums → int64, + bias, per-channel requantization, zero point and clamp."""
+    bias, in_t, w_t = _bias(c, bias_slot), c.tin(x_slot), c.tin(1)
+    out_t, act = c.tout(), c.opt("fused_activation")
+    mult, shift = channel_multipliers(in_t, w_t, out_t)
+    lo, hi = activation_range(out_t, act)
+
+    def block(a: np.ndarray) -> np.ndarray:
+        if in_t.dtype == "int8":
+            rows, m, s, b = long_rows(a, mult, shift, bias)
+            y = fp.mul_by_quantized_multiplier_f64(rows, b, m, s, zp_of(out_t))
+            if y is not None:
+                return np.clip(y, lo, hi, out=y).astype(out_t.dtype).reshape(a.shape)
+        a = a.astype(np.int64)               # integer-valued floats: the cast is exact
+        a += bias
+        return finish(requant_channels(a, in_t, w_t, out_t), out_t, act)
+    return [by_blocks(block, acc, out_t.dtype).reshape(c.out_shape())]
 
 
 def conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.conv_2d(c)
-    x, w = _offsets(c)
+    x, w, bound = _offsets(c)
     o, kh, kw, ci = w.shape
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    return _per_channel_output(c, win.im2col(x, kh, kw, geom) @ w.reshape(o, -1).T)
+    return _per_channel_output(c, exact_matmul(win.im2col(x, kh, kw, geom), w.reshape(o, -1).T, bound))
 
 
 def depthwise_conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
-    x, w = _offsets(c)
-    return _per_channel_output(c, win.depthwise_sum(x, w, c.op.options))
+    x, zp, w = _merge(c.x(0)), zp_of(c.tin(0)), _weights(c)
+    info = np.iinfo(x.dtype)                 # |x - zp| from the type: no pass over the data
+    dtype = sum_dtype(w.shape[1] * w.shape[2], max(zp - int(info.min), int(info.max) - zp) * max_abs(w))
+    if dtype is np.int64:
+        raise UnsupportedError(f"{c.op.label}: depthwise sums beyond 2^53")
+    # the raw integers, padded with the zero point: x - zp is formed block by block in the sum
+    return _per_channel_output(c, win.depthwise_sum(x, w.astype(dtype), c.op.options, zp, dtype))
 
 
 def transpose_conv(c: Call):
@@ -105,9 +133,11 @@ def transpose_conv(c: Call):
     scatter of every input pixel's products, + bias, per-channel requantization."""
     if _weighted_float(c, x_slot=2):
         return float_ops.transpose_conv(c)
-    x, w = _offsets(c, x_slot=2)
+    x, w, _ = _offsets(c, x_slot=2)
     out_h, out_w = c.tout().shape[1:3]
-    acc = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w)
+    # float64 taps: a 16x8 product reaches 2^23, so float32 sums would not stay exact
+    acc = win.transpose_conv_sum(x.astype(np.float64), w.astype(np.float64), c.op.options,
+                                 out_h, out_w)
     return _per_channel_output(c, acc, x_slot=2, bias_slot=3)
 
 
@@ -121,7 +151,7 @@ def fully_connected(c: Call):
         w = w - int(wq.zero_point[0])
     depth = w.shape[-1]
     x = c.x(0).reshape(-1, depth).astype(np.float64) - zp_of(x_t)
-    acc = np.rint(x @ w.reshape(-1, depth).T).astype(np.int64) + _bias(c)
+    acc = exact_matmul(x, w.reshape(-1, depth).T, max_abs(x) * max_abs(w)).astype(np.int64) + _bias(c)
     # BUILTIN_REF requantizes in double: round(acc * (in_scale * w_scale / out_scale)), C round()
     # (int8 and 16x8 alike; measured against LiteRT).
     real = (np.float64(scale_of(x_t)) * wq.scale) / np.float64(scale_of(out_t))

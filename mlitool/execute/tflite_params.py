@@ -10,6 +10,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute import tflite_fixedpoint as fp
+from mlitool.execute.channels import long_rows
 
 f32 = np.float32
 
@@ -50,7 +51,8 @@ def activation_range(t: ir.Tensor, act: str) -> tuple[int, int]:
 
 def finish(acc: np.ndarray, t: ir.Tensor, act: str | None) -> np.ndarray:
     lo, hi = activation_range(t, act)
-    return np.clip(acc + zp_of(t), lo, hi).astype(t.dtype)
+    y = np.add(acc, zp_of(t))
+    return np.clip(y, lo, hi, out=y).astype(t.dtype)
 
 
 def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
@@ -68,14 +70,21 @@ def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
     return np.clip(r, info.min, info.max).astype(t.dtype)
 
 
-def requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
-    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant...;
-    int16 activations (16x8) take the int64 MultiplyByQuantizedMultiplier."""
+def channel_multipliers(in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
+    """Per-channel (or per-tensor) QuantizeMultiplier of in*w/out, as PopulateConvolutionQuant..."""
     ws = quant_of(w_t, "filter").scale
     real = (np.float64(scale_of(in_t)) * ws) / np.float64(scale_of(out_t))
     mult, shift = fp.quantize_multiplier(real)
     if mult.size == 1:
         mult, shift = mult.reshape(()), shift.reshape(())
+    return mult, shift
+
+
+def requant_channels(acc: np.ndarray, in_t: ir.Tensor, w_t: ir.Tensor, out_t: ir.Tensor):
+    """`channel_multipliers` applied to acc; int16 activations (16x8) take the int64
+    MultiplyByQuantizedMultiplier."""
+    mult, shift = channel_multipliers(in_t, w_t, out_t)
+    rows, mult, shift = long_rows(acc, mult, shift)
     if in_t.dtype == "int16":
-        return fp.mul_by_quantized_multiplier_64(acc, mult, shift)
-    return fp.mul_by_quantized_multiplier(acc, mult, shift)
+        return fp.mul_by_quantized_multiplier_64(rows, mult, shift).reshape(acc.shape)
+    return fp.mul_by_quantized_multiplier(rows, mult, shift).reshape(acc.shape)

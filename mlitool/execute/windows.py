@@ -10,6 +10,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from mlitool.geometry import tflite_padding, transpose_conv_padding
 
+_TAP_BLOCK_BYTES = 1 << 21     # depthwise sums per block of samples: fits the L2 cache
+
 
 def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
     """(out_h, out_w, pad_top, pad_left, stride_h, stride_w, dil_h, dil_w) of a conv/pool op."""
@@ -58,22 +60,55 @@ def im2col(x: np.ndarray, k_h: int, k_w: int, geom, value=0) -> np.ndarray:
     return np.ascontiguousarray(v.transpose(0, 1, 2, 4, 5, 3)).reshape(-1, k_h * k_w * x.shape[3])
 
 
-def depthwise_sum(x: np.ndarray, w: np.ndarray, options: dict) -> np.ndarray:
-    """Depthwise convolution sum of NHWC `x` and TFLite filter `w` (1, KH, KW, C*M) with the op's
-    stride/dilation/padding: Σ over taps of x[..., c // M] * w[0, kh, kw, c], looping over the
-    taps only."""
+def depthwise_sum(x: np.ndarray, w: np.ndarray, options: dict, offset=0, dtype=None) -> np.ndarray:
+    """Depthwise convolution sum of NHWC `x` - `offset` and TFLite filter `w` (1, KH, KW, C*M)
+    with the op's stride/dilation/padding: Σ over taps of (x[..., c // M] - offset) *
+    w[0, kh, kw, c] in `dtype` (default: x's and w's), looping over the taps only; padding is
+    x = offset (a zero term)."""
     _, kh, kw, co = w.shape
     mult = co // x.shape[3]
     if mult > 1:
         x = np.repeat(x, mult, axis=3)
     oh, ow, pt, pl, sh, sw, dh, dw = geometry(options, x.shape[1], x.shape[2], kh, kw)
-    xp = pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1)
-    acc = np.zeros((x.shape[0], oh, ow, co), dtype=x.dtype)
-    for i in range(kh):
-        for j in range(kw):
-            tap = xp[:, i * dh: i * dh + (oh - 1) * sh + 1: sh, j * dw: j * dw + (ow - 1) * sw + 1: sw, :]
-            acc += tap * w[0, i, j, :]
-    return acc
+    xp = pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1,
+                value=offset)
+    dtype = np.result_type(x, w) if dtype is None else dtype
+    return tap_sum(xp, w[0], (sh, sw), (dh, dw), (oh, ow), dtype, offset)
+
+
+def tap_sum(xp: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tuple[int, int],
+            out_hw: tuple[int, int], dtype, offset=0) -> np.ndarray:
+    """Σ over the kernel taps (i, j) of (xp[:, i*dh + oh*sh, j*dw + ow*sw, c] - offset) * w[i, j, c]:
+    the depthwise sum of a padded NHWC input `xp` with weights w (KH, KW, C), as (B, OH, OW, C)
+    in `dtype`.
+
+    Each multiply runs along a whole output row (OW*C contiguous values, the weights tiled):
+    numpy's loops along a short last axis (C = 16) take twice the time. The input is converted
+    to `dtype` (minus `offset`) one block of samples at a time, a strided one split into its `sw`
+    column phases so that every tap reads contiguous rows; the block's sums stay in cache."""
+    (sh, sw), (dh, dw), (oh, ow) = stride, dilation, out_hw
+    b, c = xp.shape[0], xp.shape[3]
+    acc = np.empty((b, oh, ow * c), dtype=dtype)
+    step = max(1, _TAP_BLOCK_BYTES // max(oh * ow * c * acc.itemsize, 1))
+    prod = np.empty((min(step, b), oh, ow * c), dtype=dtype)
+    taps = [(i, j, w[i, j]) for i in range(w.shape[0]) for j in range(w.shape[1])]
+    tiled = [np.tile(wt.astype(dtype, copy=False), ow) for _, _, wt in taps]
+    for s in range(0, b, step):
+        block, tmp, xb = acc[s:s + step], prod[:min(step, b - s)], xp[s:s + step]
+        if sw == 1 and not offset and xb.dtype == dtype:
+            phases = [xb]
+        else:
+            phases = [np.subtract(xb[:, :, p::sw, :], offset, dtype=dtype) for p in range(sw)]
+        for (i, j, _), wt in zip(taps, tiled):
+            rows = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
+            phase, start = phases[(j * dw) % sw], (j * dw) // sw
+            tap = phase[:, rows, start:start + ow, :].reshape(len(block), oh, ow * c)
+            if i == j == 0:
+                np.multiply(tap, wt, out=block)
+            else:                        # in place: no temporary per tap
+                np.multiply(tap, wt, out=tmp)
+                block += tmp
+    return acc.reshape(b, oh, ow, c)
 
 
 def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int

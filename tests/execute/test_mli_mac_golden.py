@@ -8,6 +8,7 @@ import pytest
 from tests.support.golden import MODES, arith_of, load
 from tests.support.paths import shared_path
 from mlitool.errors import UnsupportedError
+from mlitool.execute import exact_sums
 from mlitool.execute.mli_kernels import mac, macquant
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
@@ -57,8 +58,20 @@ def test_golden(mode, kernel):
                                     "fully_connected_fx16", "group_conv2d_hwcn_sa8_sa8_sa32"])
 def test_int64_accumulation_path(kernel, monkeypatch):
     """The int64 fallback (taken when float sums could round) gives the same exact answers."""
-    monkeypatch.setattr(mac, "_EXACT_FLOATS", ())
+    monkeypatch.setattr(exact_sums, "F32_EXACT", 0)
+    monkeypatch.setattr(exact_sums, "F64_EXACT", 0)
     mode = "CONVERGENT_ACCU_OFF"
+    bad = _mismatches(KERNELS[kernel], _cases(mode, kernel), arith_of(mode))
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("kernel", ["conv2d_hwcn_sa8_sa8_sa32", "fully_connected_sa8_sa8_sa32",
+                                    "conv2d_hwcn_fx16"])
+def test_chunked_float32_sums(kernel, monkeypatch):
+    """float32 sums cut into many short chunks (added in float64) give the exact answers."""
+    monkeypatch.setattr(exact_sums, "F32_EXACT", 1 << 17)
+    monkeypatch.setattr(exact_sums, "_MIN_F32_CHUNK", 1)
+    mode = "UP_ACCU_ON"
     bad = _mismatches(KERNELS[kernel], _cases(mode, kernel), arith_of(mode))
     assert not bad, "\n".join(bad)
 

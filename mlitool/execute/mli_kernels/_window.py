@@ -39,8 +39,14 @@ class Window:
         b, h, w, c = x.shape
         sh, sw = self.span(0), self.span(1)
         pt, pl = self.pad
-        xp = np.full((b, sh, sw, c), fill, dtype=x.dtype)
         rows, cols = max(0, min(h, sh - pt)), max(0, min(w, sw - pl))
+        if (pt, pl, rows, cols) == (0, 0, sh, sw):
+            return x[:, :sh, :sw, :]
+        xp = np.empty((b, sh, sw, c), dtype=x.dtype)
+        xp[:, :pt] = fill                    # the border only: the inside is copied over once
+        xp[:, pt + rows:] = fill
+        xp[:, pt:pt + rows, :pl] = fill
+        xp[:, pt:pt + rows, pl + cols:] = fill
         xp[:, pt:pt + rows, pl:pl + cols, :] = x[:, :rows, :cols, :]
         return xp
 

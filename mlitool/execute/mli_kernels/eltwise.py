@@ -100,6 +100,9 @@ def _fx(op: str, a, b, in1: MliTensor, in2: MliTensor, out: MliTensor, mode: str
 def eltwise(op: str, x1, x2, in1: MliTensor, in2: MliTensor, out: MliTensor,
             arith: Arith) -> np.ndarray:
     """`mli_krn_eltwise_<op>_{sa8,fx8,fx16}` on a batch; returns (B,) + out.shape."""
+    x1, x2 = np.asarray(x1), np.asarray(x2)
+    if _by_table(x1, x2, in1, in2, out):
+        return _table(op, in1, in2, out, arith)[_pair_index(x1, x2)].reshape(x1.shape[:1] + out.shape)
     a, b = _operand(x1, in1, out), _operand(x2, in2, out)
     if out.el_type.is_sa:
         res = _sa8(op, a, b, in1, in2, out, arith.round_mode)
@@ -107,6 +110,53 @@ def eltwise(op: str, x1, x2, in1: MliTensor, in2: MliTensor, out: MliTensor,
         res = _fx(op, a, b, in1, in2, out, arith.round_mode)
     res = np.broadcast_to(res, (max(a.shape[0], b.shape[0]),) + out.shape)
     return res.astype(out.el_type.dtype)
+
+
+# 8-bit operands of equal shape: the kernel is a function of the byte pair (every parameter is
+# per tensor), so one table of its 65536 results, computed by the code above, replaces a dozen
+# int64 passes by one lookup (tables are cached per parameters, so a later batch reuses them).
+_TABLE_MIN_SIZE = 1 << 16
+
+
+def _by_table(x1: np.ndarray, x2: np.ndarray, in1: MliTensor, in2: MliTensor,
+              out: MliTensor) -> bool:
+    return (x1.dtype.itemsize == 1 and x2.dtype.itemsize == 1 and x1.dtype.kind == "i"
+            and x2.dtype.kind == "i" and out.el_type.dtype.itemsize == 1
+            and x1.shape == x2.shape == x1.shape[:1] + in1.shape and in1.size == in2.size == out.size
+            and x1.size >= _TABLE_MIN_SIZE)
+
+
+def _pair_index(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """(byte of x1) * 256 + (byte of x2), the raw two's-complement bytes."""
+    idx = x1.view(np.uint8).astype(np.uint16)
+    idx <<= 8
+    idx |= x2.view(np.uint8)
+    return idx
+
+
+def _table(op: str, in1: MliTensor, in2: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
+    """The kernel's result for every byte pair, indexed as `_pair_index` (cached per parameters)."""
+    key = (op, arith.round_mode) + tuple(_params(t) for t in (in1, in2, out))
+    if key not in _TABLES:
+        raw = np.arange(1 << 16, dtype=np.uint16)
+        a = (raw >> 8).astype(np.uint8).view(np.int8).astype(np.int64)
+        b = (raw & 0xFF).astype(np.uint8).view(np.int8).astype(np.int64)
+        kernel = _sa8 if out.el_type.is_sa else _fx
+        res = kernel(op, a, b, in1, in2, out, arith.round_mode)
+        if len(_TABLES) >= 256:
+            _TABLES.clear()
+        _TABLES[key] = np.asarray(res).astype(out.el_type.dtype)
+    return _TABLES[key]
+
+
+_TABLES: dict[tuple, np.ndarray] = {}
+
+
+def _params(t: MliTensor) -> tuple:
+    if t.el_type.is_sa:
+        return (t.el_type.name, int(t.scale.reshape(-1)[0]), int(t.scale_frac_bits.reshape(-1)[0]),
+                int(t.zero_point.reshape(-1)[0]))
+    return (t.el_type.name, int(t.frac_bits))
 
 
 def eltwise_add(x1, x2, in1, in2, out, arith):

@@ -4,8 +4,9 @@ Kernel convention: `kernel(x, inp, weights, bias, out, cfg, arith)` with `x` of 
 (the batch is an extra leading axis MLI does not have), returning (B,) + out.shape in out's dtype.
 The element-type variant (sa8_sa8_sa32, fx16, fx16_fx8_fx8) follows from the tensors.
 
-Accumulation is exact: products are summed by BLAS in float32 or float64 whenever every partial sum
-is provably an integer that type represents (below 2^24 / 2^53), in int64 otherwise. Then the
+Accumulation is exact: products are summed by BLAS in float32 (a long reduction cut into chunks
+that each stay below 2^24, see `exact_sums`) or float64 whenever every partial sum is provably an
+integer that type represents, in int64 otherwise. Then the
 accumulator width of the MLI kernel is applied (32-bit wrap for SA8 and fx16_fx8_fx8, 64-bit for
 fx16 on x86, where the golden vectors come from).
 """
@@ -18,13 +19,14 @@ import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
+from mlitool.execute.channels import by_blocks
+from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.mli_intops import Arith
+from mlitool.execute.windows import tap_sum
 from mlitool.execute.mli_kernels import macquant as mq
 from mlitool.execute.mli_kernels._window import Window
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
-# Float types whose sums of integers are exact while every partial sum stays below 2^(mantissa+1).
-_EXACT_FLOATS = ((np.float32, 2 ** 24), (np.float64, 2 ** 53))
 _CHUNK_BYTES = 1 << 25      # im2col block size: bounds memory, keeps the matmul cache friendly
 _VARIANTS = {
     (ElType.SA8, ElType.SA8, ElType.SA32): "sa8_sa8_sa32",
@@ -46,69 +48,62 @@ def variant(kind: str, inp: MliTensor, weights: MliTensor, bias: MliTensor, out:
 # ---------------------------------------------------------------------------------------------
 # Exact accumulation
 
-def _compute_dtype(k: int, x: np.ndarray, w: np.ndarray) -> type:
-    """The fastest type in which a k-term dot product of x and w is exact.
-
-    A float type is exact when K * max|x| * max|w| stays below 2^(mantissa bits + 1): every partial
-    sum (in any summation order BLAS picks) is then an integer it represents exactly.
-    """
-    xmax = max(-int(x.min(initial=0)), int(x.max(initial=0)))
-    wmax = max(-int(w.min(initial=0)), int(w.max(initial=0)))
-    bound = k * xmax * wmax
-    for dtype, limit in _EXACT_FLOATS:
-        if bound < limit:
-            return dtype
-    return np.int64
-
-
-def _to_int(acc: np.ndarray) -> np.ndarray:
-    """Exact sums stay in the float type that computed them (every value is an integer it holds
-    exactly); the finishing steps read them without another conversion pass."""
-    return acc
+def term_bound(x: np.ndarray, w: np.ndarray) -> int:
+    """max |x| * max |w|: the largest product a sum of x and w terms can hold."""
+    return max_abs(x) * max_abs(w)
 
 
 def matmul_exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """x (..., N) @ w (N, M), exactly (int64, or a float type holding the integers exactly)."""
-    dtype = _compute_dtype(w.shape[0], x, w)
-    return _to_int(np.matmul(x.astype(dtype, copy=False), w.astype(dtype, copy=False)))
+    return exact_matmul(x, w, term_bound(x, w))
 
 
-def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.ndarray:
-    """Exact sums over the valid taps: xs (B, H, W, Ci) zero-meaning values, w (Kh, Kw, Ci/g, Co).
+def conv_sums(x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 0,
+              x_bound: int | None = None) -> np.ndarray:
+    """Exact sums over the valid taps of x - zp: x (B, H, W, Ci), w (Kh, Kw, Ci/g, Co).
 
-    Taps outside the input contribute 0 (MLI skips them; for SA8 `xs` is already x - in_zp).
+    Taps outside the input contribute 0 (MLI skips them; SA8 subtracts the input zero point
+    `zp`, so padding is real zero). `x_bound` bounds |x - zp| when the caller knows it (else it
+    is read off the data). x - zp is formed once, in the type the sums run in, after padding
+    (the raw integers, padded with zp) so that the padding copies the narrow type.
     Returns (B, Ho, Wo, Co) exact integer sums (int64, or a float type holding them exactly).
     """
     kh_n, kw_n, cig, co = w.shape
-    b = xs.shape[0]
+    b = x.shape[0]
     ho, wo = win.out
-    dtype = _compute_dtype(kh_n * kw_n * cig, xs, w)
-    xs = xs.astype(dtype, copy=False)
-    wd = w.astype(dtype)
+    if x_bound is None:
+        x_bound = max(int(x.max(initial=zp)) - zp, zp - int(x.min(initial=zp))) if x.size else 0
+    bound = x_bound * max_abs(w)
+    dtype = sum_dtype(kh_n * kw_n * cig, bound)
+    fdtype = np.float32 if dtype != np.int64 else dtype       # sums chunked in float32
     if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
-            and tuple(win.out) == tuple(xs.shape[1:3]):
+            and tuple(win.out) == tuple(x.shape[1:3]):
         # pointwise convolution: the input already is the im2col matrix
-        return _to_int((xs.reshape(-1, xs.shape[3]) @ wd.reshape(-1, co)).reshape(b, ho, wo, co))
-    xp = win.pad_input(xs, 0)
+        xs = np.subtract(x.reshape(-1, x.shape[3]), zp, dtype=fdtype)
+        return exact_matmul(xs, w.reshape(-1, co), bound).reshape(b, ho, wo, co)
+    if zp and not np.can_cast(np.min_scalar_type(zp), x.dtype):
+        x = x.astype(np.int64)
+    xp = win.pad_input(x, zp)
     if groups == 1:
         # im2col in blocks of samples: one matmul of (n*Ho*Wo, Kh*Kw*Ci) @ (Kh*Kw*Ci, Co) each.
-        wmat = wd.reshape(-1, co)
-        per_sample = max(ho * wo * wmat.shape[0] * np.dtype(dtype).itemsize, 1)
+        xp = np.subtract(xp, zp, dtype=fdtype)
+        wmat = w.reshape(-1, co)
+        per_sample = max(ho * wo * wmat.shape[0] * 4, 1)
         step = max(1, _CHUNK_BYTES // per_sample)
-        acc = np.empty((b, ho, wo, co), dtype=dtype)
+        acc = None
         for s in range(0, b, step):
             cols = np.concatenate([tap for _, _, tap in win.taps(xp[s:s + step])], axis=-1)
-            acc[s:s + step] = (cols.reshape(-1, wmat.shape[0]) @ wmat).reshape(-1, ho, wo, co)
-        return _to_int(acc)
-    n = b * ho * wo
+            part = exact_matmul(cols.reshape(-1, wmat.shape[0]), wmat, bound)
+            if acc is None:
+                acc = np.empty((b, ho, wo, co), dtype=part.dtype)
+            acc[s:s + step] = part.reshape(-1, ho, wo, co)
+        return acc
+    wd = w.astype(dtype)
     cog = co // groups
     if cig == 1 and cog == 1:                # depthwise: one product per channel, on the views
-        acc4 = np.zeros((b, ho, wo, co), dtype=dtype)
-        prod = np.empty_like(acc4)
-        for kh, kw, tap in win.taps(xp):
-            np.multiply(tap, wd[kh, kw, 0], out=prod)
-            acc4 += prod
-        return _to_int(acc4)
+        return tap_sum(xp, wd[:, :, 0, :], win.stride, win.dilation, (ho, wo), dtype, zp)
+    xp = np.subtract(xp, zp, dtype=dtype)
+    n = b * ho * wo
     acc = np.zeros((n, co), dtype=dtype)
     for kh, kw, tap in win.taps(xp):
         tap = tap.reshape(n, groups * cig)
@@ -116,7 +111,7 @@ def conv_sums(xs: np.ndarray, w: np.ndarray, win: Window, groups: int) -> np.nda
         xg = tap.reshape(n, groups, cig).transpose(1, 0, 2)
         wg = wt.reshape(cig, groups, cog).transpose(1, 0, 2)
         acc += np.matmul(xg, wg).transpose(1, 0, 2).reshape(n, co)
-    return _to_int(acc).reshape(b, ho, wo, co)
+    return acc.reshape(b, ho, wo, co)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -130,18 +125,24 @@ def _zero_meaning(x: np.ndarray, inp: MliTensor, name: str) -> np.ndarray:
 
 
 def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias: MliTensor,
-            out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
-    """Raw exact sums (..., Co) -> output values in out's dtype."""
+            out: MliTensor, cfg: dict, arith: Arith, acc_bound: int | None = None) -> np.ndarray:
+    """Raw exact sums (..., Co) -> output values in out's dtype. `acc_bound` bounds |acc| when
+    the caller knows it from the operands' ranges."""
     channels = acc.shape[-1]
     limits = mq.relu_limits(mq.relu_type(cfg), out)
     b = np.asarray(bias.data, dtype=np.int64).reshape(-1)
     if name == "sa8_sa8_sa32":
         b = mq.sa8_bias(b, arith)
-        if acc.size and not _fits32(acc, b):
-            acc = mli_intops.sat(mli_intops.wrap(acc, 32) + b, 32)
-        else:                                # no wrap, no saturation: a plain (exact) add
-            acc = np.add(acc, b.astype(np.float64), dtype=np.float64)
         mul, shift = mq.sa8_multiplier(inp, weights, out, channels, arith)
+        amax = mq.sa8_known_bound(acc_bound, b, mul, arith)
+        if amax is None:
+            amax = max_abs(acc) + max_abs(b)
+        if amax < (1 << 31):                 # no wrap, no saturation: sa8_result adds the bias
+            return by_blocks(lambda a: mq.sa8_result(a, mul, shift, int(out.zero_point[0]), arith,
+                                                     limits, bias=b, amax=amax,
+                                                     dtype=out.el_type.dtype),
+                             acc, out.el_type.dtype)
+        acc = mli_intops.sat(mli_intops.wrap(acc, 32) + b, 32)
         o = mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith, limits)
         return o.astype(out.el_type.dtype)
     else:
@@ -151,13 +152,6 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
         acc = mli_intops.sat(acc, bits)
         o = mq.fx_result(acc, in_w - int(out.frac_bits), bits, arith)
     return mq.clamp(o, limits).astype(out.el_type.dtype)
-
-
-def _fits32(acc: np.ndarray, b: np.ndarray) -> bool:
-    """True when acc and acc + b stay inside int32 (wrap and saturation are then identities)."""
-    lo, hi = int(acc.min()), int(acc.max())
-    bl, bh = int(b.min(initial=0)), int(b.max(initial=0))
-    return -(1 << 31) <= lo and hi < (1 << 31) and -(1 << 31) <= lo + bl and hi + bh < (1 << 31)
 
 
 def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:
@@ -172,11 +166,21 @@ def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:
 
 def _grouped_conv(kind: str, x, inp, weights, bias, out, cfg, arith, groups: int) -> np.ndarray:
     name = variant(kind, inp, weights, bias, out)
-    xs = _zero_meaning(_batched(x, inp), inp, name)
+    x = _batched(x, inp)
+    zp = int(inp.zero_point[0]) if name == "sa8_sa8_sa32" else 0
     w = np.asarray(weights.data, dtype=np.int64)
     win = Window.from_cfg(cfg, w.shape[:2], out.shape)
-    acc = conv_sums(xs, w, win, groups)
-    return _finish(acc, name, inp, weights, bias, out, cfg, arith)
+    x_bound = _x_bound(x, inp, name)
+    acc = conv_sums(x, w, win, groups, zp, x_bound)
+    acc_bound = None if x_bound is None else w[..., 0].size * x_bound * max_abs(w)
+    return _finish(acc, name, inp, weights, bias, out, cfg, arith, acc_bound)
+
+
+def _x_bound(x: np.ndarray, inp: MliTensor, name: str) -> int | None:
+    """max |x - zp| an int8 container allows (no pass over the data), None otherwise."""
+    if name != "sa8_sa8_sa32" or x.dtype != np.int8:
+        return None
+    return 128 + abs(int(inp.zero_point[0]))
 
 
 def conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:

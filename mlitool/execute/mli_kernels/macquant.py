@@ -2,8 +2,8 @@
 
 Follows the MLI 2.0.2 reference code (mli_prv_quant_ref.h), which is what the x86 build and
 therefore the golden vectors run; see mli-arithmetic.md sections 5-7. The ReLU limits are
-`activations.relu_limits` (mli_prv_get_relu_limits). Accumulators arrive as exact int64 sums;
-each function applies the container widths MLI uses.
+`activations.relu_limits` (mli_prv_get_relu_limits). Accumulators arrive as exact integer sums
+(int64, or a float type holding them exactly); each function applies the container widths MLI uses.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
+from mlitool.execute.channels import long_rows
+from mlitool.execute.exact_sums import max_abs
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels.activations import RELU_1, RELU_6, RELU_GEN, RELU_NONE, relu_limits
 from mlitool.mli.types import ElType, MliTensor
@@ -89,17 +91,38 @@ _FLOAT64_EXACT = 1 << 52
 _SHIFT64_ACC = 1 << 31
 
 
+def sa8_known_bound(acc_bound: int | None, bias: np.ndarray, mul: np.ndarray,
+                    arith: Arith) -> int | None:
+    """|acc| + |bias| from the operands' ranges when that bound already picks sa8_result's
+    float64 path (no pass over the sums to find their largest), else None."""
+    if acc_bound is None:
+        return None
+    amax = acc_bound + max_abs(bias)
+    if amax >= (1 << 31) - 256:
+        return None
+    if not arith.full_accu:                  # squeezed to 16 bits, a 16-bit multiplier
+        return amax
+    return amax if amax * int(np.abs(mul).max(initial=0)) < _FLOAT64_EXACT else None
+
+
 def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
-               arith: Arith, limits: tuple[int, int] | None = None) -> np.ndarray:
+               arith: Arith, limits: tuple[int, int] | None = None, *,
+               bias: np.ndarray | None = None, amax: int | None = None,
+               dtype: type = np.int64) -> np.ndarray:
     """result_cast for s8asym: 32-bit accumulator -> int8 (then the ReLU clamp when `limits`).
 
     The last dimension of `acc` is the output channel (`mul`, `shift` per channel or scalar).
-    `acc` holds integers (any numeric dtype) inside the int32 range.
+    `acc` holds integers (any numeric dtype) inside the int32 range, `bias` (per channel) is
+    added to it first (the caller checked acc + bias stays inside int32), `amax` bounds
+    |acc| + |bias| when the caller knows it. Returns `dtype` values.
     """
     mul, shift = np.asarray(mul, np.int64), np.asarray(shift, np.int64)
     acc = np.asarray(acc)
+    shape = acc.shape
+    acc, mul, shift, bias = long_rows(acc, mul, shift, bias)
     lim = (1 << 31) - 256 if acc.size else 0
-    amax = max(abs(int(acc.min())), abs(int(acc.max()))) if acc.size else 0
+    if amax is None:
+        amax = max_abs(acc) + (max_abs(bias) if bias is not None else 0)
     pre = np.zeros_like(shift)
     if not arith.full_accu:
         # Reduced-precision post-processing: 16-bit multiplier, accumulator squeezed to 16 bits.
@@ -107,41 +130,63 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
         shift = shift - 16
         pre = np.clip(shift - 21, 0, 8)
         if amax < lim:
-            acc = _round_scaled(acc, np.ldexp(1.0, -pre), arith.round_mode)
+            acc = _round_scaled(acc, np.ldexp(1.0, -pre), arith.round_mode, bias)
             np.clip(acc, -32768, 32767, out=acc)
         else:
-            acc = mli_intops.asr_rnd(np.asarray(acc, np.int64), np.broadcast_to(pre, acc.shape), 32,
-                                 arith.round_mode)
+            acc = mli_intops.asr_rnd(_with_bias(acc, bias), np.broadcast_to(pre, acc.shape), 32,
+                                     arith.round_mode)
             acc = mli_intops.sat(acc, 16).astype(np.float64)
+        bias = None
         amax = min(amax, 1 << 15)
     n = np.minimum(shift - pre, 63)
-    if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < _FLOAT64_EXACT:
-        # Exact in float64: |acc * mul| < 2^52, and scaling by 2^-n keeps every bit.
-        o = _round_scaled(acc, mul * np.ldexp(1.0, -n), arith.round_mode)
-    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < _SHIFT64_ACC:
-        o = _rounding_shift64(np.asarray(acc, np.int64) * mul, n, arith.round_mode)
-    else:
-        o = mli_intops.asr_rnd(np.asarray(acc, np.int64) * mul, n, 64, arith.round_mode)
-    # sat16(o), + zp, sat16, sat8 is one clamp of o + zp to int8 (|zp| <= 128); MLI's ReLU clamp
-    # (MIN(max) then MAX(min)) folds into it.
-    o += out_zp
     hi, lo = 127, -128
     if limits is not None:
         hi, lo = min(hi, int(limits[1])), max(lo, int(limits[0]))
-    np.minimum(o, hi, out=o)
-    np.maximum(o, lo, out=o)
-    return o.astype(np.int64, copy=False)
+    if n.size and int(n.min()) >= 0 and amax * int(np.abs(mul).max(initial=0)) < _FLOAT64_EXACT:
+        # Exact in float64: |(acc + bias) * mul| < 2^52, and scaling by 2^-n keeps every bit.
+        # UP takes the zero point inside the floor (floor(x) + zp = floor(x + zp)), exact while
+        # |x| < 2^(52-n) leaves room for it.
+        zp_inside = out_zp if arith.round_mode == mli_intops.UP and int(n.max()) <= 40 else 0
+        o = _round_scaled(acc, mul * np.ldexp(1.0, -n), arith.round_mode, bias, zp_inside)
+        out_zp -= zp_inside
+    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < _SHIFT64_ACC:
+        o = _rounding_shift64(_with_bias(acc, bias) * mul, n, arith.round_mode)
+    else:
+        o = mli_intops.asr_rnd(_with_bias(acc, bias) * mul, n, 64, arith.round_mode)
+    # sat16(o), + zp, sat16, sat8 is one clamp of o + zp to int8 (|zp| <= 128); MLI's ReLU clamp
+    # (MIN(max) then MAX(min)) folds into it.
+    if out_zp:
+        o += out_zp
+    if lo <= hi:
+        np.clip(o, lo, hi, out=o)
+    else:                                    # MLI's order: MIN(max) then MAX(min) gives min
+        np.minimum(o, hi, out=o)
+        np.maximum(o, lo, out=o)
+    return o.astype(dtype, copy=False).reshape(shape)
 
 
-def _round_scaled(acc: np.ndarray, scale: np.ndarray, mode: str) -> np.ndarray:
-    """asr_rnd(acc * m, n) computed as round(acc * (m * 2^-n)) in float64, for operands whose
-    product is below 2^52 (every value and the +0.5 exact): UP rounds half up (floor(x + 0.5)),
-    CONVERGENT half to even (rint)."""
+def _with_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
+    acc = np.asarray(acc, np.int64)
+    return acc if bias is None else acc + bias
+
+
+def _round_scaled(acc: np.ndarray, scale: np.ndarray, mode: str, bias: np.ndarray | None = None,
+                  offset: int = 0) -> np.ndarray:
+    """asr_rnd((acc + bias) * m, n) + offset computed as round(acc * s + bias * s) + offset in
+    float64, s = m * 2^-n, for operands whose products are below 2^52 (both products and their
+    sum are then exact multiples of 2^-n): UP rounds half up (floor(x + 0.5), the integer offset
+    inside the floor; the caller keeps x + offset exact), CONVERGENT half to even (rint)."""
     f = np.multiply(acc, scale, dtype=np.float64)
+    b = 0.0 if bias is None else np.asarray(bias, np.float64) * scale
     if mode == mli_intops.UP:
-        f += 0.5
+        f += b + (offset + 0.5)
         return np.floor(f, out=f)
-    return np.rint(f, out=f)
+    if bias is not None:
+        f += b
+    np.rint(f, out=f)
+    if offset:
+        f += offset
+    return f
 
 
 def _rounding_shift64(p: np.ndarray, n: np.ndarray, mode: str) -> np.ndarray:
