@@ -97,6 +97,7 @@ class Op:
     custom_code: str | None = None
     version: int = 1
     options_table: str | None = None        # the builtin options table's type, e.g. "Conv2DOptions"
+    intermediates: tuple[int, ...] = ()     # tensors describing internal results (LSTM gates)
 
     @property
     def label(self) -> str:

@@ -154,7 +154,7 @@ _SUBGRAPH_TENSORS, _SUBGRAPH_INPUTS, _SUBGRAPH_OUTPUTS, _SUBGRAPH_OPS, _SUBGRAPH
 _TENSOR_SHAPE, _TENSOR_TYPE, _TENSOR_BUFFER, _TENSOR_NAME = 4, 6, 8, 10
 _TENSOR_QUANT, _TENSOR_IS_VARIABLE, _TENSOR_SHAPE_SIGNATURE = 12, 14, 18
 _QUANT_SCALE, _QUANT_ZERO_POINT, _QUANT_DIMENSION = 8, 10, 16
-_OP_INPUTS, _OP_OUTPUTS = 6, 8
+_OP_INPUTS, _OP_OUTPUTS, _OP_INTERMEDIATES = 6, 8, 20
 _OPCODE_CUSTOM = 6
 _BUFFER_DATA = 4
 _SIGNATURE_KEY = 8
@@ -283,6 +283,8 @@ class _Reader:
         label = f"op {i} ({custom or op_type}) of {where}"
         inputs = self._indices(op, _OP_INPUTS, n_t, f"the inputs of {label}", optional=True)
         outputs = self._indices(op, _OP_OUTPUTS, n_t, f"the outputs of {label}", optional=True)
+        intermediates = self._indices(op, _OP_INTERMEDIATES, n_t, f"the intermediates of {label}",
+                                      optional=True)
         options, table = {}, None
         if op_type != "CUSTOM":
             if op.BuiltinOptions() is not None:
@@ -294,7 +296,8 @@ class _Reader:
                 options.update(self._options(op.BuiltinOptions2Type(), op.BuiltinOptions2(),
                                              tflite.BuiltinOptions2, label))
         return ir.Op(index=i, type=op_type, inputs=inputs, outputs=outputs, options=options,
-                     custom_code=custom, version=version, options_table=table)
+                     custom_code=custom, version=version, options_table=table,
+                     intermediates=intermediates)
 
     def _options(self, kind: int, table: Any, union: type, label: str) -> dict[str, Any]:
         if kind == 0 or table is None:

@@ -19,7 +19,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
-from mlitool.execute import float_ops, layout_ops, tflite_ops
+from mlitool.execute import float_ops, layout_ops, tflite_lstm, tflite_ops
 from mlitool.execute.call import Call, Kernel
 from mlitool.execute.tflite_params import affine_quantize
 
@@ -63,8 +63,8 @@ _KERNELS: dict[str, tuple[Kernel | None, Kernel | None]] = {
     "SPLIT": (layout_ops.split,) * 2,
     "SPLIT_V": (layout_ops.split_v,) * 2,
     "STRIDED_SLICE": (layout_ops.strided_slice,) * 2,
-    # TFLite's integer LSTM (int16 cell, gate intermediates) is not reproduced: float mode only.
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": (float_ops.unidirectional_sequence_lstm, None),
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (float_ops.unidirectional_sequence_lstm,
+                                     tflite_lstm.unidirectional_sequence_lstm),
 }
 _BY_MODE = {mode: {op: pair[k] for op, pair in _KERNELS.items() if pair[k] is not None}
             for k, mode in enumerate(MODES)}

@@ -8,7 +8,7 @@ import pytest
 
 from mlitool.errors import InputDataError, UnsupportedError
 from mlitool.execute import tflite_fixedpoint as fp
-from mlitool.execute.graph import run_graph, unsupported_ops
+from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
 from tests.support.paths import shared_path
@@ -57,7 +57,7 @@ def test_gemmlowp_exp_and_reciprocal_accuracy():
 
 MODELS = ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/vww_96_int8", "mlperf_tiny/resnet8_int8",
           "mlperf_tiny/ad01_int8", "tflm/hello_world_int8", "tflm/micro_speech_int8",
-          "embarc_mli/mobilenet_v1_int8"]
+          "embarc_mli/mobilenet_v1_int8", "tflm/mnist_lstm_int8"]
 SAMPLES = {"embarc_mli/mobilenet_v1_int8": 2, "mlperf_tiny/vww_96_int8": 3}
 
 
@@ -116,13 +116,6 @@ def test_ad01_real_frames_every_layer():
     assert np.array_equal(ours[graph.inputs[0]].reshape(6, -1), q.astype(np.int8))
     ref = reference_outputs(path, graph, {graph.inputs[0]: ours[graph.inputs[0]]})
     _assert_every_layer_equal(graph, ours, ref)
-
-
-def test_mnist_lstm_is_reported_unsupported():
-    _, graph = _model("tflm/mnist_lstm_int8")
-    assert any("UNIDIRECTIONAL_SEQUENCE_LSTM" in label for label in unsupported_ops(graph, "tflite"))
-    with pytest.raises(UnsupportedError, match="UNIDIRECTIONAL_SEQUENCE_LSTM"):
-        run_graph(graph, random_inputs(graph, 1), "tflite")
 
 
 def test_input_checks():

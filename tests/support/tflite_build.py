@@ -56,6 +56,7 @@ class Op:
     inputs: list[int]
     outputs: list[int]
     options: Options | None = None
+    intermediates: list[int] | None = None
 
 
 @dataclass
@@ -146,11 +147,14 @@ def build(spec: Spec) -> bytes:
     ops = []
     for op in spec.ops:
         ins, outs = ivec(op.inputs), ivec(op.outputs)
+        inter = ivec(op.intermediates) if op.intermediates is not None else None
         opts = _options_table(b, op.options) if op.options is not None else None
         Operator.Start(b)
         Operator.AddOpcodeIndex(b, op.opcode)
         Operator.AddInputs(b, ins)
         Operator.AddOutputs(b, outs)
+        if inter is not None:
+            Operator.AddIntermediates(b, inter)
         if opts is not None:
             Operator.AddBuiltinOptionsType(b, getattr(tflite.BuiltinOptions, op.options.name))
             Operator.AddBuiltinOptions(b, opts)
@@ -217,7 +221,7 @@ def _options_table(b: flatbuffers.Builder, opts: Options) -> int:
 
 def graph_model(tensors: list[T], ops: list[tuple], inputs: list[int], outputs: list[int]) -> bytes:
     """A one-subgraph model: `ops` are (BuiltinOperator name, input indices, output indices,
-    Options or None); each tensor with `data` gets a buffer of its own."""
+    Options or None[, intermediate indices]); each tensor with `data` gets a buffer of its own."""
     buffers, written = [Buf()], []
     for t in tensors:
         if t.data is not None:
@@ -231,8 +235,9 @@ def graph_model(tensors: list[T], ops: list[tuple], inputs: list[int], outputs: 
             builtins.append(getattr(tflite.BuiltinOperator, name))
     return build(Spec(
         tensors=written,
-        ops=[Op(builtins.index(getattr(tflite.BuiltinOperator, name)), list(ins), list(outs), opts)
-             for name, ins, outs, opts in ops],
+        ops=[Op(builtins.index(getattr(tflite.BuiltinOperator, name)), list(ins), list(outs), opts,
+                list(rest[0]) if rest else None)
+             for name, ins, outs, opts, *rest in ops],
         codes=[Code(builtin=code) for code in builtins],
         buffers=buffers, inputs=list(inputs), outputs=list(outputs)))
 

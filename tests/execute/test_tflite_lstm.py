@@ -1,0 +1,136 @@
+"""`tflite` mode's integer LSTM (8x8_16) against LiteRT's reference kernels, and gemmlowp's 16-bit
+sigmoid / tanh tables against LiteRT's own 16-bit kernels on every int16 input. (TFLite Micro's
+MNIST LSTM is checked layer by layer with the other shared models in test_exec_tflite.)"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+from mlitool.errors import UnsupportedError
+from mlitool.execute.gemmlowp16 import logistic_table, tanh_table
+from mlitool.execute.graph import run_graph
+from mlitool.pipeline import read
+from tests.support.litert import reference_outputs
+from tests.support.tflite_build import T, graph_model, options, single_op_model
+
+def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch: int = 1,
+                    x_zp: int = -3, h_zp: int = 0, hidden_zp: int | None = None,
+                    cell_power: int = -12, cell_clip: float = 0.0, cifg: bool = False,
+                    time_major: bool = False, gate_gain: float = 1.0, seed: int = 0) -> bytes:
+    """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer writes it: per-tensor int8
+    weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power),
+    five intermediates (four unquantized gate placeholders, the hidden state's quantization)."""
+    rng = np.random.default_rng(seed)
+    x_scale, h_scale = 0.02, 1 / 128
+
+    def weights(*shape):
+        scale = gate_gain * float(rng.uniform(0.004, 0.012))
+        return T(list(shape), scale=scale, data=rng.integers(-127, 128, shape).astype(np.int8))
+
+    x_shape = [steps, batch, features] if time_major else [batch, steps, features]
+    tensors = [T(x_shape, scale=x_scale, zero_point=x_zp, name="x")]
+    slots = [0]
+    for k in range(1, 24):
+        t = None
+        if k in (1, 2, 3, 4) and not (cifg and k == 1):
+            t = weights(cells, features)
+        elif k in (5, 6, 7, 8) and not (cifg and k == 5):
+            t = weights(cells, cells)
+        elif k in (12, 13, 14, 15) and not (cifg and k == 12):
+            t = T([cells], dtype="int32", scale=1e-4,
+                  data=rng.integers(-3000, 3000, cells).astype(np.int32))
+        elif k == 18:
+            t = T([batch, cells], scale=h_scale, zero_point=h_zp, is_variable=True, name="h")
+        elif k == 19:
+            t = T([batch, cells], dtype="int16", scale=2.0 ** cell_power, is_variable=True,
+                  name="c")
+        if t is None:
+            slots.append(-1)
+        else:
+            tensors.append(t)
+            slots.append(len(tensors) - 1)
+    first_intermediate = len(tensors)
+    tensors += [T([0], dtype="float32", name=f"gate{g}") for g in range(4)]
+    tensors.append(T([0], scale=h_scale, zero_point=h_zp if hidden_zp is None else hidden_zp,
+                     name="hidden"))
+    out_shape = [steps, batch, cells] if time_major else [batch, steps, cells]
+    tensors.append(T(out_shape, scale=h_scale, zero_point=h_zp, name="y"))
+    y = len(tensors) - 1
+    op = ("UNIDIRECTIONAL_SEQUENCE_LSTM", slots, [y],
+          options("UnidirectionalSequenceLSTMOptions", fusedActivationFunction=4,
+                  cellClip=cell_clip, timeMajor=time_major),
+          list(range(first_intermediate, first_intermediate + 5)))
+    return graph_model(tensors, [op], [0], [y])
+
+
+def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.ndarray:
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(model)
+    g = read(path).main
+    shape = tuple(g.tensors[g.inputs[0]].shape)
+    x = np.random.default_rng(seed).integers(-128, 128, (samples,) + shape, dtype=np.int8)
+    ref = reference_outputs(path, g, {g.inputs[0]: x})[g.outputs[0]]
+    ours = run_graph(g, {g.inputs[0]: x}, "tflite")[g.outputs[0]]
+    assert ours.dtype == np.int8
+    np.testing.assert_array_equal(ours, ref)
+    return ref
+
+
+@pytest.mark.parametrize("case", [
+    {},
+    {"x_zp": 17, "h_zp": -5},                    # zero points folded into both biases
+    {"hidden_zp": 9},                            # the hidden intermediate's own zero point
+    {"cell_power": -11},                         # tanh of a Q4.11 cell state
+    {"cell_power": -15, "gate_gain": 3.0},       # saturating gates, a small cell range
+    {"cell_power": -9},
+    {"cell_clip": 0.90007},                      # clip 3686.7 LSB: truncated, as TFLite
+    {"cifg": True},                              # input gate = 1 - forget gate
+    {"time_major": True},
+    {"batch": 3},                                # a model batch of 3 sequences
+    {"steps": 1, "features": 1, "cells": 1},
+], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()) or "plain")
+def test_integer_lstm_equals_litert(case, tmp_path):
+    out = _compare(tmp_path, int8_lstm_model(**case))
+    assert len(np.unique(out)) > min(out.size // 4, 8)          # not a constant output
+
+
+@pytest.mark.parametrize("power", [-8, -16])
+def test_cell_scale_outside_tanh_range_is_refused(power, tmp_path):
+    """TFLite's cell tanh takes Q0.15 .. Q6.9 (its dispatch silently skips other formats)."""
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(int8_lstm_model(cell_power=power))
+    g = read(path).main
+    x = np.zeros((1,) + tuple(g.tensors[g.inputs[0]].shape), np.int8)
+    with pytest.raises(UnsupportedError, match=re.escape("between 2^-15 and 2^-9")):
+        run_graph(g, {g.inputs[0]: x}, "tflite")
+
+
+def test_missing_hidden_intermediate_is_refused(tmp_path):
+    model = int8_lstm_model()
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(model)
+    g = read(path).main
+    g.ops[0].intermediates = g.ops[0].intermediates[:4]
+    x = np.zeros((1,) + tuple(g.tensors[g.inputs[0]].shape), np.int8)
+    with pytest.raises(UnsupportedError, match="hidden-state intermediate"):
+        run_graph(g, {g.inputs[0]: x}, "tflite")
+
+
+@pytest.mark.parametrize("op, table", [("TANH", tanh_table), ("LOGISTIC", logistic_table)])
+def test_16bit_tables_equal_litert_on_every_input(op, table, tmp_path):
+    """LiteRT's default (optimized) int16 TANH / LOGISTIC with a Q3.12 input and a Q0.15 output
+    is gemmlowp's FixedPoint<int16_t, 3> function: all 65,536 inputs compared."""
+    litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    path = tmp_path / "act.tflite"
+    path.write_bytes(single_op_model(op, [T([1, 65536], dtype="int16", scale=2.0 ** -12)],
+                                     [T([1, 65536], dtype="int16", scale=2.0 ** -15)]))
+    it = litert.Interpreter(model_path=str(path), num_threads=1)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"],
+                  np.arange(-32768, 32768, dtype=np.int16).reshape(1, -1))
+    it.invoke()
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"])[0],
+                                  table(3))
