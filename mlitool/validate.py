@@ -56,6 +56,8 @@ _ARITY: dict[str, tuple[int, int, int, int, int]] = {
     "TRANSPOSE": (2, 2, 2, 1, 1), "ARG_MAX": (2, 2, 2, 1, 1), "ARG_MIN": (2, 2, 2, 1, 1),
     "SLICE": (3, 3, 3, 1, 1), "STRIDED_SLICE": (4, 4, 4, 1, 1),
     "SPLIT": (2, 2, 2, 1, 1 << 16), "SPLIT_V": (3, 3, 3, 1, 1 << 16),
+    # LSTM: optional slots sit between required ones; `lstm_shapes` checks which are present.
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": (20, 24, 1, 1, 1),
 }
 
 # Op type -> the builtin options table it carries (when it carries one).
@@ -73,6 +75,7 @@ _OPTIONS_TABLE: dict[str, str] = {
     "TRANSPOSE": "TransposeOptions", "ARG_MAX": "ArgMaxOptions", "ARG_MIN": "ArgMinOptions",
     "SLICE": "SliceOptions", "STRIDED_SLICE": "StridedSliceOptions",
     "SPLIT": "SplitOptions", "SPLIT_V": "SplitVOptions",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM": "UnidirectionalSequenceLSTMOptions",
 }
 # Ops whose options have no usable default: the table must be there.
 _OPTIONS_REQUIRED = {"CONV_2D", "DEPTHWISE_CONV_2D", "AVERAGE_POOL_2D", "MAX_POOL_2D",
@@ -296,6 +299,56 @@ def transpose_conv_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     yield from _bias(g, op, w.shape[0], x_slot=2, slot=3)
 
 
+# UNIDIRECTIONAL_SEQUENCE_LSTM input slots (TFLite's order: input, forget, cell, output gate).
+_LSTM_REQUIRED = (0, 2, 3, 4, 6, 7, 8, 13, 14, 15, 18, 19)
+_LSTM_INPUT_GATE = (1, 5, 12)             # absent together: CIFG
+_LSTM_OUTPUT_STATE, _LSTM_CELL_STATE, _LSTM_PROJECTION = 18, 19, 16
+
+
+def lstm_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """UNIDIRECTIONAL_SEQUENCE_LSTM: the required inputs present, the input gate's three all or
+    none, input [B, T, N] (time-major [T, B, N]), gate weights [M, N] and [M, P], biases [M],
+    states of B·P and B·M elements, output [B, T, P] (P = M without projection)."""
+    def t(slot: int) -> ir.Tensor | None:
+        return g.tensors[op.inputs[slot]] if slot < len(op.inputs) and op.inputs[slot] >= 0 \
+            else None
+
+    missing = [k for k in _LSTM_REQUIRED if t(k) is None]
+    if missing:
+        yield Problem(f"omits required input(s) {missing}", op)
+        return
+    if len({t(k) is None for k in _LSTM_INPUT_GATE}) > 1:
+        yield Problem("has only some of the input gate's tensors (inputs 1, 5, 12)", op)
+        return
+    x, out = t(0), g.tensors[op.outputs[0]]
+    if len(x.shape) != 3:
+        yield Problem(f"has shape {list(x.shape)}, expected rank 3", op, x)
+        return
+    time_major = bool(op.options.get("time_major", False))
+    steps, batch, features = x.shape if time_major else (x.shape[1], x.shape[0], x.shape[2])
+    cells = t(4).shape[0] if len(t(4).shape) == 2 else -1
+    proj = t(_LSTM_PROJECTION)
+    outputs = proj.shape[0] if proj is not None and len(proj.shape) == 2 else cells
+    want = {k: (cells, features) for k in (1, 2, 3, 4)}
+    want.update({k: (cells, outputs) for k in (5, 6, 7, 8)})
+    want.update({k: (cells,) for k in (9, 10, 11, 12, 13, 14, 15)})
+    if proj is not None:
+        want[_LSTM_PROJECTION] = (outputs, cells)
+    for k, shape in sorted(want.items()):
+        if t(k) is not None and tuple(t(k).shape) != shape:
+            yield Problem(f"input {k} has shape {list(t(k).shape)}, expected {list(shape)}",
+                          op, t(k))
+            return
+    for k, size in ((_LSTM_OUTPUT_STATE, batch * outputs), (_LSTM_CELL_STATE, batch * cells)):
+        if t(k).size != size:
+            yield Problem(f"state input {k} has {t(k).size} elements, expected {size}", op, t(k))
+            return
+    want_out = (steps, batch, outputs) if time_major else (batch, steps, outputs)
+    if tuple(out.shape) != want_out:
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want_out)}",
+                      op, out)
+
+
 def _bias(g: ir.Graph, op: ir.Op, channels: int, x_slot: int = 0, slot: int = 2
           ) -> Iterator[Problem]:
     if len(op.inputs) > slot and op.inputs[slot] >= 0:
@@ -407,6 +460,8 @@ def _quantized(t: ir.Tensor) -> bool:
 
 
 def _op_checks(op_type: str) -> tuple[OpCheck, ...]:
+    if op_type == "UNIDIRECTIONAL_SEQUENCE_LSTM":     # its rescales are internal to the op
+        return (options_table, lstm_shapes, activation_types)
     checks: list[OpCheck] = [options_table, window_options, activation_types, rescale_range]
     if op_type in _WINDOW_OPS:
         checks.append(window_shapes)

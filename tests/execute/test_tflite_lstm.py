@@ -19,10 +19,12 @@ from tests.support.tflite_build import T, graph_model, options, single_op_model
 def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch: int = 1,
                     x_zp: int = -3, h_zp: int = 0, hidden_zp: int | None = None,
                     cell_power: int = -12, cell_clip: float = 0.0, cifg: bool = False,
-                    time_major: bool = False, gate_gain: float = 1.0, seed: int = 0) -> bytes:
+                    time_major: bool = False, gate_gain: float = 1.0, seed: int = 0,
+                    slots_from: dict[int, int] | None = None) -> bytes:
     """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer writes it: per-tensor int8
     weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power),
-    five intermediates (four unquantized gate placeholders, the hidden state's quantization)."""
+    five intermediates (four unquantized gate placeholders, the hidden state's quantization).
+    `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
     rng = np.random.default_rng(seed)
     x_scale, h_scale = 0.02, 1 / 128
 
@@ -52,6 +54,8 @@ def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch:
         else:
             tensors.append(t)
             slots.append(len(tensors) - 1)
+    for slot, other in (slots_from or {}).items():
+        slots[slot] = slots[other] if other >= 0 else -1
     first_intermediate = len(tensors)
     tensors += [T([0], dtype="float32", name=f"gate{g}") for g in range(4)]
     tensors.append(T([0], scale=h_scale, zero_point=h_zp if hidden_zp is None else hidden_zp,
@@ -134,3 +138,22 @@ def test_16bit_tables_equal_litert_on_every_input(op, table, tmp_path):
     it.invoke()
     np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"])[0],
                                   table(3))
+
+
+@pytest.mark.parametrize("slots_from, words", [
+    ({4: 8}, "input 4 has shape [7, 7], expected [7, 5]"),
+    ({13: -1}, "omits required input(s) [13]"),
+    ({1: -1}, "only some of the input gate's tensors"),
+    ({19: 13}, "state input 19 has 7 elements, expected 14"),
+])
+def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, capsys):
+    from tests.cli.test_bad_input import run_main
+
+    path = tmp_path / "bad.tflite"
+    path.write_bytes(int8_lstm_model(batch=2, slots_from=slots_from))
+    npy = tmp_path / "x.npy"
+    np.save(npy, np.zeros((1, 2, 6, 5), np.int8))
+    code, _, err = run_main(["run", str(path), "--mode", "tflite", "--input", str(npy),
+                             "--npz", str(tmp_path / "o.npz")], capsys)
+    assert code == 2 and len(err.strip().splitlines()) == 1, err
+    assert "malformed graph: op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and words in err, err
