@@ -93,6 +93,20 @@ def unsupported_ops(graph: ir.Graph, mode: str) -> list[str]:
     return [op.label for op in graph.ops if op.type not in table]
 
 
+def cannot_run(graph: ir.Graph, mode: str, inputs: dict) -> str | None:
+    """Why `mode` cannot run `graph`, or None: the op types it has no kernel for, else the
+    first kernel refusal when running `inputs` (a sample: kernels refuse on dtypes, zero
+    points and options, which do not depend on the data)."""
+    missing = unsupported_ops(graph, mode)
+    if missing:
+        return f"{mode} mode cannot run {', '.join(missing)}"
+    try:
+        run_graph(graph, inputs, mode)
+    except UnsupportedError as e:
+        return str(e)
+    return None
+
+
 def find_input(graph: ir.Graph, key) -> int:
     if isinstance(key, (int, np.integer)):
         if 0 <= key < len(graph.inputs):

@@ -71,7 +71,9 @@ def accuracy_from_verify(doc: dict[str, Any], model: MliModel) -> Section:
          for o in doc["outputs"]],
         note="Whole model in MLI arithmetic against the float model (and against tflite mode, "
              "the TFLite integer reference, for int8 models). Top-1: share of samples whose "
-             "largest class agrees (outputs written by SOFTMAX).")
+             "largest class agrees (outputs written by SOFTMAX)."
+             + (f" No tflite reference: {doc['references']['tflite_refusal']}."
+                if doc["references"].get("tflite_refusal") else ""))
     main = main_layers(model)
     named = [LayerAccuracy(main.get(e["op"], (None, ""))[0], main.get(e["op"], (None, ""))[1],
                            None, None, None, e["max_lsb"], e["op"], e["type"])

@@ -119,7 +119,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
             opts: VerifyOptions) -> dict[str, Any]:
     """Run the comparison of an already lowered model with `arith`."""
     from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import unsupported_ops
+    from mlitool.execute.graph import cannot_run
     from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.mli_exec import check_mli_version
     from mlitool.execute.presets import describe
@@ -129,7 +129,9 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     n = next(iter(data.values())).shape[0]
 
     int_model = any(_is_int(t) for t in graph.tensors if not t.is_constant)
-    use_tflite = int_model and not unsupported_ops(graph, "tflite")
+    tflite_refusal = cannot_run(graph, "tflite", {k: v[:1] for k, v in data.items()}) \
+        if int_model else None
+    use_tflite = int_model and tflite_refusal is None
     oracle_info = None
     if opts.oracle is not None:
         from mlitool import oracle as O
@@ -140,7 +142,7 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
         oracle_info = {"name": opts.oracle, "available": ok, "message": message}
     if opts.max_lsb is not None and not use_tflite:
         raise OptionError("--max-lsb needs an integer reference: an int8 model that tflite mode "
-                          "runs (this model has none)")
+                          f"runs ({tflite_refusal or 'this model has no integer activations'})")
 
     primary = B.primary_tensors(graph, mli)
     groups = B.layers_by_op(mli)
@@ -174,8 +176,8 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
         done += size
 
     return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
-                     groups, outs, classifier, use_tflite, oracle_info, accu_ops, other_accu,
-                     units)
+                     groups, outs, classifier, use_tflite, tflite_refusal, oracle_info, accu_ops,
+                     other_accu, units)
 
 
 def _out_stats() -> dict[str, Any]:
@@ -247,7 +249,7 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
 
 
 def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,
-              classifier, use_tflite, oracle_info, accu_ops, other_accu, units
+              classifier, use_tflite, tflite_refusal, oracle_info, accu_ops, other_accu, units
               ) -> dict[str, Any]:
     from mlitool.verify.metrics import finite
 
@@ -321,7 +323,7 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
         "mli": mli.mli_version,
         "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
         "inputs": {**_input_note(opts, graph), "samples": n},
-        "references": {"float": True, "tflite": use_tflite,
+        "references": {"float": True, "tflite": use_tflite, "tflite_refusal": tflite_refusal,
                        "oracle": oracle_info},
         "outputs": outputs,
         "layers": layers,

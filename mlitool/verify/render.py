@@ -37,6 +37,8 @@ def render(doc: dict[str, Any], console=None) -> None:
         else:
             out(f"oracle {oracle['name']} not used: {oracle['message']}")
     out(f"references: {', '.join(refs)}")
+    if doc["references"].get("tflite_refusal"):
+        out(f"no tflite reference: {doc['references']['tflite_refusal']}")
 
     rows = []
     for row in doc["layers"]:

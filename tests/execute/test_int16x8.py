@@ -104,6 +104,45 @@ def test_verify_shows_the_cost_in_int16_lsb(tmp_path, capsys):
     assert 0 < out["max_lsb"] <= 16 and 0 < out["differing_share"] < 1   # measured: 5 LSB
 
 
+def fc_logistic_model(path):
+    """fc_model followed by an int16 LOGISTIC (Q0.15 output), which tflite mode does not run."""
+    rng = np.random.default_rng(2)
+    tensors = [T([1, 16], dtype="int16", name="x", scale=[1 / 4096], zero_point=[0]),
+               T([5, 16], data=rng.integers(-127, 128, (5, 16)).astype(np.int8), name="w",
+                 scale=[0.004], zero_point=[0]),
+               T([5], dtype="int64", data=rng.integers(-5000, 5000, 5).astype(np.int64),
+                 name="b", scale=[0.004 / 4096], zero_point=[0]),
+               T([1, 5], dtype="int16", name="fc", scale=[1 / 4096], zero_point=[0]),
+               T([1, 5], dtype="int16", name="y", scale=[1 / 32768], zero_point=[0])]
+    path.write_bytes(graph_model(tensors, [
+        ("FULLY_CONNECTED", [0, 1, 2], [3], options("FullyConnectedOptions")),
+        ("LOGISTIC", [3], [4], None)], [0], [4]))
+    return path
+
+
+def test_verify_without_a_tflite_reference_says_why(tmp_path, capsys):
+    """A 16x8 model with an int16 LOGISTIC converts and verifies against the float model; the
+    document and the terminal name the op tflite mode cannot run, and --max-lsb says why it
+    has no reference."""
+    from mlitool.cli import main
+
+    path = fc_logistic_model(tmp_path / "fc_logistic.tflite")
+    with pytest.raises(SystemExit) as done:
+        main(["verify", str(path), "-f", "fx16", "-n", "8", "--json"])
+    assert done.value.code == 0
+    doc = json.loads(capsys.readouterr().out)
+    refs = doc["references"]
+    assert refs["tflite"] is False and refs["tflite_refusal"].startswith("op 1 (LOGISTIC): int16")
+    assert doc["outputs"][0]["vs_float"]["snr_db"] > 40 and "vs_tflite" not in doc["outputs"][0]
+    with pytest.raises(SystemExit):
+        main(["verify", str(path), "-f", "fx16", "-n", "8"])
+    assert "no tflite reference: op 1 (LOGISTIC)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as done:
+        main(["verify", str(path), "-f", "fx16", "-n", "8", "--max-lsb", "2"])
+    assert done.value.code == 2
+    assert "--max-lsb needs an integer reference" in capsys.readouterr().err
+
+
 def test_sa8_is_refused_with_the_remedy(tmp_path):
     g = read(conv_model(tmp_path / "conv.tflite")).main
     with pytest.raises(UnsupportedError, match="would lose 8 bits in sa8: convert with --format "
