@@ -141,8 +141,16 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
                        padding_left=total[2], padding_right=total[3])
             notes.append(f"takes the padding of {pad_op.label} (MLI pads convolutions "
                          "with real zero, as PAD does): no copy")
+    shown_as = None
+    if kind == "fully_connected" and len(b.tensors[kout].shape) != 1:
+        # mli_krn_fully_connected writes a rank-1 vector (MLI 2.x checks out->rank == 1)
+        shown_as, kout = kout, b.derived(b.tensors[kout], f"{kout}_vec", shape=(cout,),
+                                         notes=[f"kernel output; '{kout}' is a view of it"]).name
     b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
             cfg_type=cfg_type, cfg=cfg, notes=notes)
+    if shown_as is not None:
+        b.view_layer(op, kout, shown_as, "the fully connected kernel's rank-1 output as "
+                                         f"{list(b.tensors[shown_as].shape)}")
     b.flush_relu(op)
     if rows_fc:
         b.view_layer(op, kout, out.name, f"conv2d rows to {list(out.shape)}")
