@@ -56,6 +56,9 @@ class FixedParams:
 
 
 COPIES_INPUT = "copies the input's"     # the kernel copies its input's parameters
+# MLI refuses FX input and output frac bits that differ (MLI_STATUS_SPEC_PARAM_MISMATCH): the
+# output takes the input's; SA8 outputs keep the model's parameters.
+SAME_FX_FRAC_BITS = "the input's FX frac bits"
 
 OUTPUT_PARAMS: dict[str, FixedParams | str] = {
     "relu": COPIES_INPUT, "maxpool": COPIES_INPUT,
@@ -63,6 +66,7 @@ OUTPUT_PARAMS: dict[str, FixedParams | str] = {
     "sigm": FixedParams(-128, 1, 8, 15), "tanh": FixedParams(0, 1, 7, 15),
     "softmax": FixedParams(-128, 1, 8, 15), "l2_normalize": FixedParams(0, 1, 7, 15),
     "argmax": FixedParams(0, 1, 0),     # SA32 indices
+    "leaky_relu": SAME_FX_FRAC_BITS, "prelu": SAME_FX_FRAC_BITS,
 }
 
 
@@ -81,6 +85,8 @@ def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = 
                                    dim=-1)
     if inp.el_type.is_fx:
         return dataclasses.replace(out, frac_bits=inp.frac_bits)
+    if rule == SAME_FX_FRAC_BITS:
+        return out
     dim = inp.dim
     if kind == "permute" and dim >= 0:
         dim = [int((cfg or {})[f"perm_dim{i}"]) for i in range(inp.rank)].index(dim)

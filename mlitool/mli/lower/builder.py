@@ -227,7 +227,9 @@ class Builder:
         return True
 
     # -- output parameters ------------------------------------------------------------------
-    def kernel_output(self, op: ir.Op, idx: int, el: ElType, leaves=None) -> tuple[str, list]:
+    def kernel_output(self, op: ir.Op, idx: int, el: ElType, leaves=None,
+                      why: str = "parameters are those the kernel writes into its output"
+                      ) -> tuple[str, list]:
         """Create the output tensor of `op`; when the kernel leaves fixed parameters (`leaves`:
         a function setting them on a tensor) that differ from the model's, the kernel writes a
         temporary tensor and a convert follows. Returns (kernel output name, pending converts)."""
@@ -239,7 +241,7 @@ class Builder:
         leaves(krn)
         if el.is_fx or self.same_params(krn, out):
             leaves(out)
-            out.notes.append("parameters are those the kernel writes into its output")
+            out.notes.append(why)
             return out.name, []
         krn.name = f"{out.name}_krn"
         krn.role = Role.ACTIVATION
