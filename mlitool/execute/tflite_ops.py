@@ -333,9 +333,9 @@ def _lut(c: Call, fn, float_kernel):
     if _is_float(in_t):
         return float_kernel(c)
     if in_t.dtype != "int8":
-        why = " (TFLite's int16 kernel interpolates a sigmoid table mlitool does not reproduce)" \
+        why = ": TFLite's int16 kernel interpolates a sigmoid table mlitool does not reproduce" \
             if in_t.dtype == "int16" else ""
-        raise c.unsupported(f"{in_t.dtype} {c.op.type}{why}")
+        raise UnsupportedError(f"{c.unsupported(f'{in_t.dtype} {c.op.type}')}{why}")
     vals = np.arange(-128, 128, dtype=np.int64)
     deq = f32(scale_of(in_t)) * (vals - zp_of(in_t)).astype(f32)
     y = fn(deq.astype(f32)).astype(f32)
