@@ -13,6 +13,7 @@ from mlitool.mli.lower import lower, unsupported_ops
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags, shared_path
+from tests.support.lstm_models import int8_lstm_model
 from tests.support.tflite_build import T, graph_model, options
 
 MNIST_LSTM = "models/tflm/mnist_lstm_int8.tflite"
@@ -111,6 +112,19 @@ def test_int8_model_float_mode_follows_litert():
 def test_int8_lstm_on_the_real_library(fmt, mli_builds, tmp_path):
     H.assert_bit_exact(H.run_case(shared_path(MNIST_LSTM), fmt, tmp_path / "out", mli_builds,
                                   mli_cflags("2.0"), samples=4))
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16", "fx8w16d"])
+@pytest.mark.parametrize("case", [{"x_zp": 17, "h_zp": -5, "hidden_zp": 9},
+                                  {"cell_power": -11, "cell_clip": 0.90007},
+                                  {"cell_power": -15, "gate_gain": 3.0}],
+                         ids=["zero_points", "clip", "saturating"])
+def test_generated_int8_lstm_on_the_real_library(case, fmt, mli_builds, tmp_path):
+    """int8 LSTMs with zero points on input, state and hidden intermediate, a cell clip, a
+    Q0.15 cell with saturating gates."""
+    path = _write(tmp_path, "lstm", int8_lstm_model(**case))
+    H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0"),
+                                  samples=4))
 
 
 @pytest.mark.parametrize("fmt", ["sa8", "fx16"])

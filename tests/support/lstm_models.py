@@ -1,0 +1,62 @@
+"""Generated LSTM models for tests: an int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer
+writes it (tflite mode against LiteRT, the lowering on the real MLI library)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tests.support.tflite_build import T, graph_model, options
+
+
+def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch: int = 1,
+                    x_zp: int = -3, h_zp: int = 0, hidden_zp: int | None = None,
+                    cell_power: int = -12, cell_clip: float = 0.0, cifg: bool = False,
+                    time_major: bool = False, gate_gain: float = 1.0, seed: int = 0,
+                    slots_from: dict[int, int] | None = None) -> bytes:
+    """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer writes it: per-tensor int8
+    weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power),
+    five intermediates (four unquantized gate placeholders, the hidden state's quantization).
+    `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
+    rng = np.random.default_rng(seed)
+    x_scale, h_scale = 0.02, 1 / 128
+
+    def weights(*shape):
+        scale = gate_gain * float(rng.uniform(0.004, 0.012))
+        return T(list(shape), scale=scale, data=rng.integers(-127, 128, shape).astype(np.int8))
+
+    x_shape = [steps, batch, features] if time_major else [batch, steps, features]
+    tensors = [T(x_shape, scale=x_scale, zero_point=x_zp, name="x")]
+    slots = [0]
+    for k in range(1, 24):
+        t = None
+        if k in (1, 2, 3, 4) and not (cifg and k == 1):
+            t = weights(cells, features)
+        elif k in (5, 6, 7, 8) and not (cifg and k == 5):
+            t = weights(cells, cells)
+        elif k in (12, 13, 14, 15) and not (cifg and k == 12):
+            t = T([cells], dtype="int32", scale=1e-4,
+                  data=rng.integers(-3000, 3000, cells).astype(np.int32))
+        elif k == 18:
+            t = T([batch, cells], scale=h_scale, zero_point=h_zp, is_variable=True, name="h")
+        elif k == 19:
+            t = T([batch, cells], dtype="int16", scale=2.0 ** cell_power, is_variable=True,
+                  name="c")
+        if t is None:
+            slots.append(-1)
+        else:
+            tensors.append(t)
+            slots.append(len(tensors) - 1)
+    for slot, other in (slots_from or {}).items():
+        slots[slot] = slots[other] if other >= 0 else -1
+    first_intermediate = len(tensors)
+    tensors += [T([0], dtype="float32", name=f"gate{g}") for g in range(4)]
+    tensors.append(T([0], scale=h_scale, zero_point=h_zp if hidden_zp is None else hidden_zp,
+                     name="hidden"))
+    out_shape = [steps, batch, cells] if time_major else [batch, steps, cells]
+    tensors.append(T(out_shape, scale=h_scale, zero_point=h_zp, name="y"))
+    y = len(tensors) - 1
+    op = ("UNIDIRECTIONAL_SEQUENCE_LSTM", slots, [y],
+          options("UnidirectionalSequenceLSTMOptions", fusedActivationFunction=4,
+                  cellClip=cell_clip, timeMajor=time_major),
+          list(range(first_intermediate, first_intermediate + 5)))
+    return graph_model(tensors, [op], [0], [y])
