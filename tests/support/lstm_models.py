@@ -34,7 +34,8 @@ def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch:
         elif k in (5, 6, 7, 8) and not (cifg and k == 5):
             t = weights(cells, cells)
         elif k in (12, 13, 14, 15) and not (cifg and k == 12):
-            t = T([cells], dtype="int32", scale=1e-4,
+            gate_weights = tensors[slots[k - 11]]          # bias scale: input x weight scale
+            t = T([cells], dtype="int32", scale=x_scale * gate_weights.scale,
                   data=rng.integers(-3000, 3000, cells).astype(np.int32))
         elif k == 18:
             t = T([batch, cells], scale=h_scale, zero_point=h_zp, is_variable=True, name="h")
