@@ -326,7 +326,10 @@ def lstm_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         return
     time_major = bool(op.options.get("time_major", False))
     steps, batch, features = x.shape if time_major else (x.shape[1], x.shape[0], x.shape[2])
-    cells = t(4).shape[0] if len(t(4).shape) == 2 else -1
+    if len(t(4).shape) != 2:
+        yield Problem(f"input 4 has shape {list(t(4).shape)}, expected rank 2", op, t(4))
+        return
+    cells = t(4).shape[0]
     proj = t(_LSTM_PROJECTION)
     outputs = proj.shape[0] if proj is not None and len(proj.shape) == 2 else cells
     want = {k: (cells, features) for k in (1, 2, 3, 4)}

@@ -93,6 +93,7 @@ def test_16bit_tables_equal_litert_on_every_input(op, table, tmp_path):
     ({13: -1}, "omits required input(s) [13]"),
     ({1: -1}, "only some of the input gate's tensors"),
     ({19: 13}, "state input 19 has 7 elements, expected 14"),
+    ({4: 13}, "input 4 has shape [7], expected rank 2"),
 ])
 def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, capsys):
     from tests.cli.test_bad_input import run_main
