@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import ir
+from mlitool import lstm_slots as lstm
 from mlitool.errors import ModelFormatError
 
 
@@ -299,12 +300,6 @@ def transpose_conv_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     yield from _bias(g, op, w.shape[0], x_slot=2, slot=3)
 
 
-# UNIDIRECTIONAL_SEQUENCE_LSTM input slots (TFLite's order: input, forget, cell, output gate).
-_LSTM_REQUIRED = (0, 2, 3, 4, 6, 7, 8, 13, 14, 15, 18, 19)
-_LSTM_INPUT_GATE = (1, 5, 12)             # absent together: CIFG
-_LSTM_OUTPUT_STATE, _LSTM_CELL_STATE, _LSTM_PROJECTION = 18, 19, 16
-
-
 def lstm_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     """UNIDIRECTIONAL_SEQUENCE_LSTM: the required inputs present, the input gate's three all or
     none, input [B, T, N] (time-major [T, B, N]), gate weights [M, N] and [M, P], biases [M],
@@ -313,12 +308,13 @@ def lstm_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         return g.tensors[op.inputs[slot]] if slot < len(op.inputs) and op.inputs[slot] >= 0 \
             else None
 
-    missing = [k for k in _LSTM_REQUIRED if t(k) is None]
+    missing = [k for k in lstm.REQUIRED if t(k) is None]
     if missing:
         yield Problem(f"omits required input(s) {missing}", op)
         return
-    if len({t(k) is None for k in _LSTM_INPUT_GATE}) > 1:
-        yield Problem("has only some of the input gate's tensors (inputs 1, 5, 12)", op)
+    if len({t(k) is None for k in lstm.INPUT_GATE}) > 1:
+        yield Problem("has only some of the input gate's tensors (inputs "
+                      f"{', '.join(map(str, lstm.INPUT_GATE))})", op)
         return
     x, out = t(0), g.tensors[op.outputs[0]]
     if len(x.shape) != 3:
@@ -326,23 +322,25 @@ def lstm_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         return
     time_major = bool(op.options.get("time_major", False))
     steps, batch, features = x.shape if time_major else (x.shape[1], x.shape[0], x.shape[2])
-    if len(t(4).shape) != 2:
-        yield Problem(f"input 4 has shape {list(t(4).shape)}, expected rank 2", op, t(4))
+    w = t(lstm.INPUT_WEIGHTS[3])             # the output gate's: never omitted
+    if len(w.shape) != 2:
+        yield Problem(f"input {lstm.INPUT_WEIGHTS[3]} has shape {list(w.shape)}, expected rank 2",
+                      op, w)
         return
-    cells = t(4).shape[0]
-    proj = t(_LSTM_PROJECTION)
+    cells = w.shape[0]
+    proj = t(lstm.PROJECTION[0])
     outputs = proj.shape[0] if proj is not None and len(proj.shape) == 2 else cells
-    want = {k: (cells, features) for k in (1, 2, 3, 4)}
-    want.update({k: (cells, outputs) for k in (5, 6, 7, 8)})
-    want.update({k: (cells,) for k in (9, 10, 11, 12, 13, 14, 15)})
+    want = {k: (cells, features) for k in lstm.INPUT_WEIGHTS}
+    want.update({k: (cells, outputs) for k in lstm.RECURRENT_WEIGHTS})
+    want.update({k: (cells,) for k in lstm.PEEPHOLE + lstm.BIASES})
     if proj is not None:
-        want[_LSTM_PROJECTION] = (outputs, cells)
+        want[lstm.PROJECTION[0]] = (outputs, cells)
     for k, shape in sorted(want.items()):
         if t(k) is not None and tuple(t(k).shape) != shape:
             yield Problem(f"input {k} has shape {list(t(k).shape)}, expected {list(shape)}",
                           op, t(k))
             return
-    for k, size in ((_LSTM_OUTPUT_STATE, batch * outputs), (_LSTM_CELL_STATE, batch * cells)):
+    for k, size in ((lstm.OUTPUT_STATE, batch * outputs), (lstm.CELL_STATE, batch * cells)):
         if t(k).size != size:
             yield Problem(f"state input {k} has {t(k).size} elements, expected {size}", op, t(k))
             return

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from mlitool import lstm_slots as lstm
 from mlitool.errors import UnsupportedError
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
@@ -220,9 +221,6 @@ def pad(c: Call):
 # --------------------------------------------------------------------------------------------
 # Recurrent
 
-LSTM_GATES = ("input", "forget", "cell", "output")     # TFLite's order of weights and biases
-LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS, LSTM_BIASES = (1, 2, 3, 4), (5, 6, 7, 8), (12, 13, 14, 15)
-LSTM_CELL_STATE = 19
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
@@ -238,16 +236,16 @@ def unidirectional_sequence_lstm(c: Call):
     if time_major:
         x = x.swapaxes(1, 2)
     x = x.reshape(x.shape[0], x.shape[2], -1)                 # (n, T, N): batch 1 per sample
-    weights = {k: c.const(k).astype(f32) for k in LSTM_INPUT_WEIGHTS + LSTM_RECURRENT_WEIGHTS
+    weights = {k: c.const(k).astype(f32) for k in lstm.INPUT_WEIGHTS + lstm.RECURRENT_WEIGHTS
                if c.has(k)}
-    bias = {k: c.const(k).astype(f32) for k in LSTM_BIASES if c.has(k)}
-    m = weights[LSTM_RECURRENT_WEIGHTS[3]].shape[0]
+    bias = {k: c.const(k).astype(f32) for k in lstm.BIASES if c.has(k)}
+    m = weights[lstm.RECURRENT_WEIGHTS[3]].shape[0]
     act = c.opt("fused_activation", "TANH")
     clip = float(c.opt("cell_clip", 0.0) or 0.0)
 
     def gate(g: int, xt: np.ndarray, h: np.ndarray) -> np.ndarray:
-        return (xt @ weights[LSTM_INPUT_WEIGHTS[g]].T + h @ weights[LSTM_RECURRENT_WEIGHTS[g]].T
-                + bias.get(LSTM_BIASES[g], f32(0)))
+        return (xt @ weights[lstm.INPUT_WEIGHTS[g]].T + h @ weights[lstm.RECURRENT_WEIGHTS[g]].T
+                + bias.get(lstm.BIASES[g], f32(0)))
 
     h = np.zeros((x.shape[0], m), f32)
     cell = np.zeros_like(h)
@@ -255,16 +253,16 @@ def unidirectional_sequence_lstm(c: Call):
     for t in range(x.shape[1]):
         xt = x[:, t]
         f = _sigmoid(gate(1, xt, h))
-        i = _sigmoid(gate(0, xt, h)) if LSTM_INPUT_WEIGHTS[0] in weights else f32(1) - f
+        i = _sigmoid(gate(0, xt, h)) if lstm.INPUT_WEIGHTS[0] in weights else f32(1) - f
         cell = f * cell + i * activate(gate(2, xt, h), act)
         if clip > 0:
             cell = np.clip(cell, f32(-clip), f32(clip))
         h = (_sigmoid(gate(3, xt, h)) * activate(cell, act)).astype(f32)
         outs.append(h)
         cells.append(cell)
-    if c.has(LSTM_CELL_STATE):
+    if c.has(lstm.CELL_STATE):
         # Every step's cell state, under the state tensor: what calibration takes its range from
         # (no graph tensor holds it; nothing reads a variable's value).
-        c.values[c.op.inputs[LSTM_CELL_STATE]] = np.stack(cells, axis=1)
+        c.values[c.op.inputs[lstm.CELL_STATE]] = np.stack(cells, axis=1)
     y = np.stack(outs, axis=1)                                 # (n, T, M)
     return [(y.swapaxes(1, 2) if time_major else y).reshape(c.out_shape())]

@@ -94,12 +94,9 @@ def unsupported_ops(graph: ir.Graph, mode: str) -> list[str]:
 
 
 def cannot_run(graph: ir.Graph, mode: str, inputs: dict) -> str | None:
-    """Why `mode` cannot run `graph`, or None: the op types it has no kernel for, else the
-    first kernel refusal when running `inputs` (a sample: kernels refuse on dtypes, zero
-    points and options, which do not depend on the data)."""
-    missing = unsupported_ops(graph, mode)
-    if missing:
-        return f"{mode} mode cannot run {', '.join(missing)}"
+    """Why `mode` cannot run `graph`, or None: run_graph's refusal of the op types it has no
+    kernel for, else the first kernel refusal when running `inputs` (a sample: kernels refuse
+    on dtypes, zero points and options, which do not depend on the data)."""
     try:
         run_graph(graph, inputs, mode)
     except UnsupportedError as e:

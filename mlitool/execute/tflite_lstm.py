@@ -16,29 +16,25 @@ import math
 
 import numpy as np
 
+from mlitool import lstm_slots as lstm
 from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute.call import Call
-from mlitool.execute.float_ops import LSTM_BIASES, LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS
 from mlitool.execute.gemmlowp16 import INT16_MAX, INT16_MIN, logistic_table, lookup, tanh_table, wrap16
 from mlitool.execute.tflite_params import scale_of, zp_of
 
 f32 = np.float32
-OUTPUT_STATE, CELL_STATE = 18, 19
-PEEPHOLE, PROJECTION, LAYER_NORM = (9, 10, 11), (16, 17), (20, 21, 22, 23)
 GATE_INTEGER_BITS = 3                      # gates are Q3.12 (TFLite's default intermediate 2^-12)
-HIDDEN = 4                                 # the intermediate holding the hidden state's params
 
 
 def unidirectional_sequence_lstm(c: Call):
     x_t = c.tin(0)
     if np.dtype(x_t.dtype).kind == "f":
         return float_ops.unidirectional_sequence_lstm(c)
-    if x_t.dtype != "int8" or c.tin(LSTM_INPUT_WEIGHTS[1]).dtype != "int8":
-        raise c.unsupported(f"an LSTM with {x_t.dtype} input and "
-                            f"{c.tin(LSTM_INPUT_WEIGHTS[1]).dtype} weights (int8 only)")
-    for slots, what in ((PEEPHOLE, "peephole"), (PROJECTION, "projection"),
-                        (LAYER_NORM, "layer normalization")):
+    w_t = c.tin(lstm.INPUT_WEIGHTS[1])
+    if x_t.dtype != "int8" or w_t.dtype != "int8":
+        raise c.unsupported(f"an LSTM with {x_t.dtype} input and {w_t.dtype} weights (int8 only)")
+    for what, slots in lstm.OPTIONAL_PARTS.items():
         if any(c.has(k) for k in slots):
             raise c.unsupported(f"an integer LSTM with {what}")
     if c.opt("fused_activation", "TANH") != "TANH":
@@ -59,23 +55,22 @@ class _Cell:
     """The integer LSTM's constants, derived as TFLite's Prepare() does, and its recurrence."""
 
     def __init__(self, c: Call):
-        self.cifg = not c.has(LSTM_INPUT_WEIGHTS[0])
-        gates = range(1, 4) if self.cifg else range(4)
-        self.gates = list(gates)
-        x_t, h_t, cell_t = c.tin(0), c.tin(OUTPUT_STATE), c.tin(CELL_STATE)
+        self.cifg = not c.has(lstm.INPUT_WEIGHTS[0])
+        self.gates = [1, 2, 3] if self.cifg else [0, 1, 2, 3]
+        x_t, h_t, cell_t = c.tin(0), c.tin(lstm.OUTPUT_STATE), c.tin(lstm.CELL_STATE)
         self.cell_power = _cell_scale_power(c, scale_of(cell_t))
         gate_scale = f32(2.0 ** -12)
         w_in, w_rec, bias_in, bias_rec, m_in, m_rec = [], [], [], [], [], []
         for g in self.gates:
-            wi = np.asarray(c.const(LSTM_INPUT_WEIGHTS[g]), np.int64)
-            wr = np.asarray(c.const(LSTM_RECURRENT_WEIGHTS[g]), np.int64)
-            b = np.asarray(c.const(LSTM_BIASES[g]), np.int64) if c.has(LSTM_BIASES[g]) else 0
+            wi = np.asarray(c.const(lstm.INPUT_WEIGHTS[g]), np.int64)
+            wr = np.asarray(c.const(lstm.RECURRENT_WEIGHTS[g]), np.int64)
+            b = np.asarray(c.const(lstm.BIASES[g]), np.int64) if c.has(lstm.BIASES[g]) else 0
             w_in.append(wi)
             w_rec.append(wr)
             bias_in.append(b - zp_of(x_t) * wi.sum(axis=1))
             bias_rec.append(-zp_of(h_t) * wr.sum(axis=1))
-            m_in.append(f32(scale_of(c.tin(LSTM_INPUT_WEIGHTS[g]))) * f32(scale_of(x_t)) / gate_scale)
-            m_rec.append(f32(scale_of(c.tin(LSTM_RECURRENT_WEIGHTS[g]))) * f32(scale_of(h_t))
+            m_in.append(f32(scale_of(c.tin(lstm.INPUT_WEIGHTS[g]))) * f32(scale_of(x_t)) / gate_scale)
+            m_rec.append(f32(scale_of(c.tin(lstm.RECURRENT_WEIGHTS[g]))) * f32(scale_of(h_t))
                          / gate_scale)
         cells = w_in[0].shape[0]
         self.cells = cells
@@ -144,8 +139,8 @@ def _cell_scale_power(c: Call, scale: float) -> int:
 
 def _hidden(c: Call):
     """The hidden state's quantization: the op's fifth intermediate tensor (TFLite requires it)."""
-    inter = c.op.intermediates
-    t = c.graph.tensor(inter[HIDDEN]) if len(inter) > HIDDEN and inter[HIDDEN] >= 0 else None
+    inter, k = c.op.intermediates, lstm.HIDDEN_INTERMEDIATE
+    t = c.graph.tensor(inter[k]) if len(inter) > k and inter[k] >= 0 else None
     if t is None or t.quant is None:
         raise c.unsupported("an integer LSTM without the quantized hidden-state intermediate "
                             "(intermediate 4) TFLite reads its output scale from")

@@ -176,8 +176,9 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
         done += size
 
     return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
-                     groups, outs, classifier, use_tflite, tflite_refusal, oracle_info, accu_ops,
-                     other_accu, units)
+                     groups, outs, classifier, accu_ops, other_accu, units,
+                     references={"float": True, "tflite": use_tflite,
+                                 "tflite_refusal": tflite_refusal, "oracle": oracle_info})
 
 
 def _out_stats() -> dict[str, Any]:
@@ -249,14 +250,15 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
 
 
 def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,
-              classifier, use_tflite, tflite_refusal, oracle_info, accu_ops, other_accu, units
+              classifier, accu_ops, other_accu, units, references: dict[str, Any]
               ) -> dict[str, Any]:
     from mlitool.verify.metrics import finite
 
     def real(stats: RealStats) -> dict:
         return {k: finite(v) for k, v in stats.result().items()}
 
-    litert_on = bool(oracle_info and oracle_info["available"])
+    oracle = references["oracle"]
+    litert_on = bool(oracle and oracle["available"])
     layers = []
     for op in ops:
         i = op.outputs[0]
@@ -323,8 +325,7 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
         "mli": mli.mli_version,
         "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
         "inputs": {**_input_note(opts, graph), "samples": n},
-        "references": {"float": True, "tflite": use_tflite, "tflite_refusal": tflite_refusal,
-                       "oracle": oracle_info},
+        "references": references,
         "outputs": outputs,
         "layers": layers,
         "reduced_accumulator": {

@@ -14,6 +14,9 @@ from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.ops import OP_KINDS
 from mlitool.mli.types import ElType, MliTensor, Role
 
+# leaky_relu / prelu: an FX output takes its input's frac bits (ops.SAME_FX_FRAC_BITS)
+SAME_FRAC_BITS_NOTE = "frac bits of the input: MLI's FX kernel requires them equal"
+
 
 def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     """AVERAGE_POOL_2D, MAX_POOL_2D, and MEAN over H and W (average pooling over the whole map);
@@ -135,7 +138,8 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     alpha = float(op.options.get("alpha", 0.2))
     slope = b.scalar_param(f"{b.base(op.outputs[0])}_slope", alpha, b.tensors[x])
-    out, _ = b.kernel_output(op, op.outputs[0], el, *_same_fx_frac_bits(b, "leaky_relu", x, el))
+    out, _ = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves("leaky_relu", b.tensors[x]),
+                             why=SAME_FRAC_BITS_NOTE)
     b.layer(op, "leaky_relu", fmt, [x], [out], params={"slope": slope},
             notes=[f"slope {alpha} as a rank-0 constant"])
 
@@ -163,18 +167,10 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     data = b.encode_param(m, at, real, el, own_int8)
     m.data = np.ascontiguousarray(np.asarray(data).reshape(m.shape))
     slope = b.add(m)
-    out, _ = b.kernel_output(op, op.outputs[0], el, *_same_fx_frac_bits(b, "prelu", x, el))
+    out, _ = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves("prelu", b.tensors[x]),
+                             why=SAME_FRAC_BITS_NOTE)
     b.layer(op, "prelu", fmt, [x], [out], params={"slope": slope},
             cfg_type="mli_prelu_cfg", cfg={"axis": axis})
-
-
-def _same_fx_frac_bits(b: Builder, kind: str, x: str, el: ElType) -> tuple:
-    """kernel_output's (leaves, note) for leaky_relu / prelu: an FX output takes its input's
-    frac bits (MLI refuses others); an SA8 output keeps the model's parameters."""
-    if not el.is_fx:
-        return ()
-    return (b.kernel_leaves(kind, b.tensors[x]),
-            "frac bits of the input: MLI's FX kernel requires them equal")
 
 
 def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:

@@ -20,7 +20,7 @@ from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.ops import OUTPUT_PARAMS, SLICE_OPS, output_params
+from mlitool.mli.ops import OUTPUT_PARAMS, SAME_FX_FRAC_BITS, SLICE_OPS, output_params
 from mlitool.mli.types import FORMATS, MLI_VERSIONS, ElType, MliLayer, MliTensor, Role
 
 RELU_TYPES = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
@@ -232,7 +232,8 @@ class Builder:
                       ) -> tuple[str, list]:
         """Create the output tensor of `op`; when the kernel leaves fixed parameters (`leaves`:
         a function setting them on a tensor) that differ from the model's, the kernel writes a
-        temporary tensor and a convert follows. Returns (kernel output name, pending converts)."""
+        temporary tensor and a convert follows; `why` notes parameters set on the output itself.
+        Returns (kernel output name, pending converts)."""
         out = self.produce(idx, el)
         if leaves is None:
             return out.name, []
@@ -258,7 +259,8 @@ class Builder:
     def kernel_leaves(kind: str, inp: MliTensor, cfg: dict | None = None):
         """What the `kind` kernel leaves in its output tensor (ops.OUTPUT_PARAMS), as a
         function setting it on a tensor (for `kernel_output`); None when it keeps them."""
-        if kind not in OUTPUT_PARAMS:
+        rule = OUTPUT_PARAMS.get(kind)
+        if rule is None or (rule == SAME_FX_FRAC_BITS and not inp.el_type.is_fx):
             return None
 
         def leaves(t: MliTensor) -> None:
@@ -366,9 +368,10 @@ class Builder:
         self.view_layer(op, src.name, t.name, why)
         return t.name
 
-    def hwc_output(self, out: MliTensor, shape: tuple[int, ...]) -> str:
-        """A tensor a kernel writes in `shape` that a view layer then shows as `out`."""
-        return self.derived(out, f"{out.name}_hwc", shape=shape,
+    def shaped_output(self, out: MliTensor, shape: tuple[int, ...], suffix: str) -> str:
+        """A tensor `NAME_suffix` a kernel writes in `shape` that a view layer then shows as
+        `out` (same elements, row-major)."""
+        return self.derived(out, f"{out.name}_{suffix}", shape=shape,
                             layout="HWC" if len(shape) == 3 else "",
                             notes=[f"kernel output; '{out.name}' is a view of it"]).name
 

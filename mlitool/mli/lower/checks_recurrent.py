@@ -4,10 +4,9 @@ express. Written as every check in `checks` (a docstring that is the refusal, fi
 
 from __future__ import annotations
 
-_OK = None          # each takes a `checks.Subject` (not imported: checks imports this module)
+from mlitool import lstm_slots as lstm
 
-LSTM_OPTIONAL = {"peephole": (9, 10, 11), "projection": (16, 17), "layer normalization":
-                 (20, 21, 22, 23)}
+_OK = None          # each takes a `checks.Subject` (not imported: checks imports this module)
 
 
 def lstm_needs_mli2(s):
@@ -18,16 +17,16 @@ def lstm_needs_mli2(s):
 def lstm_plain_cell(s):
     """LSTM with {what}: MLI's lstm_cell is the plain cell (no peephole, projection, layer
     normalization or coupled input and forget gates)"""
-    present = [name for name, slots in LSTM_OPTIONAL.items()
+    present = [name for name, slots in lstm.OPTIONAL_PARTS.items()
                if any(k < len(s.op.inputs) and s.op.inputs[k] >= 0 for k in slots)]
-    if len(s.op.inputs) < 16 or s.op.inputs[1] < 0:
+    if len(s.op.inputs) <= lstm.BIASES[-1] or s.op.inputs[lstm.INPUT_WEIGHTS[0]] < 0:
         present.append("coupled input and forget gates (CIFG)")
     return {"what": " and ".join(present)} if present else _OK
 
 
 def lstm_constant_weights(s):
     """LSTM weight or bias tensor {name!r} is not a constant"""
-    for k in (*range(1, 9), *range(12, 16)):
+    for k in lstm.INPUT_WEIGHTS + lstm.RECURRENT_WEIGHTS + lstm.BIASES:
         t = s.input(k)
         if t.data is None:
             return {"name": t.name}

@@ -125,12 +125,18 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
 
     has_cfg_relu = not (kind == "fully_connected" and b.mli_version != "2.0")
     kout = out.name if has_cfg_relu else b.separate_relu(op, fmt, out.name)
+    shown_as, why = None, ""            # the model's tensor, when the kernel writes another shape
     if kind == "fully_connected":
         cfg_type, cfg = ("mli_fully_connected_cfg", {"relu_type": b.relu_type(op, out)}) \
             if b.mli_version == "2.0" else (None, {})
+        if len(b.tensors[kout].shape) != 1:     # MLI 2.x checks out->rank == 1
+            shown_as = kout
+            why = f"the fully connected kernel's rank-1 output as {list(b.tensors[kout].shape)}"
+            kout = b.shaped_output(b.tensors[kout], (cout,), "vec")
     elif rows_fc:
         cfg_type, cfg = "mli_conv2d_cfg", _pointwise_cfg(b, op, out)
-        kout = b.hwc_output(out, (rows, 1, cout))
+        shown_as, why = out.name, f"conv2d rows to {list(out.shape)}"
+        kout = b.shaped_output(out, (rows, 1, cout), "hwc")
     elif kind == "transpose_conv2d":
         cfg_type, cfg = "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt)
     else:
@@ -141,19 +147,11 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
                        padding_left=total[2], padding_right=total[3])
             notes.append(f"takes the padding of {pad_op.label} (MLI pads convolutions "
                          "with real zero, as PAD does): no copy")
-    shown_as = None
-    if kind == "fully_connected" and len(b.tensors[kout].shape) != 1:
-        # mli_krn_fully_connected writes a rank-1 vector (MLI 2.x checks out->rank == 1)
-        shown_as, kout = kout, b.derived(b.tensors[kout], f"{kout}_vec", shape=(cout,),
-                                         notes=[f"kernel output; '{kout}' is a view of it"]).name
     b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
             cfg_type=cfg_type, cfg=cfg, notes=notes)
     if shown_as is not None:
-        b.view_layer(op, kout, shown_as, "the fully connected kernel's rank-1 output as "
-                                         f"{list(b.tensors[shown_as].shape)}")
+        b.view_layer(op, kout, shown_as, why)
     b.flush_relu(op)
-    if rows_fc:
-        b.view_layer(op, kout, out.name, f"conv2d rows to {list(out.shape)}")
 
 
 def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, str]:

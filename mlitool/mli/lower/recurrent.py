@@ -18,8 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute.float_ops import (LSTM_BIASES, LSTM_CELL_STATE as CELL_STATE,
-                                       LSTM_INPUT_WEIGHTS, LSTM_RECURRENT_WEIGHTS)
+from mlitool import lstm_slots as lstm
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
@@ -62,7 +61,7 @@ def _cell_range(b: Builder, op: ir.Op) -> tuple[float, str]:
     states under the state tensor), else the int16 cell state's, else a default; never beyond
     the model's cell clip, which the cell's saturation then stands in for."""
     clip = float(op.options.get("cell_clip", 0.0) or 0.0)
-    idx = op.inputs[CELL_STATE] if len(op.inputs) > CELL_STATE else -1
+    idx = op.inputs[lstm.CELL_STATE] if len(op.inputs) > lstm.CELL_STATE else -1
     t = b.g.tensor(idx)
     if idx in b.ranges:
         r, why = max(abs(v) for v in b.ranges[idx]), "calibrated"
@@ -99,9 +98,9 @@ def lower_lstm(b: Builder, op: ir.Op, fmt: str) -> None:
     el_a, el_w, el_b = FORMATS[fmt]
     x = b.tensors[b.use(op, op.inputs[0], el_a)]
     out = b.produce(op.outputs[0], el_a)
-    w_in = _gates(b, op, LSTM_INPUT_WEIGHTS, transpose=True)
-    w_out = _gates(b, op, LSTM_RECURRENT_WEIGHTS, transpose=True)
-    bias = _gates(b, op, LSTM_BIASES, transpose=False)
+    w_in = _gates(b, op, lstm.INPUT_WEIGHTS, transpose=True)
+    w_out = _gates(b, op, lstm.RECURRENT_WEIGHTS, transpose=True)
+    bias = _gates(b, op, lstm.BIASES, transpose=False)
     m = bias[0].shape[0]
     cell_range, cell_note = _cell_range(b, op)
 
@@ -113,10 +112,10 @@ def lower_lstm(b: Builder, op: ir.Op, fmt: str) -> None:
 
     k = _Cell(x, out,
               tensor("weights_in", Role.WEIGHTS, (4,) + w_in[0].shape, el_w, "GNM",
-                     LSTM_INPUT_WEIGHTS[0]),
+                     lstm.INPUT_WEIGHTS[0]),
               tensor("weights_out", Role.WEIGHTS, (4, m, m), el_w, "GMM",
-                     LSTM_RECURRENT_WEIGHTS[0]),
-              tensor("bias", Role.BIAS, (4, m), el_b, "GM", LSTM_BIASES[0]),
+                     lstm.RECURRENT_WEIGHTS[0]),
+              tensor("bias", Role.BIAS, (4, m), el_b, "GM", lstm.BIASES[0]),
               tensor("prev_out", Role.PARAM, (m,), el_a,
                      note="the previous output at the first step: zero (one sequence per run)"),
               tensor("cell_zero", Role.PARAM, (m,), el_a,
@@ -141,8 +140,8 @@ def lower_lstm(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def _sa8_params(b: Builder, op: ir.Op, k: _Cell) -> None:
-    k.w_in.data, s_in = _sa8_per_gate(b, op, LSTM_INPUT_WEIGHTS, k.real_w_in)
-    k.w_out.data, s_out = _sa8_per_gate(b, op, LSTM_RECURRENT_WEIGHTS, k.real_w_out)
+    k.w_in.data, s_in = _sa8_per_gate(b, op, lstm.INPUT_WEIGHTS, k.real_w_in)
+    k.w_out.data, s_out = _sa8_per_gate(b, op, lstm.RECURRENT_WEIGHTS, k.real_w_out)
     # MLI adds the bias to the input part of each gate: its scale is x_scale * w_in_scale[g].
     b_scale = np.float32(k.x.real_scale()[0]) * s_in.astype(np.float32)
     k.bias.data = np.stack([Q.int_quantize(r, float(s), 0, 32)[0]
