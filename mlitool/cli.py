@@ -50,11 +50,7 @@ def _root(
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every error into one line and an exit code."""
-    try:                                       # typer < 0.20 uses click; newer typer vendors it
-        from click import ClickException
-    except ImportError:
-        from typer._click.exceptions import ClickException
-
+    click_errors = _click_exception_types()
     from mlitool.parallel import one_blas_thread
 
     one_blas_thread()                       # before numpy loads: --jobs N equals --jobs 1
@@ -66,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
         code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
-    except ClickException as exc:        # usage errors: click's message, on one line
+    except click_errors as exc:          # usage errors: click's message, on one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
         print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
@@ -89,6 +85,18 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         code = EXIT_INTERNAL
     sys.exit(code)
+
+
+def _click_exception_types() -> tuple[type[Exception], ...]:
+    """The ClickException classes typer may raise: newer typer vendors click as `typer._click`
+    (while a separate click may still be installed), older typer uses click itself."""
+    types = []
+    for module in ("typer._click.exceptions", "click.exceptions"):
+        try:
+            types.append(__import__(module, fromlist=["ClickException"]).ClickException)
+        except ImportError:
+            pass
+    return tuple(types)
 
 
 def _one_line(text: str) -> str:
