@@ -9,6 +9,7 @@ normalisation is recorded in `Model.warnings`.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -36,6 +37,7 @@ _TYPES: dict[int, tuple[str, str | None]] = {
     12: ("uint64", "<u8"), 13: ("resource", None), 14: ("variant", None), 15: ("uint32", "<u4"),
     16: ("uint16", "<u2"), 17: ("int4", "int4"), 18: ("bfloat16", None),
 }
+_STORAGE = dict(_TYPES.values())
 
 _ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 _PADDING = {0: "SAME", 1: "VALID"}
@@ -259,6 +261,11 @@ class _Reader:
         n_ops = self.chk.tables(sg, _SUBGRAPH_OPS, f"the operator table of {where}")
         ops = [self._op(sg.Operators(i), i, opcodes, n_t, where) for i in range(n_ops)]
         name = self.chk.string(sg, _SUBGRAPH_NAME, f"the name of {where}")
+        # An empty tensor that no op writes needs no data (TFLite runs such files): it is an
+        # empty constant, so it is ready for every op that reads it.
+        written = {i for op in ops for i in op.outputs} | set(inputs)
+        tensors = [_empty_constant(t) if t.data is None and t.size == 0 and not t.is_variable
+                   and t.index not in written else t for t in tensors]
         return ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
                         outputs=list(outputs))
 
@@ -442,6 +449,16 @@ class _Reader:
             self.chk.span(offset, size, f"buffer {b} (of {label}, stored outside the flatbuffer)")
             return (offset, size) if size > 0 else None
         return None
+
+
+def _empty_constant(t: ir.Tensor) -> ir.Tensor:
+    """`t` (no elements) with empty constant data, when its element type is decoded at all."""
+    storage = _STORAGE.get(t.dtype)
+    if storage is None:
+        return t
+    data = np.zeros(t.shape, np.int8 if storage == "int4" else storage)
+    data.flags.writeable = False                 # as the file's other constants
+    return dataclasses.replace(t, data=data)
 
 
 # --------------------------------------------------------------------------------------------------

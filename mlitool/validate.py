@@ -10,18 +10,23 @@ Each check is a named function yielding `Problem`s. Ops this version does not kn
 unknown opcodes, ops no command executes) get only the graph-wide checks, so `inspect` still
 summarises any model. `problems` lists them all (for `inspect`); `check_graph` raises the first as
 a ModelFormatError (exit 2) for the commands that lower or execute the graph.
+
+Only what TFLite itself refuses is malformed. A shape check that fails on an op touching a tensor
+whose shape TFLite computes at run time (a -1 in its shape signature, a RESHAPE to a non-constant
+shape; the converter writes 1 for the unknown dimensions) gives an unsupported problem instead
+(UnsupportedError, exit 4): mlitool needs the static shapes the file does not have.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from mlitool import ir
 from mlitool import lstm_slots as lstm
-from mlitool.errors import ModelFormatError
+from mlitool.errors import ModelFormatError, UnsupportedError
 
 
 @dataclass(frozen=True)
@@ -29,6 +34,7 @@ class Problem:
     text: str
     op: ir.Op | None = None
     tensor: ir.Tensor | None = None
+    unsupported: bool = False           # valid for TFLite (shapes known at run time only)
 
     def __str__(self) -> str:
         where = [self.op.label] if self.op is not None else []
@@ -355,10 +361,13 @@ def _bias(g: ir.Graph, op: ir.Op, channels: int, x_slot: int = 0, slot: int = 2
     if len(op.inputs) > slot and op.inputs[slot] >= 0:
         b = g.tensors[op.inputs[slot]]
         want = _BIAS_TYPES.get(g.tensors[op.inputs[x_slot]].dtype, ("float32",))
-        if b.size != channels or len(b.shape) != 1:
+        if b.size != channels:
             yield Problem(f"bias of shape {list(b.shape)}, expected [{channels}]", op, b)
         elif b.dtype not in want:
             yield Problem(f"bias of type {b.dtype}, expected {' or '.join(want)}", op, b)
+        elif len(b.shape) != 1:                  # TFLite counts only the bias's elements
+            yield Problem(f"bias of shape {list(b.shape)}: mlitool takes a bias of shape "
+                          f"[{channels}]", op, b, unsupported=True)
 
 
 def eltwise_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
@@ -433,8 +442,9 @@ def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 
 def rescale_range(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     """The real factor between quantized inputs and outputs (times the weight scale for MAC
-    ops) is one TFLite's fixed-point multipliers can hold: at most 2^31 (tiny factors, as in
-    pruned channels, only round to zero)."""
+    ops) is one TFLite's fixed-point multipliers hold: below 2^30 (TFLite runs larger ones with
+    the multiplier saturated at about 2^30, which mlitool does not reproduce: unsupported; tiny
+    factors, as in pruned channels, only round to zero)."""
     outs = [g.tensors[i] for i in op.outputs if _quantized(g.tensors[i])]
     ins = [g.tensors[i] for i in op.inputs if i >= 0 and _quantized(g.tensors[i])]
     if not outs or not ins or op.type in ("ARG_MAX", "ARG_MIN"):
@@ -449,10 +459,11 @@ def rescale_range(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         for f in factors:
             with np.errstate(all="ignore"):      # bad scales are reported on their own
                 ratio = f / out.quant.scale[0]
-            bad = ratio[~(ratio <= 2.0 ** 31)]
+            bad = ratio[~(ratio < 2.0 ** 30)]
             if bad.size:
-                yield Problem(f"rescale factor {float(bad[0]):.6g} from its inputs is above 2^31",
-                              op, out)
+                yield Problem(f"rescale factor {float(bad[0]):.6g} from its inputs is 2^30 or "
+                              "more, where TFLite's fixed-point multipliers saturate", op, out,
+                              unsupported=True)
                 return
 
 
@@ -482,6 +493,25 @@ def _op_checks(op_type: str) -> tuple[OpCheck, ...]:
 
 
 OP_CHECKS: dict[str, tuple[OpCheck, ...]] = {t: _op_checks(t) for t in _ARITY}
+_SHAPE_CHECKS = {window_shapes, fc_shapes, transpose_conv_shapes, lstm_shapes, eltwise_shapes,
+                 same_shape, same_size, concat_shapes}
+
+
+def runtime_shaped(g: ir.Graph) -> dict[int, str]:
+    """Tensor index -> why TFLite knows its shape only at run time: a -1 in its shape signature,
+    the output of a RESHAPE whose shape input is not a constant, or of an op reading such a
+    tensor."""
+    found = {t.index: f"shape signature {list(t.shape_signature)}" for t in g.tensors
+             if t.shape_signature is not None and -1 in t.shape_signature}
+    for op in g.ops:
+        shape_in = op.inputs[1] if op.type == "RESHAPE" and len(op.inputs) > 1 else -1
+        why = next((f"computed from tensor {i}" for i in op.inputs if i in found), None)
+        if shape_in >= 0 and not g.tensors[shape_in].is_constant:
+            why = f"computed from the non-constant tensor {shape_in}"
+        for i in op.outputs:
+            if why is not None and i >= 0:
+                found.setdefault(i, why)
+    return found
 
 
 # --- entry points --------------------------------------------------------------------------------
@@ -490,6 +520,7 @@ def problems(g: ir.Graph) -> list[Problem]:
     """Every problem of `g`, graph-wide first, then per op in order. An op's shape checks run
     only when its arity and options are sound (they index its inputs and read its options)."""
     found = [p for check in GRAPH_CHECKS for p in check(g)]
+    dynamic: dict[int, str] | None = None            # computed on the first failed shape check
     for op in g.ops:
         if op.type not in _ARITY:
             continue
@@ -499,19 +530,39 @@ def problems(g: ir.Graph) -> list[Problem]:
             continue
         for check in OP_CHECKS[op.type]:
             step = list(check(g, op))
+            if step and check in _SHAPE_CHECKS:
+                dynamic = runtime_shaped(g) if dynamic is None else dynamic
+                step = [_unsupported_if_dynamic(g, op, p, dynamic) for p in step]
             found += step
             if step:
                 break
     return found
 
 
+def _unsupported_if_dynamic(g: ir.Graph, op: ir.Op, p: Problem, dynamic: dict[int, str]
+                            ) -> Problem:
+    """`p` as an unsupported problem when the op touches a tensor of run-time shape (the one
+    `p` names first, else its inputs, else its outputs)."""
+    first = () if p.tensor is None else (p.tensor.index,)
+    i = next((i for i in first + op.inputs + op.outputs if i in dynamic), None)
+    if i is None:
+        return p
+    why = (f"; the shape of tensor {i} {g.tensors[i].name!r} is only known at run time "
+           f"({dynamic[i]}), and mlitool needs static shapes")
+    return replace(p, text=p.text + why, unsupported=True)
+
+
 def check_graph(g: ir.Graph, path: str) -> None:
-    """Raise ModelFormatError (exit 2) naming the file and the first problem of `g`."""
+    """Raise ModelFormatError (exit 2) naming the file and the first malformed problem of `g`,
+    else UnsupportedError (exit 4) naming the first op whose shapes are known at run time only."""
     found = problems(g)
+    malformed = [p for p in found if not p.unsupported]
+    if malformed:
+        more = f" (and {len(malformed) - 1} more problem(s); `mlitool inspect` lists them)" \
+            if len(malformed) > 1 else ""
+        raise ModelFormatError(f"malformed graph: {malformed[0]}{more}", path=path)
     if found:
-        more = f" (and {len(found) - 1} more problem(s); `mlitool inspect` lists them)" \
-            if len(found) > 1 else ""
-        raise ModelFormatError(f"malformed graph: {found[0]}{more}", path=path)
+        raise UnsupportedError(str(found[0]), path=path)
 
 
 def _span(lo: int, hi: int) -> str:

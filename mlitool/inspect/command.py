@@ -27,7 +27,10 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     producers = g.producers()
     stats = [op_stats(g, op, producers) for op in g.ops]
     found = problems(g)
-    support = _support(g) if not found else {}
+    malformed = [p for p in found if not p.unsupported]
+    # The support check assumes shapes that passed validation: with any problem, the op table's
+    # answer, and the ops whose shapes are known at run time only refused with that reason.
+    support = _support(g) if not found else {p.op.index: p.text for p in found if p.op}
     rows = [_op_row(g, op, s, producers, support) for op, s in zip(g.ops, stats)]
     unsupported = sorted({r["type"] for r in rows if not r["supported"]})
     return {
@@ -45,7 +48,7 @@ def summarize(model: ir.Model) -> dict[str, Any]:
                    "unsupported_ops": sum(not r["supported"] for r in rows)},
         "unsupported_op_types": unsupported,
         "warnings": list(model.warnings),
-        "problems": [str(p) for p in found],      # what convert / run / ... refuse
+        "problems": [str(p) for p in malformed],  # what convert / run / ... call malformed
     }
 
 
@@ -112,6 +115,6 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str
         "macs": stats.macs,
         # Malformed graphs (see "problems") get the op table's answer only.
         "supported": op.type in SUPPORTED_OPS and support.get(op.index) is None,
-        "unsupported_reason": support.get(op.index) if support or op.type in SUPPORTED_OPS
-        else "no MLI kernel for this op",
+        "unsupported_reason": support.get(op.index)
+        or (None if op.type in SUPPORTED_OPS else "no MLI kernel for this op"),
     }

@@ -265,13 +265,6 @@ def test_scale_not_finite_positive(tmp_path, capsys, scale):
     refused(tmp_path, capsys, edit, "tensor 7 'logits'", f"quantization scale {scale!r}")
 
 
-def test_rescale_factor_too_large(tmp_path, capsys):
-    def edit(t, ops):
-        t[3] = T([1, 4, 4, 3], scale=1e-13, zero_point=-128, name="conv_out")
-    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 3 'conv_out'",
-            "rescale factor", "is above 2^31")
-
-
 def test_bias_of_the_wrong_type(tmp_path, capsys):
     def edit(t, ops):
         t[6] = T([5], dtype="float32", name="fc_b", data=np.arange(5, dtype=np.float32))

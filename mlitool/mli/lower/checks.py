@@ -76,6 +76,14 @@ def lowered(s: Subject):
     return {"kernels": NOT_LOWERED[s.op.type]} if s.op.type in NOT_LOWERED else _OK
 
 
+def has_elements(s: Subject):
+    """tensor {name!r} has no elements (shape {shape}; an MLI tensor holds at least one)"""
+    for i in s.op.inputs + s.op.outputs:
+        if i >= 0 and s.graph.tensors[i].size == 0:
+            return {"name": _label(s.graph.tensors[i]), "shape": list(s.graph.tensors[i].shape)}
+    return _OK
+
+
 def _label(t: ir.Tensor) -> str:
     """A tensor's name, or its index where the model left the name empty."""
     return t.name or f"#{t.index}"
@@ -462,7 +470,7 @@ PARAMETER_SLOTS = {"CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED"
 def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
     s = Subject(graph, op, mli_version, layout)
-    for check in (has_kernel, lowered):
+    for check in (has_kernel, lowered, has_elements):
         fields = check(s)
         if fields is not None:
             return message(check, **fields)
