@@ -223,6 +223,47 @@ def test_fc_output_rows(tmp_path, capsys):
             "has shape [1, 4], but the op computes 1 row(s) of 5")
 
 
+def test_fc_output_of_more_rows(tmp_path, capsys):
+    """The last dimension right, the row count not: [2, 5] for the input's 1 row."""
+    def edit(t, ops):
+        t[7] = T([2, 5], scale=0.2, zero_point=5, name="logits")
+        t[8] = T([2, 5], scale=1 / 256, zero_point=-128, name="probs")
+    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 7 'logits'",
+            "has shape [2, 5], but the op computes 1 row(s) of 5")
+
+
+def test_op_writes_a_constant(tmp_path, capsys):
+    """LiteRT crashes (SIGSEGV) on this file."""
+    def edit(t, ops):
+        t[4] = T([1, 2, 2, 3], scale=0.1, zero_point=-128, name="pool_out",
+                 data=np.zeros((1, 2, 2, 3), np.int8))
+    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "tensor 4 'pool_out'",
+            "writes a graph input or constant tensor")
+
+
+@pytest.mark.parametrize("axis", [2, -4])
+def test_concat_axis_outside_the_rank(tmp_path, capsys, axis):
+    """LiteRT refuses these axes (concatenation.cc: axis >= 0, axis < rank after adding the
+    rank to a negative one); each wraps modulo the rank 2 to axis 0 or 1, along which the shapes
+    fit. axis -2 (as 0) is valid."""
+    def edit(t, ops):
+        t += [T([2, 5], scale=0.2, zero_point=5, name="both")]
+        ops.append(["CONCATENATION", [7, 7], [9], options("ConcatenationOptions", axis=axis)])
+        return [0], [8, 9]
+    refused(tmp_path, capsys, edit, "op 4 (CONCATENATION)", "tensor 9 'both'",
+            f"axis {axis} is outside the output's rank 2")
+
+
+def test_concat_negative_axis_is_valid(tmp_path, capsys):
+    def edit(t, ops):
+        t += [T([2, 5], scale=0.2, zero_point=5, name="both")]
+        ops.append(["CONCATENATION", [7, 7], [9], options("ConcatenationOptions", axis=-2)])
+        return [0], [8, 9]
+    path = write_model(tmp_path, edit)
+    code, out, err = run_main(["inspect", str(path), "--json"], capsys)
+    assert code == 0 and json.loads(out)["problems"] == [], err
+
+
 def test_depthwise_multiplier(tmp_path, capsys):
     def edit(t, ops):
         t[1] = T([1, 3, 3, 3], scale=0.01, zero_point=0, name="conv_w",

@@ -15,7 +15,7 @@ from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.litert import reference_outputs
 from tests.support.lstm_models import int8_lstm_model
-from tests.support.tflite_build import T, single_op_model
+from tests.support.tflite_build import T, graph_model, options, single_op_model
 
 
 def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.ndarray:
@@ -93,7 +93,10 @@ def test_16bit_tables_equal_litert_on_every_input(op, table, tmp_path):
     ({13: -1}, "omits required input(s) [13]"),
     ({1: -1}, "only some of the input gate's tensors"),
     ({19: 13}, "state input 19 has 7 elements, expected 14"),
+    ({18: 13}, "state input 18 has 7 elements, expected 14"),
     ({4: 13}, "input 4 has shape [7], expected rank 2"),
+    ({5: -1}, "only some of the input gate's tensors"),
+    ({12: -1}, "only some of the input gate's tensors"),      # LiteRT: SIGSEGV
 ])
 def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, capsys):
     from tests.cli.test_bad_input import run_main
@@ -106,3 +109,39 @@ def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, caps
                              "--npz", str(tmp_path / "o.npz")], capsys)
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "malformed graph: op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and words in err, err
+
+
+def test_projection_lstm_is_well_formed(tmp_path):
+    """With a projection [P, M] the output state holds B·P elements, the cell state B·M: a
+    float LSTM of 5 cells projected to 3 outputs, batch 2, which LiteRT runs."""
+    litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    from mlitool.tflite_reader import read_model
+    from mlitool.validate import problems
+
+    rng = np.random.default_rng(2)
+    batch, steps, features, cells, outputs = 2, 3, 4, 5, 3
+    shapes = {k: (cells, features) for k in (1, 2, 3, 4)}
+    shapes.update({k: (cells, outputs) for k in (5, 6, 7, 8)})
+    shapes.update({k: (cells,) for k in (12, 13, 14, 15)})
+    shapes[16] = (outputs, cells)
+    tensors = [T([batch, steps, features], dtype="float32", name="x")]
+    slots = [0] + [-1] * 23
+    for k, shape in shapes.items():
+        slots[k] = len(tensors)
+        tensors.append(T(list(shape), dtype="float32",
+                         data=rng.uniform(-0.5, 0.5, shape).astype(np.float32)))
+    for k, shape, name in ((18, [batch, outputs], "h"), (19, [batch, cells], "c")):
+        slots[k] = len(tensors)
+        tensors.append(T(shape, dtype="float32", is_variable=True, name=name))
+    tensors.append(T([batch, steps, outputs], dtype="float32", name="y"))
+    path = tmp_path / "projection.tflite"
+    path.write_bytes(graph_model(
+        tensors, [("UNIDIRECTIONAL_SEQUENCE_LSTM", slots, [len(tensors) - 1],
+                   options("UnidirectionalSequenceLSTMOptions", fusedActivationFunction=4))],
+        [0], [len(tensors) - 1]))
+    it = litert.Interpreter(model_path=str(path), num_threads=1)
+    it.allocate_tensors()
+    it.set_tensor(0, rng.uniform(-1, 1, (batch, steps, features)).astype(np.float32))
+    it.invoke()
+    assert it.get_tensor(it.get_output_details()[0]["index"]).shape == (batch, steps, outputs)
+    assert problems(read_model(path).main) == []
