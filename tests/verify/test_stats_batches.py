@@ -10,6 +10,7 @@ samples, not by batches."""
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import numpy as np
@@ -38,7 +39,7 @@ def split_samples(draw):
 def _merged(cls, ref, test, bounds):
     """As verify does: each batch's stats on their own, merged in batch order into empty ones."""
     total = cls()
-    for start, stop in zip(bounds, bounds[1:]):
+    for start, stop in itertools.pairwise(bounds):
         batch = cls()
         batch.add(ref[start:stop], test[start:stop])
         total.merge(batch)
