@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel
 
@@ -99,10 +101,14 @@ def _align_up(x: int, align: int) -> int:
 
 
 def live_lower_bound(buffers: list[Buffer], align: int = 1) -> int:
-    """Max over layer positions of the aligned bytes alive together (no placement beats it)."""
-    times = {b.first for b in buffers}      # the live set only grows at a first use
-    return max((sum(_align_up(b.size, align) for b in buffers if b.first <= t <= b.last)
-                for t in times), default=0)
+    """Max over every layer position of the aligned bytes alive together (no placement beats
+    it)."""
+    if not buffers:
+        return 0
+    first, last = np.array([b.first for b in buffers]), np.array([b.last for b in buffers])
+    size = np.array([_align_up(b.size, align) for b in buffers], np.int64)
+    t = np.arange(last.max() + 1)
+    return int((size @ ((first[:, None] <= t) & (t <= last[:, None]))).max())
 
 
 def plan_arena(buffers: list[Buffer], align: int = 1) -> ArenaPlan:

@@ -192,6 +192,17 @@ def test_random_graphs_placement_valid_and_bounded(spec, align):
     assert plan.lower_bound <= optimum <= plan.arena_bytes <= plan.unshared_bytes
 
 
+@settings(max_examples=150, deadline=None)
+@given(graphs(), st.sampled_from([1, 4]))
+def test_lower_bound_is_the_peak_of_bytes_alive_at_any_layer(spec, align):
+    sizes, reads, outputs = spec
+    life = _expected_lifetimes(sizes, reads, outputs).values()
+    peak = max(sum(-(-n // align) * align for n, first, last in life if first <= t <= last)
+               for t in range(len(reads)))
+    model = _model_from_spec(sizes, reads, outputs)
+    assert plan_arena(activation_buffers(model), align).lower_bound == peak
+
+
 def test_greedy_matches_brute_force_often():
     """How often greedy-by-size reaches the optimum on random graphs of <= 6 buffers."""
     rng = np.random.default_rng(5)
@@ -218,6 +229,8 @@ def test_greedy_matches_brute_force_often():
     ([10, 40, 30, 30, 40], [[0], [1], [2], [1, 3]], {4}, 110),
     # two outputs alive to the end
     ([64, 32, 16, 8], [[0], [1], [2]], {1, 3}, 96),
+    # the peak only at the last layer
+    ([10, 20, 40], [[0], [1]], {2}, 60),
 ])
 def test_hand_made_cases_reach_the_optimum(sizes, reads, outputs, optimum):
     model = _model_from_spec(sizes, reads, outputs)

@@ -121,9 +121,12 @@ class Converted:
 
 
 def convert(model_path: Path, fmt: str, out: Path, *, calibration: Path | None = None,
-            mli_version: str = "2.0", layout: str | None = None, name: str = "net") -> Converted:
-    """`mlitool convert` in-process (the same pipeline and emitter)."""
-    opts = ModelOptions(format=fmt, mli=mli_version, layout=layout, calibration=calibration)
+            mli_version: str = "2.0", layout: str | None = None, name: str = "net",
+            overrides: dict | None = None) -> Converted:
+    """`mlitool convert` in-process (the same pipeline and emitter); `overrides`: per-layer
+    formats as a config's [[tool.mlitool.layer]] entries give them."""
+    opts = ModelOptions(format=fmt, mli=mli_version, layout=layout, calibration=calibration,
+                        overrides=overrides or {})
     graph, model = load(model_path, opts)
     out.mkdir(parents=True, exist_ok=True)
     emit(model, out, name, runtime=True, verified_build="ROUND_MODE=UP FULL_ACCU=OFF")
