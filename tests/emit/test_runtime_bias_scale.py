@@ -2,15 +2,17 @@
 MLI encoding rounds to 32768 (issue 21): conv2d, depthwise conv2d and fully connected layers of a
 generated int8 model convert in sa8 and run on the real MLI 2.0.2 library, which checks every
 bias scale in its debug build (mli_chk_bias_scale_asym), bit-exact against the executor in the
-four builds."""
+four builds. Likewise a bias whose scale count differs from its weights' (tests/support/bias_models.py)."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
 from tests.support import runtime_harness as H
+from tests.support.bias_models import W_SCALES, mismatched_bias_conv
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options
 
@@ -87,3 +89,9 @@ def test_bias_scales_at_32768_run_on_the_real_library(mli_builds, tmp_path):
     assert lowered == [3, 4, 3]
     objs = H.compile_objects(conv, mli_cflags("2.0"))
     H.assert_bit_exact(H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 16, 0)))
+
+
+@pytest.mark.parametrize("kind", sorted(W_SCALES))
+def test_bias_with_another_scale_count_runs_on_the_real_library(kind, mli_builds, tmp_path):
+    path = mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind)
+    H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
