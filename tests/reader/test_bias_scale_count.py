@@ -10,24 +10,24 @@ import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
-from tests.support.bias_models import IN_SCALE, OUT_SCALE, W_SCALES, mismatched_bias_conv
+from tests.support import bias_models as B
 
-KINDS = sorted(W_SCALES)
+KINDS = sorted(B.W_SCALES)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_bias_scales_become_input_times_weight_scales(kind, tmp_path):
-    model = read(mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind))
+    model = read(B.mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind))
     bias = model.main.tensors[2]
-    expected = [float(np.float32(IN_SCALE) * np.float32(s)) for s in W_SCALES[kind]]
+    expected = [float(np.float32(B.IN_SCALE) * np.float32(s)) for s in B.W_SCALES[kind]]
     assert bias.quant.scale.tolist() == expected
     assert bias.quant.zero_point.tolist() == [0] * len(expected)
     assert bias.quant.axis == (0 if len(expected) > 1 else None)
     n_b = 3 if kind == "per_tensor_weights" else 1
-    assert model.warnings == [
+    assert model.warnings == [(
         f"tensor 2 'b' of subgraph 0, the bias of op 0 (CONV_2D): {n_b} quantization scale(s) "
         f"for weights with {len(expected)}; scales set to input scale x weight scale, the units "
-        "TFLite's kernels add it in"]
+        "TFLite's kernels add it in")]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -35,14 +35,14 @@ def test_float_mode_equals_litert(kind, tmp_path):
     pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
     from mlitool.oracle import run_litert
 
-    path = mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind)
+    path = B.mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind)
     g = read(path).main
     x = np.random.default_rng(2).integers(-128, 128, (8, 1, 5, 5, 2), dtype=np.int8)
     ref = run_litert(path, g, {0: x}, [3])[3]
     assert ref.dtype == np.int8
-    real = run_graph(g, {0: (x.astype(np.float64) - 3) * IN_SCALE}, "float")[3]
+    real = run_graph(g, {0: (x.astype(np.float64) - 3) * B.IN_SCALE}, "float")[3]
     # TFLite's integer result is the real one rounded and saturated, within one output step
-    np.testing.assert_allclose(np.clip(real / OUT_SCALE - 2, -128, 127), ref, atol=1.0)
+    np.testing.assert_allclose(np.clip(real / B.OUT_SCALE - 2, -128, 127), ref, atol=1.0)
     assert np.mean((ref > -128) & (ref < 127)) > 0.8          # mostly not saturated
     assert np.array_equal(run_graph(g, {0: x}, "tflite")[3], ref)
 
@@ -52,7 +52,7 @@ def test_float_mode_equals_litert(kind, tmp_path):
 def test_converts(kind, fmt, tmp_path, capsys):
     from mlitool.cli import main
 
-    path = mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind)
+    path = B.mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind)
     with pytest.raises(SystemExit) as exc:
         main(["convert", str(path), "-o", str(tmp_path / "out"), "--format", fmt, "-q"])
     err = capsys.readouterr().err

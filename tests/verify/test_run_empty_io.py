@@ -86,6 +86,6 @@ def test_a_model_without_inputs_is_refused_as_unsupported(command, tmp_path, cap
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 4
-    assert err.strip().splitlines() == [
+    assert err.strip().splitlines() == [(
         "mlitool: error: the model has no inputs to give samples for: running it (run, verify, "
-        "report, calibration) needs at least one"]
+        "report, calibration) needs at least one")]
