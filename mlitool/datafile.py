@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from mlitool import ir
-from mlitool.errors import InputDataError
+from mlitool.errors import InputDataError, UnsupportedError
 
 
 _NPY_MAGIC, _ZIP_MAGIC = b"\x93NUMPY", b"PK\x03\x04"
@@ -101,11 +101,21 @@ def _check_finite(a: np.ndarray, where: str, path: Path) -> None:
                              str(path))
 
 
+def fed_inputs(graph: ir.Graph) -> list[int]:
+    """The graph inputs samples are given for (not constants); a model without any (TFLite runs
+    it: its outputs are constants) has no samples to run on."""
+    inputs = [i for i in graph.inputs if not graph.tensors[i].is_constant]
+    if not inputs:
+        raise UnsupportedError("the model has no inputs to give samples for: running it "
+                               "(run, verify, report, calibration) needs at least one")
+    return inputs
+
+
 def load_inputs(path: str | Path, graph: ir.Graph) -> dict[int, np.ndarray]:
     """{input tensor index: batch} from a .npy/.npz file, checked against `graph`'s inputs."""
     path = Path(path)
+    inputs = fed_inputs(graph)
     arrays = _load(path)
-    inputs = [i for i in graph.inputs if not graph.tensors[i].is_constant]
     by_name = {graph.tensors[i].name: i for i in inputs}
     out: dict[int, np.ndarray] = {}
     if list(arrays) == [""] or (len(inputs) == 1 and list(arrays) == ["arr_0"]):

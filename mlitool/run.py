@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from mlitool.errors import OptionError
-from mlitool.parallel import batch_size, check_jobs, context, map_batches
+from mlitool.parallel import batch_ranges, batch_size, check_jobs, context, map_batches
 from mlitool.pipeline import ModelOptions
 from mlitool.progress import Progress
 
@@ -67,11 +67,14 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
         summary.update(format=job["mli"].format, mli=job["mli"].mli_version,
                        build=describe(job["arith"]), config=job["mli"].config)
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
+    size = batch_size(graph, opts.batch)
     parts: list[dict[str, np.ndarray]] = []
-    for part in map_batches(_run_batch, n, batch_size(graph, opts.batch),
-                            check_jobs(opts.jobs), job, samples_key="inputs"):
+    # Batch sizes from the ranges: a graph without outputs (TFLite runs one) gives empty parts.
+    for (start, stop), part in zip(batch_ranges(n, size),
+                                   map_batches(_run_batch, n, size, check_jobs(opts.jobs), job,
+                                               samples_key="inputs")):
         parts.append(part)
-        advance(len(next(iter(part.values()))))
+        advance(stop - start)
     # Batches in order: the arrays one run over every sample gives.
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
     values = {i: arrays[graph.tensors[i].name] for i in graph.outputs}

@@ -39,6 +39,11 @@ _TYPES: dict[int, tuple[str, str | None]] = {
 }
 _STORAGE = dict(_TYPES.values())
 
+# Ops with an integer bias in input scale x weight scale units: (input slot, bias slot);
+# the weights are input 1.
+_MAC_SLOTS = {"CONV_2D": (0, 2), "DEPTHWISE_CONV_2D": (0, 2), "FULLY_CONNECTED": (0, 2),
+              "TRANSPOSE_CONV": (2, 3)}
+
 _ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 _PADDING = {0: "SAME", 1: "VALID"}
 _WEIGHTS_FORMAT = {0: "DEFAULT", 1: "SHUFFLED4x16INT8"}
@@ -266,8 +271,33 @@ class _Reader:
         written = {i for op in ops for i in op.outputs} | set(inputs)
         tensors = [_empty_constant(t) if t.data is None and t.size == 0 and not t.is_variable
                    and t.index not in written else t for t in tensors]
+        self._bias_scales(tensors, ops, where)
         return ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
                         outputs=list(outputs))
+
+    def _bias_scales(self, tensors: list[ir.Tensor], ops: list[ir.Op], where: str) -> None:
+        """A quantized bias with one scale for per-channel weights, or one per channel for
+        per-tensor weights: TFLite runs it, its kernels never read the bias's scales but add
+        it in units of input scale x weight scale. Those become its scales."""
+        for op in ops:
+            x_slot, b_slot = _MAC_SLOTS.get(op.type, (0, -1))
+            if b_slot < 0 or len(op.inputs) <= b_slot:
+                continue
+            x, w, b = (tensors[i] if i >= 0 else None
+                       for i in (op.inputs[x_slot], op.inputs[1], op.inputs[b_slot]))
+            if any(t is None or t.quant is None for t in (x, w, b)) or x.quant.per_axis \
+                    or b.dtype not in ("int32", "int64"):
+                continue
+            n_w, n_b = w.quant.scale.size, b.quant.scale.size
+            if n_w == n_b or (n_w > 1 and b.shape != (n_w,)):   # validation names bad shapes
+                continue
+            scale = np.float32(x.quant.scale[0]) * w.quant.scale.astype(np.float32)
+            b.quant = ir.Quant(scale=scale.astype(np.float64), zero_point=np.zeros(n_w, np.int64),
+                               axis=0 if n_w > 1 else None)
+            self.warnings.append(f"tensor {b.index} '{b.name}' of {where}, the bias of op "
+                                 f"{op.index} ({op.type}): {n_b} quantization scale(s) for "
+                                 f"weights with {n_w}; scales set to input scale x weight scale, "
+                                 "the units TFLite's kernels add it in")
 
     def _indices(self, obj: Any, slot: int, n_tensors: int, what: str, optional: bool) -> tuple:
         arr = self.chk.array(obj, slot, "<i4", what)

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from mlitool import ir
-from mlitool.datafile import load_inputs
+from mlitool.datafile import fed_inputs, load_inputs
 from mlitool.errors import OptionError
 
 
@@ -68,4 +68,5 @@ def sample_inputs(graph: ir.Graph, file: Path | None, samples: int, seed: int
         return load_inputs(file, graph)
     if samples < 1:
         raise OptionError(f"--samples {samples}: give at least 1")
+    fed_inputs(graph)
     return random_inputs(graph, samples, seed)

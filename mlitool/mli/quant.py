@@ -91,13 +91,24 @@ def bias_scale_mli2(in_scale16: int, in_frac: int, w_scale16, w_frac, bias_float
 
     bias_frac[k] = 15 - e of TFLite's float bias scale; then, as `AdjustBiasTensor` does,
     bias_scale[k] = (in_scale16 * w_scale16[k]) >> (in_frac + w_frac[k] - bias_frac[k]) in int32.
+    When that gives 32768 (the float bias scale just below a power of two while the encoded
+    product is not, e.g. a weight scale encoded 16384 with one frac bit less), the integration's
+    int16 wraps; as for weights (`encode_scale_mli2`) the frac bits come from the encoded product
+    instead: one less, and the scale shifted once more (16384 for 32768).
     """
     w_scale16 = np.atleast_1d(np.asarray(w_scale16, dtype=np.int64))
     w_frac = np.atleast_1d(np.asarray(w_frac, dtype=np.int64))
     b_frac = np.broadcast_to(frac_bits_mli2(bias_float_scale), w_scale16.shape).astype(np.int64)
     prod = np.int64(in_scale16) * w_scale16
+
+    def shifted(shift):
+        return np.where(shift >= 0, prod >> np.maximum(shift, 0), prod << np.maximum(-shift, 0))
+
     shift = np.int64(in_frac) + w_frac - b_frac
-    scale = np.where(shift >= 0, prod >> np.maximum(shift, 0), prod << np.maximum(-shift, 0))
+    scale = shifted(shift)
+    over = scale >= 32768
+    scale = np.where(over, shifted(shift + 1), scale)
+    b_frac = np.where(over, b_frac - 1, b_frac)
     if np.any(scale <= 0) or np.any(scale > 32767):
         raise UnsupportedError(f"bias scale {scale.min()}..{scale.max()} does not fit a positive "
                                "int16 (inconsistent input/weight/bias quantization)")

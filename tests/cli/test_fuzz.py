@@ -1,4 +1,5 @@
-"""Seeded fuzzing: mutated copies of every shared model (byte- and flatbuffer-field-level, see
+"""Seeded fuzzing: mutated copies of every shared model (byte- and flatbuffer-field-level, and
+array lengths: quantization scales / zero points, graph inputs / outputs; see
 tests/support/mutate.py) through inspect, convert and run. Every case must end in a documented
 exit code other than 1, without traceback or Python warning, with one stderr line when it fails,
 and leave neither a partial output nor a temporary file. Long campaigns:
@@ -11,31 +12,46 @@ import shutil
 
 import pytest
 
-from tests.support.mutate import field_slots, run_case, sample_input
+from tests.support import mutate as M
 from tests.support.paths import shared_path
 
 CASES = 300
+LENGTH_CASES = 80
 SEED = 2024
 
 
-def test_mutated_models_end_in_one_clear_line(tmp_path):
+def _campaign(tmp_path, cases: int, seed: int, mutator) -> tuple[list[str], set[int]]:
     models = sorted(shared_path("models").glob("**/*.tflite"))
     if not models:
         pytest.skip("no .tflite under ../shared/models")
     originals = {m: m.read_bytes() for m in models}
-    slots = {m: field_slots(b) for m, b in originals.items()}
-    inputs = {m: sample_input(b, tmp_path / f"{m.stem}.npy") for m, b in originals.items()}
+    slots = {m: M.field_slots(b) for m, b in originals.items()}
+    inputs = {m: M.sample_input(b, tmp_path / f"{m.stem}.npy") for m, b in originals.items()}
     failures, codes = [], set()
-    for case in range(CASES):
+    for case in range(cases):
         model = models[case % len(models)]
         work = tmp_path / "case"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
-        argv, how, outcome, problem = run_case(model.name, originals[model], slots[model],
-                                               inputs[model], random.Random(SEED * 7919 + case),
-                                               work)
+        argv, how, outcome, problem = M.run_case(model.name, originals[model], slots[model],
+                                                 inputs[model], random.Random(seed * 7919 + case),
+                                                 work, mutator)
         codes.add(outcome.code)
         if problem:
             failures.append(f"case {case} {model.name} {argv[0]} ({how}): {problem}")
+    return failures, codes
+
+
+def test_mutated_models_end_in_one_clear_line(tmp_path):
+    failures, codes = _campaign(tmp_path, CASES, SEED, M.mutate)
     assert not failures, "\n".join(failures)
     assert {0, 2} <= codes          # the mutations reach both accepted and refused models
+
+
+def test_shortened_quantization_and_graph_io_lists_end_in_one_clear_line(tmp_path):
+    """Scales / zero points cut to one or none, graph inputs / outputs emptied, shortened or
+    rewired: never an internal error (a per-tensor weight scale with per-channel bias scales
+    and an empty output list were)."""
+    failures, codes = _campaign(tmp_path, LENGTH_CASES, SEED, M.mutate_lengths)
+    assert not failures, "\n".join(failures)
+    assert {0, 2} <= codes

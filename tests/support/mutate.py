@@ -10,6 +10,10 @@ Two families, picked at random per case:
   Rewiring indices makes cycles, ops writing one tensor twice, missing inputs; shrinking a count
   drops inputs, outputs or trailing ops.
 
+A third, separate family (`mutate_lengths`) only shortens arrays, so most of its files are
+well-formed: quantization scales / zero points cut to one or none, the graph's input or output
+list emptied, shortened or pointed elsewhere.
+
 `run_cli` runs one command in this process and classifies the outcome (`Outcome`).
 """
 
@@ -166,6 +170,53 @@ def mutate(buf: bytes, rng: random.Random, slots: list[Slot] | None = None) -> t
     return bytes(data), "; ".join(done)
 
 
+# --- array lengths --------------------------------------------------------------------------------
+#
+# Shrinking a vector's length word keeps the flatbuffer well-formed (its elements stay inside the
+# file): these mutations make files TFLite may well run, so they reach past the reader. Each picks
+# a quantization table (mostly a per-channel one) and shortens its scales and / or zero points to
+# one or none, or edits the graph's input / output list (emptied, its last entry dropped, an entry
+# pointing at another tensor).
+
+_QUANT_LENGTHS = (("scale", "zero point"), ("scale", "zero point"), ("scale",), ("zero point",))
+
+
+def mutate_lengths(buf: bytes, rng: random.Random, slots: list[Slot] | None = None
+                   ) -> tuple[bytes, str]:
+    """One copy of `buf` with a quantization table's array lengths or the graph's input / output
+    list changed, and a description of the change."""
+    slots = field_slots(buf) if slots is None else slots
+    counts = {s.what: s for s in slots if s.what.endswith(" count")}
+    quantized = sorted({w.split(" scale count")[0] for w in counts if w.endswith(" scale count")})
+    wide = [t for t in quantized if counts[f"{t} scale count"].bound > 1]
+    data, done = bytearray(buf), []
+
+    def put(slot: Slot, value: int) -> None:
+        done.append(f"{slot.what}: {struct.unpack_from(slot.fmt, data, slot.pos)[0]} -> {value}")
+        struct.pack_into(slot.fmt, data, slot.pos, value)
+
+    for _ in range(rng.choice([1, 1, 2])):
+        if quantized and rng.random() < 0.6:
+            tensor = rng.choice(wide if wide and rng.random() < 0.8 else quantized)
+            length = rng.choice([1, 1, 0])
+            for field in rng.choice(_QUANT_LENGTHS):
+                if (slot := counts.get(f"{tensor} {field} count")) is not None:
+                    put(slot, min(length, slot.bound))
+            continue
+        which = rng.choice(["graph inputs", "graph outputs", "graph outputs"])
+        count = counts.get(f"{which} count")
+        if count is None:
+            continue
+        n = struct.unpack_from(count.fmt, data, count.pos)[0]
+        choice = rng.choice(["empty", "drop last", "another tensor"])
+        if choice == "another tensor" and n:
+            entry = next(s for s in slots if s.what == f"{which}[{rng.randrange(n)}]")
+            put(entry, rng.randrange(entry.bound))
+        else:
+            put(count, 0 if choice == "empty" else max(n - 1, 0))
+    return bytes(data), "; ".join(done) or "unchanged"
+
+
 # --- running one case ---------------------------------------------------------------------------
 
 DOCUMENTED_EXITS = {0, 2, 3, 4, 5}
@@ -242,11 +293,13 @@ def leftovers(work: Path, code: int) -> str:
 
 
 def run_case(model_name: str, original: bytes, slots: list[Slot], npy: Path | None,
-             rng: random.Random, work: Path) -> tuple[list[str], str, Outcome, str]:
-    """Mutate `original`, write it into the empty directory `work` and run one command on it:
-    (command line, mutation, outcome, what is wrong — empty when the case passed)."""
+             rng: random.Random, work: Path, mutator=mutate
+             ) -> tuple[list[str], str, Outcome, str]:
+    """Mutate `original` (with `mutator`), write it into the empty directory `work` and run one
+    command on it: (command line, mutation, outcome, what is wrong — empty when the case
+    passed)."""
     command = rng.choice(COMMANDS)
-    data, how = mutate(original, rng, slots)
+    data, how = mutator(original, rng, slots)
     path = work / model_name
     path.write_bytes(data)
     argv = case_args(command, path, work, npy)

@@ -248,8 +248,12 @@ def _sa_weight_params(b: Builder, wm, bm, x, w_scale, b_float_scale, per_axis, d
         if np.any(over):
             wm.notes.append(f"{int(over.sum())} scale(s) round to 32768: encoded as 16384 "
                             "with one frac bit less")
-        b16, bf = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]), w16, wf,
-                                    b_float_scale if per_axis else b_float_scale[:1])
+        b_fs = b_float_scale if per_axis else b_float_scale[:1]
+        b16, bf = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]), w16, wf, b_fs)
+        b_over = int(np.count_nonzero(bf < Q.frac_bits_mli2(b_fs)))
+        if b_over:
+            bm.notes.append(f"{b_over} scale(s) round to 32768: encoded as 16384 with one "
+                            "frac bit less")
         wm.scale, wm.scale_frac_bits = w16, wf
         bm.scale, bm.scale_frac_bits = b16, bf
     else:
