@@ -75,6 +75,28 @@ def _tflm_fc_chain(path, layers: int) -> list[str]:
     return biases
 
 
+def test_verify_litert_oracle_says_why_litert_cannot_load_and_goes_on(tmp_path, capsys):
+    # LiteRT refuses biases quantized along axis 3 (TFLite Micro runs them): verify says so on
+    # one stderr line and in the JSON document, and compares with float and tflite mode.
+    path = tmp_path / "tflm_chain.tflite"
+    _tflm_fc_chain(path, 2)
+    code, out, err = run_main(["verify", path, "-n", 3, "--oracle", "litert", "--json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    oracle = doc["references"]["oracle"]
+    assert oracle["available"] is False and doc["references"]["tflite"] is True
+    assert oracle["message"].startswith("LiteRT cannot load tflm_chain.tflite: "
+                                        "quantized_dimension must be in range [0, 1). Was 3. ")
+    assert oracle["message"].endswith("(2 such errors)")      # one per bias, said once
+    assert doc["warnings"][-1] == f"--oracle litert not used: {oracle['message']}"
+    line = [x for x in err.splitlines() if "--oracle litert" in x]
+    assert line == [f"warning: --oracle litert not used: {oracle['message']}"]
+    o = doc["outputs"][0]
+    assert o["vs_tflite"]["max_lsb"] >= 0 and "vs_litert" not in o
+    code, out, err = run_main(["verify", path, "-n", 3, "--oracle", "litert"], capsys)
+    assert code == 0 and "oracle litert not used: LiteRT cannot load" in " ".join(out.split())
+
+
 def test_warnings_of_one_kind_are_one_line_on_stderr_on_every_command(tmp_path, capsys):
     path = tmp_path / "tflm_chain.tflite"
     biases = _tflm_fc_chain(path, 5)
