@@ -54,18 +54,23 @@ def main(argv: list[str] | None = None) -> None:
     from mlitool.parallel import one_blas_thread
 
     one_blas_thread()                       # before numpy loads: --jobs N equals --jobs 1
-    args = sys.argv[1:] if argv is None else list(argv)
-    _state["debug"] = "--debug" in args
+    args = _debug_first(sys.argv[1:] if argv is None else list(argv))
+    _state["debug"] = args[:1] == ["--debug"]
     command = typer.main.get_command(app)
     try:
-        rv = command.main(args=args, prog_name="mlitool", standalone_mode=False)
-        code = rv if isinstance(rv, int) else 0
+        code = _completion_for_named_shell(args)
+        if code is None:
+            rv = command.main(args=args, prog_name="mlitool", standalone_mode=False)
+            code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
     except click_errors as exc:          # usage errors: click's message, on one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-        print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
+        if type(exc).__name__ == "NoArgsIsHelpError":       # bare `mlitool`: the help, as is
+            print(exc.format_message(), file=sys.stderr)
+        else:
+            print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
         code = exc.exit_code
     except typer.Abort:
         print("mlitool: aborted", file=sys.stderr)
@@ -85,6 +90,51 @@ def main(argv: list[str] | None = None) -> None:
               file=sys.stderr)
         code = EXIT_INTERNAL
     sys.exit(code)
+
+
+def _debug_first(args: list[str]) -> list[str]:
+    """`--debug` is accepted anywhere before `--` (after the subcommand too): it is moved to
+    the front, where the root command takes it."""
+    end = args.index("--") if "--" in args else len(args)
+    rest = [a for a in args[:end] if a != "--debug"] + args[end:]
+    return ["--debug", *rest] if len(rest) < len(args) else rest
+
+
+_COMPLETION_OPTIONS = ("--show-completion", "--install-completion")
+
+
+def _completion_for_named_shell(args: list[str]) -> int | None:
+    """`--show-completion SHELL` / `--install-completion SHELL` (or `=SHELL`) for the shell
+    named, not the one typer detects (typer's options are flags and ignore the name). None when
+    no shell is named: typer handles the rest."""
+    for i, arg in enumerate(args):
+        option, _, shell = arg.partition("=")
+        if not arg.startswith("-"):
+            return None                                 # the subcommand: no root option follows
+        if option not in _COMPLETION_OPTIONS:
+            continue
+        if not shell and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            shell = args[i + 1]
+        if not shell or shell in _command_names():
+            return None
+        from typer._completion_shared import Shells, get_completion_script, install
+
+        names = [s.value for s in Shells]
+        if shell not in names:
+            raise OptionError(f"{option} {shell!r}: choose one of {', '.join(names)}")
+        if option == "--show-completion":
+            print(get_completion_script(prog_name="mlitool", complete_var="_MLITOOL_COMPLETE",
+                                        shell=shell))
+        else:
+            _, path = install(shell=shell, prog_name="mlitool", complete_var="_MLITOOL_COMPLETE")
+            print(f"{shell} completion installed in {path}\n"
+                  "Completion will take effect once you restart the terminal")
+        return 0
+    return None
+
+
+def _command_names() -> set[str]:
+    return {c.name or c.callback.__name__ for c in app.registered_commands}
 
 
 def _click_exception_types() -> tuple[type[Exception], ...]:
@@ -219,12 +269,19 @@ def _finish(doc: dict, *, as_json: bool, json_out: Path | None, quiet: bool, ren
         sys.stdout.write(text)
     elif not quiet:
         render()
-    for warning in doc.get("warnings", []):
-        print(f"warning: {_one_line(warning)}", file=sys.stderr)
+    _print_warnings(doc.get("warnings", []))
     if not quiet:
         made = doc.get("files") or ([doc["output"]] if "output" in doc else [])
         for path in (*made, *map(str, written)):
             print(f"wrote {path}", file=sys.stderr)
+
+
+def _print_warnings(warnings) -> None:
+    """On stderr, one line per kind (`mlitool.notices`): the same on every command."""
+    from mlitool.notices import warning_lines
+
+    for line in warning_lines(warnings):
+        print(f"warning: {_one_line(line)}", file=sys.stderr)
 
 
 @app.command("inspect", epilog=EXIT_CODES)
@@ -461,6 +518,7 @@ def report_cmd(
         sys.stdout.write(render_json(report))
     elif not quiet:
         render_terminal(report)
+    _print_warnings(report.warnings)
     if not quiet:
         for path in written:
             print(f"wrote {path}", file=sys.stderr)

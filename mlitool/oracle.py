@@ -7,6 +7,7 @@ package is missing, `available()` says why and verify reports it instead of fail
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -25,16 +26,44 @@ def available() -> tuple[bool, str]:
     return True, "TFLite interpreter (ai-edge-litert), reference kernels, 1 thread"
 
 
+def cannot_load(path: str | Path) -> str | None:
+    """Why the interpreter refuses the file (None when it loads it), in one line: a file TFLite
+    Micro runs may still be refused (TFLite Micro's person detection: 1-D biases with
+    quantized_dimension 3), and verify goes on with its other references."""
+    try:
+        _interpreter(path).allocate_tensors()
+    except (ValueError, RuntimeError) as exc:
+        return f"LiteRT cannot load {Path(path).name}: {_reason(str(exc))}"
+    return None
+
+
+def _reason(text: str) -> str:
+    """LiteRT's message, shortened: it runs its errors together, one per tensor, with no
+    separator; keep the first and count those that start the same."""
+    text = " ".join(text.split())
+    first = text.split(". ")[0]
+    repeats = text.count(first) if first else 1
+    if repeats > 1:
+        text = text[:text.index(first, len(first))]
+    text = re.sub(r"\.(?=[A-Z])", ". ", text).strip()      # "Was 3.Tensor 33" -> "Was 3. Tensor 33"
+    text = text if len(text) <= 300 else text[:299] + "…"
+    return f"{text} ({repeats} such errors)" if repeats > 1 else text
+
+
+def _interpreter(path: str | Path):
+    from ai_edge_litert import interpreter as litert
+
+    return litert.Interpreter(model_path=str(path),
+                              experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
+                              experimental_preserve_all_tensors=True, num_threads=1)
+
+
 def run_litert(path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray],
                tensors: list[int]) -> dict[int, np.ndarray]:
     """{tensor index: batch} for `tensors`, one interpreter invocation per sample. `inputs` are
     in the model's own dtypes ({input tensor index: batch}). Variable tensors (LSTM state) are
     reset before every sample: each sample is one inference, as in mlitool's executors."""
-    from ai_edge_litert import interpreter as litert
-
-    it = litert.Interpreter(model_path=str(path),
-                            experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
-                            experimental_preserve_all_tensors=True, num_threads=1)
+    it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
     res: dict[int, list] = {t: [] for t in tensors}

@@ -55,7 +55,8 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
     inputs = load_inputs(opts.input, graph)
     n = next(iter(inputs.values())).shape[0]
     summary: dict[str, Any] = {"model": str(model_path), "mode": opts.mode,
-                               "input": str(opts.input), "samples": n}
+                               "input": str(opts.input), "samples": n,
+                               "warnings": list(model.warnings)}
     job = {"graph": graph, "inputs": inputs, "mode": opts.mode, "keep": opts.dump_layers}
     if opts.mode == "mli":
         from mlitool.execute.presets import describe
@@ -65,7 +66,8 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
         job["mli"] = lower_model(model, model_path, model_opts, executed_by="run --mode mli",
                                  progress=opts.progress)
         summary.update(format=job["mli"].format, mli=job["mli"].mli_version,
-                       build=describe(job["arith"]), config=job["mli"].config)
+                       build=describe(job["arith"]), config=job["mli"].config,
+                       warnings=list(job["mli"].warnings))     # the reader's, then lowering's
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
     size = batch_size(graph, opts.batch)
     parts: list[dict[str, np.ndarray]] = []

@@ -411,7 +411,7 @@ class _Reader:
         elif zp.size != n:
             if zp.size != 1:
                 raise _Corrupt(f"{label} has {n} quantization scales but {zp.size} zero points")
-            self.warnings.append(f"{label}: one zero point for {n} scales; broadcast to all")
+            self.warnings.append(f"{label}: one zero point for all its scales; broadcast to all")
             zp = np.full(n, zp[0], np.int64)
         else:
             zp = zp.astype(np.int64)
@@ -424,9 +424,10 @@ class _Reader:
         if len(shape) == 1 and shape[0] == n and axis != 0:
             # TFLite Micro's person_detect biases: N scales for N elements, axis 3 (the
             # weights' output-channel axis). TFLite Micro reads them along axis 0.
-            self.warnings.append(f"{label}: {n} quantization scales with quantized_dimension "
-                                 f"{axis} on a 1-D tensor of {n} elements; read as per-axis along "
-                                 "axis 0")
+            # The text after the label is the same for every such tensor: one kind on stderr.
+            self.warnings.append(f"{label}: one quantization scale per element with "
+                                 f"quantized_dimension {axis} on a 1-D tensor; read as per-axis "
+                                 "along axis 0")
             axis = 0
         if not 0 <= axis < len(shape):
             raise _Corrupt(f"{label} is quantized along axis {axis}, but its shape is {list(shape)}")

@@ -305,7 +305,7 @@ def build_report(model: MliModel, graph: ir.Graph | None = None, *, align: int |
     return Report(title or f"mlitool report: {name}",
                   (("generator", f"mlitool {__version__}"), ("model", name),
                    ("target", f"MLI {model.mli_version}"), ("format", model.format)),
-                  tuple(sections))
+                  tuple(sections), tuple(model.warnings))
 
 
 def table_rows(table: Table) -> list[dict]:

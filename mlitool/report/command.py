@@ -76,9 +76,10 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     if note:
         sections[0] = _with_text(sections[0], note)
     config = (("config", mli.config or "none"),)
-    report = Report(report.title, (*report.meta, *config, *(extra_meta or ())), (*sections, *extra))
+    report = Report(report.title, (*report.meta, *config, *(extra_meta or ())), (*sections, *extra),
+                    report.warnings)
     return Report(report.title, (*verdict(report, opts, failed, executed=note is None),
-                                 *report.meta), report.sections)
+                                 *report.meta), report.sections, report.warnings)
 
 
 def verdict(report: Report, opts: ReportOptions, failed: list[str], *, executed: bool

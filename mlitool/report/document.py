@@ -193,11 +193,15 @@ class Report:
     title: str
     meta: tuple[tuple[str, Value], ...] = ()
     sections: tuple[Section, ...] = field(default_factory=tuple)
+    # The model's warnings: the summary's text in the files; on stderr (grouped), not among the
+    # terminal's paragraphs.
+    warnings: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         meta = self.meta.items() if isinstance(self.meta, dict) else self.meta
         object.__setattr__(self, "meta", tuple((str(k), plain(v)) for k, v in meta))
         object.__setattr__(self, "sections", tuple(self.sections))
+        object.__setattr__(self, "warnings", tuple(self.warnings))
         for kind, ids in (("section", [s.id for s in self.sections]),
                           ("table", [t.id for s in self.sections for t in s.tables]),
                           ("chart", [c.id for s in self.sections for c in s.charts])):

@@ -159,7 +159,8 @@ def render_terminal(report: Report, console=None) -> None:
         console.print()
         console.rule(Text(s.title, style="bold"))
         for para in s.text:
-            console.print(Text(para))
+            if para not in report.warnings:         # those go to stderr (mlitool.cli)
+                console.print(Text(para))
         for t in s.tables:
             shown = [i for i, c in enumerate(t.columns) if c.terminal]
             rows = [[format_value(row[i], t.columns[i].precision, grouped=True) for i in shown]

@@ -139,6 +139,9 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
         if opts.oracle not in O.ORACLES:
             raise OptionError(f"--oracle {opts.oracle!r}: choose {', '.join(O.ORACLES)}")
         ok, message = O.available()
+        refusal = O.cannot_load(model_path) if ok else None
+        if refusal is not None:                 # the other references still run
+            ok, message = False, refusal
         oracle_info = {"name": opts.oracle, "available": ok, "message": message}
     if opts.max_lsb is not None and not use_tflite:
         raise OptionError("--max-lsb needs an integer reference: an int8 model that tflite mode "
@@ -337,5 +340,6 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
             "worst": max((rows[o].accu.result()["max_lsb"] for o in accu_ops), default=0),
         },
         "thresholds": {"min_snr": opts.min_snr, "max_lsb": opts.max_lsb, "failed": failed},
-        "warnings": list(mli.warnings),
+        "warnings": [*mli.warnings, *([f"--oracle {oracle['name']} not used: {oracle['message']}"]
+                                      if oracle and not oracle["available"] else [])],
     }

@@ -152,6 +152,27 @@ def test_warnings_go_to_stderr(tmp_path, capsys):
         assert doc["warnings"] and all(f"warning: {w}" in err for w in doc["warnings"])
 
 
+def test_warning_lines_group_by_kind_in_first_seen_order():
+    from mlitool.notices import warning_lines
+
+    lines = warning_lines([
+        "tensor 1 'a: b' of subgraph 0: one zero point for all its scales; broadcast to all",
+        "op 3 (CONV_2D): 2 channel(s) clamped",
+        "4 constant tensor(s) saturated",
+        "tensor 7 'c' of subgraph 1: one zero point for all its scales; broadcast to all",
+        "op 5 (CONV_2D): 2 channel(s) clamped",
+        "4 constant tensor(s) saturated",
+        "tensor 9 'd' of subgraph 0: options of unknown type 7 ignored",
+    ])
+    assert lines == [
+        ("2 tensors: one zero point for all its scales; broadcast to all (tensor 1 'a: b' of "
+         "subgraph 0, tensor 7 'c' of subgraph 1)"),
+        "2 ops: 2 channel(s) clamped (op 3 (CONV_2D), op 5 (CONV_2D))",
+        "4 constant tensor(s) saturated (2 times)",
+        "tensor 9 'd' of subgraph 0: options of unknown type 7 ignored",
+    ]
+
+
 # --- help, completion, usage errors ------------------------------------------------------------
 
 def _help(*args) -> str:
@@ -180,6 +201,53 @@ def test_shell_completion_is_available():
     r = subprocess.run(["bash", "-c", f"'{sys.executable}' -m mlitool --show-completion; exit $?"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and "_MLITOOL_COMPLETE" in r.stdout
+
+
+def test_bare_mlitool_prints_the_help_as_click_does():
+    r = subprocess.run([sys.executable, "-m", "mlitool"], capture_output=True, text=True,
+                       env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"}, check=False)
+    lines = r.stderr.splitlines()
+    assert r.returncode == 2 and r.stdout == ""
+    assert lines[0] == "Usage: mlitool [OPTIONS] COMMAND [ARGS]..." and "Commands:" in lines
+    assert "\\n" not in r.stderr and "mlitool: error" not in r.stderr and len(lines) > 15
+
+
+@pytest.mark.parametrize("shell, first", [
+    ("zsh", "#compdef mlitool"), ("fish", "complete --command mlitool --no-files"),
+    ("bash", "_mlitool_completion() {"), ("pwsh", "Import-Module PSReadLine")])
+@pytest.mark.parametrize("form", ["two words", "equals"])
+def test_show_completion_prints_the_script_of_the_shell_named(shell, first, form, capsys):
+    args = ["--show-completion", shell] if form == "two words" else [f"--show-completion={shell}"]
+    code, out, err = run_main(args, capsys)
+    assert code == 0 and err == ""
+    assert out.splitlines()[0].startswith(first) and "_MLITOOL_COMPLETE" in out
+
+
+def test_show_completion_of_an_unknown_shell_is_a_usage_error(capsys):
+    code, out, err = run_main(["--show-completion", "tcsh"], capsys)
+    assert code == 2 and out == ""
+    assert err == ("mlitool: error: --show-completion 'tcsh': choose one of bash, zsh, fish, "
+                   "powershell, pwsh\n")
+
+
+@pytest.mark.parametrize("where", ["first", "after the command", "last"])
+def test_debug_is_taken_anywhere(where, tmp_path, capsys, monkeypatch):
+    import mlitool.inspect.command as insp
+
+    def boom(_):
+        raise RuntimeError("simulated bug")
+
+    monkeypatch.setattr(insp, "summarize", boom)
+    args = {"first": ["--debug", "inspect", CNN], "after the command": ["inspect", "--debug", CNN],
+            "last": ["inspect", CNN, "--json", "--debug"]}[where]
+    code, _, err = run_main(args, capsys)
+    assert code == 1 and "Traceback" in err and "RuntimeError: simulated bug" in err
+
+
+def test_debug_after_the_command_changes_nothing_else(tmp_path, capsys):
+    code, out, err = run_main(["convert", CNN, "--debug", "-o", tmp_path, "--json"], capsys)
+    assert code == 0, err
+    assert json.loads(out)["files"] == [str(tmp_path / f"cnn_int8{s}") for s in (".h", ".c", ".json")]
 
 
 @pytest.mark.parametrize("args, needle", [

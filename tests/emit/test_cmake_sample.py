@@ -1,6 +1,7 @@
 """samples/c, the CMake project a user copies: it builds MLI from its sources, runs `mlitool convert`
 as a build step, and its main.c classifies the shared real inputs as the models' README says (kws ->
-5, resnet8 -> 0), printing the outputs `mlitool run --mode mli` computes for that build."""
+5; resnet8 -> the interpreter's classes of 20 real CIFAR-10 images, 19 of them their label),
+printing the outputs `mlitool run --mode mli` computes for that build."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from tests.support.paths import ROOT, mli_unavailable, shared_path
 from tests.support.mli_build import MliUnavailable, mli2_root
+from tests.support.real_inputs import RESNET8_CLASSES, assert_resnet8_classes, cifar10_test20_int8
 
 SAMPLE = ROOT / "samples" / "c"
 MLITOOL = [sys.executable, "-m", "mlitool"]
@@ -43,6 +45,10 @@ class Sample:
         """Builds the sample for `model` and runs it on `data`: (output 0's values, top class)."""
         self.configure(model)
         self.make()
+        return self.run(data, value)
+
+    def run(self, data: Path, value=int) -> tuple[list, int]:
+        """Runs the model last built on `data`: (output 0's values, top class)."""
         lines = _run([self.build / "mlitool_sample", data]).splitlines()
         values = next(line for line in lines if line.startswith("output 0:")).split(":")[1].split()
         top = next(line for line in lines if line.startswith("top class:")).split(":")[1]
@@ -81,14 +87,19 @@ def test_kws_classifies_the_real_input(sample, tmp_path):
     assert values == _mli_outputs(model, data, tmp_path / "mli.npz")
 
 
-def test_resnet8_classifies_the_real_input(sample, tmp_path):
+def test_resnet8_classifies_real_images(sample, tmp_path):
     model = shared_path("models", "mlperf_tiny", "resnet8_int8.tflite")
-    pixels = np.load(shared_path("models", "inputs", "cifar10_airplane_uint8.npy"))
-    data = tmp_path / "airplane_int8.npy"
-    np.save(data, (pixels.astype(np.int16) - 128).astype(np.int8))
-    values, top = sample.classify(model, data)
-    assert top == 0
-    assert values == _mli_outputs(model, data, tmp_path / "mli.npz")
+    images = cifar10_test20_int8()
+    files = [tmp_path / f"image{i}.npy" for i in range(len(images))]
+    for f, image in zip(files, images):
+        np.save(f, image[None])
+    runs = [sample.classify(model, files[0])] + [sample.run(f) for f in files[1:]]
+    values = np.array([v for v, _ in runs])
+    assert [top for _, top in runs] == RESNET8_CLASSES
+    assert_resnet8_classes(values)
+    np.save(tmp_path / "all.npy", images)
+    assert values.reshape(-1).tolist() == _mli_outputs(model, tmp_path / "all.npy",
+                                                       tmp_path / "mli.npz")
 
 
 def test_convert_reruns_only_when_the_model_or_a_setting_changes(sample, tmp_path):

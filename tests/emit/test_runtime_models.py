@@ -18,17 +18,12 @@ import pytest
 
 from tests.support import runtime_harness as H
 from tests.support.paths import SAMPLES, mli_cflags, shared_path
-
-
-def _cifar_int8() -> np.ndarray:
-    pixels = np.load(shared_path("models", "inputs", "cifar10_airplane_uint8.npy"))
-    return (pixels.astype(np.int16) - 128).astype(np.int8)
-
+from tests.support.real_inputs import cifar10_test20_int8
 
 # Real inputs in the model's own representation (see ../shared/models/README.md).
 REAL_INPUTS = {
     "kws_ref_model_int8": lambda: np.load(shared_path("models", "inputs", "kws_mfcc_int8.npy")),
-    "resnet8_int8": _cifar_int8,
+    "resnet8_int8": lambda: cifar10_test20_int8()[:4],      # 4 real images keep it fast
     "ad01_int8": lambda: np.load(shared_path("models", "inputs",
                                              "dcase_toycar_frames_float32.npy")),
     "cnn_int8": lambda: np.load(SAMPLES / "cnn_input_int8.npy"),

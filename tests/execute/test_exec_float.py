@@ -10,6 +10,7 @@ from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
 from tests.support.paths import shared_path
 from tests.support.litert import reference_outputs
+from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20
 from tests.support.tflite_build import T, options, single_op_model
 
 FLOAT_MODELS = ["mlperf_tiny/vww_96_float", "mlperf_tiny/resnet8_float", "mlperf_tiny/ad01_float",
@@ -39,14 +40,14 @@ def test_float_model_every_layer_close_to_interpreter(name):
                               reference_outputs(path, graph, inputs))
 
 
-def test_resnet8_float_airplane_probabilities():
-    _, graph = _model("mlperf_tiny/resnet8_float")
-    pixels = np.load(shared_path("models", "inputs", "cifar10_airplane_uint8.npy"))
-    x = (pixels / 255.0).astype(np.float32).reshape((1,) + graph.tensors[graph.inputs[0]].shape)
-    probs = run_graph(graph, {0: x}, "float")[graph.outputs[0]].reshape(-1)
-    expected = [0.4027, 0.0007, 0.0010, 0.0437, 0.2899, 0.0053, 0.2210, 0.0098, 0.0178, 0.0081]
-    np.testing.assert_allclose(probs, expected, atol=6e-5)
-    assert int(np.argmax(probs)) == 0
+def test_resnet8_float_classifies_real_images_as_documented():
+    path, graph = _model("mlperf_tiny/resnet8_float")
+    # The raw pixel values, not divided (../shared/models/README.md).
+    x = cifar10_test20()[0].astype(np.float32).reshape((20, 1) + graph.tensors[0].shape[1:])
+    probs = run_graph(graph, {0: x}, "float")[graph.outputs[0]]
+    assert_resnet8_classes(probs)
+    lit = reference_outputs(path, graph, {0: x})[graph.outputs[0]]
+    np.testing.assert_allclose(probs, lit, rtol=0, atol=1e-5)
 
 
 def test_float_mode_on_int8_model_is_real_valued_and_tracks_tflite():

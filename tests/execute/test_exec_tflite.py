@@ -13,6 +13,7 @@ from mlitool.execute.inputs import random_inputs
 from mlitool.tflite_reader import read_model
 from tests.support.paths import shared_path
 from tests.support.litert import reference_outputs
+from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20_int8
 
 INT32_MAX = (1 << 31) - 1
 
@@ -85,24 +86,23 @@ def test_model_every_layer_matches_interpreter_on_random_inputs(name):
     _assert_every_layer_equal(graph, ours, reference_outputs(path, graph, inputs))
 
 
-def _real_case(graph, name):
+def test_kws_real_input_gives_documented_output():
+    path, graph = _model("mlperf_tiny/kws_ref_model_int8")
     idx = graph.inputs[0]
-    if name == "kws_ref_model_int8":
-        x = np.load(shared_path("models", "inputs", "kws_mfcc_int8.npy"))
-        return {idx: x.reshape((1,) + graph.tensors[idx].shape)}, \
-            [-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128]
-    pixels = np.load(shared_path("models", "inputs", "cifar10_airplane_uint8.npy"))
-    x = (pixels.astype(np.int16) - 128).astype(np.int8)
-    return {idx: x.reshape((1,) + graph.tensors[idx].shape)}, \
-        [-48, -128, -127, -108, -48, -127, -71, -125, -116, -127]
-
-
-@pytest.mark.parametrize("name", ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/resnet8_int8"])
-def test_model_real_input_gives_documented_output(name):
-    path, graph = _model(name)
-    inputs, expected = _real_case(graph, name.split("/")[1])
+    x = np.load(shared_path("models", "inputs", "kws_mfcc_int8.npy"))
+    inputs = {idx: x.reshape((1,) + graph.tensors[idx].shape)}
     ours = run_graph(graph, inputs, "tflite", keep=True)
-    assert ours[graph.outputs[0]].reshape(-1).tolist() == expected
+    assert ours[graph.outputs[0]].reshape(-1).tolist() == \
+        [-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128]
+    _assert_every_layer_equal(graph, ours, reference_outputs(path, graph, inputs))
+
+
+def test_resnet8_classifies_real_images_as_documented():
+    path, graph = _model("mlperf_tiny/resnet8_int8")
+    idx = graph.inputs[0]
+    inputs = {idx: cifar10_test20_int8().reshape((20, 1) + graph.tensors[idx].shape[1:])}
+    ours = run_graph(graph, inputs, "tflite", keep=True)
+    assert_resnet8_classes(ours[graph.outputs[0]])
     _assert_every_layer_equal(graph, ours, reference_outputs(path, graph, inputs))
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
-from tests.support.tflite_build import T, build, fc_spec, graph_model
+from tests.support.tflite_build import T, build, fc_spec, graph_model, options
 
 litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
 
@@ -53,6 +53,70 @@ def test_bias_quantized_along_axis_3_reads_as_per_axis(tmp_path, capsys):
     g = model.main
     ours = run_graph(g, {g.inputs[0]: x}, "tflite")[g.outputs[0]]
     np.testing.assert_array_equal(ours, _litert(tidy, x))
+
+
+def _tflm_fc_chain(path, layers: int) -> list[str]:
+    """`layers` int8 FULLY_CONNECTED [1,4] -> [1,4], each bias quantized per element along axis 3
+    as in TFLite Micro's person detection; returns the bias names."""
+    rng = np.random.default_rng(4)
+    tensors, ops, biases = [T([1, 4], scale=[0.5], zero_point=[0], name="x")], [], []
+    for k in range(layers):
+        w_scale = [0.01, 0.02, 0.03, 0.04]
+        biases.append(f"layer{k}/bias")
+        x = len(tensors) - 1
+        tensors += [T([4, 4], scale=w_scale, zero_point=[0] * 4, name=f"layer{k}/weights",
+                      data=rng.integers(-127, 128, (4, 4), dtype=np.int8)),
+                    T([4], dtype="int32", scale=[0.5 * s for s in w_scale], zero_point=[0] * 4,
+                      axis=3, name=biases[-1], data=rng.integers(-500, 500, 4, dtype=np.int32)),
+                    T([1, 4], scale=[0.5], zero_point=[0], name=f"layer{k}/out")]
+        ops.append(("FULLY_CONNECTED", [x, x + 1, x + 2], [x + 3],
+                    options("FullyConnectedOptions")))
+    path.write_bytes(graph_model(tensors, ops, [0], [len(tensors) - 1]))
+    return biases
+
+
+def test_verify_litert_oracle_says_why_litert_cannot_load_and_goes_on(tmp_path, capsys):
+    # LiteRT refuses biases quantized along axis 3 (TFLite Micro runs them): verify says so on
+    # one stderr line and in the JSON document, and compares with float and tflite mode.
+    path = tmp_path / "tflm_chain.tflite"
+    _tflm_fc_chain(path, 2)
+    code, out, err = run_main(["verify", path, "-n", 3, "--oracle", "litert", "--json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    oracle = doc["references"]["oracle"]
+    assert oracle["available"] is False and doc["references"]["tflite"] is True
+    assert oracle["message"].startswith("LiteRT cannot load tflm_chain.tflite: "
+                                        "quantized_dimension must be in range [0, 1). Was 3. ")
+    assert oracle["message"].endswith("(2 such errors)")      # one per bias, said once
+    assert doc["warnings"][-1] == f"--oracle litert not used: {oracle['message']}"
+    line = [x for x in err.splitlines() if "--oracle litert" in x]
+    assert line == [f"warning: --oracle litert not used: {oracle['message']}"]
+    o = doc["outputs"][0]
+    assert o["vs_tflite"]["max_lsb"] >= 0 and "vs_litert" not in o
+    code, out, err = run_main(["verify", path, "-n", 3, "--oracle", "litert"], capsys)
+    assert code == 0 and "oracle litert not used: LiteRT cannot load" in " ".join(out.split())
+
+
+def test_warnings_of_one_kind_are_one_line_on_stderr_on_every_command(tmp_path, capsys):
+    path = tmp_path / "tflm_chain.tflite"
+    biases = _tflm_fc_chain(path, 5)
+    np.save(tmp_path / "x.npy", np.zeros((2, 1, 4), np.int8))
+    want = ("warning: 5 tensors of subgraph 0: one quantization scale per element with "
+            "quantized_dimension 3 on a 1-D tensor; read as per-axis along axis 0 (tensor 2 "
+            "'layer0/bias', tensor 5 'layer1/bias', tensor 8 'layer2/bias' and 2 more)")
+    for command in (["inspect", path], ["convert", path, "-o", tmp_path / "o"],
+                    ["run", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "o"],
+                    ["run", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "o", "-m", "tflite"],
+                    ["verify", path, "-n", 2], ["report", path, "-n", 2, "--no-accuracy"]):
+        for as_json in (False, True):
+            code, out, err = run_main([*command, *(["--json"] if as_json else [])], capsys)
+            assert code == 0, err
+            assert [x for x in err.splitlines() if x.startswith("warning:")] == [want], command
+            if as_json and command[0] != "report":         # the document keeps every warning
+                warned = [w for w in json.loads(out)["warnings"] if "quantized_dimension" in w]
+                assert [w.split("'")[1] for w in warned] == biases
+            if not as_json:
+                assert "quantized_dimension" not in out, command
 
 
 def _float16_fc(tmp_path):
