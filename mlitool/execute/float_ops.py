@@ -12,10 +12,12 @@ import numpy as np
 
 from mlitool import lstm_slots as lstm
 from mlitool.errors import UnsupportedError
+from mlitool.execute import repro
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
 from mlitool.execute.channels import long_rows
 from mlitool.execute.layout_ops import concat_parts, pad_with
+from mlitool.execute.repro import matmul
 
 f32 = np.float32
 
@@ -35,7 +37,11 @@ def activate(y: np.ndarray, act: str | None, out: np.ndarray | None = None) -> n
     if act == "RELU_N1_TO_1":
         return np.clip(y, f32(-1), f32(1), out=out)
     if act == "TANH":
-        return np.tanh(y, out=out)
+        t = repro.tanh(y)                # not np.tanh: its last bit depends on the CPU
+        if out is None:
+            return t
+        out[...] = t
+        return out
     raise UnsupportedError(f"fused activation {act}")
 
 
@@ -72,7 +78,13 @@ def conv_2d(c: Call):
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    return _done(c, _plus_bias(c, win.im2col(x, kh, kw, geom) @ w.reshape(o, -1).T))
+    w = w.reshape(o, -1).T
+    if not repro.finite(x, w):
+        return _done(c, _plus_bias(c, matmul(win.im2col(x, kh, kw, geom), w)))
+    # The grid of each sample's input, before im2col: a K-times smaller array to round
+    xi, scale = repro.on_grid(x, w.shape[0])
+    rows = np.repeat(scale, geom[0] * geom[1])
+    return _done(c, _plus_bias(c, repro.grid_matmul(win.im2col(xi, kh, kw, geom), rows, w)))
 
 
 def depthwise_conv_2d(c: Call):
@@ -86,14 +98,14 @@ def transpose_conv(c: Call):
     x = _merge(_fx(c, 2))
     w = c.const(1).astype(f32)
     out_h, out_w = c.tout().shape[1:3]
-    y = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w) + _bias(c, 3)
+    y = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w, matmul) + _bias(c, 3)
     return _done(c, y)
 
 
 def fully_connected(c: Call):
     w = c.const(1).astype(f32)
     depth = w.shape[-1]
-    return _done(c, _plus_bias(c, _fx(c, 0).reshape(-1, depth) @ w.reshape(-1, depth).T))
+    return _done(c, _plus_bias(c, matmul(_fx(c, 0).reshape(-1, depth), w.reshape(-1, depth).T)))
 
 
 def _pool(c: Call, value):
@@ -166,16 +178,16 @@ def prelu(c: Call):
 
 def logistic(c: Call):
     x = _fx(c, 0)
-    return [(f32(1) / (f32(1) + np.exp(-x))).astype(f32)]
+    return [(f32(1) / (f32(1) + repro.exp(-x))).astype(f32)]
 
 
 def tanh(c: Call):
-    return [np.tanh(_fx(c, 0))]
+    return [repro.tanh(_fx(c, 0))]
 
 
 def softmax(c: Call):
     x = _fx(c, 0) * f32(c.opt("beta", 1.0))
-    e = np.exp(x - x.max(axis=-1, keepdims=True))
+    e = repro.exp(x - x.max(axis=-1, keepdims=True))
     return [(e / e.sum(axis=-1, keepdims=True)).astype(f32)]
 
 
@@ -224,7 +236,7 @@ def pad(c: Call):
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:
-    return (f32(1) / (f32(1) + np.exp(-v))).astype(f32)
+    return (f32(1) / (f32(1) + repro.exp(-v))).astype(f32)
 
 
 def unidirectional_sequence_lstm(c: Call):
@@ -244,8 +256,8 @@ def unidirectional_sequence_lstm(c: Call):
     clip = float(c.opt("cell_clip", 0.0) or 0.0)
 
     def gate(g: int, xt: np.ndarray, h: np.ndarray) -> np.ndarray:
-        return (xt @ weights[lstm.INPUT_WEIGHTS[g]].T + h @ weights[lstm.RECURRENT_WEIGHTS[g]].T
-                + bias.get(lstm.BIASES[g], f32(0)))
+        return (matmul(xt, weights[lstm.INPUT_WEIGHTS[g]].T)
+                + matmul(h, weights[lstm.RECURRENT_WEIGHTS[g]].T) + bias.get(lstm.BIASES[g], f32(0)))
 
     h = np.zeros((x.shape[0], m), f32)
     cell = np.zeros_like(h)

@@ -111,12 +111,13 @@ def tap_sum(xp: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tu
     return acc.reshape(b, oh, ow, c)
 
 
-def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int
-                       ) -> np.ndarray:
+def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int,
+                       dot=np.matmul) -> np.ndarray:
     """TRANSPOSE_CONV sums of NHWC `x` and TFLite filter `w` (O, KH, KW, I) into an
     (B, out_h, out_w, O) output: out[i * stride + k - pad] += x[i] @ w[:, k, :].T, taps that
     land outside the output dropped (TFLite's scatter). One matmul per kernel tap, added to a
-    strided slice of an accumulator that spans every reachable position."""
+    strided slice of an accumulator that spans every reachable position; `dot(a (M, K), b (K, N))`
+    computes the products."""
     b, h, wd, _ = x.shape
     o, kh, kw, _ = w.shape
     sh, sw = options.get("stride_h", 1), options.get("stride_w", 1)
@@ -128,5 +129,5 @@ def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, 
     for i in range(kh):
         for j in range(kw):
             acc[:, i: i + (h - 1) * sh + 1: sh, j: j + (wd - 1) * sw + 1: sw, :] += \
-                x @ w[:, i, j, :].T
+                dot(x.reshape(-1, x.shape[3]), w[:, i, j, :].T).reshape(b, h, wd, o)
     return acc[:, pt: pt + out_h, pl: pl + out_w, :]
