@@ -24,6 +24,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from mlitool import ir
 from mlitool.errors import ModelFormatError
+from mlitool.validate import normalise_output_shapes
 
 IDENTIFIER = b"TFL3"
 MAX_TENSOR_ELEMENTS = 2**31 - 1          # TFLite(-Micro) element counts are int; more is hostile
@@ -266,8 +267,11 @@ class _Reader:
         written = {i for op in ops for i in op.outputs} | set(inputs)
         tensors = [_empty_constant(t) if t.data is None and t.size == 0 and not t.is_variable
                    and t.index not in written else t for t in tensors]
-        return ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
-                        outputs=list(outputs))
+        graph = ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
+                         outputs=list(outputs))
+        if gi == 0:                  # the graph mlitool converts (its op labels carry no subgraph)
+            self.warnings += normalise_output_shapes(graph)
+        return graph
 
     def _indices(self, obj: Any, slot: int, n_tensors: int, what: str, optional: bool) -> tuple:
         arr = self.chk.array(obj, slot, "<i4", what)
