@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlitool import ir
-from mlitool.errors import OptionError
+from mlitool.errors import OptionError, UnsupportedError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import FORMATS, MLI_VERSIONS, MliModel
 from mlitool.progress import Progress
@@ -86,7 +86,12 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
     ranges = None
     if opts.calibration is not None:
         from mlitool.calibrate import calibration_ranges
+        from mlitool.mli.lower import check_supported
 
+        # Calibrate only what lowering takes: its refusals (e.g. an op reading an empty tensor)
+        # come before a long run, and the float run meets no tensor without elements.
+        check_supported(model.main, s.mli_version, s.layout)
+        _check_inputs_have_elements(model.main)
         ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method,
                                     progress)
     remedy = {} if executed_by is None else {
@@ -97,6 +102,15 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
     mli.warnings[:0] = list(model.warnings)
     mli.config = s.config
     return mli
+
+
+def _check_inputs_have_elements(graph: ir.Graph) -> None:
+    for i in graph.inputs:
+        t = graph.tensors[i]
+        if t.size == 0:
+            raise UnsupportedError(f"graph input {t.name or i!r} has no elements (shape "
+                                   f"{list(t.shape)}): calibration takes ranges from inputs "
+                                   "with elements")
 
 
 def read(model_path: Path) -> ir.Model:

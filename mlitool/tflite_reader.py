@@ -24,6 +24,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from mlitool import ir
 from mlitool.errors import ModelFormatError
+from mlitool.validate import normalise_output_shapes
 
 IDENTIFIER = b"TFL3"
 MAX_TENSOR_ELEMENTS = 2**31 - 1          # TFLite(-Micro) element counts are int; more is hostile
@@ -272,8 +273,11 @@ class _Reader:
         tensors = [_empty_constant(t) if t.data is None and t.size == 0 and not t.is_variable
                    and t.index not in written else t for t in tensors]
         self._bias_scales(tensors, ops, where)
-        return ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
-                        outputs=list(outputs))
+        graph = ir.Graph(name=name, tensors=tensors, ops=ops, inputs=list(inputs),
+                         outputs=list(outputs))
+        if gi == 0:                  # the graph mlitool converts (its op labels carry no subgraph)
+            self.warnings += normalise_output_shapes(graph)
+        return graph
 
     def _bias_scales(self, tensors: list[ir.Tensor], ops: list[ir.Op], where: str) -> None:
         """A quantized bias with one scale for per-channel weights, or one per channel for

@@ -14,7 +14,11 @@ a ModelFormatError (exit 2) for the commands that lower or execute the graph.
 Only what TFLite itself refuses is malformed. A shape check that fails on an op touching a tensor
 whose shape TFLite computes at run time (a -1 in its shape signature, a RESHAPE to a non-constant
 shape; the converter writes 1 for the unknown dimensions) gives an unsupported problem instead
-(UnsupportedError, exit 4): mlitool needs the static shapes the file does not have.
+(UnsupportedError, exit 4): mlitool needs the static shapes the file does not have. TFLite
+recomputes output shapes in Prepare: `normalise_output_shapes` (run by the reader) takes the shape
+an op computes for a stored one that differs, with a warning; on a graph output that is
+unsupported. Zero points outside their type, an infinite scale, a pooling filter below 1 and a
+FULLY_CONNECTED input that is not whole rows are unsupported too: TFLite runs such files.
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ class Problem:
     op: ir.Op | None = None
     tensor: ir.Tensor | None = None
     unsupported: bool = False           # valid for TFLite (shapes known at run time only)
+    # Only the stored output shape is wrong: the shape the op computes (TFLite recomputes it).
+    computed: tuple[int, ...] | None = None
 
     def __str__(self) -> str:
         where = [self.op.label] if self.op is not None else []
@@ -157,8 +163,9 @@ def zero_points_in_range(g: ir.Graph) -> Iterator[Problem]:
         zp = t.quant.zero_point
         bad = zp[(zp < limits[0]) | (zp > limits[1])]
         if bad.size:
+            # TFLite reads zero points as int64 and runs such files
             yield Problem(f"zero point {int(bad[0])} is outside the {t.dtype} range "
-                          f"[{limits[0]}, {limits[1]}]", tensor=t)
+                          f"[{limits[0]}, {limits[1]}]", tensor=t, unsupported=True)
 
 
 def _int_range(dtype: str) -> tuple[int, int] | None:
@@ -178,8 +185,9 @@ def scales_finite_positive(g: ir.Graph) -> Iterator[Problem]:
             continue
         s = t.quant.scale
         bad = s[~(np.isfinite(s) & (s > 0))]
-        if bad.size:
-            yield Problem(f"quantization scale {float(bad[0])!r} is not finite and > 0", tensor=t)
+        if bad.size:            # TFLite's scale checks pass an infinite scale: it runs those
+            yield Problem(f"quantization scale {float(bad[0])!r} is not finite and > 0", tensor=t,
+                          unsupported=bool(np.all(bad == np.inf)))
 
 
 def constants_finite(g: ir.Graph) -> Iterator[Problem]:
@@ -220,7 +228,9 @@ def window_options(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     keys = ("stride_h", "stride_w", "dilation_h", "dilation_w", "filter_h", "filter_w")
     for key in keys:
         if key in op.options and int(op.options[key]) < 1:
-            yield Problem(f"option {key} is {op.options[key]}, must be >= 1", op)
+            # TFLite checks strides and dilations, not pooling filters (it runs those)
+            yield Problem(f"option {key} is {op.options[key]}, must be >= 1", op,
+                          unsupported=key.startswith("filter"))
             return
     if op.options.get("padding", "VALID") not in ("SAME", "VALID"):
         yield Problem(f"padding {op.options['padding']!r} is not SAME or VALID", op)
@@ -265,20 +275,28 @@ def window_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
                               o.get("dilation_w", 1))
     want = (x.shape[0], oh, ow, channels)
     if min(oh, ow) < 1 or tuple(out.shape) != want:
-        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out)
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out,
+                      computed=want if min(oh, ow) >= 1 else None)
     yield from _bias(g, op, channels)
 
 
 def fc_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     x, w, out = (g.tensors[i] for i in (op.inputs[0], op.inputs[1], op.outputs[0]))
-    if len(w.shape) != 2 or w.shape[1] < 1 or x.size % w.shape[1]:
+    keep_dims = bool(op.options.get("keep_num_dims", False))
+    if len(w.shape) != 2 or w.shape[1] < 1 or (keep_dims and x.shape[-1:] != w.shape[1:]):
         yield Problem(f"weights {list(w.shape)} do not fit an input of shape {list(x.shape)}",
                       op, w)
         return
+    if x.size % w.shape[1]:          # TFLite runs floor(size / columns) rows of the input
+        yield Problem(f"weights {list(w.shape)} do not fit an input of shape {list(x.shape)} "
+                      f"(TFLite reads {x.size // w.shape[1] * w.shape[1]} of its {x.size} "
+                      "elements; mlitool takes whole rows)", op, w, unsupported=True)
+        return
     rows = x.size // w.shape[1]
     if not out.shape or out.shape[-1] != w.shape[0] or out.size != rows * w.shape[0]:
+        want = x.shape[:-1] + (w.shape[0],) if keep_dims else (rows, w.shape[0])
         yield Problem(f"has shape {list(out.shape)}, but the op computes {rows} row(s) of "
-                      f"{w.shape[0]}", op, out)
+                      f"{w.shape[0]}", op, out, computed=want)
     yield from _bias(g, op, w.shape[0])
 
 
@@ -353,7 +371,7 @@ def lstm_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     want_out = (steps, batch, outputs) if time_major else (batch, steps, outputs)
     if tuple(out.shape) != want_out:
         yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want_out)}",
-                      op, out)
+                      op, out, computed=want_out)
 
 
 def _bias(g: ir.Graph, op: ir.Op, channels: int, x_slot: int = 0, slot: int = 2
@@ -378,13 +396,16 @@ def eltwise_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         yield Problem(f"cannot broadcast {list(a.shape)} with {list(b.shape)}", op, b)
         return
     if tuple(out.shape) != want:
-        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out)
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out,
+                      computed=want)
 
 
 def same_shape(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     x, out = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
     if tuple(out.shape) != tuple(x.shape):
-        yield Problem(f"has shape {list(out.shape)}, but the input's is {list(x.shape)}", op, out)
+        yield Problem(f"has shape {list(out.shape)}, but the input's is {list(x.shape)}", op, out,
+                      computed=tuple(x.shape))
+        return
     if op.type == "PRELU":
         alpha = g.tensors[op.inputs[1]]
         try:
@@ -401,23 +422,27 @@ def same_size(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 
 
 def concat_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """As TFLite's Prepare: the axis within input 0's rank, every input as input 0 but along the
+    axis; the output's shape is computed from them."""
     out = g.tensors[op.outputs[0]]
     parts = [g.tensors[i] for i in op.inputs]
-    rank = len(out.shape)
+    first = parts[0]
+    rank = len(first.shape)
     axis = int(op.options.get("axis", 0))
     if not -rank <= axis < rank:
-        yield Problem(f"axis {axis} is outside the output's rank {rank}", op, out)
+        yield Problem(f"axis {axis} is outside the rank {rank} of input 0", op, first)
         return
     axis %= rank
     for t in parts:
-        if len(t.shape) != rank or any(d != e for k, (d, e) in enumerate(zip(t.shape, out.shape))
+        if len(t.shape) != rank or any(d != e for k, (d, e) in enumerate(zip(t.shape, first.shape))
                                        if k != axis):
-            yield Problem(f"shape {list(t.shape)} does not fit the output {list(out.shape)} "
+            yield Problem(f"shape {list(t.shape)} does not fit {list(first.shape)} (input 0) "
                           f"along axis {axis}", op, t)
             return
-    if sum(t.shape[axis] for t in parts) != out.shape[axis]:
-        yield Problem(f"has {out.shape[axis]} along axis {axis}, the inputs "
-                      f"{sum(t.shape[axis] for t in parts)}", op, out)
+    want = first.shape[:axis] + (sum(t.shape[axis] for t in parts),) + first.shape[axis + 1:]
+    if tuple(out.shape) != want:
+        yield Problem(f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out,
+                      computed=want)
 
 
 def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
@@ -533,10 +558,50 @@ def problems(g: ir.Graph) -> list[Problem]:
             if step and check in _SHAPE_CHECKS:
                 dynamic = runtime_shaped(g) if dynamic is None else dynamic
                 step = [_unsupported_if_dynamic(g, op, p, dynamic) for p in step]
+                step = [_unsupported_if_graph_output(g, p) for p in step]
             found += step
             if step:
                 break
     return found
+
+
+def normalise_output_shapes(g: ir.Graph) -> list[str]:
+    """TFLite recomputes each op's output shape in Prepare, so it runs files whose stored output
+    shape is not the one the op computes. Take the computed shape (in op order, so the next op
+    checks against it), one warning each; but not for a graph output, whose stored shape users
+    read (`problems` refuses it as unsupported), nor where shapes are known at run time only.
+    Returns the warnings."""
+    warnings = []
+    keep = set(g.inputs) | set(g.outputs)
+    dynamic: dict[int, str] | None = None
+    for op in g.ops:
+        if op.type not in _ARITY or any(True for c in (arity, options_table, window_options)
+                                        for _ in c(g, op)):
+            continue
+        for check in OP_CHECKS[op.type]:
+            if check not in _SHAPE_CHECKS:
+                continue
+            p = next(check(g, op), None)
+            t = p and p.tensor
+            if p is None or p.computed is None or t.index in keep or t.is_constant:
+                break
+            dynamic = runtime_shaped(g) if dynamic is None else dynamic
+            if not any(i in dynamic for i in op.inputs + op.outputs):
+                g.tensors[t.index] = replace(t, shape=tuple(p.computed))
+                warnings.append(f"{op.label}: tensor {t.index} {t.name!r} is stored with shape "
+                                f"{list(t.shape)}; the op computes {list(p.computed)} (as "
+                                "TFLite does), which mlitool takes")
+            break
+    return warnings
+
+
+def _unsupported_if_graph_output(g: ir.Graph, p: Problem) -> Problem:
+    """A graph output's stored shape that the op does not compute: TFLite runs the file (it
+    recomputes the shape), mlitool keeps the shape users read from the file."""
+    if p.unsupported or p.computed is None or p.tensor.index not in g.outputs:
+        return p
+    return replace(p, text=p.text + " (TFLite recomputes it); mlitool does not change the shape "
+                   "of a graph output", unsupported=True)
 
 
 def _unsupported_if_dynamic(g: ir.Graph, op: ir.Op, p: Problem, dynamic: dict[int, str]

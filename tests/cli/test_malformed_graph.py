@@ -1,5 +1,8 @@
 """Malformed graphs (mlitool/validate.py): every command that lowers or executes refuses them with
 exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them.
+Each is a file LiteRT refuses to load or run (checked here, but where it crashes the process).
+Files LiteRT runs are converted (an output shape the op recomputes) or refused as unsupported
+(exit 4).
 
 Each case edits one field of a small, valid int8 model built here:
     input [1,4,4,2] -CONV_2D(w [3,3,3,2], bias [3], SAME)-> [1,4,4,3] -MAX_POOL_2D(2x2 /2)->
@@ -57,10 +60,28 @@ def write_model(tmp_path, edit=None, name="m.tflite"):
     return path
 
 
-def refused(tmp_path, capsys, edit, *mentions):
+def litert_outputs(path, x: np.ndarray) -> list[np.ndarray]:
+    """LiteRT's reference kernels on one sample (raises where LiteRT refuses the file)."""
+    litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    it = litert.Interpreter(model_path=str(path), num_threads=1,
+                            experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    return [it.get_tensor(d["index"]) for d in it.get_output_details()]
+
+
+_X = np.random.default_rng(7).integers(-128, 128, (1, 4, 4, 2), dtype=np.int8)
+
+
+def refused(tmp_path, capsys, edit, *mentions, litert=True):
     """convert and run --mode tflite both exit 2 with one line naming the file and `mentions`;
-    inspect exits 0 and lists the same problem."""
+    inspect exits 0 and lists the same problem. LiteRT refuses the file (unless not `litert`:
+    it crashes on it)."""
     path = write_model(tmp_path, edit)
+    if litert:
+        with pytest.raises((RuntimeError, ValueError)):
+            litert_outputs(path, _X)
     npy = tmp_path / "x.npy"
     np.save(npy, np.zeros((1, 1, 4, 4, 2), np.float32))
     lines = []
@@ -81,6 +102,37 @@ def refused(tmp_path, capsys, edit, *mentions):
     problems = json.loads(out)["problems"]
     assert problems and lines[0].split("malformed graph: ")[1].startswith(problems[0])
     return lines[0]
+
+
+def unsupported(tmp_path, capsys, edit, *mentions):
+    """LiteRT runs the file; convert and run --mode tflite exit 4 in one line naming
+    `mentions`, never "malformed"; inspect lists no problem."""
+    path = write_model(tmp_path, edit)
+    litert_outputs(path, _X)
+    npy = tmp_path / "x.npy"
+    np.save(npy, _X[None])
+    for args in (["convert", str(path), "--out", str(tmp_path / "out")],
+                 ["run", str(path), "--mode", "tflite", "--input", str(npy),
+                  "--npz", str(tmp_path / "o.npz")]):
+        code, _, err = run_main(args, capsys)
+        assert code == 4 and len(err.strip().splitlines()) == 1, err
+        assert "malformed" not in err and all(m in err for m in mentions), err
+    code, out, err = run_main(["inspect", str(path), "--json"], capsys)
+    assert code == 0 and json.loads(out)["problems"] == [], err
+
+
+def normalised(tmp_path, capsys, edit, warning):
+    """LiteRT runs the file, recomputing a stored output shape: convert takes the computed shape
+    with one `warning` and exits 0; run --mode tflite gives LiteRT's outputs."""
+    path = write_model(tmp_path, edit)
+    (ref,) = litert_outputs(path, _X)
+    code, _, err = run_main(["convert", str(path), "--out", str(tmp_path / "out")], capsys)
+    assert code == 0 and err.count(warning) == 1, err
+    np.save(tmp_path / "x.npy", _X[None])
+    code, _, err = run_main(["run", str(path), "--mode", "tflite", "--input",
+                               str(tmp_path / "x.npy"), "--npz", str(tmp_path / "o.npz")], capsys)
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(tmp_path / "o.npz")["probs"], ref[None])
 
 
 def test_the_base_model_is_valid(tmp_path, capsys):
@@ -150,6 +202,7 @@ def test_op_writes_a_graph_input(tmp_path, capsys):
 
 
 def test_graph_output_never_written(tmp_path, capsys):
+    """LiteRT invokes it, but has no data for the output."""
     def edit(t, ops):
         del ops[3]                      # the op removed, its output still a graph output
     refused(tmp_path, capsys, edit, "tensor 8 'probs'", "graph output, but no op writes it")
@@ -166,9 +219,10 @@ def test_conv_stride_or_dilation_zero(tmp_path, capsys, field, key):
 
 
 def test_pool_filter_negative(tmp_path, capsys):
+    """LiteRT runs it (it checks strides, not filters): unsupported."""
     def edit(t, ops):
         ops[1][3].fields["filterWidth"] = -2
-    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "option filter_w is -2, must be >= 1")
+    unsupported(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "option filter_w is -2, must be >= 1")
 
 
 def test_options_table_of_the_wrong_type(tmp_path, capsys):
@@ -204,32 +258,67 @@ def test_conv_weights_channels(tmp_path, capsys):
 
 def test_conv_output_shape(tmp_path, capsys):
     def edit(t, ops):
-        ops[0][3].fields["strideH"] = 2         # computes [1,2,4,3]; the tensor says [1,4,4,3]
-    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 3 'conv_out'",
-            "has shape [1, 4, 4, 3], but the op computes [1, 2, 4, 3]")
+        t[3] = T([1, 8, 2, 3], scale=0.1, zero_point=-128, name="conv_out")   # computes [1,4,4,3]
+    normalised(tmp_path, capsys, edit, "warning: op 0 (CONV_2D): tensor 3 'conv_out' is stored "
+               "with shape [1, 8, 2, 3]; the op computes [1, 4, 4, 3]")
+
+
+def test_recomputed_shapes_that_leave_the_fc_rows_short(tmp_path, capsys):
+    """Stride 2 computes [1, 2, 4, 3] (stored [1, 4, 4, 3]), the pool then [1, 1, 2, 3]: 6
+    elements for weights of 12 columns. LiteRT runs it (0 rows, an empty output)."""
+    def edit(t, ops):
+        ops[0][3].fields["strideH"] = 2
+    path = write_model(tmp_path, edit)
+    assert litert_outputs(path, _X)[0].shape == (0, 5)
+    unsupported(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 5 'fc_w'",
+                "weights [5, 12] do not fit an input of shape [1, 1, 2, 3]")
 
 
 def test_fc_weights_do_not_fit_the_input(tmp_path, capsys):
+    """LiteRT runs 12 // 7 = 1 row of 7 of the 12 elements."""
     def edit(t, ops):
         t[5] = T([5, 7], scale=0.02, zero_point=0, name="fc_w", data=np.ones((5, 7), np.int8))
+    unsupported(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 5 'fc_w'",
+                "weights [5, 7] do not fit an input of shape [1, 2, 2, 3]",
+                "TFLite reads 7 of its 12 elements")
+
+
+def test_fc_weights_not_fitting_with_keep_num_dims(tmp_path, capsys):
+    """keep_num_dims: TFLite requires the input's last dimension to be the weights' columns."""
+    def edit(t, ops):
+        t[5] = T([5, 6], scale=0.02, zero_point=0, name="fc_w", data=np.ones((5, 6), np.int8))
+        t[7] = T([1, 2, 2, 5], scale=0.2, zero_point=5, name="logits")
+        t[8] = T([1, 2, 2, 5], scale=1 / 256, zero_point=-128, name="probs")
+        ops[2][3] = options("FullyConnectedOptions", keepNumDims=True)
     refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 5 'fc_w'",
-            "weights [5, 7] do not fit an input of shape [1, 2, 2, 3]")
+            "weights [5, 6] do not fit an input of shape [1, 2, 2, 3]")
 
 
 def test_fc_output_rows(tmp_path, capsys):
     def edit(t, ops):
         t[7] = T([1, 4], scale=0.2, zero_point=5, name="logits")
-    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 7 'logits'",
-            "has shape [1, 4], but the op computes 1 row(s) of 5")
+    normalised(tmp_path, capsys, edit, "warning: op 2 (FULLY_CONNECTED): tensor 7 'logits' is "
+               "stored with shape [1, 4]; the op computes [1, 5]")
 
 
 def test_fc_output_of_more_rows(tmp_path, capsys):
-    """The last dimension right, the row count not: [2, 5] for the input's 1 row."""
+    """The last dimension right, the row count not: [2, 5] for the input's 1 row; the logits
+    take the computed [1, 5], the graph output keeps its stored shape: unsupported."""
     def edit(t, ops):
         t[7] = T([2, 5], scale=0.2, zero_point=5, name="logits")
         t[8] = T([2, 5], scale=1 / 256, zero_point=-128, name="probs")
-    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 7 'logits'",
-            "has shape [2, 5], but the op computes 1 row(s) of 5")
+    unsupported(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 8 'probs'",
+                "has shape [2, 5], but the input's is [1, 5]",
+                "mlitool does not change the shape of a graph output")
+
+
+def test_fc_graph_output_rows(tmp_path, capsys):
+    def edit(t, ops):
+        t[7] = T([3, 5], scale=0.2, zero_point=5, name="logits")
+        return [0], [7, 8]
+    unsupported(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "tensor 7 'logits'",
+                "has shape [3, 5], but the op computes 1 row(s) of 5",
+                "mlitool does not change the shape of a graph output")
 
 
 def test_op_writes_a_constant(tmp_path, capsys):
@@ -238,7 +327,7 @@ def test_op_writes_a_constant(tmp_path, capsys):
         t[4] = T([1, 2, 2, 3], scale=0.1, zero_point=-128, name="pool_out",
                  data=np.zeros((1, 2, 2, 3), np.int8))
     refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "tensor 4 'pool_out'",
-            "writes a graph input or constant tensor")
+            "writes a graph input or constant tensor", litert=False)
 
 
 @pytest.mark.parametrize("axis", [2, -4])
@@ -250,8 +339,18 @@ def test_concat_axis_outside_the_rank(tmp_path, capsys, axis):
         t += [T([2, 5], scale=0.2, zero_point=5, name="both")]
         ops.append(["CONCATENATION", [7, 7], [9], options("ConcatenationOptions", axis=axis)])
         return [0], [8, 9]
-    refused(tmp_path, capsys, edit, "op 4 (CONCATENATION)", "tensor 9 'both'",
-            f"axis {axis} is outside the output's rank 2")
+    refused(tmp_path, capsys, edit, "op 4 (CONCATENATION)", "tensor 7 'logits'",
+            f"axis {axis} is outside the rank 2 of input 0")
+
+
+def test_concat_output_shape(tmp_path, capsys):
+    def edit(t, ops):
+        t += [T([2, 5], scale=0.2, zero_point=5, name="both")]
+        ops.append(["CONCATENATION", [7, 7], [9], options("ConcatenationOptions", axis=1)])
+        return [0], [8, 9]
+    unsupported(tmp_path, capsys, edit, "op 4 (CONCATENATION)", "tensor 9 'both'",
+                "has shape [2, 5], but the op computes [1, 10]",
+                "mlitool does not change the shape of a graph output")
 
 
 def test_concat_negative_axis_is_valid(tmp_path, capsys):
@@ -278,8 +377,16 @@ def test_depthwise_multiplier(tmp_path, capsys):
 def test_softmax_output_shape(tmp_path, capsys):
     def edit(t, ops):
         t[8] = T([1, 6], scale=1 / 256, zero_point=-128, name="probs")
-    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 8 'probs'",
-            "has shape [1, 6], but the input's is [1, 5]")
+    unsupported(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 8 'probs'",
+                "has shape [1, 6], but the input's is [1, 5]",
+                "mlitool does not change the shape of a graph output")
+
+
+def test_pool_output_shape(tmp_path, capsys):
+    def edit(t, ops):
+        t[4] = T([1, 2, 6, 1], scale=0.1, zero_point=-128, name="pool_out")
+    normalised(tmp_path, capsys, edit, "warning: op 1 (MAX_POOL_2D): tensor 4 'pool_out' is "
+               "stored with shape [1, 2, 6, 1]; the op computes [1, 2, 2, 3]")
 
 
 def test_element_types_differ(tmp_path, capsys):
@@ -293,17 +400,27 @@ def test_element_types_differ(tmp_path, capsys):
 
 @pytest.mark.parametrize("zp", [128, -129, -2**63])
 def test_zero_point_outside_its_type(tmp_path, capsys, zp):
+    """LiteRT runs these (zero points are int64 in its tensors): unsupported."""
     def edit(t, ops):
         t[4] = T([1, 2, 2, 3], scale=0.1, zero_point=zp, name="pool_out")
-    refused(tmp_path, capsys, edit, "tensor 4 'pool_out'",
-            f"zero point {zp} is outside the int8 range [-128, 127]")
+    unsupported(tmp_path, capsys, edit, "tensor 4 'pool_out'",
+                f"zero point {zp} is outside the int8 range [-128, 127]")
 
 
-@pytest.mark.parametrize("scale", [0.0, -0.5, float("inf"), float("nan")])
+@pytest.mark.parametrize("scale", [0.0, -0.5, float("nan")])
 def test_scale_not_finite_positive(tmp_path, capsys, scale):
     def edit(t, ops):
         t[7] = T([1, 5], scale=scale, zero_point=5, name="logits")
-    refused(tmp_path, capsys, edit, "tensor 7 'logits'", f"quantization scale {scale!r}")
+    # LiteRT aborts the process on a negative scale
+    refused(tmp_path, capsys, edit, "tensor 7 'logits'", f"quantization scale {scale!r}",
+            litert=not scale < 0)
+
+
+def test_infinite_scale(tmp_path, capsys):
+    """LiteRT's scale checks pass an infinite output scale: it runs the file."""
+    def edit(t, ops):
+        t[7] = T([1, 5], scale=float("inf"), zero_point=5, name="logits")
+    unsupported(tmp_path, capsys, edit, "tensor 7 'logits'", "quantization scale inf")
 
 
 def test_bias_of_the_wrong_type(tmp_path, capsys):

@@ -128,6 +128,31 @@ def test_unwritten_empty_shape_tensor(tmp_path, capsys):
                 args=["--weights-only"])
 
 
+@pytest.mark.parametrize("op, mentions", [
+    ("CONCATENATION", ["op 0 (CONCATENATION)", "tensor 'empty' has no elements"]),
+    ("RELU", ["graph input 'empty' has no elements (shape [1, 0])"]),       # nothing reads it
+], ids=["read", "unread"])
+def test_empty_graph_input_with_calibration(op, mentions, tmp_path, capsys):
+    """A [1, 0] graph input: refused as unsupported naming the tensor before calibration runs
+    the float model on it (was: an internal error taking the range of no values)."""
+    reads = [0, 1] if op == "CONCATENATION" else [0]
+    path = tmp_path / "empty_input.tflite"
+    path.write_bytes(graph_model(
+        [T([1, 4], dtype="float32", name="x"), T([1, 0], dtype="float32", name="empty"),
+         T([1, 4], dtype="float32", name="y")],
+        [(op, reads, [2], options("ConcatenationOptions", axis=1) if len(reads) == 2
+          else None)], [0, 1], [2]))
+    x = np.array([[1.5, -2.0, 0.25, 7.0]], np.float32)
+    (y,) = litert_run(path, x, np.zeros((1, 0), np.float32))
+    np.testing.assert_array_equal(y, x if op == "CONCATENATION" else np.maximum(x, 0))
+    np.savez(tmp_path / "cal.npz", x=np.stack([x, -x]), empty=np.zeros((2, 1, 0), np.float32))
+    for cmd in (["convert", str(path), "--out", str(tmp_path / "out")],
+                ["verify", str(path)]):
+        code, _, err = run_main([*cmd, "--calibration", str(tmp_path / "cal.npz")], capsys)
+        assert code == 4 and len(err.strip().splitlines()) == 1, err
+        assert all(m in err for m in mentions), err
+
+
 # -- what TFLite runs, but mlitool does not convert -----------------------------------------------
 
 @pytest.mark.parametrize("slot, channels", [(2, 3), (6, 5)], ids=["conv", "fc"])

@@ -14,8 +14,8 @@ from mlitool.execute.gemmlowp16 import logistic_table, tanh_table
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.litert import reference_outputs
-from tests.support.lstm_models import int8_lstm_model
-from tests.support.tflite_build import T, graph_model, options, single_op_model
+from tests.support.lstm_models import float_lstm_model, int8_lstm_model
+from tests.support.tflite_build import T, single_op_model
 
 
 def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.ndarray:
@@ -118,30 +118,64 @@ def test_projection_lstm_is_well_formed(tmp_path):
     from mlitool.tflite_reader import read_model
     from mlitool.validate import problems
 
-    rng = np.random.default_rng(2)
-    batch, steps, features, cells, outputs = 2, 3, 4, 5, 3
-    shapes = {k: (cells, features) for k in (1, 2, 3, 4)}
-    shapes.update({k: (cells, outputs) for k in (5, 6, 7, 8)})
-    shapes.update({k: (cells,) for k in (12, 13, 14, 15)})
-    shapes[16] = (outputs, cells)
-    tensors = [T([batch, steps, features], dtype="float32", name="x")]
-    slots = [0] + [-1] * 23
-    for k, shape in shapes.items():
-        slots[k] = len(tensors)
-        tensors.append(T(list(shape), dtype="float32",
-                         data=rng.uniform(-0.5, 0.5, shape).astype(np.float32)))
-    for k, shape, name in ((18, [batch, outputs], "h"), (19, [batch, cells], "c")):
-        slots[k] = len(tensors)
-        tensors.append(T(shape, dtype="float32", is_variable=True, name=name))
-    tensors.append(T([batch, steps, outputs], dtype="float32", name="y"))
     path = tmp_path / "projection.tflite"
-    path.write_bytes(graph_model(
-        tensors, [("UNIDIRECTIONAL_SEQUENCE_LSTM", slots, [len(tensors) - 1],
-                   options("UnidirectionalSequenceLSTMOptions", fusedActivationFunction=4))],
-        [0], [len(tensors) - 1]))
+    path.write_bytes(float_lstm_model(batch=2, projection=3))
     it = litert.Interpreter(model_path=str(path), num_threads=1)
     it.allocate_tensors()
-    it.set_tensor(0, rng.uniform(-1, 1, (batch, steps, features)).astype(np.float32))
+    it.set_tensor(0, np.random.default_rng(2).uniform(-1, 1, (2, 3, 4)).astype(np.float32))
     it.invoke()
-    assert it.get_tensor(it.get_output_details()[0]["index"]).shape == (batch, steps, outputs)
+    assert it.get_tensor(it.get_output_details()[0]["index"]).shape == (2, 3, 3)
     assert problems(read_model(path).main) == []
+
+
+@pytest.mark.parametrize("case", [
+    {"batch": 2, "projection": 3},
+    {"batch": 3, "projection": 3, "projection_bias": True, "proj_clip": 0.15},
+    {"batch": 2, "projection": 6, "projection_bias": True, "time_major": True},
+    {"batch": 2, "peephole": True},
+    {"peephole": True, "projection": 2, "projection_bias": True},
+], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()))
+def test_float_lstm_equals_litert(case, tmp_path):
+    """float mode's LSTM (float models, and the accuracy reference of int8 ones) against
+    LiteRT's float kernel: projection with bias and clip, peephole, model batches > 1."""
+    pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    from mlitool.oracle import run_litert
+
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(float_lstm_model(**case))
+    g = read(path).main
+    shape = tuple(g.tensors[g.inputs[0]].shape)
+    x = np.random.default_rng(3).uniform(-2, 2, (4,) + shape).astype(np.float32)
+    y = g.outputs[0]
+    ref = run_litert(path, g, {g.inputs[0]: x}, [y])[y]
+    ours = run_graph(g, {g.inputs[0]: x}, "float")[y]
+    np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
+    if case.get("proj_clip"):
+        assert np.abs(ref).max() == np.float32(case["proj_clip"])   # the clip is reached
+
+
+def test_float_lstm_run_cli(tmp_path, capsys):
+    """The issue's repro: `run --mode float` on the projected batch-2 LSTM exits 0 with
+    LiteRT's outputs; layer normalization is refused (exit 4) naming the op."""
+    pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    from mlitool.oracle import run_litert
+    from tests.cli.test_bad_input import run_main
+
+    x = np.random.default_rng(4).uniform(-1, 1, (2, 2, 3, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    for name, model in (("proj", float_lstm_model(batch=2, projection=3)),
+                        ("norm", float_lstm_model(layer_norm=True, batch=2))):
+        path = tmp_path / f"{name}.tflite"
+        path.write_bytes(model)
+        code, _, err = run_main(["run", str(path), "--mode", "float", "--input",
+                                 str(tmp_path / "x.npy"), "--npz", str(tmp_path / "o.npz")],
+                                capsys)
+        if name == "proj":
+            assert code == 0, err
+            g = read(path).main
+            ref = run_litert(path, g, {0: x}, [g.outputs[0]])[g.outputs[0]]
+            np.testing.assert_allclose(np.load(tmp_path / "o.npz")["y"], ref, rtol=1e-5,
+                                       atol=1e-6)
+        else:
+            assert code == 4 and len(err.strip().splitlines()) == 1, err
+            assert "op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and "layer normalization" in err

@@ -61,3 +61,43 @@ def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch:
                   cellClip=cell_clip, timeMajor=time_major),
           list(range(first_intermediate, first_intermediate + 5)))
     return graph_model(tensors, [op], [0], [y])
+
+
+def float_lstm_model(*, batch: int = 1, steps: int = 3, features: int = 4, cells: int = 5,
+                     projection: int | None = None, projection_bias: bool = False,
+                     proj_clip: float = 0.0, peephole: bool = False, layer_norm: bool = False,
+                     time_major: bool = False, seed: int = 2) -> bytes:
+    """A float32 UNIDIRECTIONAL_SEQUENCE_LSTM alone: `projection` P projects the M cells to P
+    outputs ([P, M] weights, optional [P] bias, clipped at `proj_clip`); a model batch of
+    `batch` sequences."""
+    rng = np.random.default_rng(seed)
+    outputs = projection or cells
+    shapes = {k: (cells, features) for k in (1, 2, 3, 4)}
+    shapes.update({k: (cells, outputs) for k in (5, 6, 7, 8)})
+    shapes.update({k: (cells,) for k in (12, 13, 14, 15)})
+    if peephole:
+        shapes.update({k: (cells,) for k in (9, 10, 11)})
+    if projection:
+        shapes[16] = (outputs, cells)
+        if projection_bias:
+            shapes[17] = (outputs,)
+    if layer_norm:
+        shapes.update({k: (cells,) for k in (20, 21, 22, 23)})
+    x_shape = [steps, batch, features] if time_major else [batch, steps, features]
+    tensors = [T(x_shape, dtype="float32", name="x")]
+    slots = [0] + [-1] * 23
+    for k, shape in shapes.items():
+        slots[k] = len(tensors)
+        tensors.append(T(list(shape), dtype="float32",
+                         data=rng.uniform(-0.5, 0.5, shape).astype(np.float32)))
+    for k, shape, name in ((18, [batch, outputs], "h"), (19, [batch, cells], "c")):
+        slots[k] = len(tensors)
+        tensors.append(T(shape, dtype="float32", is_variable=True, name=name))
+    out_shape = [steps, batch, outputs] if time_major else [batch, steps, outputs]
+    tensors.append(T(out_shape, dtype="float32", name="y"))
+    y = len(tensors) - 1
+    return graph_model(
+        tensors, [("UNIDIRECTIONAL_SEQUENCE_LSTM", slots, [y],
+                   options("UnidirectionalSequenceLSTMOptions", fusedActivationFunction=4,
+                           projClip=proj_clip, timeMajor=time_major))],
+        [0], [y])

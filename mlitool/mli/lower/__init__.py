@@ -11,7 +11,7 @@ Layout of this package: checks.py (the support check, one named check per refusa
 family (mac.py, activations.py, movement.py) and `LOWERINGS` below, from TFLite op to the
 function that lowers it. Which ops exist and what they become is the op table, mli/ops.py.
 
-Public: `lower(graph, ...)`, `unsupported_ops(graph, mli_version, layout)`.
+Public: `lower(graph, ...)`, `unsupported_ops(graph, mli_version, layout)`, `check_supported`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from mlitool.mli.lower.checks import unsupported_ops
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.types import FORMATS, MliModel
 
-__all__ = ["LOWERINGS", "lower", "unsupported_ops"]
+__all__ = ["LOWERINGS", "check_supported", "lower", "unsupported_ops"]
 
 Lowering = Callable[[Builder, ir.Op, str], None]
 
@@ -71,6 +71,14 @@ LOWERINGS: dict[str, Lowering] = {
 }
 
 
+def check_supported(graph: ir.Graph, mli_version: str, layout: str) -> None:
+    """UnsupportedError listing every op that cannot be lowered (the support check)."""
+    problems = unsupported_ops(graph, mli_version, layout)
+    if problems:
+        raise UnsupportedError(f"{len(problems)} op(s) cannot be lowered for MLI "
+                               f"{mli_version}: " + "; ".join(problems))
+
+
 RANGES_REMEDY = "calibrate (--calibration) or convert weights only (--weights-only)"
 
 
@@ -87,10 +95,7 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
     """
     b = Builder(graph, format, mli_version, layout, overrides or {}, weights_only, ranges or {},
                 source)
-    problems = unsupported_ops(graph, b.mli_version, b.layout)
-    if problems:
-        raise UnsupportedError(f"{len(problems)} op(s) cannot be lowered for MLI "
-                               f"{b.mli_version}: " + "; ".join(problems))
+    check_supported(graph, b.mli_version, b.layout)
     _check_kernels(b)
     _check_ranges(b, ranges_remedy)
     failed: list[MlitoolError] = []
