@@ -52,7 +52,8 @@ def models(quick: bool) -> list[Path]:
 def snapshot(quick: bool) -> dict[str, object]:
     result: dict[str, object] = {}
     for model in models(quick):
-        rel = str(model.relative_to(ROOT.parent))
+        # Named the same from any checkout: samples/... or shared/models/...
+        rel = str(model.relative_to(ROOT if ROOT in model.parents else ROOT.parent))
         for fmt, mli in CONVERTS:
             for extra in ([], ["--no-runtime"]):
                 with tempfile.TemporaryDirectory() as tmp:
