@@ -4,7 +4,8 @@
     python tools/output_snapshot.py --diff A.json B.json
 
 Converts every model of samples/ and ../shared/models in sa8 / fx16 / fx8w16d (MLI 2.0) and fx16
-(MLI 1.1, 1.0), with and without --no-runtime, and runs `verify --json` (which runs every
+(MLI 1.1, 1.0), with and without --no-runtime (float models with --weights-only, the float
+CNN sample also calibrated), and runs `verify --json` (which runs every
 executor mode) and `report --json` on the shared int8 models; records the SHA-256 of each file written, or the exit
 code and stderr of a refusal. Run by hand (minutes), not in CI.
 """
@@ -54,12 +55,18 @@ def snapshot(quick: bool) -> dict[str, object]:
     for model in models(quick):
         # Named the same from any checkout: samples/... or shared/models/...
         rel = str(model.relative_to(ROOT if ROOT in model.parents else ROOT.parent))
+        # Float models: weights only, and the calibrated CNN sample.
+        floats = "float" in model.name or "hybrid" in model.name
+        settings = [["--weights-only"]] if floats else [[]]
+        if model.name == "cnn_float.tflite":
+            settings.append(["--calibration", ROOT / "samples" / "cnn_calib.npy"])
         for fmt, mli in CONVERTS:
-            for extra in ([], ["--no-runtime"]):
+            for extra in (s + r for s in settings for r in ([], ["--no-runtime"])):
                 with tempfile.TemporaryDirectory() as tmp:
                     code, _, err = _mlitool(["convert", model, "-o", tmp, "--format", fmt,
                                              "--mli", mli, "-q", *extra])
-                    key = f"convert {rel} {fmt} {mli} {' '.join(extra)}".strip()
+                    flags = " ".join(Path(e).name if isinstance(e, Path) else e for e in extra)
+                    key = f"convert {rel} {fmt} {mli} {flags}".strip()
                     result[key] = _files(Path(tmp)) if code == 0 else {"exit": code, "err": err}
         if model.parent.parent == SHARED and "int8" in model.name:
             for cmd in (["verify", model, "--samples", "8", "--json", "-q"],
@@ -80,7 +87,9 @@ def main() -> None:
         print(f"{len(differ)} of {len(a.keys() | b.keys())} entries differ")
         sys.exit(1 if differ else 0)
     doc = snapshot("--quick" in sys.argv)
-    Path(sys.argv[1]).write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    out = Path(sys.argv[1])
+    out.with_suffix(".tmp").write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    out.with_suffix(".tmp").replace(out)
 
 
 if __name__ == "__main__":
