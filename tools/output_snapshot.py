@@ -4,9 +4,9 @@
     python tools/output_snapshot.py --diff A.json B.json
 
 Converts every model of samples/ and ../shared/models in sa8 / fx16 / fx8w16d (MLI 2.0) and fx16
-(MLI 1.1, 1.0), with and without --no-runtime (float models with --weights-only, the float
-CNN sample also calibrated), and runs `verify --json` (which runs every
-executor mode) and `report --json` on the shared int8 models; records the SHA-256 of each file written, or the exit
+(MLI 1.1, 1.0), with and without --no-runtime (float models with --weights-only, the float CNN
+sample also calibrated), and runs `verify --json` (which runs every executor mode) and
+`report --json` on the shared int8 models; records the SHA-256 of each file written, or the exit
 code and stderr of a refusal. Run by hand (minutes), not in CI.
 """
 
