@@ -38,6 +38,8 @@ from typing import Any
 
 import numpy as np
 
+from mlitool import opspec
+
 
 @dataclass(frozen=True)
 class Quant:
@@ -105,6 +107,10 @@ class Op:
         kind = self.custom_code if self.type == "CUSTOM" and self.custom_code else self.type
         return f"op {self.index} ({kind})"
 
+    def input(self, name: str) -> int:
+        """Tensor index in input slot `name` (as its OpSpec names the slots); -1 when omitted."""
+        return opspec.input_index(self, name)
+
 
 @dataclass
 class Graph:
@@ -116,6 +122,10 @@ class Graph:
 
     def tensor(self, index: int) -> Tensor | None:
         return None if index < 0 else self.tensors[index]
+
+    def slot(self, op: Op, name: str) -> Tensor | None:
+        """The tensor in `op`'s input slot `name`; None when omitted."""
+        return self.tensor(op.input(name))
 
     def producers(self) -> dict[int, Op]:
         return {t: op for op in self.ops for t in op.outputs}

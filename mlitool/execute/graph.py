@@ -17,64 +17,22 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir
+from mlitool import ir, optable
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
-from mlitool.execute import float_ops, layout_ops, tflite_lstm, tflite_ops
 from mlitool.execute.call import Call, Kernel
 from mlitool.execute.tflite_params import affine_quantize
 
 MODES = ("float", "tflite")
 
-# Op type → (float kernel, tflite kernel); data movement has one arithmetic-free kernel for both.
-_KERNELS: dict[str, tuple[Kernel | None, Kernel | None]] = {
-    "CONV_2D": (float_ops.conv_2d, tflite_ops.conv_2d),
-    "DEPTHWISE_CONV_2D": (float_ops.depthwise_conv_2d, tflite_ops.depthwise_conv_2d),
-    "FULLY_CONNECTED": (float_ops.fully_connected, tflite_ops.fully_connected),
-    "TRANSPOSE_CONV": (float_ops.transpose_conv, tflite_ops.transpose_conv),
-    "AVERAGE_POOL_2D": (float_ops.average_pool_2d, tflite_ops.average_pool_2d),
-    "MAX_POOL_2D": (float_ops.max_pool_2d, tflite_ops.max_pool_2d),
-    "ADD": (float_ops.add, tflite_ops.add),
-    "SUB": (float_ops.sub, tflite_ops.sub),
-    "MUL": (float_ops.mul, tflite_ops.mul),
-    "MAXIMUM": (float_ops.maximum, tflite_ops.maximum),
-    "MINIMUM": (float_ops.minimum, tflite_ops.minimum),
-    "RELU": (float_ops.relu, tflite_ops.relu),
-    "RELU6": (float_ops.relu6, tflite_ops.relu6),
-    "RELU_N1_TO_1": (float_ops.relu_n1_to_1, tflite_ops.relu_n1_to_1),
-    "LEAKY_RELU": (float_ops.leaky_relu, tflite_ops.leaky_relu),
-    "PRELU": (float_ops.prelu, tflite_ops.prelu),
-    "LOGISTIC": (float_ops.logistic, tflite_ops.logistic),
-    "TANH": (float_ops.tanh, tflite_ops.tanh),
-    "SOFTMAX": (float_ops.softmax, tflite_ops.softmax),
-    "L2_NORMALIZATION": (float_ops.l2_normalization, tflite_ops.l2_normalization),
-    "MEAN": (float_ops.mean, tflite_ops.mean),
-    "QUANTIZE": (float_ops.identity, tflite_ops.quantize),
-    "DEQUANTIZE": (float_ops.identity, tflite_ops.dequantize),
-    "CONCATENATION": (float_ops.concatenation, tflite_ops.concatenation),
-    "PAD": (float_ops.pad, tflite_ops.pad),
-    "PADV2": (float_ops.pad, tflite_ops.pad),
-    "RESHAPE": (layout_ops.reshape,) * 2,
-    "SQUEEZE": (layout_ops.reshape,) * 2,
-    "EXPAND_DIMS": (layout_ops.reshape,) * 2,
-    "TRANSPOSE": (layout_ops.transpose,) * 2,
-    "ARG_MAX": (layout_ops.arg_max,) * 2,
-    "ARG_MIN": (layout_ops.arg_min,) * 2,
-    "SLICE": (layout_ops.slice_op,) * 2,
-    "SPLIT": (layout_ops.split,) * 2,
-    "SPLIT_V": (layout_ops.split_v,) * 2,
-    "STRIDED_SLICE": (layout_ops.strided_slice,) * 2,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": (float_ops.unidirectional_sequence_lstm,
-                                     tflite_lstm.unidirectional_sequence_lstm),
-}
-_BY_MODE = {mode: {op: pair[k] for op, pair in _KERNELS.items() if pair[k] is not None}
-            for k, mode in enumerate(MODES)}
-
 
 def kernels(mode: str) -> dict[str, Kernel]:
-    """Op type → the kernel that runs it in `mode`."""
-    if mode not in _BY_MODE:
+    """Op type → the kernel that runs it in `mode` (its OpSpec's `run`; data movement has one
+    arithmetic-free kernel for both modes)."""
+    if mode not in MODES:
         raise OptionError(f"unknown execution mode {mode!r} (choose from {', '.join(MODES)})")
-    return _BY_MODE[mode]
+    k = MODES.index(mode)
+    return {name: spec.run[k] for name, spec in optable.REGISTRY.items()
+            if spec.run[k] is not None}
 
 
 def run_op(op: ir.Op, graph: ir.Graph, mode: str, values: dict[int, np.ndarray], n: int,
@@ -82,7 +40,8 @@ def run_op(op: ir.Op, graph: ir.Graph, mode: str, values: dict[int, np.ndarray],
     """Run one op on the batched `values` (n samples), adding its outputs to them; `consts`
     caches converted constants across ops."""
     call = Call(op, graph, mode, values, n, consts)
-    for j, (t, v) in enumerate(zip(op.outputs, kernels(mode)[op.type](call))):
+    kernel = optable.spec(op.type).run[MODES.index(mode)]
+    for j, (t, v) in enumerate(zip(op.outputs, kernel(call))):
         want = call.out_shape(j)
         values[t] = v if v.shape == want else v.reshape(want)
 

@@ -7,10 +7,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mlitool import ir
+from mlitool import ir, optable
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
-from mlitool.mli.ops import SUPPORTED_OPS
 from mlitool.validate import problems
 
 
@@ -81,7 +80,7 @@ def _support(g: ir.Graph) -> dict[int, str | None]:
     on the graph `convert` lowers (float16 weights folded: their DEQUANTIZE ops convert), for
     the default target (MLI 2.0)."""
     from mlitool.fold import fold_float16_dequantize
-    from mlitool.mli.lower.checks import refusal
+    from mlitool.mli.lower.support import refusal
 
     folded = fold_float16_dequantize(g)
     reasons: dict[int, str | None] = {op.index: None for op in g.ops}
@@ -99,6 +98,7 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str
                    "quant": None if q is None else {"kind": "per-axis" if q.per_axis else
                                                     "per-tensor", "axis": q.axis}}
     outs = [g.tensors[i] for i in op.outputs if i >= 0]
+    lowered = op.type in optable.lowered_ops()
     return {
         "index": op.index,
         "type": op.type,
@@ -114,7 +114,7 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str
         "weight_bytes": stats.weight_bytes,
         "macs": stats.macs,
         # Malformed graphs (see "problems") get the op table's answer only.
-        "supported": op.type in SUPPORTED_OPS and support.get(op.index) is None,
+        "supported": lowered and support.get(op.index) is None,
         "unsupported_reason": support.get(op.index)
-        or (None if op.type in SUPPORTED_OPS else "no MLI kernel for this op"),
+        or (None if lowered else "no MLI kernel for this op"),
     }

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlitool import ir
+from mlitool import ir, optable as opspec
 
-# Ops whose input 1 is a weight tensor.
-WEIGHTED_OPS = frozenset({
-    "CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "TRANSPOSE_CONV", "CONV_3D",
-    "CONV_3D_TRANSPOSE", "BATCH_MATMUL", "UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM",
-    "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF", "UNIDIRECTIONAL_SEQUENCE_RNN", "RNN",
-    "EMBEDDING_LOOKUP",
+# Ops mlitool does not lower that carry weights (its own name their weight slots in their
+# OpSpec): their input 1 is a weight tensor; the LSTMs' first gate weights among inputs 1-4.
+FOREIGN_WEIGHTED_OPS = frozenset({
+    "CONV_3D", "CONV_3D_TRANSPOSE", "BATCH_MATMUL", "LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF",
+    "UNIDIRECTIONAL_SEQUENCE_RNN", "RNN", "EMBEDDING_LOOKUP",
 })
 _INDEX_TYPES = frozenset({"int32", "int64", "bool", "string", "resource", "variant"})
 
@@ -38,18 +37,23 @@ class Style:
 
 
 def weight_input(op: ir.Op) -> int:
-    """Index of the weight tensor among the op's inputs' tensor indices, or -1."""
-    if op.type not in WEIGHTED_OPS or len(op.inputs) < 2:
+    """Index of the weight tensor among the op's inputs' tensor indices, or -1: the first of
+    its OpSpec's weight slots present (CIFG LSTMs omit the input-to-input weights)."""
+    spec = opspec.get(op.type)
+    if spec is not None and spec.weights:
+        return next((i for i in map(op.input, spec.weights) if i >= 0), -1) \
+            if len(op.inputs) >= 2 else -1
+    if op.type not in FOREIGN_WEIGHTED_OPS or len(op.inputs) < 2:
         return -1
-    if op.type in ("UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"):
-        # input-to-input weights are omitted in CIFG LSTMs: take the first gate weights present
+    if op.type in ("LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"):
         return next((i for i in op.inputs[1:5] if i >= 0), -1)
     return op.inputs[1]
 
 
 def activation_input(op: ir.Op) -> int:
-    """Index of the op's main activation input (TRANSPOSE_CONV keeps it in input 2)."""
-    pos = 2 if op.type == "TRANSPOSE_CONV" else 0
+    """Index of the op's main activation input (its OpSpec's "input" slot; else input 0)."""
+    spec = opspec.get(op.type)
+    pos = spec.data_slot if spec is not None and spec.slots else 0
     return op.inputs[pos] if len(op.inputs) > pos else -1
 
 

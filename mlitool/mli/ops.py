@@ -1,8 +1,8 @@
-"""The op table: which TFLite ops mlitool lowers, the MLI layer kind each becomes, and the
-quantization parameters each MLI kernel leaves in its output tensor.
+"""Facts about MLI layer kinds: which multiply-accumulate weights, and the quantization
+parameters each MLI kernel leaves in its output tensor.
 
-One source: the support check and lowering (mli/lower/), `inspect`, the executors, verify and
-report read these tables; the kernel function names per MLI version are in kernels.py.
+Which TFLite op becomes which layer kind is its OpSpec's (mlitool/optable.py); the kernel
+function names per MLI version are in kernels.py.
 """
 
 from __future__ import annotations
@@ -13,33 +13,9 @@ import numpy as np
 
 from mlitool.mli.types import MliTensor
 
-# TFLite op -> the MLI layer kind it becomes. Two depend on shapes (lower/facts.layer_kind):
-# DEPTHWISE_CONV_2D over one input channel is a conv2d, with a channel multiplier a group_conv2d;
-# FULLY_CONNECTED over several rows is a 1x1 conv2d.
-OP_KINDS: dict[str, str] = {
-    "CONV_2D": "conv2d", "DEPTHWISE_CONV_2D": "depthwise_conv2d",
-    "FULLY_CONNECTED": "fully_connected", "TRANSPOSE_CONV": "transpose_conv2d",
-    "AVERAGE_POOL_2D": "avepool", "MEAN": "avepool", "MAX_POOL_2D": "maxpool",
-    "ADD": "eltwise_add", "SUB": "eltwise_sub", "MUL": "eltwise_mul",
-    "MINIMUM": "eltwise_min", "MAXIMUM": "eltwise_max",
-    "RELU": "relu", "RELU6": "relu", "RELU_N1_TO_1": "relu", "LEAKY_RELU": "leaky_relu",
-    "PRELU": "prelu",
-    "LOGISTIC": "sigm", "TANH": "tanh", "SOFTMAX": "softmax", "L2_NORMALIZATION": "l2_normalize",
-    "ARG_MAX": "argmax", "TRANSPOSE": "permute", "CONCATENATION": "concat",
-    "PAD": "padding", "PADV2": "padding", "QUANTIZE": "convert", "DEQUANTIZE": "convert",
-    "RESHAPE": "view", "SQUEEZE": "view",
-    "SPLIT": "view", "SPLIT_V": "view", "SLICE": "view", "STRIDED_SLICE": "view",
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": "lstm_cell",
-}
-
-SUPPORTED_OPS: frozenset[str] = frozenset(OP_KINDS)
-
 # Layer kinds whose kernels multiply-accumulate weights (weights + bias tensors, MAC headroom).
 MAC_KINDS: frozenset[str] = frozenset({
     "conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"})
-
-# Ops whose outputs are views of their input where MLI can address them (else mli_mov copies).
-SLICE_OPS = ("SPLIT", "SPLIT_V", "SLICE", "STRIDED_SLICE")
 
 
 # --- what a kernel leaves in its output tensor -------------------------------------------------

@@ -1,5 +1,5 @@
-"""The support check's named checks (each refusal is its check's docstring) and the op table as
-the one source of supported ops, their lowering functions and check sets."""
+"""The support check's named checks (each refusal is its check's docstring) and the OpSpec
+registry as the one source of supported ops, their lowering functions and check sets."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 import mlitool
-from mlitool import ir
+from mlitool import ir, optable
 from mlitool.errors import UnsupportedError
 from mlitool.mli import kernels
-from mlitool.mli.lower import (LOWERINGS, activations, checks, lower, mac, movement, recurrent,
-                               unsupported_ops)
-from mlitool.mli.ops import MAC_KINDS, OP_KINDS, OUTPUT_PARAMS, SUPPORTED_OPS
+from mlitool.mli.lower import (activations, checks, checks_recurrent, lower, mac, movement,
+                               recurrent, support, unsupported_ops)
+from mlitool.mli.ops import MAC_KINDS, OUTPUT_PARAMS
 
 
 def _q(scale=0.1, zp=0):
@@ -46,15 +46,15 @@ def one_op(op_type, shapes, out_shape, *, dtype="int8", consts=None, n_out=1, **
 
 # (graph, MLI version, check, its fields, the refusal text written out)
 CASES = [
-    (one_op("EXP", [(1, 8)], (1, 8)), "2.0", checks.has_kernel, {},
+    (one_op("EXP", [(1, 8)], (1, 8)), "2.0", support.has_kernel, {},
      "no MLI kernel for this op"),
-    (one_op("RELU", [(1, 8)], (1, 8), dtype="uint16"), "2.0", checks.activation_type,
+    (one_op("RELU", [(1, 8)], (1, 8), dtype="uint16"), "2.0", support.activation_type,
      {"name": "t0", "dtype": "uint16"}, "tensor 't0' has type uint16 (MLI activations: int8, "
      "float, or int16 with zero point 0 and one scale, as 16x8 models have)"),
-    (one_op("RELU", [(2, 8)], (2, 8)), "2.0", checks.batch_one, {"name": "t0", "batch": 2},
+    (one_op("RELU", [(2, 8)], (2, 8)), "2.0", support.batch_one, {"name": "t0", "batch": 2},
      "tensor 't0' has batch 2 (MLI runs batch 1)"),
     (one_op("ADD", [(1, 8), (1, 8)], (1, 8), fused_activation="TANH"), "2.0",
-     checks.fused_activation, {"act": "TANH"}, "fused activation TANH has no MLI equivalent"),
+     support.fused_activation, {"act": "TANH"}, "fused activation TANH has no MLI equivalent"),
     (one_op("PRELU", [(1, 4, 4, 2), None], (1, 4, 4, 2),
             consts={1: np.ones((1, 1, 2), np.float32)}), "1.1",
      checks.kernel_needs_mli2, {"kind": "prelu", "version": "1.1"},
@@ -107,20 +107,24 @@ def test_refusal_is_the_checks_text(graph, version, check, fields, text):
 
 
 def test_every_registered_check_has_a_message():
-    registered = {c for cs in checks.CHECKS.values() for c in cs}
-    registered |= {checks.has_kernel, checks.fused_activation, *checks.TENSOR_CHECKS}
+    registered = {c for spec in optable.REGISTRY.values() for c in spec.checks}
+    registered |= {support.has_kernel, support.lowered, support.has_elements,
+                   support.fused_activation, *support.TENSOR_CHECKS}
     for check in registered:
         first = check.__doc__.split("\n\n")[0]
         fields = set(re.findall(r"\{(\w+)", first))
         assert checks.message(check, **{f: "X" for f in fields}).strip(), check.__name__
 
 
-def test_op_table_is_the_one_source():
-    assert set(LOWERINGS) == SUPPORTED_OPS == set(OP_KINDS) == set(checks.CHECKS)
+def test_every_lowered_op_has_a_lowering_and_a_kernel():
+    specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
+    assert {s.name for s in specs} == optable.lowered_ops() and len(specs) == 35
     families = (mac, activations, movement, recurrent)
-    for op_type, fn in LOWERINGS.items():
-        assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), op_type
-    for kind in set(OP_KINDS.values()) | set(OUTPUT_PARAMS) | MAC_KINDS:
+    for spec in specs:
+        fn = spec.lower
+        assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
+        assert all(inspect.getmodule(c) in (checks, checks_recurrent) for c in spec.checks)
+    for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert kernels.available_formats(kind, "2.0"), kind
 
 

@@ -166,11 +166,11 @@ def test_style_matches_known_model_kind(case):
 
 
 def test_supported_flags(case):
-    from mlitool.mli.ops import SUPPORTED_OPS
+    from mlitool.optable import lowered_ops
 
     _, doc, _ = case
     for row in doc["ops"]:
-        assert row["supported"] == (row["type"] in SUPPORTED_OPS)
+        assert row["supported"] == (row["type"] in lowered_ops())
     assert doc["totals"]["unsupported_ops"] == sum(not r["supported"] for r in doc["ops"])
 
 

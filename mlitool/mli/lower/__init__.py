@@ -6,69 +6,25 @@ TFLite expresses differently it inserts layers and says so in `notes`: "convert"
 format changes between layers or a kernel leaves other output parameters than the model expects,
 "relu" layers for fused activations a kernel cannot apply, "view" layers for reshapes.
 
-Layout of this package: checks.py (the support check, one named check per refusal), builder.py
-(the state a lowering builds up), facts.py (what it reads off the graph), one module per op
-family (mac.py, activations.py, movement.py) and `LOWERINGS` below, from TFLite op to the
-function that lowers it. Which ops exist and what they become is the op table, mli/ops.py.
+Layout of this package: support.py (the support check) and checks.py (one named check per
+refusal), builder.py (the state a lowering builds up), facts.py (what it reads off the graph), one
+module per op family (mac.py, activations.py, movement.py, recurrent.py). Which ops exist, what
+they become and the function that lowers each is their OpSpec (mlitool/optable.py).
 
 Public: `lower(graph, ...)`, `unsupported_ops(graph, mli_version, layout)`, `check_supported`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
-from mlitool import ir
+from mlitool import ir, optable
 from mlitool.errors import MlitoolError, OptionError, UnsupportedError
 from mlitool.mli import kernels as K
-from mlitool.mli.lower import activations, mac, movement, recurrent
 from mlitool.mli.lower.builder import Builder
-from mlitool.mli.lower.checks import unsupported_ops
+from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.types import FORMATS, MliModel
 
-__all__ = ["LOWERINGS", "check_supported", "lower", "unsupported_ops"]
-
-Lowering = Callable[[Builder, ir.Op, str], None]
-
-# TFLite op -> the function that lowers it (arguments: builder, op, the layer's format).
-LOWERINGS: dict[str, Lowering] = {
-    "CONV_2D": mac.lower_mac,
-    "DEPTHWISE_CONV_2D": mac.lower_mac,
-    "FULLY_CONNECTED": mac.lower_mac,
-    "TRANSPOSE_CONV": mac.lower_mac,
-    "AVERAGE_POOL_2D": activations.lower_pool,
-    "MAX_POOL_2D": activations.lower_pool,
-    "MEAN": activations.lower_pool,
-    "ADD": activations.lower_eltwise,
-    "SUB": activations.lower_eltwise,
-    "MUL": activations.lower_eltwise,
-    "MINIMUM": activations.lower_eltwise,
-    "MAXIMUM": activations.lower_eltwise,
-    "RELU": activations.lower_relu,
-    "RELU6": activations.lower_relu,
-    "RELU_N1_TO_1": activations.lower_relu,
-    "LEAKY_RELU": activations.lower_leaky_relu,
-    "PRELU": activations.lower_prelu,
-    "LOGISTIC": activations.lower_lut,
-    "TANH": activations.lower_lut,
-    "SOFTMAX": activations.lower_lut,
-    "L2_NORMALIZATION": activations.lower_lut,
-    "QUANTIZE": activations.lower_quantize,
-    "DEQUANTIZE": activations.lower_quantize,
-    "ARG_MAX": movement.lower_arg_max,
-    "TRANSPOSE": movement.lower_transpose,
-    "RESHAPE": movement.lower_reshape,
-    "SQUEEZE": movement.lower_reshape,
-    "CONCATENATION": movement.lower_concatenation,
-    "PAD": movement.lower_pad,
-    "PADV2": movement.lower_pad,
-    "SPLIT": movement.lower_slice,
-    "SPLIT_V": movement.lower_slice,
-    "SLICE": movement.lower_slice,
-    "STRIDED_SLICE": movement.lower_slice,
-    "UNIDIRECTIONAL_SEQUENCE_LSTM": recurrent.lower_lstm,
-}
+__all__ = ["check_supported", "lower", "unsupported_ops"]
 
 
 def check_supported(graph: ir.Graph, mli_version: str, layout: str) -> None:
@@ -105,7 +61,7 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
             lost.update(op.outputs)
             continue
         try:
-            LOWERINGS[op.type](b, op, b.layer_format(op))
+            optable.spec(op.type).lower(b, op, b.layer_format(op))
         except MlitoolError as exc:
             failed.append(_located(exc, op, b.layer_format(op)))
             lost.update(op.outputs)
@@ -164,7 +120,7 @@ def _check_ranges(b: Builder, remedy: str) -> None:
         return
     missing = []
     for op in b.g.ops:
-        if op.type in ("QUANTIZE", "DEQUANTIZE"):
+        if optable.spec(op.type).kind == "convert":     # QUANTIZE, DEQUANTIZE: float on one side
             continue
         for i in list(op.inputs) + list(op.outputs):
             t = b.g.tensor(i)

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir
+from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import safe_pool_axis, tflite_padding
 from mlitool.mli.lower.broadcast import over_slices
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.ops import OP_KINDS
 from mlitool.mli.types import ElType, MliTensor, Role
 
 # leaky_relu / prelu: an FX output takes its input's frac bits (ops.SAME_FX_FRAC_BITS)
@@ -175,7 +174,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
 
 def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
     """LOGISTIC, TANH, SOFTMAX, L2_NORMALIZATION: kernels that write fixed output parameters."""
-    kind = OP_KINDS[op.type]
+    kind = opspec.spec(op.type).kind
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
     kout, pending = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves(kind, b.tensors[x]))

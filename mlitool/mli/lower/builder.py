@@ -14,13 +14,13 @@ import dataclasses
 
 import numpy as np
 
-from mlitool import ir
+from mlitool import ir, opspec
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.ops import OUTPUT_PARAMS, SAME_FX_FRAC_BITS, SLICE_OPS, output_params
+from mlitool.mli.ops import OUTPUT_PARAMS, SAME_FX_FRAC_BITS, output_params
 from mlitool.mli.types import FORMATS, MLI_VERSIONS, ElType, MliLayer, MliTensor, Role
 
 RELU_TYPES = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
@@ -381,7 +381,7 @@ class Builder:
         if idx in self.g.outputs:
             return "model outputs are dense buffers the application reads"
         for c in self.g.consumers().get(idx, []):
-            if c is skip or c.type in SLICE_OPS or c.type == "CONCATENATION":
+            if c is skip or opspec.spec(c.type).reads_views:
                 continue                       # views of strided tensors / mov copies are fine
             kind = layer_kind(self.g, c)
             if V.needs_dense_input(kind, self.mli_version):

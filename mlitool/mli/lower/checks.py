@@ -1,10 +1,9 @@
-"""The support check: named checks, registered per TFLite op, whose docstring is the refusal.
+"""The support checks of each op: named checks whose docstring is the refusal.
 
 A check takes a `Subject` (graph, op, MLI version, layout) and returns None when the op passes,
 else the fields its docstring's first paragraph is formatted with: that text is the message.
-`unsupported_ops` runs, per op, the common checks (`has_kernel`, `TENSOR_CHECKS` on every
-activation, `fused_activation`) then the op's own in registration order, and reports the first
-refusal. Every op of ops.SUPPORTED_OPS has an entry in `CHECKS`.
+An op's OpSpec lists its checks in order (mlitool/optable.py); support.py runs the common checks
+then those, and reports the first refusal.
 """
 
 from __future__ import annotations
@@ -17,10 +16,15 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import transpose_conv_padding
-from mlitool.mli.lower.checks_recurrent import LSTM_CHECKS
-from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
-                                     fc_rows, layer_kind, rows_not_batch, slice_boxes)
-from mlitool.mli.ops import SLICE_OPS, SUPPORTED_OPS
+from mlitool.mli.lower.facts import (
+    ARGMAX_MAX_ZERO_POINT,
+    argmax_rows,
+    axis_list,
+    const_values,
+    fc_rows,
+    layer_kind,
+    slice_boxes,
+)
 
 
 @dataclass(frozen=True)
@@ -30,8 +34,10 @@ class Subject:
     mli_version: str
     layout: str
 
-    def input(self, slot: int) -> ir.Tensor:
-        return self.graph.tensors[self.op.inputs[slot]]
+    def input(self, slot: int | str) -> ir.Tensor:
+        """The tensor in input slot `slot` (an index, or a name of the op's OpSpec)."""
+        return self.graph.tensors[self.op.input(slot) if isinstance(slot, str)
+                                  else self.op.inputs[slot]]
 
     @property
     def output(self) -> ir.Tensor:
@@ -40,18 +46,7 @@ class Subject:
 
 Check = Callable[[Subject], "dict | None"]
 TensorCheck = Callable[[Subject, ir.Tensor], "dict | None"]
-
-CHECKS: dict[str, list[Check]] = {op_type: [] for op_type in sorted(SUPPORTED_OPS)}
 _OK = None
-
-
-def applies_to(*op_types: str) -> Callable[[Check], Check]:
-    """Register a check for `op_types` (after the ones registered before it)."""
-    def register(check: Check) -> Check:
-        for op_type in op_types:
-            CHECKS[op_type].append(check)      # KeyError: not in the op table
-        return check
-    return register
 
 
 def message(check: Callable, **fields) -> str:
@@ -60,74 +55,8 @@ def message(check: Callable, **fields) -> str:
     return " ".join(text.split()).format(**fields)
 
 
-# --- every op ------------------------------------------------------------------------------
-
-# Ops MLI 2.x has kernels for that mlitool does not lower (yet): the refusal names the kernels.
-NOT_LOWERED = {"UNIDIRECTIONAL_SEQUENCE_RNN": "mli_krn_rnn_dense_*"}
-
-
-def has_kernel(s: Subject):
-    """no MLI kernel for this op"""
-    return _OK if s.op.type in SUPPORTED_OPS or s.op.type in NOT_LOWERED else {}
-
-
-def lowered(s: Subject):
-    """mlitool does not lower this op yet (MLI 2.x has {kernels})"""
-    return {"kernels": NOT_LOWERED[s.op.type]} if s.op.type in NOT_LOWERED else _OK
-
-
-def has_elements(s: Subject):
-    """tensor {name!r} has no elements (shape {shape}; an MLI tensor holds at least one)"""
-    for i in s.op.inputs + s.op.outputs:
-        if i >= 0 and s.graph.tensors[i].size == 0:
-            return {"name": _label(s.graph.tensors[i]), "shape": list(s.graph.tensors[i].shape)}
-    return _OK
-
-
-def _label(t: ir.Tensor) -> str:
-    """A tensor's name, or its index where the model left the name empty."""
-    return t.name or f"#{t.index}"
-
-
-def activation_type(s: Subject, t: ir.Tensor):
-    """tensor {name!r} has type {dtype} (MLI activations: int8, float, or int16 with zero point 0
-    and one scale, as 16x8 models have)
-
-    ARG_MAX outputs are indices (any integer type)."""
-    if t.dtype in ("int8", "float32") or (s.op.type == "ARG_MAX" and t.index in s.op.outputs):
-        return _OK
-    if t.dtype == "int16" and t.quant is not None and not t.quant.per_axis \
-            and int(t.quant.zero_point[0]) == 0:
-        return _OK
-    return {"name": _label(t), "dtype": t.dtype}
-
-
-def batch_one(s: Subject, t: ir.Tensor):
-    """tensor {name!r} has batch {batch} (MLI runs batch 1)"""
-    if len(t.shape) >= 2 and t.shape[0] != 1 and not rows_not_batch(s.graph, s.op, t):
-        return {"name": _label(t), "batch": t.shape[0]}
-    return _OK
-
-
-def rank_at_most_5(s: Subject, t: ir.Tensor):
-    """tensor {name!r} has rank {rank} (MLI: at most 4 without batch)"""
-    return {"name": _label(t), "rank": len(t.shape)} if len(t.shape) > 5 else _OK
-
-
-TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_most_5)
-
-
-def fused_activation(s: Subject):
-    """fused activation {act} has no MLI equivalent"""
-    act = s.op.options.get("fused_activation", "NONE")
-    if s.op.type == "UNIDIRECTIONAL_SEQUENCE_LSTM":      # the gate activation: checked below
-        return _OK
-    return _OK if act in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1") else {"act": act}
-
-
 # --- MLI 1.x -------------------------------------------------------------------------------
 
-@applies_to("DEPTHWISE_CONV_2D", "PRELU", "L2_NORMALIZATION", "ARG_MAX", "TRANSPOSE_CONV")
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
     kind = layer_kind(s.graph, s.op)
@@ -137,7 +66,6 @@ def kernel_needs_mli2(s: Subject):
     return _OK
 
 
-@applies_to("CONV_2D", "DEPTHWISE_CONV_2D")
 def dilation_needs_mli2(s: Subject):
     """dilation needs MLI 2.x"""
     o = s.op.options
@@ -145,7 +73,6 @@ def dilation_needs_mli2(s: Subject):
     return {} if s.mli_version != "2.0" and dilated else _OK
 
 
-@applies_to("QUANTIZE", "DEQUANTIZE")
 def float_needs_mli2(s: Subject):
     """MLI {version} has no float tensors (QUANTIZE/DEQUANTIZE of float data)"""
     tensors = [s.graph.tensors[i] for i in s.op.inputs[:1] + s.op.outputs]
@@ -156,33 +83,29 @@ def float_needs_mli2(s: Subject):
 
 # --- MAC layers ----------------------------------------------------------------------------
 
-@applies_to("CONV_2D", "DEPTHWISE_CONV_2D", "TRANSPOSE_CONV")
 def weights_constant(s: Subject):
     """weights are not constant"""
-    return {} if s.input(1).data is None else _OK
+    return {} if s.input("weights").data is None else _OK
 
 
-@applies_to("CONV_2D", "DEPTHWISE_CONV_2D")
 def input_nhwc(s: Subject):
     """input is not 4-D NHWC"""
-    return {} if len(s.input(0).shape) != 4 else _OK
+    return {} if len(s.input("input").shape) != 4 else _OK
 
 
-@applies_to("TRANSPOSE_CONV")
 def tconv_output_shape_constant(s: Subject):
     """output_shape is not constant (MLI's output tensor has a fixed shape)"""
-    return {} if s.input(0).data is None else _OK
+    return {} if s.input("output_shape").data is None else _OK
 
 
-@applies_to("TRANSPOSE_CONV")
 def tconv_input_nhwc(s: Subject):
     """input is not 4-D NHWC"""
-    return {} if len(s.input(2).shape) != 4 else _OK
+    return {} if len(s.input("input").shape) != 4 else _OK
 
 
 def _tconv_axes(s: Subject):
     """(axis name, input size, output size, kernel, stride, pad before, pad after) per axis."""
-    x, w, o = s.input(2).shape, s.input(1).shape, s.op.options
+    x, w, o = s.input("input").shape, s.input("weights").shape, s.op.options
     padding = o.get("padding", "SAME")
     for axis, name, stride in ((1, "height", o.get("stride_h", 1)),
                                (2, "width", o.get("stride_w", 1))):
@@ -191,7 +114,6 @@ def _tconv_axes(s: Subject):
         yield name, x[axis], s.output.shape[axis], w[axis], stride, before, after
 
 
-@applies_to("TRANSPOSE_CONV")
 def tconv_stride_within_kernel(s: Subject):
     """stride {stride} along {axis} is larger than the kernel ({kernel}): MLI's transpose conv
     needs stride <= kernel size (TFLite leaves the positions no tap reaches at the bias)"""
@@ -201,7 +123,6 @@ def tconv_stride_within_kernel(s: Subject):
     return _OK
 
 
-@applies_to("TRANSPOSE_CONV")
 def tconv_output_reached(s: Subject):
     """output_shape asks for {out} along {axis}, but the taps reach only {reach} ((input
     {size} - 1) * stride {stride} + kernel {kernel} - padding {before}): MLI's transpose conv
@@ -213,7 +134,6 @@ def tconv_output_reached(s: Subject):
     return _OK
 
 
-@applies_to("TRANSPOSE_CONV")
 def tconv_padding_within_kernel(s: Subject):
     """output_shape {out} along {axis} cuts {before} position(s) before and {after} after the
     {full} the taps reach (input {size}, stride {stride}, kernel {kernel}): MLI's transpose
@@ -226,21 +146,18 @@ def tconv_padding_within_kernel(s: Subject):
     return _OK
 
 
-@applies_to("FULLY_CONNECTED")
 def fc_weights_matrix(s: Subject):
     """weights are not a constant 2-D matrix"""
-    w = s.input(1)
+    w = s.input("weights")
     return {} if w.data is None or len(w.shape) != 2 else _OK
 
 
-@applies_to("FULLY_CONNECTED")
 def fc_input_rows(s: Subject):
     """input size is not a multiple of N_in = {n_in}"""
-    n_in = s.input(1).shape[1]
-    return {"n_in": n_in} if s.input(0).size % n_in else _OK
+    n_in = s.input("weights").shape[1]
+    return {"n_in": n_in} if s.input("input").size % n_in else _OK
 
 
-@applies_to("FULLY_CONNECTED")
 def fc_rows_need_hwc(s: Subject):
     """several input rows: lowered as a 1x1 conv2d over an HWC view, which --layout chw cannot
     express; use --layout hwc"""
@@ -249,31 +166,26 @@ def fc_rows_need_hwc(s: Subject):
 
 # --- element-wise, activations, pooling ----------------------------------------------------
 
-ELTWISE_OPS = ("ADD", "SUB", "MUL", "MINIMUM", "MAXIMUM")
-
-
 def _broadcast(s: Subject) -> tuple | None:
     """The broadcast shape of an element-wise op's operands when one must be expanded (None:
     equal shapes or a scalar, which MLI takes as they are)."""
-    a, b = s.input(0), s.input(1)
+    a, b = s.input("input"), s.input("input2")
     if a.shape == b.shape or a.size == 1 or b.size == 1:
         return None
     return tuple(np.broadcast_shapes(tuple(a.shape), tuple(b.shape)))
 
 
-@applies_to(*ELTWISE_OPS)
 def one_operand_variable(s: Subject):
     """both operands are constant"""
-    return {} if s.input(0).data is not None and s.input(1).data is not None else _OK
+    return {} if s.input("input").data is not None and s.input("input2").data is not None else _OK
 
 
-@applies_to(*ELTWISE_OPS)
 def operands_broadcast(s: Subject):
     """shapes {a} and {b} do not broadcast"""
     try:
         _broadcast(s)
     except ValueError:
-        return {"a": list(s.input(0).shape), "b": list(s.input(1).shape)}
+        return {"a": list(s.input("input").shape), "b": list(s.input("input2").shape)}
     return _OK
 
 
@@ -281,11 +193,10 @@ def _broadcast_activation(s: Subject) -> ir.Tensor | None:
     """The activation operand that broadcasts to the output's shape (a constant one is
     materialized at the output's shape instead)."""
     full = _broadcast(s)
-    return next((t for t in (s.input(0), s.input(1))
+    return next((t for t in (s.input("input"), s.input("input2"))
                  if full is not None and t.data is None and tuple(t.shape) != full), None)
 
 
-@applies_to(*ELTWISE_OPS)
 def broadcast_needs_mli2(s: Subject):
     """activation {name!r} {shape} broadcasts to {full}: MLI's element-wise kernels take equal
     shapes or a scalar, so mlitool calls the kernel once per slice, through views whose data
@@ -296,7 +207,6 @@ def broadcast_needs_mli2(s: Subject):
     return {"name": t.name, "shape": list(t.shape), "full": list(_broadcast(s))}
 
 
-@applies_to(*ELTWISE_OPS)
 def broadcast_against_activation(s: Subject):
     """activation {name!r} {shape} broadcasts against the constant {const!r}: the kernel is
     called once per slice of both operands, and the runtime moves views of activations only
@@ -304,13 +214,12 @@ def broadcast_against_activation(s: Subject):
     A constant that broadcasts is materialized at the output's shape; an activation that
     broadcasts is taken slice by slice (`mlitool.mli.lower.broadcast`)."""
     t = _broadcast_activation(s)
-    other = s.input(1) if t is s.input(0) else s.input(0)
+    other = s.input("input2") if t is s.input("input") else s.input("input")
     if t is None or other.data is None or other.size == 1:
         return _OK
     return {"name": t.name, "shape": list(t.shape), "const": other.name}
 
 
-@applies_to(*ELTWISE_OPS)
 def output_broadcast_shape(s: Subject):
     """output shape {out} is not the broadcast shape {full}"""
     full = _broadcast(s)
@@ -319,14 +228,12 @@ def output_broadcast_shape(s: Subject):
     return _OK
 
 
-@applies_to("SOFTMAX")
 def softmax_beta_one(s: Subject):
     """softmax beta {beta} != 1"""
     beta = s.op.options.get("beta", 1.0)
     return {"beta": s.op.options.get("beta")} if float(beta) != 1.0 else _OK
 
 
-@applies_to("SOFTMAX")
 def softmax_one_axis_on_mli1(s: Subject):
     """MLI {version} softmax works on the whole tensor, not along an axis"""
     if s.mli_version != "2.0" and sum(d > 1 for d in s.input(0).shape) > 1:
@@ -334,40 +241,35 @@ def softmax_one_axis_on_mli1(s: Subject):
     return _OK
 
 
-@applies_to("MEAN")
 def mean_over_hw(s: Subject):
     """MEAN is lowered only over H and W of a 4-D tensor (as average pooling)"""
     axes = axis_list(s.graph, s.op)
-    shape = s.input(0).shape
+    shape = s.input("input").shape
     if axes is None or len(shape) != 4 or sorted(a % 4 for a in axes) != [1, 2]:
         return {}
     return _OK
 
 
-@applies_to("PRELU")
 def prelu_slope_one_axis(s: Subject):
     """PReLU slope is not constant or varies along more than one axis"""
-    alpha = s.input(1)
+    alpha = s.input("alpha")
     return {} if alpha.data is None or sum(d > 1 for d in alpha.shape) > 1 else _OK
 
 
 # --- data movement -------------------------------------------------------------------------
 
-@applies_to("ARG_MAX")
 def argmax_axis_constant(s: Subject):
     """axis is not constant"""
     axes = axis_list(s.graph, s.op)
     return {} if axes is None or len(axes) != 1 else _OK
 
 
-@applies_to("ARG_MAX")
 def argmax_last_axis(s: Subject):
     """ARG_MAX is lowered over the last non-unit axis only (the dimensions after the axis must
     be 1)"""
     return {} if argmax_rows(s.graph, s.op)[0] is None else _OK
 
 
-@applies_to("ARG_MAX")
 def argmax_row_starts_fit(s: Subject):
     """ARG_MAX over {rows} rows of {size}: MLI reports offsets from the tensor start, and row
     starts up to {last} do not fit the int16 zero points that make them row-relative (at most
@@ -379,27 +281,23 @@ def argmax_row_starts_fit(s: Subject):
     return _OK
 
 
-@applies_to("TRANSPOSE")
 def transpose_keeps_batch(s: Subject):
     """permutation is not constant or moves the batch dimension"""
     perm = axis_list(s.graph, s.op)
-    return {} if perm is None or (len(s.input(0).shape) >= 2 and perm[0] != 0) else _OK
+    return {} if perm is None or (len(s.input("input").shape) >= 2 and perm[0] != 0) else _OK
 
 
-@applies_to("CONCATENATION")
 def concat_inputs_variable(s: Subject):
     """constant concatenation inputs"""
     return {} if any(s.graph.tensors[i].data is not None for i in s.op.inputs) else _OK
 
 
-@applies_to("CONCATENATION")
 def concat_keeps_batch(s: Subject):
     """concatenation along the batch dimension"""
     rank = len(s.output.shape)
     return {} if rank >= 2 and int(s.op.options.get("axis", 0)) % rank == 0 else _OK
 
 
-@applies_to(*SLICE_OPS)
 def slice_expressible(s: Subject):
     """{reason}
 
@@ -412,89 +310,39 @@ def slice_expressible(s: Subject):
     return _OK
 
 
-@applies_to(*SLICE_OPS)
 def slice_keeps_batch(s: Subject):
     """slicing along the batch dimension"""
     _, boxes = slice_boxes(s.graph, s.op)
     return {} if any(b.begin[0] != 0 for b in boxes if len(b.begin) >= 2) else _OK
 
 
-@applies_to("PAD", "PADV2")
 def pad_spatial(s: Subject):
     """PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor"""
-    pads = const_values(s.graph, s.op.inputs[1])
-    if pads is None or len(s.input(0).shape) != 4 or np.any(pads[0] != 0) \
+    pads = const_values(s.graph, s.op.input("paddings"))
+    if pads is None or len(s.input("input").shape) != 4 or np.any(pads[0] != 0) \
             or np.any(pads < 0) or np.any(pads > 255):
         return {}
     return _OK
 
 
-@applies_to("PAD", "PADV2")
 def pad_channels_need_mli2(s: Subject):
     """padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads
     H and W only)"""
-    pads = const_values(s.graph, s.op.inputs[1])
+    pads = const_values(s.graph, s.op.input("paddings"))
     return {} if s.mli_version != "2.0" and np.any(pads[3] != 0) else _OK
 
 
 def _pad_value(s: Subject) -> np.ndarray | None:
-    return const_values(s.graph, s.op.inputs[2]) if len(s.op.inputs) > 2 else None
+    return const_values(s.graph, s.op.input("constant_values"))
 
 
-@applies_to("PADV2")
 def pad_value_constant(s: Subject):
     """PADV2 pad value is not one constant"""
     value = _pad_value(s)
     return {} if value is None or value.size != 1 else _OK
 
 
-@applies_to("PADV2")
 def float_pad_zero(s: Subject):
     """PADV2 of float data with a non-zero pad value (MLI pads with zeros)"""
     value = _pad_value(s)
     return {} if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0 else _OK
-
-
-CHECKS["UNIDIRECTIONAL_SEQUENCE_LSTM"].extend(LSTM_CHECKS)      # checks_recurrent.py
-
-
-# --- the check -----------------------------------------------------------------------------
-
-# Input slots that must be constants (weights, TRANSPOSE_CONV's output shape), not activations:
-# when they are not, the op's own check says so (the activation checks would only call their
-# type or batch wrong).
-PARAMETER_SLOTS = {"CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED": (1,),
-                   "TRANSPOSE_CONV": (0, 1)}
-
-
-def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
-    """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
-    s = Subject(graph, op, mli_version, layout)
-    for check in (has_kernel, lowered, has_elements):
-        fields = check(s)
-        if fields is not None:
-            return message(check, **fields)
-    params = PARAMETER_SLOTS.get(op.type, ())
-    acts = [graph.tensors[i] for slot, i in enumerate(op.inputs)
-            if i >= 0 and graph.tensors[i].data is None and slot not in params]
-    for t in acts + [graph.tensors[i] for i in op.outputs]:
-        for check in TENSOR_CHECKS:
-            fields = check(s, t)
-            if fields is not None:
-                return message(check, **fields)
-    for check in (fused_activation, *CHECKS[op.type]):
-        fields = check(s)
-        if fields is not None:
-            return message(check, **fields)
-    return None
-
-
-def unsupported_ops(graph: ir.Graph, mli_version: str = "2.0", layout: str = "hwc") -> list[str]:
-    """Every op that cannot be lowered, as 'op 3 (CONV_2D): reason'."""
-    out = []
-    for op in graph.ops:
-        reason = refusal(graph, op, mli_version, layout)
-        if reason:
-            out.append(f"{op.label}: {reason}")
-    return out
-

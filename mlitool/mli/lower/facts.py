@@ -1,15 +1,14 @@
-"""What lowering reads off the IR graph: constant operands, the layer kind an op becomes (ops.py
-refined by shapes), fully connected rows, argmax rows and slice boxes. Used by the support check
+"""What lowering reads off the IR graph: constant operands, the layer kind an op becomes (its
+OpSpec's, refined by shapes), fully connected rows, argmax rows and slice boxes. Used by the support check
 and the per-op lowering alike."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir
+from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.mli import views as V
-from mlitool.mli.ops import OP_KINDS
 
 # The per-row zero points that turn argmax offsets into indices are int16.
 ARGMAX_MAX_ZERO_POINT = 32767
@@ -30,21 +29,21 @@ def axis_list(graph: ir.Graph, op: ir.Op, slot: int = 1) -> list[int] | None:
 def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
     """The MLI layer kind a TFLite op becomes (before inserted layers)."""
     if op.type == "DEPTHWISE_CONV_2D":
-        w = graph.tensors[op.inputs[1]]
-        cin = graph.tensors[op.inputs[0]].shape[-1]
+        w = graph.slot(op, "weights")
+        cin = graph.slot(op, "input").shape[-1]
         if cin == 1 and w.shape[-1] > 1:
             return "conv2d"                  # one input channel: an ordinary convolution
         return "depthwise_conv2d" if w.shape[-1] == cin else "group_conv2d"
     if op.type == "FULLY_CONNECTED" and fc_rows(graph, op) > 1:
         return "conv2d"
-    return OP_KINDS[op.type]
+    return opspec.spec(op.type).kind
 
 
 def fc_rows(graph: ir.Graph, op: ir.Op) -> int:
     """How many rows of N_in elements a FULLY_CONNECTED multiplies (TFLite flattens its input
     to [rows, N_in]). More than one row is lowered as a 1x1 conv2d over a (rows, 1, N_in) view."""
-    w = graph.tensors[op.inputs[1]]
-    return max(graph.tensors[op.inputs[0]].size // max(int(w.shape[-1]), 1), 1)
+    w = graph.slot(op, "weights")
+    return max(graph.slot(op, "input").size // max(int(w.shape[-1]), 1), 1)
 
 
 def rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:
@@ -67,24 +66,26 @@ def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
 def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
     """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE.
     Raises UnsupportedError when a parameter is not constant or not expressible."""
-    def ints(slot: int) -> list[int]:
+    def ints(name: str) -> list[int]:
+        slot = opspec.spec(op.type).slot(name)
         v = const_values(graph, op.inputs[slot]) if len(op.inputs) > slot else None
         if v is None:
             raise UnsupportedError(f"{op.type} input {slot} is not constant")
         return [int(a) for a in np.atleast_1d(v).reshape(-1)]
 
     if op.type == "SPLIT":
-        x = op.inputs[1]
+        x = op.input("input")
         shape = graph.tensors[x].shape
-        axis = ints(0)[0] % len(shape)
+        axis = ints("axis")[0] % len(shape)
         n = len(op.outputs)
         if shape[axis] % n:
             raise UnsupportedError(f"SPLIT of dimension {shape[axis]} into {n} parts")
         return x, V.split_boxes(shape, axis, [shape[axis] // n] * n)
-    x = op.inputs[0]
+    x = op.input("input")
     shape = graph.tensors[x].shape
     if op.type == "SPLIT_V":
-        return x, V.split_boxes(shape, ints(2)[0], ints(1))
+        return x, V.split_boxes(shape, ints("axis")[0], ints("size_splits"))
     if op.type == "SLICE":
-        return x, [V.slice_box(shape, ints(1), ints(2))]
-    return x, [V.strided_slice_box(shape, ints(1), ints(2), ints(3), op.options)]
+        return x, [V.slice_box(shape, ints("begin"), ints("size"))]
+    return x, [V.strided_slice_box(shape, ints("begin"), ints("end"), ints("strides"),
+                                   op.options)]

@@ -1,0 +1,112 @@
+"""The support check: can an op be lowered for an MLI version and layout? Runs, per op, the
+common checks below (`has_kernel`, `TENSOR_CHECKS` on every activation, `fused_activation`), then
+the op's own (its OpSpec's `checks`, in checks.py), and reports the first refusal: the failing
+check's docstring, formatted with the fields it returns.
+"""
+
+from __future__ import annotations
+
+from mlitool import ir, optable
+from mlitool.mli.lower.checks import _OK, Subject, TensorCheck, message
+from mlitool.mli.lower.facts import rows_not_batch
+
+# --- every op ------------------------------------------------------------------------------
+
+def has_kernel(s: Subject):
+    """no MLI kernel for this op"""
+    spec = optable.get(s.op.type)
+    return _OK if spec is not None and (spec.kind or spec.not_lowered) else {}
+
+
+def lowered(s: Subject):
+    """mlitool does not lower this op yet (MLI 2.x has {kernels})"""
+    kernels = optable.spec(s.op.type).not_lowered
+    return {"kernels": kernels} if kernels else _OK
+
+
+def has_elements(s: Subject):
+    """tensor {name!r} has no elements (shape {shape}; an MLI tensor holds at least one)"""
+    for i in s.op.inputs + s.op.outputs:
+        if i >= 0 and s.graph.tensors[i].size == 0:
+            return {"name": _label(s.graph.tensors[i]), "shape": list(s.graph.tensors[i].shape)}
+    return _OK
+
+
+def _label(t: ir.Tensor) -> str:
+    """A tensor's name, or its index where the model left the name empty."""
+    return t.name or f"#{t.index}"
+
+
+def activation_type(s: Subject, t: ir.Tensor):
+    """tensor {name!r} has type {dtype} (MLI activations: int8, float, or int16 with zero point 0
+    and one scale, as 16x8 models have)
+
+    ARG_MAX outputs are indices (any integer type)."""
+    if t.dtype in ("int8", "float32") or (optable.spec(s.op.type).index_outputs
+                                          and t.index in s.op.outputs):
+        return _OK
+    if t.dtype == "int16" and t.quant is not None and not t.quant.per_axis \
+            and int(t.quant.zero_point[0]) == 0:
+        return _OK
+    return {"name": _label(t), "dtype": t.dtype}
+
+
+def batch_one(s: Subject, t: ir.Tensor):
+    """tensor {name!r} has batch {batch} (MLI runs batch 1)"""
+    if len(t.shape) >= 2 and t.shape[0] != 1 and not rows_not_batch(s.graph, s.op, t):
+        return {"name": _label(t), "batch": t.shape[0]}
+    return _OK
+
+
+def rank_at_most_5(s: Subject, t: ir.Tensor):
+    """tensor {name!r} has rank {rank} (MLI: at most 4 without batch)"""
+    return {"name": _label(t), "rank": len(t.shape)} if len(t.shape) > 5 else _OK
+
+
+TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_most_5)
+
+
+def fused_activation(s: Subject):
+    """fused activation {act} has no MLI equivalent"""
+    act = s.op.options.get("fused_activation", "NONE")
+    if not optable.spec(s.op.type).fused_activation:    # the LSTM's gate activation: its checks
+        return _OK
+    return _OK if act in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1") else {"act": act}
+
+
+# --- the check -----------------------------------------------------------------------------
+
+def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
+    """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
+    s = Subject(graph, op, mli_version, layout)
+    for check in (has_kernel, lowered, has_elements):
+        fields = check(s)
+        if fields is not None:
+            return message(check, **fields)
+    spec = optable.spec(op.type)
+    # Slots that must be constants (weights, TRANSPOSE_CONV's output shape), not activations:
+    # when they are not, the op's own check says so (the activation checks would only call
+    # their type or batch wrong).
+    params = {spec.slot(name) for name in spec.params}
+    acts = [graph.tensors[i] for slot, i in enumerate(op.inputs)
+            if i >= 0 and graph.tensors[i].data is None and slot not in params]
+    for t in acts + [graph.tensors[i] for i in op.outputs]:
+        for check in TENSOR_CHECKS:
+            fields = check(s, t)
+            if fields is not None:
+                return message(check, **fields)
+    for check in (fused_activation, *spec.checks):
+        fields = check(s)
+        if fields is not None:
+            return message(check, **fields)
+    return None
+
+
+def unsupported_ops(graph: ir.Graph, mli_version: str = "2.0", layout: str = "hwc") -> list[str]:
+    """Every op that cannot be lowered, as 'op 3 (CONV_2D): reason'."""
+    out = []
+    for op in graph.ops:
+        reason = refusal(graph, op, mli_version, layout)
+        if reason:
+            out.append(f"{op.label}: {reason}")
+    return out

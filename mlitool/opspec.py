@@ -1,0 +1,132 @@
+"""`OpSpec`: everything mlitool knows about one TFLite op, and the registry of them.
+
+One `OpSpec` per op holds its input slots by name, arity, options table, element types, the MLI
+layer kind it becomes (or none), its validation shape check, support checks, lowering rule and
+executor kernels. The built-in ops are registered by `mlitool.optable`, which the stages that
+dispatch on an op (validation, the support check, lowering, inspect, the executors) import;
+this module imports nothing of mlitool, so the functions an OpSpec names can read it.
+
+Adding an op is one `register(OpSpec(...))`: every per-op table is derived from the registry.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+# How an op's element types relate (validation):
+SAME = "same"           # the data inputs and the outputs share one type
+CONVERT = "convert"     # the output type is the op's choice (QUANTIZE, ARG_MAX...)
+WIDEN = "widen"         # as SAME, but int8 inputs may give int16 outputs (TFLite (Micro))
+
+VARIADIC = 1 << 16      # "any number" of inputs or outputs
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    """One TFLite op. Callables are optional: an op without `lower` is refused by the support
+    check ("no MLI kernel for this op"), one without `run` by the executors."""
+
+    name: str                                   # TFLite builtin name, e.g. "CONV_2D"
+    slots: tuple[str, ...] | None = None        # input slots in schema order; None: not validated
+    optional: int = 0                           # how many trailing slots may be omitted or absent
+    required: int | None = None                 # slots that must be present (default: non-optional)
+    variadic: bool = False                      # the last slot repeats (CONCATENATION)
+    outputs: tuple[int, int] = (1, 1)           # (min, max) outputs
+    options: str | None = None                  # the builtin options table it carries
+    options_required: bool = False              # ... and must carry (no usable default)
+    types: str = SAME                           # SAME | CONVERT | WIDEN
+    all_data: bool = False                      # every input is data of the op's type (ADD...)
+    quantized: bool = False                     # integer activations must carry quantization
+    mac: bool = False                           # multiplies weights: rescale = input * weights
+    rescale: bool = True                        # its rescales are checked (not internal ones)
+    window: bool = True                         # stride / dilation / filter options checked
+    index_outputs: bool = False                 # outputs are indices (any integer type)
+    reads_views: bool = False                   # takes a strided view as input (mli_mov copies)
+    fused_activation: bool = True               # "fused_activation" is an output activation
+    params: tuple[str, ...] = ()                # slots that must be constants, not activations
+    shapes: Callable | None = None              # validation: (graph, op) -> Problems
+    kind: str | None = None                     # the MLI layer kind; None: no MLI kernel
+    not_lowered: str | None = None              # MLI kernels mlitool does not lower (yet)
+    checks: tuple[Callable, ...] = ()           # support checks, in order (after common ones)
+    lower: Callable | None = None               # (builder, op, format) -> None
+    run: tuple[Callable | None, Callable | None] = (None, None)   # (float, tflite) kernels
+    weights: tuple[str, ...] = ()               # slots of its weights, first present wins
+
+    @property
+    def arity(self) -> tuple[int, int, int, int, int]:
+        """(min inputs, max inputs, required slots, min outputs, max outputs)."""
+        lo = len(self.slots) - self.optional
+        hi = VARIADIC if self.variadic else len(self.slots)
+        return (lo, hi, lo if self.required is None else self.required, *self.outputs)
+
+    def slot(self, name: str) -> int:
+        """Index of input slot `name` (KeyError naming the op when it has none)."""
+        try:
+            return self.slots.index(name)
+        except (ValueError, AttributeError):
+            raise KeyError(f"{self.name} has no input slot {name!r}") from None
+
+    def has_slot(self, name: str) -> bool:
+        return self.slots is not None and name in self.slots
+
+    @property
+    def data_slot(self) -> int:
+        """The slot of its data input: "input" where it has one, else the first."""
+        return self.slot("input") if self.has_slot("input") else 0
+
+
+REGISTRY: dict[str, OpSpec] = {}
+
+
+def register(spec: OpSpec) -> OpSpec:
+    """Add `spec` (ValueError if its op is registered already)."""
+    if spec.name in REGISTRY:
+        raise ValueError(f"op {spec.name} is registered twice")
+    REGISTRY[spec.name] = spec
+    return spec
+
+
+@contextmanager
+def registered(spec: OpSpec) -> Iterator[OpSpec]:
+    """`spec` registered for the duration of the block (tests, plug-ins)."""
+    register(spec)
+    try:
+        yield spec
+    finally:
+        del REGISTRY[spec.name]
+
+
+def get(op_type: str) -> OpSpec | None:
+    """The spec of `op_type`, None for an op mlitool does not know."""
+    return REGISTRY.get(op_type)
+
+
+def spec(op_type: str) -> OpSpec:
+    """The spec of a known op (KeyError otherwise)."""
+    try:
+        return REGISTRY[op_type]
+    except KeyError:
+        raise KeyError(f"no OpSpec for op {op_type!r}") from None
+
+
+def input_index(op: Any, name: str) -> int:
+    """Tensor index in `op`'s input slot `name`; -1 when omitted or beyond its inputs."""
+    k = spec(op.type).slot(name)
+    return op.inputs[k] if k < len(op.inputs) else -1
+
+
+def names(**facts: Any) -> frozenset[str]:
+    """The ops whose spec has all of `facts`, e.g. names(mac=True); kind=... may be a set."""
+    def match(s: OpSpec, key: str, want: Any) -> bool:
+        have = getattr(s, key)
+        return have in want if isinstance(want, (set, frozenset)) else have == want
+    return frozenset(n for n, s in REGISTRY.items()
+                     if all(match(s, k, v) for k, v in facts.items()))
+
+
+def lowered_ops() -> frozenset[str]:
+    """Ops mlitool lowers to MLI (those with a layer kind)."""
+    return frozenset(n for n, s in REGISTRY.items() if s.kind is not None)
