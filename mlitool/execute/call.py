@@ -11,10 +11,11 @@ from typing import Callable
 
 import numpy as np
 
-from mlitool import ir
+from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 
 Kernel = Callable[["Call"], list]
+Slot = int | str        # an input slot: its index, or its name in the op's OpSpec
 
 
 @dataclass
@@ -28,7 +29,12 @@ class Call:
     n: int
     consts: dict[int, np.ndarray] = field(default_factory=dict)
 
-    def tin(self, i: int) -> ir.Tensor | None:
+    def slot(self, i: Slot) -> int:
+        """The index of input slot `i`."""
+        return opspec.spec(self.op.type).slot(i) if isinstance(i, str) else i
+
+    def tin(self, i: Slot) -> ir.Tensor | None:
+        i = self.slot(i)
         if i >= len(self.op.inputs):
             return None
         return self.graph.tensor(self.op.inputs[i])
@@ -36,14 +42,15 @@ class Call:
     def tout(self, j: int = 0) -> ir.Tensor:
         return self.graph.tensors[self.op.outputs[j]]
 
-    def has(self, i: int) -> bool:
+    def has(self, i: Slot) -> bool:
         return self.tin(i) is not None
 
     def opt(self, key: str, default=None):
         return self.op.options.get(key, default)
 
-    def const(self, i: int) -> np.ndarray:
+    def const(self, i: Slot) -> np.ndarray:
         """Data of constant input i, converted for the mode (float mode: real values)."""
+        i = self.slot(i)
         t = self.tin(i)
         if t is None:
             raise UnsupportedError(f"{self.op.label}: input {i} is missing")
@@ -53,8 +60,9 @@ class Call:
             self.consts[t.index] = const_value(t, self.mode)
         return self.consts[t.index]
 
-    def x(self, i: int) -> np.ndarray:
+    def x(self, i: Slot) -> np.ndarray:
         """Batched value (N,)+shape of input i; constants are broadcast over samples."""
+        i = self.slot(i)
         t = self.tin(i)
         if t is None:
             raise UnsupportedError(f"{self.op.label}: input {i} is missing")

@@ -45,12 +45,12 @@ def activate(y: np.ndarray, act: str | None, out: np.ndarray | None = None) -> n
     raise UnsupportedError(f"fused activation {act}")
 
 
-def _fx(c: Call, i: int) -> np.ndarray:
+def _fx(c: Call, i: int | str) -> np.ndarray:
     return np.asarray(c.x(i), dtype=f32)
 
 
-def _bias(c: Call, idx: int = 2):
-    return c.const(idx).astype(f32) if c.has(idx) else f32(0)
+def _bias(c: Call):
+    return c.const("bias").astype(f32) if c.has("bias") else f32(0)
 
 
 def _done(c: Call, y: np.ndarray) -> list:
@@ -61,7 +61,7 @@ def _done(c: Call, y: np.ndarray) -> list:
 
 def _plus_bias(c: Call, y: np.ndarray) -> np.ndarray:
     """y (fresh, float32, channels last) + the bias, in place."""
-    if c.has(2):
+    if c.has("bias"):
         rows, b = long_rows(y, _bias(c))
         rows += b
     return y
@@ -72,8 +72,8 @@ def _plus_bias(c: Call, y: np.ndarray) -> np.ndarray:
 
 
 def conv_2d(c: Call):
-    x = _merge(_fx(c, 0))
-    w = c.const(1).astype(f32)
+    x = _merge(_fx(c, "input"))
+    w = c.const("weights").astype(f32)
     o, kh, kw, ci = w.shape
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
@@ -88,24 +88,25 @@ def conv_2d(c: Call):
 
 
 def depthwise_conv_2d(c: Call):
-    x = _merge(_fx(c, 0))
-    w = c.const(1).astype(f32)
+    x = _merge(_fx(c, "input"))
+    w = c.const("weights").astype(f32)
     return _done(c, _plus_bias(c, win.depthwise_sum(x, w, c.op.options)))
 
 
 def transpose_conv(c: Call):
     """TRANSPOSE_CONV: inputs output_shape, weights (O, KH, KW, I), input, optional bias."""
-    x = _merge(_fx(c, 2))
-    w = c.const(1).astype(f32)
+    x = _merge(_fx(c, "input"))
+    w = c.const("weights").astype(f32)
     out_h, out_w = c.tout().shape[1:3]
-    y = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w, matmul) + _bias(c, 3)
+    y = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w, matmul) + _bias(c)
     return _done(c, y)
 
 
 def fully_connected(c: Call):
-    w = c.const(1).astype(f32)
+    w = c.const("weights").astype(f32)
     depth = w.shape[-1]
-    return _done(c, _plus_bias(c, matmul(_fx(c, 0).reshape(-1, depth), w.reshape(-1, depth).T)))
+    x = _fx(c, "input").reshape(-1, depth)
+    return _done(c, _plus_bias(c, matmul(x, w.reshape(-1, depth).T)))
 
 
 def _pool(c: Call, value):

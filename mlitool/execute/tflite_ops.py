@@ -40,9 +40,9 @@ def _is_float(t: ir.Tensor) -> bool:
     return np.dtype(t.dtype).kind == "f"
 
 
-def _weighted_float(c: Call, x_slot: int = 0) -> bool:
+def _weighted_float(c: Call) -> bool:
     """True for a float op (run by the float kernel); rejects what tflite mode cannot reproduce."""
-    x_t, w_t = c.tin(x_slot), c.tin(1)
+    x_t, w_t = c.tin("input"), c.tin("weights")
     if _is_float(x_t):
         if not _is_float(w_t):
             raise UnsupportedError(f"{c.op.label}: hybrid (dynamic-range) op with {w_t.dtype} weights "
@@ -61,8 +61,8 @@ def _weighted_float(c: Call, x_slot: int = 0) -> bool:
 
 def _weights(c: Call) -> np.ndarray:
     """w - w_zp as integer-valued float32."""
-    w_t = c.tin(1)
-    w = c.const(1).astype(f32)
+    w_t = c.tin("weights")
+    w = c.const("weights").astype(f32)
     wq = quant_of(w_t, "filter")
     if wq.per_axis:
         if np.any(wq.zero_point != 0):
@@ -72,23 +72,23 @@ def _weights(c: Call) -> np.ndarray:
     return w
 
 
-def _offsets(c: Call, x_slot: int = 0):
+def _offsets(c: Call):
     """(x - x_zp, w - w_zp) as integer-valued float32 (|values| <= 2^16: exact), and the bound
     of their products that decides how the sums stay exact."""
-    x = np.subtract(_merge(c.x(x_slot)), f32(zp_of(c.tin(x_slot))), dtype=f32)
+    x = np.subtract(_merge(c.x("input")), f32(zp_of(c.tin("input"))), dtype=f32)
     w = _weights(c)
     return x, w, max_abs(x) * max_abs(w)
 
 
-def _bias(c: Call, idx: int = 2):
-    if not c.has(idx):
+def _bias(c: Call):
+    if not c.has("bias"):
         return 0
-    return c.const(idx).astype(np.int64)
+    return c.const("bias").astype(np.int64)
 
 
-def _per_channel_output(c: Call, acc: np.ndarray, x_slot: int = 0, bias_slot: int = 2) -> list:
+def _per_channel_output(c: Call, acc: np.ndarray) -> list:
     """Exact sums → int64, + bias, per-channel requantization, zero point and clamp."""
-    bias, in_t, w_t = _bias(c, bias_slot), c.tin(x_slot), c.tin(1)
+    bias, in_t, w_t = _bias(c), c.tin("input"), c.tin("weights")
     out_t, act = c.tout(), c.opt("fused_activation")
     mult, shift = channel_multipliers(in_t, w_t, out_t)
     lo, hi = activation_range(out_t, act)
@@ -119,7 +119,7 @@ def conv_2d(c: Call):
 def depthwise_conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
-    x, zp, w = _merge(c.x(0)), zp_of(c.tin(0)), _weights(c)
+    x, zp, w = _merge(c.x("input")), zp_of(c.tin("input")), _weights(c)
     info = np.iinfo(x.dtype)                 # |x - zp| from the type: no pass over the data
     dtype = sum_dtype(w.shape[1] * w.shape[2], max(zp - int(info.min), int(info.max) - zp) * max_abs(w))
     if dtype is np.int64:
@@ -131,26 +131,26 @@ def depthwise_conv_2d(c: Call):
 def transpose_conv(c: Call):
     """reference_integer_ops::TransposeConv (int8, and 16x8 with an int64 accumulator): the
     scatter of every input pixel's products, + bias, per-channel requantization."""
-    if _weighted_float(c, x_slot=2):
+    if _weighted_float(c):
         return float_ops.transpose_conv(c)
-    x, w, _ = _offsets(c, x_slot=2)
+    x, w, _ = _offsets(c)
     out_h, out_w = c.tout().shape[1:3]
     # float64 taps: a 16x8 product reaches 2^23, so float32 sums would not stay exact
     acc = win.transpose_conv_sum(x.astype(np.float64), w.astype(np.float64), c.op.options,
                                  out_h, out_w)
-    return _per_channel_output(c, acc, x_slot=2, bias_slot=3)
+    return _per_channel_output(c, acc)
 
 
 def fully_connected(c: Call):
-    x_t, w_t, out_t = c.tin(0), c.tin(1), c.tout()
+    x_t, w_t, out_t = c.tin("input"), c.tin("weights"), c.tout()
     if _weighted_float(c):
         return float_ops.fully_connected(c)
-    w = c.const(1).astype(np.float64)
+    w = c.const("weights").astype(np.float64)
     wq = quant_of(w_t, "weights")
     if not wq.per_axis:
         w = w - int(wq.zero_point[0])
     depth = w.shape[-1]
-    x = c.x(0).reshape(-1, depth).astype(np.float64) - zp_of(x_t)
+    x = c.x("input").reshape(-1, depth).astype(np.float64) - zp_of(x_t)
     acc = exact_matmul(x, w.reshape(-1, depth).T, max_abs(x) * max_abs(w)).astype(np.int64) + _bias(c)
     # BUILTIN_REF requantizes in double: round(acc * (in_scale * w_scale / out_scale)), C round()
     # (int8 and 16x8 alike; measured against LiteRT).

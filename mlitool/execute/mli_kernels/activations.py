@@ -6,16 +6,16 @@ l2_normalize (sa8/fx16, look-up-table based, see `luts.py`).
 
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 
-from mlitool.errors import ModelFormatError, UnsupportedError
+from mlitool.errors import UnsupportedError
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_intops import Arith, asl, asr_rnd, norm, sat, wrap
 from mlitool.execute.mli_kernels import luts
 from mlitool.execute.mli_kernels.qparams import batched_view, norm_cast, storage
 from mlitool.mli.ops import OUTPUT_PARAMS
-from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
+from mlitool.mli.types import ElType, MliTensor
 
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
 
@@ -239,60 +239,12 @@ def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, c
 
 # ---------------------------------------------------------------------------------------------
 # Layer adapters for the executor
-def _param(layer: MliLayer, model: MliModel, role: str, required: bool = True) -> MliTensor | None:
-    name = layer.params.get(role)
-    if name is None:
-        if required:
-            raise ModelFormatError(f"layer {layer.index} ({layer.kind}) has no {role!r} tensor",
-                                   model.source)
-        return None
-    t = model.tensors[name]
-    if required and t.data is None:
-        raise ModelFormatError(f"layer {layer.index} ({layer.kind}): {role} tensor {name!r} has "
-                               "no data", model.source)
-    return t
-
-
-def _io(layer: MliLayer, model: MliModel) -> tuple[MliTensor, MliTensor]:
-    return model.tensors[layer.inputs[0]], model.tensors[layer.outputs[0]]
-
-
-def _run_plain(kernel):
-    def run(layer, model, inputs, arith):
-        inp, out = _io(layer, model)
-        return kernel(inputs[0], inp, out, arith)
-    return run
-
-
-def _run_cfg(kernel):
-    def run(layer, model, inputs, arith):
-        inp, out = _io(layer, model)
-        return kernel(inputs[0], inp, out, layer.cfg, arith)
-    return run
-
-
-def _run_leaky_relu(layer, model, inputs, arith):
-    inp, out = _io(layer, model)
-    return leaky_relu(inputs[0], inp, _param(layer, model, "slope"), out, arith)
-
-
-def _run_prelu(layer, model, inputs, arith):
-    inp, out = _io(layer, model)
-    return prelu(inputs[0], inp, _param(layer, model, "slope"), out, layer.cfg, arith)
-
-
-def _run_l2_normalize(layer, model, inputs, arith):
-    inp, out = _io(layer, model)
-    epsilon = _param(layer, model, "epsilon", required=False)   # MLI 2.0.2 ignores it
-    return l2_normalize(inputs[0], inp, epsilon, out, layer.cfg, arith)
-
-
-LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list, Arith], np.ndarray]] = {
-    "relu": _run_cfg(relu),
-    "leaky_relu": _run_leaky_relu,
-    "prelu": _run_prelu,
-    "sigm": _run_plain(sigm),
-    "tanh": _run_plain(tanh),
-    "softmax": _run_cfg(softmax),
-    "l2_normalize": _run_l2_normalize,
+LAYER_RUNNERS: dict[str, Runner] = {
+    "relu": runner(relu),
+    "leaky_relu": runner(leaky_relu, "slope", cfg=False),
+    "prelu": runner(prelu, "slope"),
+    "sigm": runner(sigm, cfg=False),
+    "tanh": runner(tanh, cfg=False),
+    "softmax": runner(softmax),
+    "l2_normalize": runner(l2_normalize, "epsilon?"),       # MLI 2.0.2 ignores epsilon
 }

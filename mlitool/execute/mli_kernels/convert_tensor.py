@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_intops import Arith, asr_rnd, norm, sat
 from mlitool.execute.mli_kernels.qparams import (batched_view, frac_of, requant_params, scale_of,
                                          storage, zp_of)
-from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
+from mlitool.mli.types import ElType, MliTensor
 
 _INT32_MIN = -(1 << 31)
 
@@ -80,11 +80,4 @@ def _dequantize(x, inp: MliTensor) -> np.ndarray:
     return v * _float_scale(inp, quantize=False)
 
 
-def _run_layer(layer: MliLayer, model: MliModel, inputs: list, arith: Arith) -> np.ndarray:
-    t = model.tensors
-    return convert(inputs[0], t[layer.inputs[0]], t[layer.outputs[0]], arith)
-
-
-LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list, Arith], np.ndarray]] = {
-    "convert": _run_layer,
-}
+LAYER_RUNNERS: dict[str, Runner] = {"convert": runner(convert, cfg=False)}

@@ -13,7 +13,6 @@ fx16 on x86, where the golden vectors come from).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import numpy as np
 
@@ -22,6 +21,7 @@ from mlitool.execute import mli_intops
 from mlitool.execute.channels import by_blocks
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.windows import tap_sum
 from mlitool.execute.mli_kernels import macquant as mq
 from mlitool.execute.mli_kernels._window import Window
@@ -304,26 +304,6 @@ def rnn_dense(xs: list[np.ndarray], inps: list[MliTensor], weights: list[MliTens
 # ---------------------------------------------------------------------------------------------
 # Layer adapters for the executor
 
-def _layer_tensors(layer: MliLayer, model: MliModel):
-    t = model.tensors
-    return t[layer.inputs[0]], t[layer.weights], t[layer.bias], t[layer.outputs[0]]
-
-
-def _runner(kernel: Callable) -> Callable:
-    def run(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
-        inp, weights, bias, out = _layer_tensors(layer, model)
-        return kernel(inputs[0], inp, weights, bias, out, layer.cfg, arith)
-    run.__doc__ = f"Run a layer through {kernel.__name__}."
-    return run
-
-
-def _run_fully_connected(layer: MliLayer, model: MliModel, inputs: list[np.ndarray],
-                         arith: Arith) -> np.ndarray:
-    inp, weights, bias, out = _layer_tensors(layer, model)
-    return fully_connected(inputs[0], inp, weights, bias, out, layer.cfg, arith,
-                           ext_bias=layer.kernel.endswith("_ext_bias"))
-
-
 def _rnn_dense_weights(layer: MliLayer) -> list[str]:
     """Weights names in input order: params weights0..weights{k-1}, or layer.weights + weights1.."""
     count = len(layer.inputs)
@@ -338,11 +318,16 @@ def _run_rnn_dense(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], a
                      t[layer.bias], t[layer.outputs[0]], layer.cfg, arith)
 
 
-LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list[np.ndarray], Arith], np.ndarray]] = {
-    "conv2d": _runner(conv2d),
-    "depthwise_conv2d": _runner(depthwise_conv2d),
-    "group_conv2d": _runner(group_conv2d),
-    "transpose_conv2d": _runner(transpose_conv2d),
-    "fully_connected": _run_fully_connected,
-    "rnn_dense": _run_rnn_dense,
+def _ext_bias(layer: MliLayer) -> dict:
+    return {"ext_bias": layer.kernel.endswith("_ext_bias")}
+
+
+LAYER_RUNNERS: dict[str, Runner] = {
+    "conv2d": runner(conv2d, "weights", "bias"),
+    "depthwise_conv2d": runner(depthwise_conv2d, "weights", "bias"),
+    "group_conv2d": runner(group_conv2d, "weights", "bias"),
+    "transpose_conv2d": runner(transpose_conv2d, "weights", "bias"),
+    # the _ext_bias kernel: verified against the golden vectors (tests/execute), never lowered
+    "fully_connected": runner(fully_connected, "weights", "bias", keywords=_ext_bias),
+    "rnn_dense": _run_rnn_dense,    # verified against the golden vectors, never lowered
 }

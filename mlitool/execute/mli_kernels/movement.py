@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Callable
 
 import numpy as np
 
 from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_kernels.qparams import batched_view
-from mlitool.mli.types import MliLayer, MliModel, MliTensor
+from mlitool.mli.types import MliTensor
 
 
 # ---------------------------------------------------------------------------------- argmax
@@ -108,16 +108,4 @@ def permute(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith | None = 
     return np.ascontiguousarray(res.reshape((v.shape[0],) + out.shape)).astype(out.el_type.dtype)
 
 
-# ---------------------------------------------------------------------------------------------
-# Layer adapters for the executor
-def _run_cfg(kernel):
-    def run(layer: MliLayer, model: MliModel, inputs: list, arith: Arith) -> np.ndarray:
-        t = model.tensors
-        return kernel(inputs[0], t[layer.inputs[0]], t[layer.outputs[0]], layer.cfg, arith)
-    return run
-
-
-LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list, Arith], np.ndarray]] = {
-    "argmax": _run_cfg(argmax),
-    "permute": _run_cfg(permute),
-}
+LAYER_RUNNERS: dict[str, Runner] = {"argmax": runner(argmax), "permute": runner(permute)}

@@ -9,16 +9,16 @@ output tensor).
 
 from __future__ import annotations
 
-from collections.abc import Callable
 
 import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
 from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_kernels._window import Window
 from mlitool.execute.mli_kernels.qparams import requant_params
-from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
+from mlitool.mli.types import ElType, MliTensor
 
 # MLI's reciprocal table for window sizes below 32: value ~ mul * 2^-shift = 1 / size.
 _DIV_MUL = (0, 0x4000, 0x4000, 0x5555, 0x4000, 0x6666, 0x5555, 0x4924, 0x4000, 0x71c7, 0x6666,
@@ -102,15 +102,4 @@ def maxpool(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
     return result.astype(out.el_type.dtype)
 
 
-def _runner(kernel: Callable) -> Callable:
-    def run(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
-        t = model.tensors
-        return kernel(inputs[0], t[layer.inputs[0]], t[layer.outputs[0]], layer.cfg, arith)
-    run.__doc__ = f"Run a layer through {kernel.__name__}."
-    return run
-
-
-LAYER_RUNNERS: dict[str, Callable[[MliLayer, MliModel, list[np.ndarray], Arith], np.ndarray]] = {
-    "avepool": _runner(avepool),
-    "maxpool": _runner(maxpool),
-}
+LAYER_RUNNERS: dict[str, Runner] = {"avepool": runner(avepool), "maxpool": runner(maxpool)}

@@ -145,9 +145,9 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
 
 def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
-    x = b.use(op, op.inputs[0], el)
-    at = b.g.tensors[op.inputs[1]]
-    in_rank = len(b.g.tensors[op.inputs[0]].shape)
+    x = b.use(op, op.input("input"), el)
+    at = b.g.slot(op, "alpha")
+    in_rank = len(b.g.slot(op, "input").shape)
     real = b.real(at).reshape((1,) * (in_rank - len(at.shape)) + tuple(at.shape))
     mshape = b.mli_shape(real.shape)
     real = real.reshape(real.shape[1:]) if in_rank >= 2 else real
@@ -155,9 +155,9 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
         real = real.transpose(2, 0, 1)
     non1 = [i for i, d in enumerate(mshape) if d > 1]
     axis = non1[0] if non1 else -1
-    m = MliTensor(name=b.base(op.inputs[1]), role=Role.PARAM,
+    m = MliTensor(name=b.base(at.index), role=Role.PARAM,
                   shape=mshape if non1 else (), el_type=el, source=at.name,
-                  source_index=op.inputs[1])
+                  source_index=at.index)
 
     def own_int8() -> np.ndarray:
         data = np.asarray(at.data, np.int8).reshape(real.shape)

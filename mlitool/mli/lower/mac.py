@@ -16,23 +16,17 @@ from mlitool.mli.lower.facts import fc_rows, layer_kind
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
 
-# Input slots (activation, bias) where they are not (0, 2): TRANSPOSE_CONV's first input is
-# its output shape.
-_SLOTS = {"TRANSPOSE_CONV": (2, 3)}
-
-
 def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     """CONV_2D, DEPTHWISE_CONV_2D (as depthwise, group or plain conv2d), TRANSPOSE_CONV and
     FULLY_CONNECTED (one row; several rows as a 1x1 conv2d over an HWC view)."""
     g = b.g
     kind = layer_kind(g, op)
     el_a, el_w, el_b = FORMATS[fmt]
-    x_slot, b_slot = _SLOTS.get(op.type, (0, 2))
-    x_idx, w_idx = op.inputs[x_slot], op.inputs[1]
+    x_idx, w_idx = op.input("input"), op.input("weights")
     pad_op = b.fused_pads.get(op.index, (None, None))[0]
     if pad_op is not None:
-        x_idx = pad_op.inputs[0]
-    b_idx = op.inputs[b_slot] if len(op.inputs) > b_slot else -1
+        x_idx = pad_op.input("input")
+    b_idx = op.input("bias")
     wt, bt = g.tensors[w_idx], g.tensor(b_idx)
     x_name = b.use(op, x_idx, el_a)
     rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
@@ -297,7 +291,7 @@ def _real_bias(b: Builder, bt: ir.Tensor, x_idx: int, wt: ir.Tensor) -> np.ndarr
 
 
 def _macs(b: Builder, op: ir.Op, kind: str) -> int:
-    w = b.g.tensors[op.inputs[1]].shape
+    w = b.g.slot(op, "weights").shape
     if kind == "fully_connected" or op.type == "FULLY_CONNECTED":
         return int(w[1])
     if op.type == "CONV_2D":
@@ -319,7 +313,7 @@ def _pointwise_cfg(b: Builder, op: ir.Op, out: MliTensor) -> dict:
 
 def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor) -> dict:
     o = op.options
-    in_shape = b.g.tensors[op.inputs[0]].shape
+    in_shape = b.g.slot(op, "input").shape
     kh, kw = wt.shape[1], wt.shape[2]
     dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
     sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
@@ -338,7 +332,7 @@ def _transpose_cfg(b: Builder, op: ir.Op, out: MliTensor, wt: ir.Tensor) -> dict
     `(in - 1) * stride + kernel - before - after` the model's (the support check has made
     sure both lie in [0, kernel))."""
     o = op.options
-    in_shape = b.g.tensors[op.inputs[2]].shape
+    in_shape = b.g.slot(op, "input").shape
     out_shape = b.g.tensors[op.outputs[0]].shape
     sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
     padding = o.get("padding", "SAME")

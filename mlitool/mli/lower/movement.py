@@ -294,7 +294,7 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
 def _pad_value(b: Builder, op: ir.Op) -> int | None:
     """The int8 value a PAD / PADV2 of int8 data fills with (None: real zero)."""
     if op.type == "PADV2":
-        v = np.asarray(const_values(b.g, op.inputs[2])).reshape(-1)[0]
+        v = np.asarray(const_values(b.g, op.input("constant_values"))).reshape(-1)[0]
         if v.dtype.kind in "iu":
             return int(v)
     return None
@@ -310,15 +310,15 @@ def _pad_fused_into(b: Builder, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
     if b.mli_version != "2.0" or out_idx in b.g.outputs or len(cons) != 1 or pads[3].any():
         return None
     conv = cons[0]
-    if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.inputs[0] != out_idx \
+    if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.input("input") != out_idx \
             or out_idx in conv.inputs[1:]:
         return None
-    zp = b.g.tensors[op.inputs[0]].quant
+    zp = b.g.slot(op, "input").quant
     value = _pad_value(b, op)
     if value is not None and (zp is None or value != int(zp.zero_point[0])):
         return None                                    # not real zero
-    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
-    o, wt = conv.options, b.g.tensors[conv.inputs[1]]
+    pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
+    o, wt = conv.options, b.g.slot(conv, "weights")
     padded = b.g.tensors[out_idx].shape
     total = []
     for axis, (k, s, d) in ((1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
@@ -341,10 +341,10 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
         b.fused_pads[conv.index] = (op, total)
         return
     el = act_el(fmt)
-    x = b.use(op, op.inputs[0], el)
+    x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
     value = _pad_value(b, op)
-    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
+    pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
     cfg = {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
            "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
     if pads[3].any():                          # channels (MLI 2.x mli_mov pads every dimension)
@@ -355,7 +355,7 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
         fill = int(xt.zero_point[0]) if value is None else value    # raw SA8 pad value
         if fill != 0:
             return _pad_wide(b, op, fmt, x, fill, cfg_type, cfg)
-    elif value is not None and value != int(b.g.tensors[op.inputs[0]].quant.zero_point[0]):
+    elif value is not None and value != int(b.g.slot(op, "input").quant.zero_point[0]):
         raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
                                f"{fmt} padding fills zeros; use --format sa8 for this layer")
     kout, pending = b.kernel_output(op, op.outputs[0], el, b.copy_params(xt))
