@@ -22,7 +22,7 @@ import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
-from mlitool import ir
+from mlitool import ir, optable
 from mlitool.errors import ModelFormatError
 from mlitool.validate import normalise_output_shapes
 
@@ -39,11 +39,6 @@ _TYPES: dict[int, tuple[str, str | None]] = {
     16: ("uint16", "<u2"), 17: ("int4", "int4"), 18: ("bfloat16", None),
 }
 _STORAGE = dict(_TYPES.values())
-
-# Ops with an integer bias in input scale x weight scale units: (input slot, bias slot);
-# the weights are input 1.
-_MAC_SLOTS = {"CONV_2D": (0, 2), "DEPTHWISE_CONV_2D": (0, 2), "FULLY_CONNECTED": (0, 2),
-              "TRANSPOSE_CONV": (2, 3)}
 
 _ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 _PADDING = {0: "SAME", 1: "VALID"}
@@ -284,11 +279,11 @@ class _Reader:
         per-tensor weights: TFLite runs it, its kernels never read the bias's scales but add
         it in units of input scale x weight scale. Those become its scales."""
         for op in ops:
-            x_slot, b_slot = _MAC_SLOTS.get(op.type, (0, -1))
-            if b_slot < 0 or len(op.inputs) <= b_slot:
+            spec = optable.get(op.type)
+            if spec is None or not spec.mac:        # MAC ops: integer bias in those units
                 continue
             x, w, b = (tensors[i] if i >= 0 else None
-                       for i in (op.inputs[x_slot], op.inputs[1], op.inputs[b_slot]))
+                       for i in map(op.input, ("input", "weights", "bias")))
             if any(t is None or t.quant is None for t in (x, w, b)) or x.quant.per_axis \
                     or b.dtype not in ("int32", "int64"):
                 continue

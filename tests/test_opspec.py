@@ -1,0 +1,129 @@
+"""The OpSpec registry (mlitool/opspec.py, mlitool/optable.py): a toy op added through its OpSpec
+alone flows through validation, the support check, lowering, inspect and the executors; and no
+per-op table is left outside the registry."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import mlitool
+from mlitool import ir, opspec, optable, validate_ops
+from mlitool.errors import UnsupportedError
+from mlitool.execute import layout_ops
+from mlitool.execute.graph import run_graph
+from mlitool.inspect.command import summarize
+from mlitool.mli.lower import lower, movement, unsupported_ops
+from mlitool.validate import problems
+
+
+def _neg(c):
+    """A float kernel: -x."""
+    return [-np.asarray(c.x("input"), np.float32)]
+
+
+# NEG (a TFLite op mlitool does not know): validated, executed in float mode, no MLI kernel.
+NEG = opspec.OpSpec("NEG", ("input",), options="NegOptions", shapes=validate_ops.same_shape,
+                    run=(_neg, None))
+# An identity lowered as an MLI view (RESHAPE's lowering), executed in both modes.
+TOY_IDENTITY = opspec.OpSpec("TOY_IDENTITY", ("input",), shapes=validate_ops.same_size,
+                             kind="view", lower=movement.lower_reshape,
+                             run=(layout_ops.reshape,) * 2)
+
+
+def _graph(op_type, n_in=1, out_shape=(1, 4), dtype="float32"):
+    q = ir.Quant(np.array([0.5]), np.array([3]), None) if dtype == "int8" else None
+    tensors = [ir.Tensor(i, f"x{i}", (1, 4), dtype, None, q) for i in range(n_in)]
+    tensors.append(ir.Tensor(n_in, "y", out_shape, dtype, None, q))
+    op = ir.Op(0, op_type, tuple(range(n_in)), (n_in,))
+    return ir.Graph("g", tensors, [op], list(range(n_in)), [n_in])
+
+
+X = np.array([[[1.5, -2.0, 0.0, 7.25]]], np.float32)     # one sample of shape (1, 4)
+
+
+def test_an_unknown_op_gets_only_the_graph_checks():
+    assert problems(_graph("NEG", n_in=2, out_shape=(1, 5))) == []
+    with pytest.raises(UnsupportedError, match=r"float mode cannot run op 0 \(NEG\)"):
+        run_graph(_graph("NEG"), {0: X}, "float")
+
+
+def test_a_toy_op_flows_through_its_opspec_alone():
+    with opspec.registered(NEG):
+        # validation: the spec's arity and shape check
+        assert [str(p) for p in problems(_graph("NEG", n_in=2))] == [
+            "op 0 (NEG): has 2 inputs, expected 1"]
+        assert [str(p) for p in problems(_graph("NEG", out_shape=(1, 5)))] == [
+            "op 0 (NEG), tensor 1 'y': has shape [1, 5], but the input's is [1, 4] (TFLite "
+            "recomputes it); mlitool does not change the shape of a graph output"]
+        g = _graph("NEG")
+        assert problems(g) == []
+        # the support check: no layer kind, refused
+        assert unsupported_ops(g) == ["op 0 (NEG): no MLI kernel for this op"]
+        row = summarize(ir.Model("neg.tflite", [g]))["ops"][0]
+        assert (row["supported"], row["unsupported_reason"]) == (False,
+                                                                 "no MLI kernel for this op")
+        # the executors: float runs it, tflite has no kernel
+        np.testing.assert_array_equal(run_graph(g, {0: X}, "float")[1],
+                                      [[[-1.5, 2.0, -0.0, -7.25]]])
+        with pytest.raises(UnsupportedError, match=r"tflite mode cannot run op 0 \(NEG\)"):
+            run_graph(g, {0: X}, "tflite")
+    assert opspec.get("NEG") is None
+
+
+def test_a_toy_op_is_lowered_through_its_opspec():
+    with opspec.registered(TOY_IDENTITY):
+        g = _graph("TOY_IDENTITY", dtype="int8")
+        assert problems(g) == [] and unsupported_ops(g) == []
+        assert summarize(ir.Model("toy.tflite", [g]))["ops"][0]["supported"] is True
+        model = lower(g, format="sa8")
+        assert [(la.kind, la.op_type) for la in model.layers] == [("view", "TOY_IDENTITY")]
+        q = np.array([[[-128, 3, 0, 127]]], np.int8)
+        np.testing.assert_array_equal(run_graph(g, {0: q}, "tflite")[1], q)
+
+
+def test_registering_an_op_twice_is_refused():
+    with pytest.raises(ValueError, match="op CONV_2D is registered twice"):
+        opspec.register(opspec.OpSpec("CONV_2D"))
+
+
+def test_slots_by_name():
+    tconv = optable.spec("TRANSPOSE_CONV")
+    assert [tconv.slot(n) for n in ("output_shape", "weights", "input", "bias")] == [0, 1, 2, 3]
+    assert tconv.arity == (3, 4, 3, 1, 1)
+    op = ir.Op(0, "TRANSPOSE_CONV", (7, 8, 9), (10,))
+    assert (op.input("input"), op.input("bias")) == (9, -1)
+    with pytest.raises(KeyError, match="TRANSPOSE_CONV has no input slot 'filter'"):
+        op.input("filter")
+    lstm = optable.spec("UNIDIRECTIONAL_SEQUENCE_LSTM")
+    assert (lstm.slot("cell_state"), lstm.slot("projection_weights"), lstm.arity) == (
+        19, 16, (20, 24, 1, 1, 1))
+
+
+# Collections naming two or more registered ops (optable.py has none: one entry per op), and why
+# these remain.
+# Fused activations share names with ops (RELU...): sets of those are not op tables.
+_FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
+_ELSEWHERE = {
+    "inspect/opstats.py",       # sequence ops for statistics, with ops mlitool does not know
+    "mli/lower/movement.py",    # convolutions PAD fuses into (a graph pass to come)
+    "mli/quant.py",             # MLI's per-axis weight dim per version (the Target's)
+    "verify/command.py",        # ops that keep values, walked back from an output
+}
+
+
+def test_no_per_op_table_outside_the_registry():
+    root = Path(mlitool.__file__).parent
+    names = set(optable.REGISTRY) - _FUSED
+    found = set()
+    for path in root.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Dict, ast.Set, ast.Tuple, ast.List)):
+                elts = node.keys if isinstance(node, ast.Dict) else node.elts
+                ops = {e.value for e in elts if isinstance(e, ast.Constant) and e.value in names}
+                if len(ops) >= 2:
+                    found.add(str(path.relative_to(root)))
+    assert found == _ELSEWHERE
