@@ -13,6 +13,7 @@ from mlitool import validate_ops as V
 from mlitool.execute import float_ops as F
 from mlitool.execute import layout_ops as LO
 from mlitool.execute import tflite_lstm
+from mlitool.execute import tflite_mac as TM
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import activations as act
 from mlitool.mli.lower import checks as C
@@ -39,24 +40,24 @@ _MAC_INPUT = (C.weights_constant, C.input_nhwc)
 
 register(OpSpec("CONV_2D", _CONV, **_MAC, options="Conv2DOptions", options_required=True,
                 shapes=V.window_shapes, kind="conv2d",
-                checks=(C.dilation_needs_mli2, *_MAC_INPUT), run=(F.conv_2d, T.conv_2d)))
+                checks=(C.dilation_needs_mli2, *_MAC_INPUT), run=(F.conv_2d, TM.conv_2d)))
 # Over one input channel a conv2d, with a channel multiplier a group_conv2d (facts.layer_kind).
 register(OpSpec("DEPTHWISE_CONV_2D", _CONV, **_MAC, options="DepthwiseConv2DOptions",
                 options_required=True, shapes=V.window_shapes, kind="depthwise_conv2d",
                 checks=(C.kernel_needs_mli2, C.dilation_needs_mli2, *_MAC_INPUT),
-                run=(F.depthwise_conv_2d, T.depthwise_conv_2d)))
+                run=(F.depthwise_conv_2d, TM.depthwise_conv_2d)))
 # Over several rows a 1x1 conv2d (facts.layer_kind).
 register(OpSpec("FULLY_CONNECTED", _CONV, **_MAC, options="FullyConnectedOptions",
                 shapes=V.fc_shapes, kind="fully_connected",
                 checks=(C.fc_weights_matrix, C.fc_input_rows, C.fc_rows_need_hwc),
-                run=(F.fully_connected, T.fully_connected)))
+                run=(F.fully_connected, TM.fully_connected)))
 register(OpSpec("TRANSPOSE_CONV", ("output_shape", "weights", "input", "bias"),
                 **{**_MAC, "params": ("output_shape", "weights")}, options="TransposeConvOptions",
                 options_required=True, shapes=V.transpose_conv_shapes, kind="transpose_conv2d",
                 checks=(C.kernel_needs_mli2, C.weights_constant, C.tconv_output_shape_constant,
                         C.tconv_input_nhwc, C.tconv_stride_within_kernel, C.tconv_output_reached,
                         C.tconv_padding_within_kernel),
-                run=(F.transpose_conv, T.transpose_conv)))
+                run=(F.transpose_conv, TM.transpose_conv)))
 
 _POOL = dict(options="Pool2DOptions", options_required=True, quantized=True,
              shapes=V.window_shapes, lower=act.lower_pool)

@@ -10,9 +10,7 @@ normalisation is recorded in `Model.warnings`.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
-import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -24,34 +22,23 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 
 from mlitool import ir, optable
 from mlitool.errors import ModelFormatError
+# Checked reads; the schema's vtable slots and layouts (checked by tests/reader/test_reader_slots)
+from mlitool.tflite_checked import (Checked, Corrupt, STORAGE, TYPES, _BUFFER_DATA, _I32, _I8,
+                                    _MODEL_BUFFERS, _MODEL_DESCRIPTION, _MODEL_OPCODES,
+                                    _MODEL_SIGNATURES, _MODEL_SUBGRAPHS, _OPCODE_CUSTOM,
+                                    _OP_INPUTS, _OP_INTERMEDIATES, _OP_OUTPUTS, _QUANT_DIMENSION,
+                                    _QUANT_SCALE, _QUANT_ZERO_POINT, _SIGNATURE_KEY,
+                                    _SUBGRAPH_INPUTS, _SUBGRAPH_NAME, _SUBGRAPH_OPS,
+                                    _SUBGRAPH_OUTPUTS, _SUBGRAPH_TENSORS, _TENSOR_BUFFER,
+                                    _TENSOR_IS_VARIABLE, _TENSOR_NAME, _TENSOR_QUANT,
+                                    _TENSOR_SHAPE, _TENSOR_SHAPE_SIGNATURE, _TENSOR_TYPE, _U32,
+                                    _U8)
+from mlitool.tflite_options import name_enums, option_fields
 from mlitool.validate import normalise_output_shapes
 
 IDENTIFIER = b"TFL3"
 MAX_TENSOR_ELEMENTS = 2**31 - 1          # TFLite(-Micro) element counts are int; more is hostile
 _CUSTOM = 32
-
-# TensorType code -> (IR dtype name, numpy storage dtype or None when data is not decoded).
-_TYPES: dict[int, tuple[str, str | None]] = {
-    0: ("float32", "<f4"), 1: ("float16", "<f2"), 2: ("int32", "<i4"), 3: ("uint8", "u1"),
-    4: ("int64", "<i8"), 5: ("string", None), 6: ("bool", "?"), 7: ("int16", "<i2"),
-    8: ("complex64", "<c8"), 9: ("int8", "i1"), 10: ("float64", "<f8"), 11: ("complex128", "<c16"),
-    12: ("uint64", "<u8"), 13: ("resource", None), 14: ("variant", None), 15: ("uint32", "<u4"),
-    16: ("uint16", "<u2"), 17: ("int4", "int4"), 18: ("bfloat16", None),
-}
-_STORAGE = dict(_TYPES.values())
-
-_ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
-_PADDING = {0: "SAME", 1: "VALID"}
-_WEIGHTS_FORMAT = {0: "DEFAULT", 1: "SHUFFLED4x16INT8"}
-# Generic snake_case option names renamed to the IR's documented keys.
-_RENAME = {
-    "fused_activation_function": "fused_activation",
-    "dilation_h_factor": "dilation_h", "dilation_w_factor": "dilation_w",
-    "filter_height": "filter_h", "filter_width": "filter_w", "dilation_d_factor": "dilation_d",
-}
-# Option fields holding a TensorType code: decoded to a dtype name.
-_DTYPE_FIELDS = {"output_type", "in_data_type", "out_data_type", "idx_out_type", "out_type",
-                 "quantized_bias_type", "key_dtype", "value_dtype"}
 
 # Union type code -> options class, for BuiltinOptions and BuiltinOptions2.
 _OPTION_CLASSES = {
@@ -61,106 +48,6 @@ _OPTION_CLASSES = {
 }
 _OPTION_NAMES = {code: name for name, code in vars(tflite.BuiltinOptions).items()
                  if isinstance(code, int) and name != "NONE"}
-_SKIP_METHODS = {"Init"}
-
-
-class _Corrupt(Exception):
-    """Internal: the file contradicts itself; turned into ModelFormatError with the path."""
-
-
-# --------------------------------------------------------------------------------------------------
-# Checked access to the flatbuffer
-
-
-_I32 = struct.Struct("<i")
-_U32 = struct.Struct("<I")
-_U16 = struct.Struct("<H")
-_I8 = struct.Struct("<b")
-_U8 = struct.Struct("<B")
-
-
-class _Checked:
-    """Bounds checks for spans inside the file bytes, and direct reads of table fields.
-
-    `offset` and `scalar` read what the generated accessors (`Table.Offset`, `Get`) read, without
-    their generic per-read overhead, which is most of the time of reading a model's tables.
-    """
-
-    def __init__(self, buf: bytes):
-        self.buf = buf
-        self.size = len(buf)
-
-    def offset(self, obj: Any, slot: int) -> int:
-        """`obj._tab.Offset(slot)`: the field's offset from its table, 0 when it is absent."""
-        pos = obj._tab.Pos
-        vtable = pos - _I32.unpack_from(self.buf, pos)[0]
-        if vtable < 0:                           # unpack_from would count from the end
-            raise _Corrupt(f"a vtable lies outside the file (byte {vtable}): the file is "
-                           "truncated or corrupt")
-        if slot < _U16.unpack_from(self.buf, vtable)[0]:
-            return _U16.unpack_from(self.buf, vtable + slot)[0]
-        return 0
-
-    def scalar(self, obj: Any, slot: int, fmt: struct.Struct, default: int = 0) -> int:
-        """A scalar field (`fmt` its little-endian layout), or `default` when absent."""
-        o = self.offset(obj, slot)
-        return fmt.unpack_from(self.buf, obj._tab.Pos + o)[0] if o else default
-
-    def span(self, start: int, nbytes: int, what: str) -> None:
-        if start < 0 or nbytes < 0 or start + nbytes > self.size:
-            raise _Corrupt(f"{what} lies outside the file (bytes {start}..{start + nbytes} of "
-                           f"{self.size}): the file is truncated or corrupt")
-
-    def vector(self, obj: Any, slot: int, elem_size: int, what: str) -> tuple[int, int] | None:
-        """(start, length) of the vector in `slot` of table `obj`, checked; None when absent."""
-        o = self.offset(obj, slot)
-        if o == 0:
-            return None
-        at = obj._tab.Pos + o
-        self.span(at, 4, what)
-        start = at + _U32.unpack_from(self.buf, at)[0] + 4
-        self.span(start - 4, 4, what)
-        n = _U32.unpack_from(self.buf, start - 4)[0]
-        self.span(start, n * elem_size, f"{what} ({n} entries)")
-        return start, n
-
-    def array(self, obj: Any, slot: int, dtype: str, what: str) -> np.ndarray | None:
-        """A numpy view of a scalar vector field, or None when absent."""
-        dt = np.dtype(dtype)
-        vec = self.vector(obj, slot, dt.itemsize, what)
-        if vec is None:
-            return None
-        start, n = vec
-        return np.frombuffer(self.buf, dtype=dt, count=n, offset=start)
-
-    def tables(self, obj: Any, slot: int, what: str) -> int:
-        """Number of entries of a vector of tables (offsets are 4 bytes each)."""
-        vec = self.vector(obj, slot, 4, what)
-        return 0 if vec is None else vec[1]
-
-    def string(self, obj: Any, slot: int, what: str) -> str:
-        o = self.offset(obj, slot)
-        if o == 0:
-            return ""
-        off = obj._tab.Pos + o
-        self.span(off, 4, what)
-        off += struct.unpack_from("<I", self.buf, off)[0]
-        self.span(off, 4, what)
-        n = struct.unpack_from("<I", self.buf, off)[0]
-        self.span(off + 4, n, what)
-        return self.buf[off + 4: off + 4 + n].decode("utf-8", errors="replace")
-
-
-# Vtable slots (4 + 2 * field id) of the fields read through _Checked, from schema.fbs.
-_MODEL_OPCODES, _MODEL_SUBGRAPHS, _MODEL_DESCRIPTION, _MODEL_BUFFERS, _MODEL_SIGNATURES = 6, 8, 10, 12, 18
-_SUBGRAPH_TENSORS, _SUBGRAPH_INPUTS, _SUBGRAPH_OUTPUTS, _SUBGRAPH_OPS, _SUBGRAPH_NAME = 4, 6, 8, 10, 12
-_TENSOR_SHAPE, _TENSOR_TYPE, _TENSOR_BUFFER, _TENSOR_NAME = 4, 6, 8, 10
-_TENSOR_QUANT, _TENSOR_IS_VARIABLE, _TENSOR_SHAPE_SIGNATURE = 12, 14, 18
-_QUANT_SCALE, _QUANT_ZERO_POINT, _QUANT_DIMENSION = 8, 10, 16
-_OP_INPUTS, _OP_OUTPUTS, _OP_INTERMEDIATES = 6, 8, 20
-_OPCODE_CUSTOM = 6
-_BUFFER_DATA = 4
-_SIGNATURE_KEY = 8
 
 
 # --------------------------------------------------------------------------------------------------
@@ -195,7 +82,7 @@ def parse_model(buf: bytes, name: str = "<bytes>") -> ir.Model:
                                "bytes 4..8)", name)
     try:
         return _Reader(buf, name).model()
-    except _Corrupt as exc:
+    except Corrupt as exc:
         raise ModelFormatError(str(exc), name) from None
     except struct.error:
         raise ModelFormatError(f"truncated or corrupt: a flatbuffer field points outside the file "
@@ -215,7 +102,7 @@ class _Reader:
     def __init__(self, buf: bytes, name: str):
         self.buf = buf
         self.name = name
-        self.chk = _Checked(buf)
+        self.chk = Checked(buf)
         self.warnings: list[str] = []
 
     def model(self) -> ir.Model:
@@ -230,7 +117,7 @@ class _Reader:
                    for i in range(self.chk.tables(m, _MODEL_OPCODES, "the operator-code table"))]
         n_sub = self.chk.tables(m, _MODEL_SUBGRAPHS, "the subgraph table")
         if n_sub == 0:
-            raise _Corrupt("the model has no subgraphs")
+            raise Corrupt("the model has no subgraphs")
         subgraphs = [self._subgraph(m.Subgraphs(i), i, opcodes) for i in range(n_sub)]
         signatures = [self.chk.string(m.SignatureDefs(i), _SIGNATURE_KEY, "a signature key")
                       for i in range(self.chk.tables(m, _MODEL_SIGNATURES, "the signature table"))]
@@ -305,7 +192,7 @@ class _Reader:
         low = -1 if optional else 0
         bad = arr[(arr < low) | (arr >= n_tensors)]
         if bad.size:
-            raise _Corrupt(f"{what} refer to tensor {int(bad[0])}, but there are {n_tensors} tensors")
+            raise Corrupt(f"{what} refer to tensor {int(bad[0])}, but there are {n_tensors} tensors")
         return tuple(int(v) for v in arr)
 
     # -- operators ---------------------------------------------------------------------------------
@@ -313,7 +200,7 @@ class _Reader:
     def _op(self, op: Any, i: int, opcodes: list, n_t: int, where: str) -> ir.Op:
         idx = int(op.OpcodeIndex())
         if not 0 <= idx < len(opcodes):
-            raise _Corrupt(f"op {i} of {where} uses operator code {idx}, but there are "
+            raise Corrupt(f"op {i} of {where} uses operator code {idx}, but there are "
                            f"{len(opcodes)}")
         op_type, custom, version = opcodes[idx]
         label = f"op {i} ({custom or op_type}) of {where}"
@@ -350,7 +237,7 @@ class _Reader:
     def _decode_options(self, obj: Any, cls: type, label: str) -> dict[str, Any]:
         """Every scalar and scalar-vector field of an options table, under snake_case keys."""
         out: dict[str, Any] = {}
-        for meth, key, is_vector in _option_fields(cls):
+        for meth, key, is_vector in option_fields(cls):
             if is_vector:                        # vector accessor Field(j)
                 length = getattr(obj, meth + "Length")()
                 self.chk.span(0, length, f"option {key} of {label}")
@@ -360,7 +247,7 @@ class _Reader:
             value = getattr(obj, meth)()
             if isinstance(value, (bool, int, float)):
                 out[key] = value
-        return _name_enums(out)
+        return name_enums(out)
 
     # -- tensors -----------------------------------------------------------------------------------
 
@@ -368,18 +255,18 @@ class _Reader:
         name = self.chk.string(t, _TENSOR_NAME, f"the name of tensor {i} of {where}")
         label = f"tensor {i} '{name}' of {where}"
         code = self.chk.scalar(t, _TENSOR_TYPE, _I8)
-        if code not in _TYPES:
-            raise _Corrupt(f"{label} has unknown element type {code}")
-        dtype, storage = _TYPES[code]
+        if code not in TYPES:
+            raise Corrupt(f"{label} has unknown element type {code}")
+        dtype, storage = TYPES[code]
         shape_arr = self.chk.array(t, _TENSOR_SHAPE, "<i4", f"the shape of {label}")
         shape = () if shape_arr is None else tuple(shape_arr.tolist())
         if any(d < 0 for d in shape):
-            raise _Corrupt(f"{label} has a negative dimension in its shape {list(shape)}")
+            raise Corrupt(f"{label} has a negative dimension in its shape {list(shape)}")
         n_elements = 1
         for d in shape:
             n_elements *= d
         if n_elements > MAX_TENSOR_ELEMENTS:
-            raise _Corrupt(f"{label} has an implausible shape {list(shape)} ({n_elements} elements)")
+            raise Corrupt(f"{label} has an implausible shape {list(shape)} ({n_elements} elements)")
         sig_arr = self.chk.array(t, _TENSOR_SHAPE_SIGNATURE, "<i4",
                                  f"the shape signature of {label}")
         signature = None if sig_arr is None else tuple(sig_arr.tolist())
@@ -409,7 +296,7 @@ class _Reader:
             zp = np.zeros(n, np.int64)
         elif zp.size != n:
             if zp.size != 1:
-                raise _Corrupt(f"{label} has {n} quantization scales but {zp.size} zero points")
+                raise Corrupt(f"{label} has {n} quantization scales but {zp.size} zero points")
             self.warnings.append(f"{label}: one zero point for all its scales; broadcast to all")
             zp = np.full(n, zp[0], np.int64)
         else:
@@ -429,9 +316,9 @@ class _Reader:
                                  "along axis 0")
             axis = 0
         if not 0 <= axis < len(shape):
-            raise _Corrupt(f"{label} is quantized along axis {axis}, but its shape is {list(shape)}")
+            raise Corrupt(f"{label} is quantized along axis {axis}, but its shape is {list(shape)}")
         if shape[axis] != n:
-            raise _Corrupt(f"{label} has {n} quantization scales for dimension {axis} of size "
+            raise Corrupt(f"{label} has {n} quantization scales for dimension {axis} of size "
                            f"{shape[axis]} (shape {list(shape)})")
         return ir.Quant(scale=scale, zero_point=zp, axis=axis)
 
@@ -441,7 +328,7 @@ class _Reader:
         if b == 0:
             return None                          # buffer 0 is the empty sentinel
         if not 0 <= b < self.n_buffers:
-            raise _Corrupt(f"{label} uses buffer {b}, but the model has {self.n_buffers} buffers")
+            raise Corrupt(f"{label} uses buffer {b}, but the model has {self.n_buffers} buffers")
         span = self._buffer_span(b, label)
         if span is None:
             return None
@@ -464,7 +351,7 @@ class _Reader:
 
     def _check_bytes(self, have: int, need: int, shape: tuple, dtype: str, label: str) -> None:
         if have != need:
-            raise _Corrupt(f"{label}: shape {list(shape)} of {dtype} needs {need} bytes, but its "
+            raise Corrupt(f"{label}: shape {list(shape)} of {dtype} needs {need} bytes, but its "
                            f"buffer holds {have}")
 
     def _buffer_span(self, b: int, label: str) -> tuple[int, int] | None:
@@ -483,56 +370,9 @@ class _Reader:
 
 def _empty_constant(t: ir.Tensor) -> ir.Tensor:
     """`t` (no elements) with empty constant data, when its element type is decoded at all."""
-    storage = _STORAGE.get(t.dtype)
+    storage = STORAGE.get(t.dtype)
     if storage is None:
         return t
     data = np.zeros(t.shape, np.int8 if storage == "int4" else storage)
     data.flags.writeable = False                 # as the file's other constants
     return dataclasses.replace(t, data=data)
-
-
-# --------------------------------------------------------------------------------------------------
-# Option helpers
-
-
-@functools.lru_cache(maxsize=None)
-def _option_fields(cls: type) -> tuple[tuple[str, str, bool], ...]:
-    """(accessor, IR key, is a vector) of every scalar and scalar-vector field of an options
-    class, in name order; found by reflection once per class."""
-    fields = []
-    methods = {k for k, v in vars(cls).items() if callable(v) and not k.startswith("_")}
-    for meth in sorted(methods):
-        if (meth in _SKIP_METHODS or meth.startswith("GetRootAs") or "BufferHasIdentifier" in meth
-                or meth.endswith(("AsNumpy", "Length", "IsNone"))):
-            continue
-        nargs = getattr(cls, meth).__code__.co_argcount
-        key = _RENAME.get(_snake(meth), _snake(meth))
-        if nargs == 2:                           # vector accessor Field(j)
-            if getattr(cls, meth + "AsNumpy", None) is not None:
-                fields.append((meth, key, True))
-            # else a vector of tables (StableHLO): not decoded
-        elif nargs == 1:
-            fields.append((meth, key, False))
-    return tuple(fields)
-
-
-@functools.lru_cache(maxsize=None)
-def _snake(name: str) -> str:
-    s = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name)
-    s = re.sub(r"(?<=[A-Z])([A-Z][a-z])", r"_\1", s)
-    return s.lower()
-
-
-def _name_enums(opts: dict[str, Any]) -> dict[str, Any]:
-    for key, names in (("padding", _PADDING), ("fused_activation", _ACTIVATIONS),
-                       ("weights_format", _WEIGHTS_FORMAT)):
-        code = opts.get(key)
-        if isinstance(code, int) and not isinstance(code, bool):
-            opts[key] = names.get(code, f"UNKNOWN_{code}")
-    if opts.get("quantized_bias_type") == 0:
-        del opts["quantized_bias_type"]          # 0 = not set (bias type follows the inputs)
-    for key in _DTYPE_FIELDS & opts.keys():
-        code = opts[key]
-        if isinstance(code, int) and not isinstance(code, bool):
-            opts[key] = _TYPES.get(code, (f"UNKNOWN_{code}",))[0]
-    return opts

@@ -329,7 +329,6 @@ def _quantized(t: ir.Tensor) -> bool:
     return t.quant is not None and t.dtype in _QUANTIZED_TYPES
 
 
-
 def _span(lo: int, hi: int) -> str:
     if lo == hi:
         return str(lo)

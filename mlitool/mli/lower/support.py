@@ -12,6 +12,7 @@ from mlitool.mli.lower.facts import rows_not_batch
 
 # --- every op ------------------------------------------------------------------------------
 
+
 def has_kernel(s: Subject):
     """no MLI kernel for this op"""
     spec = optable.get(s.op.type)
