@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mlitool import ir
+from mlitool.emit.dialect import Dialect
 from mlitool.emit.writer import dialect_for
 from mlitool.errors import OptionError
 from mlitool.mli.lower import lower
@@ -80,6 +81,7 @@ def test_targets_name_their_versions_and_dialects():
     assert FORMAT_NAMES == tuple(FORMATS)
     for target in (MLI2, MLI11, MLI10):
         assert dialect_for(target).target is target
+        assert isinstance(dialect_for(target), Dialect)        # every member of the protocol
     assert [type(dialect_for(t)).__name__ for t in (MLI2, MLI11, MLI10)] == [
         "Mli2", "Mli11", "Mli10"]
     # MLI 2.x kernels ignore the layout (HWC only); 1.x picks by layout

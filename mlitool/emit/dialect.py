@@ -5,7 +5,7 @@ pointer statements are written. `Mli2` (c_mli2.py) and `Mli11` / `Mli10` (c_mli1
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -26,6 +26,7 @@ def val_member(c_type: str) -> str:
     return "f32" if c_type == "float" else "i" + _MEMBER[c_type]
 
 
+@runtime_checkable
 class Dialect(Protocol):
     target: Target
     misaligned_status: str      # what NAME_init returns for an arena that is NULL or misaligned
