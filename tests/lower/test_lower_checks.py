@@ -13,10 +13,10 @@ import pytest
 import mlitool
 from mlitool import ir
 from mlitool.errors import UnsupportedError
-from mlitool.mli import kernels
 from mlitool.mli.lower import (LOWERINGS, activations, checks, lower, mac, movement, recurrent,
                                unsupported_ops)
 from mlitool.mli.ops import MAC_KINDS, OP_KINDS, OUTPUT_PARAMS, SUPPORTED_OPS
+from mlitool.mli.target import MLI2, target_of
 
 
 def _q(scale=0.1, zp=0):
@@ -101,7 +101,7 @@ def test_refusal_is_the_checks_text(graph, version, check, fields, text):
     expected = checks.message(check, **fields)
     if text is not None:
         assert expected == text
-    assert unsupported_ops(graph, version) == [f"op 0 ({graph.ops[0].type}): {expected}"]
+    assert unsupported_ops(graph, target_of(version)) == [f"op 0 ({graph.ops[0].type}): {expected}"]
     with pytest.raises(UnsupportedError, match=re.escape(expected)):
         lower(graph, mli_version=version, layout="hwc")
 
@@ -121,7 +121,7 @@ def test_op_table_is_the_one_source():
     for op_type, fn in LOWERINGS.items():
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), op_type
     for kind in set(OP_KINDS.values()) | set(OUTPUT_PARAMS) | MAC_KINDS:
-        assert kernels.available_formats(kind, "2.0"), kind
+        assert MLI2.formats_for(kind), kind
 
 
 def test_op_facts_are_defined_only_in_the_op_table():

@@ -21,13 +21,14 @@ from mlitool.mli.lower.checks_recurrent import LSTM_CHECKS
 from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
                                      fc_rows, layer_kind, rows_not_batch, slice_boxes)
 from mlitool.mli.ops import SLICE_OPS, SUPPORTED_OPS
+from mlitool.mli.target import DEFAULT, Target
 
 
 @dataclass(frozen=True)
 class Subject:
     graph: ir.Graph
     op: ir.Op
-    mli_version: str
+    target: Target
     layout: str
 
     def input(self, slot: int) -> ir.Tensor:
@@ -131,9 +132,9 @@ def fused_activation(s: Subject):
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
     kind = layer_kind(s.graph, s.op)
-    if s.mli_version != "2.0" and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax",
-                                           "transpose_conv2d"):
-        return {"kind": kind, "version": s.mli_version}
+    if not s.target.offers(kind) and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax",
+                                              "transpose_conv2d"):
+        return {"kind": kind, "version": s.target.version}
     return _OK
 
 
@@ -142,15 +143,15 @@ def dilation_needs_mli2(s: Subject):
     """dilation needs MLI 2.x"""
     o = s.op.options
     dilated = o.get("dilation_h", 1) != 1 or o.get("dilation_w", 1) != 1
-    return {} if s.mli_version != "2.0" and dilated else _OK
+    return {} if not s.target.has_dilation and dilated else _OK
 
 
 @applies_to("QUANTIZE", "DEQUANTIZE")
 def float_needs_mli2(s: Subject):
     """MLI {version} has no float tensors (QUANTIZE/DEQUANTIZE of float data)"""
     tensors = [s.graph.tensors[i] for i in s.op.inputs[:1] + s.op.outputs]
-    if s.mli_version != "2.0" and any(t.dtype == "float32" for t in tensors):
-        return {"version": s.mli_version}
+    if not s.target.float_tensors and any(t.dtype == "float32" for t in tensors):
+        return {"version": s.target.version}
     return _OK
 
 
@@ -291,7 +292,7 @@ def broadcast_needs_mli2(s: Subject):
     shapes or a scalar, so mlitool calls the kernel once per slice, through views whose data
     pointers the runtime moves; that is done for MLI 2.x only (convert with --mli 2.0)"""
     t = _broadcast_activation(s)
-    if t is None or s.mli_version.startswith("2"):
+    if t is None or s.target.strided_views:
         return _OK
     return {"name": t.name, "shape": list(t.shape), "full": list(_broadcast(s))}
 
@@ -329,8 +330,8 @@ def softmax_beta_one(s: Subject):
 @applies_to("SOFTMAX")
 def softmax_one_axis_on_mli1(s: Subject):
     """MLI {version} softmax works on the whole tensor, not along an axis"""
-    if s.mli_version != "2.0" and sum(d > 1 for d in s.input(0).shape) > 1:
-        return {"version": s.mli_version}
+    if not s.target.softmax_axis and sum(d > 1 for d in s.input(0).shape) > 1:
+        return {"version": s.target.version}
     return _OK
 
 
@@ -434,7 +435,7 @@ def pad_channels_need_mli2(s: Subject):
     """padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads
     H and W only)"""
     pads = const_values(s.graph, s.op.inputs[1])
-    return {} if s.mli_version != "2.0" and np.any(pads[3] != 0) else _OK
+    return {} if not s.target.padding_via_mov and np.any(pads[3] != 0) else _OK
 
 
 def _pad_value(s: Subject) -> np.ndarray | None:
@@ -467,9 +468,9 @@ PARAMETER_SLOTS = {"CONV_2D": (1,), "DEPTHWISE_CONV_2D": (1,), "FULLY_CONNECTED"
                    "TRANSPOSE_CONV": (0, 1)}
 
 
-def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
+def refusal(graph: ir.Graph, op: ir.Op, target: Target, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
-    s = Subject(graph, op, mli_version, layout)
+    s = Subject(graph, op, target, layout)
     for check in (has_kernel, lowered, has_elements):
         fields = check(s)
         if fields is not None:
@@ -489,11 +490,11 @@ def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | 
     return None
 
 
-def unsupported_ops(graph: ir.Graph, mli_version: str = "2.0", layout: str = "hwc") -> list[str]:
+def unsupported_ops(graph: ir.Graph, target: Target = DEFAULT, layout: str = "hwc") -> list[str]:
     """Every op that cannot be lowered, as 'op 3 (CONV_2D): reason'."""
     out = []
     for op in graph.ops:
-        reason = refusal(graph, op, mli_version, layout)
+        reason = refusal(graph, op, target, layout)
         if reason:
             out.append(f"{op.label}: {reason}")
     return out
