@@ -15,6 +15,7 @@ import typer
 
 from mlitool import __version__
 from mlitool.errors import EXIT_INTERNAL, MlitoolError, OptionError
+from mlitool.mli.target import LAYOUTS, MLI_VERSIONS
 
 EXIT_CODES = ("\b\nExit codes: 0 ok, 1 internal error (a bug in mlitool), 2 bad input file or\n"
               "option, 3 a verify threshold failed, 4 unsupported by the MLI target,\n"
@@ -160,8 +161,8 @@ def _choices(name: str, values) -> type[Enum]:
 
 
 Format = _choices("Format", ("sa8", "fx16", "fx8w16d", "fx8"))
-MliVersion = _choices("MliVersion", ("2.0", "1.1", "1.0"))
-Layout = _choices("Layout", ("hwc", "chw"))
+MliVersion = _choices("MliVersion", MLI_VERSIONS)
+Layout = _choices("Layout", LAYOUTS)
 Target = _choices("Target", ("vpx", "em"))
 Round = _choices("Round", ("up", "convergent"))
 Accu = _choices("Accu", ("full", "reduced"))

@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlitool.errors import OptionError
-from mlitool.mli.types import FORMATS, MLI_VERSIONS
+from mlitool.mli.target import LAYOUTS, MLI_VERSIONS, choose
+from mlitool.mli.types import FORMATS
 
 _TOP_KEYS = {"format", "mli", "layout", "layer"}
 _LAYER_KEYS = {"index", "name", "op", "format"}
@@ -69,7 +70,7 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
         raise OptionError(f"unknown key(s) {unknown} (allowed: {sorted(_TOP_KEYS)})", path)
     cfg.format = _choice(table.get("format"), FORMATS, "format", path)
     cfg.mli = _choice(table.get("mli"), MLI_VERSIONS, "mli", path)
-    cfg.layout = _choice(table.get("layout"), ("hwc", "chw"), "layout", path)
+    cfg.layout = _choice(table.get("layout"), LAYOUTS, "layout", path)
     layers = table.get("layer", [])
     if not isinstance(layers, list):
         raise OptionError("'layer' must be an array of tables ([[tool.mlitool.layer]])", path)
@@ -106,9 +107,9 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
 def _choice(value, allowed, what: str, path: str):
     if value is None:
         return None
-    if not isinstance(value, str) or value.lower() not in allowed:
-        raise OptionError(f"{what} = {value!r} is not one of {', '.join(allowed)}", path)
-    return value.lower()
+    if not isinstance(value, str):
+        raise OptionError(f"{what} = {value!r} is not a string", path)
+    return choose(what, value.lower(), allowed, path)
 
 
 def load_config(path: str | Path | None = None, search_from: str | Path | None = None) -> Config:

@@ -9,7 +9,8 @@ from pathlib import Path
 from mlitool import ir
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.execute.mli_intops import Arith
-from mlitool.mli.types import FORMATS, MLI_VERSIONS, MliModel
+from mlitool.mli.target import DEFAULT, Target, check_options
+from mlitool.mli.types import MliModel
 from mlitool.progress import Progress
 
 
@@ -44,7 +45,7 @@ class Settings:
     """ModelOptions settled against the config file."""
 
     format: str
-    mli_version: str
+    target: Target
     layout: str
     overrides: dict
     config: str | None                      # the config file read, as shown to the user
@@ -56,18 +57,11 @@ def resolve(opts: ModelOptions) -> Settings:
 
     cfg = load_config(opts.config)
     fmt = (opts.format or cfg.format or "sa8").lower()
-    mli_version = opts.mli or cfg.mli or "2.0"
-    if fmt not in FORMATS:
-        raise OptionError(f"--format {fmt!r}: choose one of {', '.join(FORMATS)}")
-    if mli_version not in MLI_VERSIONS:
-        raise OptionError(f"--mli {mli_version!r}: choose one of {', '.join(MLI_VERSIONS)}")
-    default_layout = "hwc" if mli_version.startswith("2") else "chw"
-    layout = (opts.layout or cfg.layout or default_layout).lower()
-    if layout not in ("hwc", "chw"):
-        raise OptionError(f"--layout {layout!r}: choose hwc or chw")
-    if layout == "chw" and mli_version.startswith("2"):
-        raise OptionError("--layout chw exists only for MLI 1.x targets (MLI 2.x kernels are HWC)")
-    return Settings(fmt, mli_version, layout, {**cfg.overrides, **opts.overrides}, cfg.path)
+    layout = opts.layout or cfg.layout
+    overrides = {**cfg.overrides, **opts.overrides}
+    target, layout = check_options(fmt, opts.mli or cfg.mli or DEFAULT.version,
+                                   layout and layout.lower(), overrides)
+    return Settings(fmt, target, layout, overrides, cfg.path)
 
 
 def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
@@ -80,9 +74,9 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
 
     s = resolve(opts)
     check_overrides(model.main, s.overrides, s.config)
-    if executed_by and s.mli_version != "2.0":
+    if executed_by and not s.target.executable:
         raise OptionError(f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
-                          f"{s.mli_version}, which has no reference build to check against")
+                          f"{s.target.version}, which has no reference build to check against")
     ranges = None
     if opts.calibration is not None:
         from mlitool.calibrate import calibration_ranges
@@ -90,13 +84,13 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
 
         # Calibrate only what lowering takes: its refusals (e.g. an op reading an empty tensor)
         # come before a long run, and the float run meets no tensor without elements.
-        check_supported(model.main, s.mli_version, s.layout)
+        check_supported(model.main, s.target, s.layout)
         _check_inputs_have_elements(model.main)
         ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method,
                                     progress)
     remedy = {} if executed_by is None else {
         "ranges_remedy": f"give {executed_by} real inputs to calibrate on (--calibration DATA)"}
-    mli = lower(model.main, format=s.format, mli_version=s.mli_version, layout=s.layout,
+    mli = lower(model.main, format=s.format, mli_version=s.target.version, layout=s.layout,
                 overrides=s.overrides, weights_only=opts.weights_only, ranges=ranges,
                 source=str(model_path), **remedy)
     mli.warnings[:0] = list(model.warnings)

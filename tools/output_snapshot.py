@@ -35,7 +35,7 @@ def _mlitool(args: list[str]) -> tuple[int, str, str]:
             code = 0
         except SystemExit as exc:
             code = exc.code or 0
-    return code, out.getvalue(), err.getvalue()
+    return code, out.getvalue(), err.getvalue().replace(str(ROOT), "<root>")   # any checkout
 
 
 def _files(directory: Path) -> dict[str, str]:

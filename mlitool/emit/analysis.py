@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlitool.emit.dialect import Dialect
 from mlitool.emit.symbols import Symbols, TensorSymbols
 from mlitool.errors import UnsupportedError
 from mlitool.mli.types import MliModel, MliTensor
@@ -48,7 +49,7 @@ def _where(model: MliModel, key: str) -> str:
     return f"{model.source}: tensor '{key}'{src}"
 
 
-def _check_tensor(model: MliModel, key: str, dialect) -> None:
+def _check_tensor(model: MliModel, key: str, dialect: Dialect) -> None:
     t, where = model.tensors[key], _where(model, key)
     if t.rank > MAX_RANK:
         raise UnsupportedError(f"{where}: rank {t.rank} exceeds MLI_MAX_RANK ({MAX_RANK})")
@@ -66,7 +67,7 @@ def _check_tensor(model: MliModel, key: str, dialect) -> None:
         raise ValueError(f"{where}: FX tensor without frac_bits")
     if t.el_type.is_sa:
         n = 1 if t.dim < 0 else (t.shape[t.dim] if t.dim < t.rank else -1)
-        shared_frac = getattr(dialect, "one_frac_bits_per_tensor", False)
+        shared_frac = not dialect.target.int16_scales     # 1.1: one frac bits per tensor
         for name in ("zero_point", "scale", "scale_frac_bits"):
             arr = getattr(t, name)
             sizes = {n, 1} if name == "scale_frac_bits" and shared_frac else {n}
@@ -92,9 +93,10 @@ def _resolve(model: MliModel, key: str) -> tuple[str | None, int]:
     return seen[-1], offset
 
 
-def analyze(model: MliModel, dialect, syms: Symbols) -> list[TensorInfo]:
-    if model.mli_version != dialect.mli_version:
-        raise ValueError(f"model lowered for MLI {model.mli_version}, writer for {dialect.mli_version}")
+def analyze(model: MliModel, dialect: Dialect, syms: Symbols) -> list[TensorInfo]:
+    if model.target is not dialect.target:
+        raise ValueError(f"model lowered for MLI {model.mli_version}, writer for "
+                         f"{dialect.target.version}")
     infos = []
     for key, t in model.tensors.items():
         _check_tensor(model, key, dialect)

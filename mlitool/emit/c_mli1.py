@@ -14,6 +14,7 @@ import numpy as np
 from mlitool.emit.c_mli2 import _in_range, _padded
 from mlitool.emit.symbols import TensorSymbols
 from mlitool.errors import UnsupportedError
+from mlitool.mli.target import MLI10, MLI11
 from mlitool.mli.types import ElType, MliTensor, row_major_strides
 
 _EL_NAMES = {ElType.FX8: "MLI_EL_FX_8", ElType.FX16: "MLI_EL_FX_16",
@@ -21,25 +22,24 @@ _EL_NAMES = {ElType.FX8: "MLI_EL_FX_8", ElType.FX16: "MLI_EL_FX_16",
 
 
 class Mli11:
-    mli_version = "1.1"
-    # MLI 1.1 keeps one scale_frac_bits per tensor even when scales are per axis.
-    one_frac_bits_per_tensor = True
+    """MLI 1.1 structs (a `Dialect`)."""
+
+    target = MLI11
     el_types = (ElType.FX8, ElType.FX16, ElType.SA8, ElType.SA32)
-    has_mem_stride = True
-    scale_c_type = "int32_t"
+    misaligned_status = "MLI_STATUS_ARGUMENT_ERROR"     # 1.x has no MLI_STATUS_MISALIGNMENT_ERROR
 
     def el_type_name(self, t: MliTensor) -> str:
         return _EL_NAMES[t.el_type]
 
     def check(self, t: MliTensor, where: str) -> None:
         if t.el_type not in self.el_types:
-            raise UnsupportedError(f"{where}: MLI {self.mli_version} cannot hold {t.el_type.name} tensors "
+            raise UnsupportedError(f"{where}: MLI {self.target.version} cannot hold {t.el_type.name} tensors "
                                    f"(it has {', '.join(e.name for e in self.el_types)})")
         if t.rank == 0:
-            raise UnsupportedError(f"{where}: MLI {self.mli_version} tensors have a data pointer; a "
+            raise UnsupportedError(f"{where}: MLI {self.target.version} tensors have a data pointer; a "
                                    "rank-0 inline scalar cannot be expressed (use shape (1,))")
         if t.el_type.is_fx and not 0 <= int(t.frac_bits) <= 255:
-            raise UnsupportedError(f"{where}: MLI {self.mli_version} frac_bits are unsigned; "
+            raise UnsupportedError(f"{where}: MLI {self.target.version} frac_bits are unsigned; "
                                    f"{t.frac_bits} cannot be expressed")
         if t.el_type.is_sa:
             if not _in_range(t.zero_point, -(1 << 15), (1 << 15) - 1):
@@ -64,7 +64,7 @@ class Mli11:
 
     def tensor_items(self, t: MliTensor, sym: TensorSymbols, data_item: str) -> list[str]:
         items = [data_item]
-        if self.has_mem_stride:
+        if self.target.has_mem_stride:
             items.append(f".mem_stride = {{ {_padded(t.mem_stride)} }}")
         items += [f".shape = {{ {_padded(t.shape)} }}",
                   f".rank = {t.rank}u",
@@ -85,14 +85,22 @@ class Mli11:
         return (f"{{ .asym = {{\n        .zero_point = {zp},\n        .scale = {sc},\n"
                 f"        .dim = {dim},\n        .scale_frac_bits = {frac} }} }}")
 
-    def bind_statement(self, view: str, root: str, c_type: str, offset: int) -> str:
+    def bind_statement(self, view: str, root: str, c_type: str, offset: int | str) -> str:
         return f"{view}.data = (void *)(({c_type} *){root}.data + {offset});"
+
+    def arena_bind(self, tensor: str, c_type: str, offset: int) -> str:
+        return f"{tensor}.data = (void *)(base + {offset}u);"
+
+    def input_arg(self, kind: str, ref: str) -> str:
+        # 1.x declares mli_hlp_convert_tensor's input non-const
+        return f"(mli_tensor *){ref}" if kind == "convert" else ref
 
 
 class Mli10(Mli11):
-    mli_version = "1.0"
+    """MLI 1.0 structs (a `Dialect`)."""
+
+    target = MLI10
     el_types = (ElType.FX8, ElType.FX16)
-    has_mem_stride = False
 
     def check(self, t: MliTensor, where: str) -> None:
         super().check(t, where)

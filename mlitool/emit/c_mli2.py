@@ -11,21 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.emit.cdata import int_list
+from mlitool.emit.dialect import ptr_member, val_member
 from mlitool.emit.symbols import TensorSymbols
 from mlitool.errors import UnsupportedError
+from mlitool.mli.target import MLI2
 from mlitool.mli.types import ElType, MliTensor
 
 MAX_RANK = 4
-_MEMBER = {"int8_t": "8", "int16_t": "16", "int32_t": "32", "float": "f32"}
-
-
-def _ptr_member(c_type: str) -> str:
-    return "pf32" if c_type == "float" else "pi" + _MEMBER[c_type]
-
-
-def _val_member(c_type: str) -> str:
-    return "f32" if c_type == "float" else "i" + _MEMBER[c_type]
-
 
 def _padded(values, n: int = MAX_RANK) -> str:
     vals = [int(v) for v in values] + [0] * (n - len(values))
@@ -37,24 +29,25 @@ def _in_range(arr: np.ndarray, lo: int, hi: int) -> bool:
 
 
 class Mli2:
-    mli_version = "2.0"
+    """MLI 2.x structs (a `Dialect`)."""
+
+    target = MLI2
     el_types = (ElType.FX4, ElType.FX8, ElType.FX16, ElType.SA8, ElType.SA32, ElType.FP32)
-    has_mem_stride = True
-    scale_c_type = "int16_t"
+    misaligned_status = "MLI_STATUS_MISALIGNMENT_ERROR"
 
     def el_type_name(self, t: MliTensor) -> str:
         return t.el_type.mli2_name
 
     def check(self, t: MliTensor, where: str) -> None:
         if t.el_type not in self.el_types:
-            raise UnsupportedError(f"{where}: MLI {self.mli_version} cannot hold {t.el_type.name} tensors")
+            raise UnsupportedError(f"{where}: MLI {self.target.version} cannot hold {t.el_type.name} tensors")
         if t.el_type.is_fx and not -128 <= int(t.frac_bits) <= 127:
             raise UnsupportedError(f"{where}: frac_bits {t.frac_bits} does not fit int8_t")
         if t.el_type.is_sa:
             if not _in_range(t.zero_point, -(1 << 15), (1 << 15) - 1):
                 raise UnsupportedError(f"{where}: zero point outside int16_t")
             if not _in_range(t.scale, 1, (1 << 15) - 1):
-                raise UnsupportedError(f"{where}: scale must be an int16_t > 0 for MLI {self.mli_version}")
+                raise UnsupportedError(f"{where}: scale must be an int16_t > 0 for MLI {self.target.version}")
             if not _in_range(t.scale_frac_bits, -128, 127):
                 raise UnsupportedError(f"{where}: scale_frac_bits outside int8_t")
 
@@ -69,9 +62,9 @@ class Mli2:
                    inline: int | float | None) -> str:
         ct = t.el_type.c_type
         if inline is not None:
-            return f".data = {{ .capacity = 0u, .mem = {{ .{_val_member(ct)} = {inline} }} }}"
+            return f".data = {{ .capacity = 0u, .mem = {{ .{val_member(ct)} = {inline} }} }}"
         ptr = f"({ct} *)({pointer})" if pointer else "NULL"
-        return f".data = {{ .capacity = {capacity}u, .mem = {{ .{_ptr_member(ct)} = {ptr} }} }}"
+        return f".data = {{ .capacity = {capacity}u, .mem = {{ .{ptr_member(ct)} = {ptr} }} }}"
 
     def tensor_items(self, t: MliTensor, sym: TensorSymbols, data_item: str) -> list[str]:
         items = [data_item,
@@ -85,9 +78,9 @@ class Mli2:
     def _container(self, per_axis: bool, c_type: str, ident: str, n: int, value) -> str:
         if per_axis:
             nbytes = n * np.dtype(c_type.removesuffix("_t")).itemsize
-            return (f"{{ .capacity = {nbytes}u, .mem = {{ .{_ptr_member(c_type)} = "
+            return (f"{{ .capacity = {nbytes}u, .mem = {{ .{ptr_member(c_type)} = "
                     f"({c_type} *){ident} }} }}")
-        return f"{{ .capacity = 0u, .mem = {{ .{_val_member(c_type)} = {int(value)} }} }}"
+        return f"{{ .capacity = 0u, .mem = {{ .{val_member(c_type)} = {int(value)} }} }}"
 
     def _el_params(self, t: MliTensor, sym: TensorSymbols) -> str:
         if not t.el_type.is_sa:
@@ -101,6 +94,12 @@ class Mli2:
                 f"        .zero_point = {zp},\n        .scale = {sc},\n"
                 f"        .dim = {int(t.dim) if pa else -1},\n        .scale_frac_bits = {fb} }} }}")
 
-    def bind_statement(self, view: str, root: str, c_type: str, offset: int) -> str:
-        m = _ptr_member(c_type)
+    def bind_statement(self, view: str, root: str, c_type: str, offset: int | str) -> str:
+        m = ptr_member(c_type)
         return f"{view}.data.mem.{m} = {root}.data.mem.{m} + {offset};"
+
+    def arena_bind(self, tensor: str, c_type: str, offset: int) -> str:
+        return f"{tensor}.data.mem.{ptr_member(c_type)} = ({c_type} *)(base + {offset}u);"
+
+    def input_arg(self, kind: str, ref: str) -> str:
+        return ref

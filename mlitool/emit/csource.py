@@ -15,6 +15,7 @@ from mlitool import __version__
 from mlitool.emit.analysis import TensorInfo, inline_value
 from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
+from mlitool.emit.dialect import Dialect
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import Symbols
@@ -75,7 +76,7 @@ def _describe(info: TensorInfo) -> str:
 
 
 class CWriter:
-    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, dialect,
+    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, dialect: Dialect,
                  opts: COptions, base_name: str, runtime: Runtime | None = None):
         self.model, self.infos, self.syms, self.d, self.opts = model, infos, syms, dialect, opts
         self.runtime = runtime
@@ -84,7 +85,7 @@ class CWriter:
         self.totals = totals(model, infos)
         # Render the configs up front: a config the target cannot express fails before any output.
         self.cfg_items = [
-            cfg_initializer(model.mli_version, layer.cfg_type,
+            cfg_initializer(model.target, layer.cfg_type,
                             {**layer.cfg, "scratch": syms.scratch[pos]},
                             f"{model.source}: layer {pos} ({layer.op_type}, op {layer.index})")
             if layer.cfg_type else None

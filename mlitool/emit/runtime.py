@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlitool.emit.analysis import TensorInfo
+from mlitool.emit.dialect import Dialect
 from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import RuntimeSymbols, Symbols
 from mlitool.errors import UnsupportedError
@@ -31,19 +32,17 @@ from mlitool.mli.arena import ArenaPlan, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliLayer, MliModel
 
-_MEMBER = {"int8_t": "pi8", "int16_t": "pi16", "int32_t": "pi32", "float": "pf32"}
-
 
 class Runtime:
     """Declarations (header) and definitions (source) of the runtime of one model."""
 
-    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, base_name: str,
-                 static: bool, verified_build: str | None):
+    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, dialect: Dialect,
+                 base_name: str, static: bool, verified_build: str | None):
         self.model, self.syms, self.static, self.base_name = model, syms, static, base_name
+        self.d = dialect
         self.rt: RuntimeSymbols = syms.runtime
         self.by_key = {i.key: i for i in infos}
-        self.v2 = model.mli_version == "2.0"
-        self.build = verified_build if self.v2 else None
+        self.build = verified_build if model.target.executable else None
         self.plan: ArenaPlan = model_arena(model)
         if not model.layers:
             raise UnsupportedError(f"{model.source}: the model has no layers, so there is nothing to "
@@ -56,10 +55,6 @@ class Runtime:
     # ------------------------------------------------------------------------------ header
     def _storage(self) -> str:
         return f"static {self.syms.unused_macro} " if self.static else ""
-
-    def _misaligned_status(self) -> str:
-        # MLI 1.x has no MLI_STATUS_MISALIGNMENT_ERROR
-        return "MLI_STATUS_MISALIGNMENT_ERROR" if self.v2 else "MLI_STATUS_ARGUMENT_ERROR"
 
     def header_lines(self) -> list[str]:
         rt, m = self.rt, self.model
@@ -101,7 +96,7 @@ class Runtime:
         lines += ["",
                   f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
                   f"{rt.arena_bytes},",
-                  f" * {self._misaligned_status()} if arena is NULL or not a multiple of "
+                  f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
                   f"{rt.arena_align}. */"]
         if not self.static:
             lines += [f"mli_status {rt.init}(void *arena, size_t arena_bytes);",
@@ -135,10 +130,7 @@ class Runtime:
 
     def _bind(self, key: str, offset: int) -> str:
         i = self.by_key[key]
-        ct = i.tensor.el_type.c_type
-        if self.v2:
-            return f"    {i.sym.name}.data.mem.{_MEMBER[ct]} = ({ct} *)(base + {offset}u);"
-        return f"    {i.sym.name}.data = (void *)(base + {offset}u);"
+        return "    " + self.d.arena_bind(i.sym.name, i.tensor.el_type.c_type, offset)
 
     def _init(self) -> str:
         rt = self.rt
@@ -146,7 +138,7 @@ class Runtime:
                 "    unsigned char *base = (unsigned char *)arena;",
                 f"    {rt.ready} = 0;",
                 f"    if (arena == NULL || (size_t)((uintptr_t)arena % {rt.arena_align}) != 0u) {{",
-                f"        return {self._misaligned_status()};", "    }",
+                f"        return {self.d.misaligned_status};", "    }",
                 f"    if (arena_bytes < {rt.arena_bytes}) {{",
                 "        return MLI_STATUS_NOT_ENGH_MEM;", "    }"]
         body += [self._bind(p.buffer.name, p.offset) for p in self.plan.placements]
@@ -172,9 +164,7 @@ class Runtime:
         if self.syms.input_lists[pos]:          # MLI 1.x concatenation: an array of inputs
             args = [self.syms.input_lists[pos]]
         else:
-            args = [self._ref(n) for n in layer.inputs]
-            if not self.v2 and layer.kind == "convert":     # 1.x declares a non-const input
-                args = [f"(mli_tensor *){a}" for a in args]
+            args = [self.d.input_arg(layer.kind, self._ref(n)) for n in layer.inputs]
         args += [self._ref(n) for n in (layer.weights, layer.bias) if n]
         args += [self._ref(n) for n in layer.params.values()]
         args += [f"&{self.rt.luts[k][0]}" for k in luts_of(layer.kind) if k in self.rt.luts]
@@ -237,10 +227,9 @@ class Runtime:
             steps = calls.steps(t.shape, t.mem_stride, out.shape)
             terms = [f"i{d} * {steps[d]}u" for d in loops if steps[d]]
             if terms:
-                member = _MEMBER[t.el_type.c_type]
-                lines.append(f"{indent}{self.by_key[view].sym.name}.data.mem.{member} = "
-                             f"{self.by_key[name].sym.name}.data.mem.{member} + "
-                             f"{' + '.join(terms)};")
+                lines.append(indent + self.d.bind_statement(
+                    self.by_key[view].sym.name, self.by_key[name].sym.name, t.el_type.c_type,
+                    " + ".join(terms)))
         one_call = dataclasses.replace(layer, inputs=list(calls.views[:-1]),
                                        outputs=[calls.views[-1]], calls=None)
         lines += [f"{indent}status = {layer.kernel}({', '.join(self._args(pos, one_call))});",

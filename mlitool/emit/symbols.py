@@ -97,7 +97,7 @@ def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str
     def mac(part: str) -> str:
         return table.reserve(join(macro, part))
 
-    kinds = [k for k in LUT_LENGTHS if model.mli_version == "2.0"
+    kinds = [k for k in LUT_LENGTHS if model.target.lut_kernels
              and any(k in luts_of(layer.kind) for layer in model.layers)]
     return RuntimeSymbols(
         init=fn("init"), run=fn("run"), input=fn("input"), output=fn("output"),
@@ -207,7 +207,7 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
         scratch = join(prefix, layer_word(pos, layer.kind), "scratch")
         syms.scratch.append(table.claim(scratch) if "scratch_bytes" in layer.cfg else None)
     for pos, layer in enumerate(model.layers):
-        many = runtime and model.mli_version != "2.0" and layer.kind == "concat"
+        many = runtime and model.target.concat_kernel and layer.kind == "concat"
         inputs = join(prefix, layer_word(pos, layer.kind), "inputs")
         syms.input_lists.append(table.claim(inputs) if many else None)
     return syms

@@ -15,14 +15,14 @@ from mlitool.emit.analysis import analyze
 from mlitool.emit.c_mli1 import Mli10, Mli11
 from mlitool.emit.c_mli2 import Mli2
 from mlitool.emit.csource import COptions, CWriter
+from mlitool.emit.dialect import Dialect
 from mlitool.emit.manifest import manifest_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symbols
 from mlitool.errors import OptionError
 from mlitool.fsio import write_files_atomically
+from mlitool.mli.target import Target
 from mlitool.mli.types import MliModel
-
-DIALECTS = {"2.0": Mli2, "1.1": Mli11, "1.0": Mli10}
 
 _HEADER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]*")
 _SECTION = re.compile(r"[A-Za-z0-9_.$]+")
@@ -40,6 +40,11 @@ def check_options(header: str, align: int | None, section: str | None) -> None:
         raise OptionError(f"--section {section!r}: use letters, digits, '_', '.' and '$'")
 
 
+def dialect_for(target: Target) -> Dialect:
+    """The C struct dialect of `target`."""
+    return next(d for d in (Mli2, Mli11, Mli10) if d.target is target)()
+
+
 def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_api.h",
          align: int | None = None, section: str | None = None,
          single_header: bool = False, runtime: bool = False,
@@ -55,13 +60,12 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
     out = Path(out_dir)
     if not out.is_dir():
         raise OptionError(f"--out {out}: not a directory")
-    if model.mli_version not in DIALECTS:
-        raise OptionError(f"MLI target {model.mli_version!r}: choose one of {', '.join(DIALECTS)}")
-    dialect = DIALECTS[model.mli_version]()
+    dialect = dialect_for(model.target)        # OptionError on an unknown version
     syms = make_symbols(model, name, runtime=runtime)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
-    rt = Runtime(model, infos, syms, name, single_header, verified_build) if runtime else None
+    rt = Runtime(model, infos, syms, dialect, name, single_header, verified_build) \
+        if runtime else None
     writer = CWriter(model, infos, syms, dialect, opts, name, rt)
 
     def manifest():

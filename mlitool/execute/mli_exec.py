@@ -73,7 +73,7 @@ def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
 
 
 def check_mli_version(model: MliModel) -> None:
-    if model.mli_version != "2.0":
+    if not model.target.executable:
         raise UnsupportedError(
             f"the mli executor reproduces MLI 2.0.2 arithmetic (checked against the real kernels); "
             f"MLI {model.mli_version} has no reference build to check a reproduction against, so this "

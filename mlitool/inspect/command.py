@@ -81,10 +81,11 @@ def _support(g: ir.Graph) -> dict[int, str | None]:
     the default target (MLI 2.0)."""
     from mlitool.fold import fold_float16_dequantize
     from mlitool.mli.lower.support import refusal
+    from mlitool.mli.target import DEFAULT
 
     folded = fold_float16_dequantize(g)
     reasons: dict[int, str | None] = {op.index: None for op in g.ops}
-    reasons.update({op.index: refusal(folded, op, "2.0", "hwc") for op in folded.ops})
+    reasons.update({op.index: refusal(folded, op, DEFAULT, DEFAULT.default_layout) for op in folded.ops})
     return reasons
 
 

@@ -1,8 +1,8 @@
-"""Which MLI kernels each MLI version offers (which TFLite ops become which layer kinds: ops.py).
+"""The MLI kernels of each MLI version (which TFLite ops become which layer kinds: ops.py).
 
-`kernel_name(kind, fmt, mli_version, layout)` gives the C function of a layer kind in a format, or
-None when that MLI version has no such kernel (lowering then refuses the layer and names the
-formats `available_formats` lists).
+Tables: layer kind -> {"<layout>:<format>" or "*:<format>" (any layout): C function}; each
+`mlitool.mli.target.Target` holds one and answers `kernel(kind, fmt, layout)` (None when that
+version has no such kernel: lowering then refuses the layer and names `formats_for`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ _ACT_SUFFIX = {"sa8": "sa8", "fx16": "fx16", "fx8w16d": "fx16", "fx8": "fx8"}
 _ELT = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
 
 
-def _mli2() -> dict[str, dict[str, str]]:
+def mli2_kernels() -> dict[str, dict[str, str]]:
+    """MLI 2.x names: every kernel takes any layout (HWC activations)."""
     t: dict[str, dict[str, str]] = {}
     for kind in ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d"):
         t[kind] = {f: f"mli_krn_{kind}_hwcn_{s}" for f, s in _MAC_SUFFIX_2.items()}
@@ -46,10 +47,10 @@ def _mli2() -> dict[str, dict[str, str]]:
         t[kind] = {f: "mli_mov_tensor_sync" for f in _ACT_SUFFIX}
     t["convert"] = {f: "mli_hlp_convert_tensor" for f in _ACT_SUFFIX}
     t["view"] = {f: "" for f in _ACT_SUFFIX}
-    return t
+    return {kind: {f"*:{f}": name for f, name in by_fmt.items()} for kind, by_fmt in t.items()}
 
 
-def _mli1(with_sa8: bool) -> dict[str, dict[str, str]]:
+def mli1_kernels(with_sa8: bool) -> dict[str, dict[str, str]]:
     """MLI 1.x names; keys are "<layout>:<format>" or "*:<format>" (any layout)."""
     fx = ("fx8", "fx16", "fx8w16d")
     act = {"fx8": "fx8", "fx16": "fx16", "fx8w16d": "fx16"}
@@ -75,25 +76,3 @@ def _mli1(with_sa8: bool) -> dict[str, dict[str, str]]:
         t["maxpool"]["hwc:sa8"] = "mli_krn_maxpool_hwc_sa8"
         t["view"]["*:sa8"] = ""
     return t
-
-
-KERNELS: dict[str, dict[str, dict[str, str]]] = {"2.0": _mli2(), "1.1": _mli1(True),
-                                                 "1.0": _mli1(False)}
-
-
-def kernel_name(kind: str, fmt: str, mli_version: str, layout: str = "hwc") -> str | None:
-    """The C function for `kind` in format `fmt` on MLI `mli_version`, or None if there is none."""
-    table = KERNELS[mli_version].get(kind, {})
-    if mli_version == "2.0":
-        return table.get(fmt)
-    return table.get(f"{layout}:{fmt}", table.get(f"*:{fmt}"))
-
-
-def available_formats(kind: str, mli_version: str, layout: str = "hwc") -> list[str]:
-    """Formats in which `mli_version` offers a `kind` kernel (for refusal messages)."""
-    return [f for f in ("sa8", "fx16", "fx8w16d", "fx8")
-            if kernel_name(kind, f, mli_version, layout) is not None]
-
-
-def available_layouts(kind: str, fmt: str, mli_version: str) -> list[str]:
-    return [lay for lay in ("chw", "hwc") if kernel_name(kind, fmt, mli_version, lay) is not None]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.errors import UnsupportedError
+from mlitool.mli.target import Target
 
 _F32_HALF = np.float32(0.5)
 
@@ -60,6 +61,15 @@ def mli2_scale_overflows(s) -> np.ndarray:
     """True where the plain int16 rounding of `s` gives 32768 (the overflow case above)."""
     s32, e = _frexp32(s)
     return _scaled_f32(s32, 15 - e) >= 32768
+
+
+def encode_sa_scale(s: float, target: Target) -> tuple[np.ndarray, np.ndarray, bool]:
+    """One per-tensor SA scale as `target` holds it: (scale, scale_frac_bits, True when the
+    int16 rounding gave 32768, see `encode_scale_mli2`)."""
+    if target.int16_scales:
+        return (*encode_scale_mli2(s), bool(mli2_scale_overflows(s)[0]))
+    s32, f = encode_scale_mli11(s, per_axis=False)
+    return s32, np.array([f], dtype=np.int8), False
 
 
 def frac_bits_mli2(s) -> np.ndarray:
@@ -293,14 +303,14 @@ def symmetric_scales(w: np.ndarray, axis: int | None, bits: int = 8) -> np.ndarr
 
 # --- per-axis dimension in MLI layouts -------------------------------------------------------
 
-def mli_quant_dim(op_type: str, mli_version: str, layout: str) -> int:
+def mli_quant_dim(op_type: str, target: Target, layout: str) -> int:
     """The MLI per-axis `dim` of the weights of a TFLite op after the layout change.
 
     MLI 2.x: conv and transpose conv OHWI dim 0 -> HWCN dim 3; depthwise (1,Kh,Kw,C) -> HW1N dim 3; FC (M,N) dim 0 ->
     (N,M) dim 1. MLI 1.x: conv (Cout,...) dim 0 in CHW and HWC; depthwise CHW (Cout,1,Kh,Kw) dim 0,
     1.1 SA8 depthwise (1,Kh,Kw,Cout) dim 3; FC (M,N) dim 0.
     """
-    if mli_version == "2.0":
+    if target.hwcn_weights:
         return {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "TRANSPOSE_CONV": 3,
                 "FULLY_CONNECTED": 1}[op_type]
     if op_type == "DEPTHWISE_CONV_2D":

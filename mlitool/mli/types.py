@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 
+from mlitool.mli.target import Target, target_of
+
 
 class ElType(enum.Enum):
     """MLI element types. `value` is the MLI 2.x enum value (`mli_element_type`)."""
@@ -68,9 +70,6 @@ FORMATS: dict[str, tuple[ElType, ElType, ElType]] = {
     "fx8w16d": (ElType.FX16, ElType.FX8, ElType.FX8),
     "fx8": (ElType.FX8, ElType.FX8, ElType.FX8),
 }
-
-# MLI versions `--mli` accepts.
-MLI_VERSIONS = ("2.0", "1.1", "1.0")
 
 
 class Role(str, enum.Enum):
@@ -216,7 +215,7 @@ class MliLayer:
 @dataclass
 class MliModel:
     source: str                                 # path of the .tflite
-    mli_version: str                            # "2.0" | "1.1" | "1.0"
+    mli_version: str                            # the data; code asks `target`
     format: str                                 # default format ("sa8", "fx16", ...)
     layout: str                                 # "hwc" (2.x, 1.x) | "chw" (1.x)
     tensors: dict[str, MliTensor]
@@ -225,6 +224,11 @@ class MliModel:
     outputs: list[str]
     warnings: list[str] = field(default_factory=list)
     config: str | None = None                   # the settings file it was made with
+
+    @property
+    def target(self) -> Target:
+        """What the MLI version offers (`mlitool.mli.target`)."""
+        return target_of(self.mli_version)
 
     def tensor(self, name: str) -> MliTensor:
         return self.tensors[name]

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool.errors import UnsupportedError
+from mlitool.mli.target import Target
 from mlitool.mli.types import MliTensor, row_major_strides
 
 # 2.x layer kinds whose kernels require a contiguous input / output.
@@ -35,12 +36,12 @@ def is_dense(t: MliTensor) -> bool:
     return tuple(int(s) for s in t.mem_stride) == row_major_strides(t.shape)
 
 
-def needs_dense_input(kind: str, mli_version: str) -> bool:
-    return mli_version != "2.0" or kind in DENSE_INPUT_KINDS
+def needs_dense_input(kind: str, target: Target) -> bool:
+    return not target.strided_views or kind in DENSE_INPUT_KINDS
 
 
-def needs_dense_output(kind: str, mli_version: str) -> bool:
-    return mli_version != "2.0" or kind in DENSE_OUTPUT_KINDS
+def needs_dense_output(kind: str, target: Target) -> bool:
+    return not target.strided_views or kind in DENSE_OUTPUT_KINDS
 
 
 @dataclass(frozen=True)

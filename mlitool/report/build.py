@@ -158,12 +158,12 @@ def quant_stats(model: MliModel, graph: ir.Graph | None = None,
                 real = in_mli_layout(src, t) if src is not None else None
             axis = None
             if t.role == Role.WEIGHTS and not t.per_axis and layer.kind in _QUANT_DIM_OP:
-                axis = mli_quant_dim(_QUANT_DIM_OP[layer.kind], model.mli_version, model.layout)
+                axis = mli_quant_dim(_QUANT_DIM_OP[layer.kind], model.target, model.layout)
             if activations is not None and name in activations:
-                stats = activation_stats(t, activations[name], mli_version=model.mli_version,
+                stats = activation_stats(t, activations[name], target=model.target,
                                          snr_threshold_db=snr_threshold_db)
             else:
-                stats = tensor_stats(t, real, mli_version=model.mli_version, channel_axis=axis,
+                stats = tensor_stats(t, real, target=model.target, channel_axis=axis,
                                      snr_threshold_db=snr_threshold_db)
             out.append(LayerTensorStats(pos, layer.kind, stats, t.data))
     return out

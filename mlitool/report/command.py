@@ -64,7 +64,7 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     failed: list[str] = []
     if not opts.accuracy:
         note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
-    elif mli.mli_version != "2.0":
+    elif not mli.target.executable:
         note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.mli_version}: the executor "
                 "reproduces MLI 2.0.2 arithmetic only.")
     else:

@@ -20,8 +20,8 @@ On a 32-bit ARC target (pointers 4 bytes, int32 aligned on 4) this gives:
 | `mli_rnn_dense_cfg` | 1 | – | – |
 | `mli_mov_cfg_t` | 92 (5 x 4 uint32/int32 + 3 x 4 uint8) | – | – |
 
-The config struct fields come from `mlitool.emit.cfgs.CFG_STRUCTS` (one source of truth with
-the C emitter). `tests/test_report_memory.py` checks every number against `sizeof` as compiled by
+The config struct fields come from the target's `cfg_structs` (`mlitool.mli.cfg_structs`, one
+source of truth with the C emitter). `tests/test_report_memory.py` checks every number against `sizeof` as compiled by
 `gcc -m32` (and with 8-byte pointers against `gcc -m64`).
 """
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlitool.emit.cfgs import CFG_STRUCTS
+from mlitool.mli.target import Target
 
 
 @dataclass(frozen=True)
@@ -68,22 +68,21 @@ ENUM = I32
 MAX_RANK = 4
 
 
-def tensor_struct(mli_version: str, pointer_bytes: int = 4) -> CType:
-    """`mli_tensor` of an MLI version ("2.0", "1.1", "1.0")."""
+def tensor_struct(target: Target, pointer_bytes: int = 4) -> CType:
+    """`mli_tensor` of an MLI version: data, (mem_stride), shape, rank, el_type, el_params."""
     ptr = scalar(pointer_bytes)
-    if mli_version == "2.0":
+    fx = struct(I8)                                                # frac_bits
+    if target.data_container:
         container = _container(pointer_bytes)                      # capacity + mem
+        data = [container]
         sa = struct(ENUM, container, container, I32, container)    # type, zp, scale, dim, sfb
-        params = union(struct(I8), sa)
-        return struct(container, array(I32, MAX_RANK), array(I32, MAX_RANK), I32, ENUM, params)
-    if mli_version == "1.1":
+    else:
+        data = [ptr, I32]                                          # void *data, capacity
         container = union(ptr, I32, I16, I8)
-        asym = struct(container, container, I32, I8)
-        params = union(struct(I8), asym)
-        return struct(ptr, I32, array(I32, MAX_RANK), array(I32, MAX_RANK), I32, ENUM, params)
-    if mli_version == "1.0":
-        return struct(ptr, I32, array(I32, MAX_RANK), I32, ENUM, union(struct(I8)))
-    raise ValueError(f"unknown MLI version {mli_version!r}")
+        sa = struct(container, container, I32, I8)                 # asym: zp, scale, dim, sfb
+    params = union(fx, sa) if target.sa_tensors else union(fx)
+    stride = [array(I32, MAX_RANK)] if target.has_mem_stride else []
+    return struct(*data, *stride, array(I32, MAX_RANK), I32, ENUM, params)
 
 
 _FIELD = {"relu": struct(ENUM), "relu_type": ENUM, "u8": I8, "i32": I32,
@@ -96,25 +95,20 @@ def _container(pointer_bytes: int) -> CType:
     return struct(I32, union(scalar(pointer_bytes), I32, I16, I8))
 
 
-def cfg_struct(mli_version: str, cfg_type: str, pointer_bytes: int = 4) -> CType:
+def cfg_struct(target: Target, cfg_type: str, pointer_bytes: int = 4) -> CType:
     """A kernel config struct of an MLI version (KeyError when it has no such struct)."""
-    fields = CFG_STRUCTS[mli_version][cfg_type]
+    fields = target.cfg_structs[cfg_type]
     return struct(*(ENUM if kind.startswith("enum:") else
                     _container(pointer_bytes) if kind == "scratch" else _FIELD[kind]
                     for _, kind, _, _ in fields))
 
 
-def tensor_struct_bytes(mli_version: str) -> int:
-    return tensor_struct(mli_version).size
+def tensor_struct_bytes(target: Target) -> int:
+    return tensor_struct(target).size
 
 
-def cfg_struct_bytes(mli_version: str, cfg_type: str | None) -> int:
-    """0 when the layer has no config struct (or the mli_version does not declare it)."""
-    if not cfg_type or cfg_type not in CFG_STRUCTS.get(mli_version, {}):
+def cfg_struct_bytes(target: Target, cfg_type: str | None) -> int:
+    """0 when the layer has no config struct (or the version does not declare it)."""
+    if not cfg_type or cfg_type not in target.cfg_structs:
         return 0
-    return cfg_struct(mli_version, cfg_type).size
-
-
-# Per-axis parameter arrays the emitted C holds for one per-axis tensor: bytes per channel of
-# (zero points, scales, scale frac bits). MLI 1.1 keeps one frac-bits value inline.
-PER_AXIS_BYTES = {"2.0": (2, 2, 1), "1.1": (2, 4, 0), "1.0": (0, 0, 0)}
+    return cfg_struct(target, cfg_type).size

@@ -4,7 +4,7 @@ RAM (activation buffers placed in one arena by their lifetimes).
 ROM, per layer (each constant counted once, at the first layer that uses it):
   weights / bias / params — data bytes of constant tensors that own their memory (a view of a
   constant adds nothing); per-axis arrays — zero points, scales and scale frac bits of every
-  per-axis tensor struct (C types per target, `cstructs.PER_AXIS_BYTES`); tensor structs — one
+  per-axis tensor struct (C types per target, `Target.per_axis_bytes`); tensor structs — one
   `const mli_tensor` per constant tensor; config — the layer's `const` config struct.
   The original `.tflite` weight bytes (constant tensor bytes in the IR graph) and the float32 size
   (parameters x 4) come along for comparison.
@@ -24,7 +24,7 @@ from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliModel, Role
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
-from mlitool.report.cstructs import PER_AXIS_BYTES, cfg_struct_bytes, tensor_struct_bytes
+from mlitool.report.cstructs import cfg_struct_bytes, tensor_struct_bytes
 
 
 # --- ROM -------------------------------------------------------------------------------------
@@ -71,7 +71,7 @@ def _per_axis_bytes(model: MliModel, name: str) -> int:
     t = model.tensors[name]
     if not t.per_axis:
         return 0
-    return len(t.scale) * sum(PER_AXIS_BYTES[model.mli_version])
+    return len(t.scale) * sum(model.target.per_axis_bytes)
 
 
 def _ir_tensor(graph: ir.Graph | None, model: MliModel, name: str) -> ir.Tensor | None:
@@ -82,7 +82,7 @@ def _ir_tensor(graph: ir.Graph | None, model: MliModel, name: str) -> ir.Tensor 
 
 
 def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRom]:
-    struct = tensor_struct_bytes(model.mli_version)
+    struct = tensor_struct_bytes(model.target)
     seen: set[str] = set()
     seen_ir: set[int] = set()
     rows = []
@@ -108,7 +108,7 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
                 f32 += 4 * src.size if is_parameter(src) else 0
         rows.append(LayerRom(pos, layer.index, layer.kind, by_role["weights"], by_role["bias"],
                              by_role["params"], per_axis, structs,
-                             cfg_struct_bytes(model.mli_version, layer.cfg_type), tfl, f32))
+                             cfg_struct_bytes(model.target, layer.cfg_type), tfl, f32))
     return rows
 
 
@@ -118,7 +118,7 @@ def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int | N
     `align` None: the runtime's own alignment, so the plan is the one the C runtime binds."""
     layers = rom_by_layer(model, graph)
     plan = model_arena(model, align)
-    struct = tensor_struct_bytes(model.mli_version)
+    struct = tensor_struct_bytes(model.target)
     # constants no layer names (none in practice) still take ROM: count them into the total
     used = {n for layer in model.layers
             for n in (layer.weights, layer.bias, *layer.params.values(), *layer.inputs) if n}
@@ -151,7 +151,7 @@ def static_ram_bytes(model: MliModel) -> int:
     """RAM outside the arena that the emitted runtime keeps: the int16 look-up tables MLI 2.x
     kernels take (filled by NAME_init) and the scratch arrays of recurrent cells' configs."""
     luts = set()
-    if model.mli_version == "2.0":
+    if model.target.lut_kernels:
         luts = {k for layer in model.layers for k in luts_of(layer.kind)}
     scratch = sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)
     return 2 * sum(LUT_LENGTHS[k] for k in luts) + scratch

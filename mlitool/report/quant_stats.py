@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import ir
+from mlitool.mli.target import DEFAULT, Target
 from mlitool.mli.types import ElType, MliTensor, Role
 
 DEFAULT_SNR_THRESHOLD_DB = 30.0
@@ -94,10 +95,9 @@ def snr_db(real: np.ndarray, approx: np.ndarray) -> float:
     return float(10.0 * np.log10(signal / noise))
 
 
-def frac_limits(t: MliTensor, mli_version: str) -> tuple[int, int]:
-    if t.el_type.is_fx and mli_version != "2.0":
-        return 0, 255
-    return -128, 127
+def frac_limits(t: MliTensor, target: Target) -> tuple[int, int]:
+    """The range of the tensor's frac bits field (FX frac_bits, SA scale_frac_bits: int8)."""
+    return target.fx_frac_bits if t.el_type.is_fx else (-128, 127)
 
 
 def _frac_values(t: MliTensor) -> np.ndarray:
@@ -107,7 +107,7 @@ def _frac_values(t: MliTensor) -> np.ndarray:
 
 
 def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray | None = None,
-                 *, mli_version: str = "2.0", channel_axis: int | None = None,
+                 *, target: Target = DEFAULT, channel_axis: int | None = None,
                  snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
     """Statistics of `t` (integers: `data`, default `t.data`; `real`: the real values in the same
     layout). `channel_axis` is the output-channel axis for the zero-channel check of weights
@@ -144,7 +144,7 @@ def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray 
             step, zp = _steps(t)
             ideal = real / step + zp
             saturated = int(np.count_nonzero((ideal > qmax + 0.5) | (ideal < qmin - 0.5)))
-    lo, hi = frac_limits(t, mli_version)
+    lo, hi = frac_limits(t, target)
     if snr is not None and snr < snr_threshold_db:
         flags.append("low_snr")
     if saturated:
@@ -234,11 +234,11 @@ class ActivationObservation:
         self.noise += float(np.sum(np.square(real - deq)))
 
 
-def activation_stats(t: MliTensor, obs: ActivationObservation, *, mli_version: str = "2.0",
+def activation_stats(t: MliTensor, obs: ActivationObservation, *, target: Target = DEFAULT,
                      snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
     """`tensor_stats` of an activation from observed values: value range = the float values seen,
     integers = their quantization, SNR = float values against their dequantized quantization."""
-    base = tensor_stats(t, mli_version=mli_version, snr_threshold_db=snr_threshold_db)
+    base = tensor_stats(t, target=target, snr_threshold_db=snr_threshold_db)
     if obs.int_min is None:
         return base
     qmin, qmax = int_range(t.el_type)

@@ -173,7 +173,7 @@ def test_refusals_say_why(kind, words, tmp_path):
     model = {"peephole": lstm_model(peephole=True), "cifg": lstm_model(cifg=True),
              "relu": lstm_model(act=RELU), "time_major": lstm_model(time_major=True)}[kind]
     g = read(_write(tmp_path, kind, model)).main
-    problem = unsupported_ops(g, "2.0")[0]        # a time-major batch also refuses its readers
+    problem = unsupported_ops(g)[0]        # a time-major batch also refuses its readers
     assert problem.startswith("op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)") and words in problem
 
 

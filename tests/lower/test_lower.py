@@ -511,5 +511,5 @@ def test_config_from_pyproject_and_errors(tmp_path):
     bad_toml.write_text("format = [")
     with pytest.raises(OptionError, match="invalid TOML"):
         load_config(bad_toml)
-    with pytest.raises(OptionError, match="unknown format"):
+    with pytest.raises(OptionError, match="override 0: format 'fx4': choose one of sa8"):
         lower(conv_graph(), overrides={0: "fx4"})

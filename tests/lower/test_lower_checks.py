@@ -13,10 +13,10 @@ import pytest
 import mlitool
 from mlitool import ir, optable
 from mlitool.errors import UnsupportedError
-from mlitool.mli import kernels
 from mlitool.mli.lower import (activations, checks, checks_recurrent, lower, mac, movement,
                                recurrent, support, unsupported_ops)
 from mlitool.mli.ops import MAC_KINDS, OUTPUT_PARAMS
+from mlitool.mli.target import MLI2, target_of
 
 
 def _q(scale=0.1, zp=0):
@@ -101,7 +101,7 @@ def test_refusal_is_the_checks_text(graph, version, check, fields, text):
     expected = checks.message(check, **fields)
     if text is not None:
         assert expected == text
-    assert unsupported_ops(graph, version) == [f"op 0 ({graph.ops[0].type}): {expected}"]
+    assert unsupported_ops(graph, target_of(version)) == [f"op 0 ({graph.ops[0].type}): {expected}"]
     with pytest.raises(UnsupportedError, match=re.escape(expected)):
         lower(graph, mli_version=version, layout="hwc")
 
@@ -125,7 +125,7 @@ def test_every_lowered_op_has_a_lowering_and_a_kernel():
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
         assert all(inspect.getmodule(c) in (checks, checks_recurrent) for c in spec.checks)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
-        assert kernels.available_formats(kind, "2.0"), kind
+        assert MLI2.formats_for(kind), kind
 
 
 def test_op_facts_are_defined_only_in_the_op_table():

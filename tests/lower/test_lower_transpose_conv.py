@@ -12,6 +12,7 @@ import pytest
 
 from mlitool.errors import UnsupportedError
 from mlitool.mli.lower import lower, unsupported_ops
+from mlitool.mli.target import MLI11
 from mlitool.pipeline import read
 from tests.support.tconv_models import PADDING, tconv_model, tconv_tensors
 from tests.support.tflite_build import graph_model, options
@@ -111,7 +112,7 @@ def test_runtime_shape_and_weights_are_refused(tmp_path):
 
 def test_mli1_has_no_transpose_conv(tmp_path):
     g = read(tconv_model(tmp_path / "t.tflite")).main
-    assert unsupported_ops(g, "1.1") == [
+    assert unsupported_ops(g, MLI11) == [
         "op 0 (TRANSPOSE_CONV): transpose_conv2d has no MLI 1.1 kernel (MLI 2.x has one)"]
 
 

@@ -10,6 +10,7 @@ import pytest
 
 from mlitool.errors import UnsupportedError
 from mlitool.mli import quant
+from mlitool.mli.target import MLI2, MLI11
 
 
 def f32(x: float) -> float:
@@ -177,8 +178,8 @@ def test_sa8_params_from_range():
 
 
 def test_mli_quant_dim():
-    assert quant.mli_quant_dim("CONV_2D", "2.0", "hwc") == 3
-    assert quant.mli_quant_dim("DEPTHWISE_CONV_2D", "2.0", "hwc") == 3
-    assert quant.mli_quant_dim("FULLY_CONNECTED", "2.0", "hwc") == 1
-    assert quant.mli_quant_dim("CONV_2D", "1.1", "hwc") == 0
-    assert quant.mli_quant_dim("DEPTHWISE_CONV_2D", "1.1", "hwc") == 3
+    assert quant.mli_quant_dim("CONV_2D", MLI2, "hwc") == 3
+    assert quant.mli_quant_dim("DEPTHWISE_CONV_2D", MLI2, "hwc") == 3
+    assert quant.mli_quant_dim("FULLY_CONNECTED", MLI2, "hwc") == 1
+    assert quant.mli_quant_dim("CONV_2D", MLI11, "hwc") == 0
+    assert quant.mli_quant_dim("DEPTHWISE_CONV_2D", MLI11, "hwc") == 3

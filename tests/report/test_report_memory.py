@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlitool.emit.cfgs import CFG_STRUCTS
+from mlitool.mli.target import MLI2, MLI11, target_of
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
 from mlitool.report.cstructs import cfg_struct, tensor_struct
 from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
@@ -41,13 +41,14 @@ def _gcc_can(flag: str, tmp_path) -> bool:
 def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
     if not _gcc_can(flag, tmp_path):
         pytest.skip(f"gcc {flag} (freestanding) is not available")
+    t = target_of(target)
     lines = ['#include "mli_api.h"',
-             f"_Static_assert(sizeof(mli_tensor) == {tensor_struct(target, pointer).size}, "
+             f"_Static_assert(sizeof(mli_tensor) == {tensor_struct(t, pointer).size}, "
              '"mli_tensor");']
-    for cfg in CFG_STRUCTS[target]:
+    for cfg in t.cfg_structs:
         if cfg == "mli_rnn_dense_cfg" or cfg == "mli_argmax_cfg" and target != "2.0":
             continue
-        lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(target, cfg, pointer).size}, \"{cfg}\");")
+        lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(t, cfg, pointer).size}, \"{cfg}\");")
     src = tmp_path / "sizes.c"
     src.write_text("\n".join(lines) + "\n")
     r = subprocess.run(["gcc", flag, "-ffreestanding", "-std=c11", *mli_cflags(target), "-c", str(src),
@@ -57,12 +58,12 @@ def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
 
 def test_documented_target_sizes():
     # the numbers the module docstring documents for the 32-bit ARC target
-    assert [tensor_struct(t).size for t in ("2.0", "1.1", "1.0")] == [80, 64, 36]
-    assert cfg_struct("2.0", "mli_conv2d_cfg").size == 12
-    assert cfg_struct("1.1", "mli_conv2d_cfg").size == 12
-    assert cfg_struct("2.0", "mli_pool_cfg").size == 8
-    assert cfg_struct("2.0", "mli_concat_cfg").size == 2
-    assert cfg_struct("2.0", "mli_rnn_cell_cfg").size == 20      # 3 enums + a data container
+    assert [tensor_struct(target_of(t)).size for t in ("2.0", "1.1", "1.0")] == [80, 64, 36]
+    assert cfg_struct(MLI2, "mli_conv2d_cfg").size == 12
+    assert cfg_struct(MLI11, "mli_conv2d_cfg").size == 12
+    assert cfg_struct(MLI2, "mli_pool_cfg").size == 8
+    assert cfg_struct(MLI2, "mli_concat_cfg").size == 2
+    assert cfg_struct(MLI2, "mli_rnn_cell_cfg").size == 20      # 3 enums + a data container
 
 
 # --- ROM against the object file gcc builds from the emitted C --------------------------------

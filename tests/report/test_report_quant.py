@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mlitool.mli.target import MLI2, MLI11
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.report.quant_stats import in_mli_layout, snr_db, tensor_stats
 from tests.support.paths import shared_path
@@ -62,8 +63,8 @@ def test_fx_statistics_and_frac_limits():
     # MLI 1.x keeps FX frac bits in a uint8: 0 is the end of the field
     t0 = MliTensor("b", Role.WEIGHTS, (4,), ElType.FX8, data=np.array([1, 2, 3, 4], np.int8),
                    frac_bits=0)
-    assert "frac_bits_limit" in tensor_stats(t0, mli_version="1.1").flags
-    assert "frac_bits_limit" not in tensor_stats(t0, mli_version="2.0").flags
+    assert "frac_bits_limit" in tensor_stats(t0, target=MLI11).flags
+    assert "frac_bits_limit" not in tensor_stats(t0, target=MLI2).flags
 
 
 def test_low_snr_flag_and_threshold():

@@ -11,35 +11,35 @@ refusal), builder.py (the state a lowering builds up), facts.py (what it reads o
 module per op family (mac.py, activations.py, movement.py, recurrent.py). Which ops exist, what
 they become and the function that lowers each is their OpSpec (mlitool/optable.py).
 
-Public: `lower(graph, ...)`, `unsupported_ops(graph, mli_version, layout)`, `check_supported`.
+Public: `lower(graph, ...)`, `unsupported_ops(graph, target, layout)`, `check_supported`.
 """
 
 from __future__ import annotations
 
 from mlitool import ir, optable
 from mlitool.errors import MlitoolError, OptionError, UnsupportedError
-from mlitool.mli import kernels as K
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.lower.facts import layer_kind
+from mlitool.mli.target import DEFAULT, Target
 from mlitool.mli.types import FORMATS, MliModel
 
 __all__ = ["check_supported", "lower", "unsupported_ops"]
 
 
-def check_supported(graph: ir.Graph, mli_version: str, layout: str) -> None:
+def check_supported(graph: ir.Graph, target: Target, layout: str) -> None:
     """UnsupportedError listing every op that cannot be lowered (the support check)."""
-    problems = unsupported_ops(graph, mli_version, layout)
+    problems = unsupported_ops(graph, target, layout)
     if problems:
         raise UnsupportedError(f"{len(problems)} op(s) cannot be lowered for MLI "
-                               f"{mli_version}: " + "; ".join(problems))
+                               f"{target.version}: " + "; ".join(problems))
 
 
 RANGES_REMEDY = "calibrate (--calibration) or convert weights only (--weights-only)"
 
 
-def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", layout: str = "hwc",
-          overrides: dict | None = None, weights_only: bool = False,
+def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = DEFAULT.version,
+          layout: str = "hwc", overrides: dict | None = None, weights_only: bool = False,
           ranges: dict[int, tuple[float, float]] | None = None, source: str = "",
           ranges_remedy: str = RANGES_REMEDY) -> MliModel:
     """Lower `graph` for MLI `mli_version` in `format` (per-layer `overrides`: {selector: format},
@@ -51,7 +51,7 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
     """
     b = Builder(graph, format, mli_version, layout, overrides or {}, weights_only, ranges or {},
                 source)
-    check_supported(graph, b.mli_version, b.layout)
+    check_supported(graph, b.target, b.layout)
     _check_kernels(b)
     _check_ranges(b, ranges_remedy)
     failed: list[MlitoolError] = []
@@ -80,7 +80,7 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = "2.0", lay
                           "(see the tensors' notes)")
     inputs = [b.primary[i] for i in graph.inputs if i in b.primary]
     outputs = [b.primary[i] for i in graph.outputs if i in b.primary]
-    return MliModel(source=source, mli_version=b.mli_version, format=format, layout=b.layout,
+    return MliModel(source=source, mli_version=b.target.version, format=format, layout=b.layout,
                     tensors=b.tensors, layers=b.layers, inputs=inputs, outputs=outputs,
                     warnings=b.warnings)
 
@@ -108,7 +108,7 @@ def _check_kernels(b: Builder) -> None:
             bad.append(f"{op.label}: int16 activation '{wide[0]}' (a 16x8 model) would lose 8 "
                        f"bits in {fmt}: convert with --format fx16 or fx8w16d (FX16 activations)")
             continue
-        if K.kernel_name(kind, fmt, b.mli_version, b.layout) is None:
+        if b.target.kernel(kind, fmt, b.layout) is None:
             bad.append(str(b.no_kernel(op, kind, fmt)))
     if bad:
         raise UnsupportedError("; ".join(bad))

@@ -180,7 +180,7 @@ def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
     kout, pending = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves(kind, b.tensors[x]))
     params, cfg_type, cfg = {}, None, {}
     mrank = len(b.tensors[x].shape)
-    if kind in ("softmax", "l2_normalize") and b.mli_version == "2.0":
+    if kind in ("softmax", "l2_normalize") and b.target.softmax_axis:
         cfg_type = f"mli_{kind}_cfg"
         cfg = {"axis": b.mli_axis(-1, len(b.g.tensors[op.inputs[0]].shape))
                if mrank > 1 else 0}

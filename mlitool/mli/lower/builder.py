@@ -15,13 +15,14 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir, opspec
-from mlitool.errors import OptionError, UnsupportedError
+from mlitool.errors import UnsupportedError
 from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.ops import OUTPUT_PARAMS, SAME_FX_FRAC_BITS, output_params
-from mlitool.mli.types import FORMATS, MLI_VERSIONS, ElType, MliLayer, MliTensor, Role
+from mlitool.mli.target import check_options
+from mlitool.mli.types import FORMATS, ElType, MliLayer, MliTensor, Role
 
 RELU_TYPES = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
 
@@ -34,21 +35,8 @@ def act_el(fmt: str) -> ElType:
 class Builder:
     def __init__(self, graph: ir.Graph, fmt: str, mli_version: str, layout: str,
                  overrides: dict, weights_only: bool, ranges: dict, source: str):
-        if fmt not in FORMATS:
-            raise OptionError(f"unknown format {fmt!r} (choose from {', '.join(FORMATS)})")
-        if mli_version not in MLI_VERSIONS:
-            raise OptionError(f"unknown MLI target {mli_version!r} (choose from "
-                              f"{', '.join(MLI_VERSIONS)})")
-        layout = layout.lower()
-        if layout not in ("hwc", "chw"):
-            raise OptionError(f"unknown layout {layout!r} (hwc or chw)")
-        if mli_version == "2.0" and layout != "hwc":
-            raise OptionError("MLI 2.x kernels take HWC activations: --layout chw is for MLI 1.x")
-        for key, f in overrides.items():
-            if f not in FORMATS:
-                raise OptionError(f"override {key!r}: unknown format {f!r} "
-                                  f"(choose from {', '.join(FORMATS)})")
-        self.g, self.fmt, self.mli_version, self.layout = graph, fmt, mli_version, layout
+        self.target, layout = check_options(fmt, mli_version, layout.lower(), overrides)
+        self.g, self.fmt, self.layout = graph, fmt, layout
         self.weights_only, self.ranges, self.source = weights_only, ranges, source
         self.overrides = dict(overrides)
         self.tensors: dict[str, MliTensor] = {}
@@ -97,7 +85,7 @@ class Builder:
         return name
 
     def layer(self, op: ir.Op, kind: str, fmt: str, inputs, outputs, **kw) -> MliLayer:
-        kernel = K.kernel_name(kind, fmt, self.mli_version, self.layout)
+        kernel = self.target.kernel(kind, fmt, self.layout)
         if kernel is None:
             raise self.no_kernel(op, kind, fmt)
         layer = MliLayer(index=op.index, op_type=op.type, kind=kind, kernel=kernel,
@@ -106,19 +94,8 @@ class Builder:
         return layer
 
     def no_kernel(self, op: ir.Op, kind: str, fmt: str) -> UnsupportedError:
-        alts = K.available_formats(kind, self.mli_version, self.layout)
-        lays = [lay for lay in K.available_layouts(kind, fmt, self.mli_version)
-                if lay != self.layout]
-        hint = []
-        if alts:
-            hint.append(f"formats available for it: {', '.join(alts)} (--format or a per-layer "
-                        "override)")
-        if lays and self.mli_version != "2.0":
-            hint.append(f"or --layout {lays[0]}")
-        if not alts and not lays:
-            hint.append("another --mli target")
-        return UnsupportedError(f"{op.label} ({kind}): MLI {self.mli_version} has no {fmt} kernel "
-                                f"for {self.layout.upper()} layout; " + " ".join(hint))
+        return UnsupportedError(f"{op.label} ({kind}): "
+                                + self.target.no_kernel(kind, fmt, self.layout))
 
     # -- activation tensors -----------------------------------------------------------------
     def value_range(self, idx: int) -> tuple[float, float] | None:
@@ -142,20 +119,12 @@ class Builder:
 
     def set_sa(self, t: MliTensor, scale: float, zp: int) -> None:
         try:
-            self._set_sa(t, scale, zp)
+            t.scale, t.scale_frac_bits, wrapped = Q.encode_sa_scale(scale, self.target)
         except UnsupportedError as exc:
             raise UnsupportedError(f"tensor '{t.source or t.name}': {exc.message}") from None
-
-    def _set_sa(self, t: MliTensor, scale: float, zp: int) -> None:
-        if self.mli_version == "2.0":
-            s16, f = Q.encode_scale_mli2(scale)
-            t.scale, t.scale_frac_bits = s16, f
-            if Q.mli2_scale_overflows(scale)[0]:
-                t.notes.append(f"scale {scale!r} rounds to 32768 in int16: encoded as 16384 with "
-                               "one frac bit less (the TFLM integration would wrap)")
-        else:
-            s32, f = Q.encode_scale_mli11(scale, per_axis=False)
-            t.scale, t.scale_frac_bits = s32, np.array([f], dtype=np.int8)
+        if wrapped:
+            t.notes.append(f"scale {scale!r} rounds to 32768 in int16: encoded as 16384 with "
+                           "one frac bit less (the TFLM integration would wrap)")
         t.zero_point = np.array([zp], dtype=np.int16)
         t.dim = -1
 
@@ -210,7 +179,7 @@ class Builder:
 
     def convert(self, op: ir.Op, src: str, dst: str, why: str) -> None:
         """Insert an mli_hlp_convert_tensor layer."""
-        kernel = K.kernel_name("convert", "fx16", self.mli_version, self.layout)
+        kernel = self.target.kernel("convert", "fx16", self.layout)
         self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="convert",
                                     kernel=kernel or "mli_hlp_convert_tensor",
                                     inputs=[src], outputs=[dst], notes=[f"inserted: {why}"]))
@@ -327,10 +296,10 @@ class Builder:
                                     notes=[f"view: {why}; no call, shares {d.buffer}'s memory"]))
 
     def mov(self, op: ir.Op, fmt: str, src: str, dst: str, offset, size, step, why: str) -> None:
-        kernel = K.kernel_name("copy", fmt, self.mli_version, self.layout)
+        kernel = self.target.kernel("copy", fmt, self.layout)
         if kernel is None:
             hint = ", --layout chw makes channel slices contiguous" if self.layout == "hwc" else ""
-            raise UnsupportedError(f"{op.label}: {why}; MLI {self.mli_version} has no copy kernel "
+            raise UnsupportedError(f"{op.label}: {why}; MLI {self.target.version} has no copy kernel "
                                    f"(mli_mov_* is MLI 2.x{hint})")
         self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="copy", kernel=kernel,
                                     inputs=[src], outputs=[dst], cfg_type="mli_mov_cfg_t",
@@ -384,7 +353,7 @@ class Builder:
             if c is skip or opspec.spec(c.type).reads_views:
                 continue                       # views of strided tensors / mov copies are fine
             kind = layer_kind(self.g, c)
-            if V.needs_dense_input(kind, self.mli_version):
+            if V.needs_dense_input(kind, self.target):
                 return f"its consumer {c.label} ({kind}) needs a contiguous input"
         return None
 

@@ -16,22 +16,16 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import transpose_conv_padding
-from mlitool.mli.lower.facts import (
-    ARGMAX_MAX_ZERO_POINT,
-    argmax_rows,
-    axis_list,
-    const_values,
-    fc_rows,
-    layer_kind,
-    slice_boxes,
-)
+from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
+                                     fc_rows, layer_kind, slice_boxes)
+from mlitool.mli.target import Target
 
 
 @dataclass(frozen=True)
 class Subject:
     graph: ir.Graph
     op: ir.Op
-    mli_version: str
+    target: Target
     layout: str
 
     def input(self, slot: int | str) -> ir.Tensor:
@@ -60,9 +54,9 @@ def message(check: Callable, **fields) -> str:
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
     kind = layer_kind(s.graph, s.op)
-    if s.mli_version != "2.0" and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax",
-                                           "transpose_conv2d"):
-        return {"kind": kind, "version": s.mli_version}
+    if not s.target.offers(kind) and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax",
+                                              "transpose_conv2d"):
+        return {"kind": kind, "version": s.target.version}
     return _OK
 
 
@@ -70,14 +64,14 @@ def dilation_needs_mli2(s: Subject):
     """dilation needs MLI 2.x"""
     o = s.op.options
     dilated = o.get("dilation_h", 1) != 1 or o.get("dilation_w", 1) != 1
-    return {} if s.mli_version != "2.0" and dilated else _OK
+    return {} if not s.target.has_dilation and dilated else _OK
 
 
 def float_needs_mli2(s: Subject):
     """MLI {version} has no float tensors (QUANTIZE/DEQUANTIZE of float data)"""
     tensors = [s.graph.tensors[i] for i in s.op.inputs[:1] + s.op.outputs]
-    if s.mli_version != "2.0" and any(t.dtype == "float32" for t in tensors):
-        return {"version": s.mli_version}
+    if not s.target.float_tensors and any(t.dtype == "float32" for t in tensors):
+        return {"version": s.target.version}
     return _OK
 
 
@@ -202,7 +196,7 @@ def broadcast_needs_mli2(s: Subject):
     shapes or a scalar, so mlitool calls the kernel once per slice, through views whose data
     pointers the runtime moves; that is done for MLI 2.x only (convert with --mli 2.0)"""
     t = _broadcast_activation(s)
-    if t is None or s.mli_version.startswith("2"):
+    if t is None or s.target.strided_views:
         return _OK
     return {"name": t.name, "shape": list(t.shape), "full": list(_broadcast(s))}
 
@@ -236,8 +230,8 @@ def softmax_beta_one(s: Subject):
 
 def softmax_one_axis_on_mli1(s: Subject):
     """MLI {version} softmax works on the whole tensor, not along an axis"""
-    if s.mli_version != "2.0" and sum(d > 1 for d in s.input(0).shape) > 1:
-        return {"version": s.mli_version}
+    if not s.target.softmax_axis and sum(d > 1 for d in s.input(0).shape) > 1:
+        return {"version": s.target.version}
     return _OK
 
 
@@ -329,7 +323,7 @@ def pad_channels_need_mli2(s: Subject):
     """padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads
     H and W only)"""
     pads = const_values(s.graph, s.op.input("paddings"))
-    return {} if s.mli_version != "2.0" and np.any(pads[3] != 0) else _OK
+    return {} if not s.target.padding_via_mov and np.any(pads[3] != 0) else _OK
 
 
 def _pad_value(s: Subject) -> np.ndarray | None:

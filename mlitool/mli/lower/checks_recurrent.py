@@ -11,7 +11,7 @@ _OK = None          # each takes a `checks.Subject` (not imported: checks import
 
 def lstm_needs_mli2(s):
     """MLI {version} has no LSTM kernel (MLI 2.x has mli_krn_lstm_cell_*)"""
-    return {"version": s.mli_version} if s.mli_version != "2.0" else _OK
+    return {"version": s.target.version} if not s.target.offers("lstm_cell") else _OK
 
 
 def lstm_plain_cell(s):

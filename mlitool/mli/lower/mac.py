@@ -50,7 +50,7 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
         notes.append(f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
                      f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
                      "row)")
-    dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.mli_version,
+    dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.target,
                           b.layout)
     k_macs = _macs(b, op, kind)
 
@@ -58,7 +58,7 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
         w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
         b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
         clamped = None
-        if b.mli_version == "2.0":
+        if b.target.int16_scales:          # per-axis int8 frac bits
             w_q, w_scale, b_q, b_float_scale, clamped = _clamp_degenerate(
                 w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis)
         w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
@@ -117,12 +117,12 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     b.add(wm)
     b.add(bm)
 
-    has_cfg_relu = not (kind == "fully_connected" and b.mli_version != "2.0")
+    has_cfg_relu = kind != "fully_connected" or b.target.cfg_relu_on_fc
     kout = out.name if has_cfg_relu else b.separate_relu(op, fmt, out.name)
     shown_as, why = None, ""            # the model's tensor, when the kernel writes another shape
     if kind == "fully_connected":
         cfg_type, cfg = ("mli_fully_connected_cfg", {"relu_type": b.relu_type(op, out)}) \
-            if b.mli_version == "2.0" else (None, {})
+            if b.target.cfg_relu_on_fc else (None, {})
         if len(b.tensors[kout].shape) != 1:     # MLI 2.x checks out->rank == 1
             shown_as = kout
             why = f"the fully connected kernel's rank-1 output as {list(b.tensors[kout].shape)}"
@@ -149,7 +149,7 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, str]:
-    if b.mli_version == "2.0":
+    if b.target.hwcn_weights:
         # transpose conv2d takes the weights unmirrored, as TFLite scatters them: HWCN too
         if kind in ("conv2d", "transpose_conv2d"):
             return np.ascontiguousarray(w.transpose(1, 2, 3, 0)), "HWCN"
@@ -236,7 +236,7 @@ def _sa32_bias(b: Builder, bt, x_idx, w_scale, cout) -> tuple[np.ndarray, np.nda
 
 def _sa_weight_params(b: Builder, wm, bm, x, w_scale, b_float_scale, per_axis, dim) -> None:
     n = len(w_scale) if per_axis else 1
-    if b.mli_version == "2.0":
+    if b.target.int16_scales:
         w16, wf = Q.encode_scale_mli2(w_scale)
         over = Q.mli2_scale_overflows(w_scale)
         if np.any(over):
@@ -306,7 +306,7 @@ def _pointwise_cfg(b: Builder, op: ir.Op, out: MliTensor) -> dict:
     """A 1x1 conv2d: stride 1, no padding (multi-row fully connected)."""
     cfg = {"relu_type": b.relu_type(op, out), "stride_width": 1, "stride_height": 1,
            "padding_left": 0, "padding_right": 0, "padding_top": 0, "padding_bottom": 0}
-    if b.mli_version == "2.0":
+    if b.target.has_dilation:
         cfg.update(dilation_width=1, dilation_height=1)
     return cfg
 
@@ -321,7 +321,7 @@ def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor
     _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
     cfg = {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
-    if b.mli_version == "2.0":
+    if b.target.has_dilation:
         cfg.update(dilation_width=dw, dilation_height=dh)
     return cfg
 

@@ -141,8 +141,8 @@ def _slice_view(b: Builder, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: in
         return None, (f"create_subtensor gives shape {list(v.shape)} (it drops leading "
                       f"size-1 axes), the model wants {list(want)}")
     if not V.is_dense(v):
-        if b.mli_version != "2.0":
-            return None, f"a strided view, and MLI {b.mli_version} kernels ignore mem_stride"
+        if not b.target.strided_views:
+            return None, f"a strided view, and MLI {b.target.version} kernels ignore mem_stride"
         why = b.consumer_needs_dense(out_idx)
         if why:
             return None, f"a strided view, and {why}"
@@ -207,9 +207,9 @@ def _concat_piece(b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor
     if producer is None or producer.kind == "view":
         return "no kernel writes it"
     if not V.is_dense(cand):
-        if b.mli_version != "2.0":
-            return f"its slice is strided and MLI {b.mli_version} kernels ignore mem_stride"
-        if V.needs_dense_output(producer.kind, b.mli_version):
+        if not b.target.strided_views:
+            return f"its slice is strided and MLI {b.target.version} kernels ignore mem_stride"
+        if V.needs_dense_output(producer.kind, b.target):
             return f"its slice is strided and {producer.kernel} needs a contiguous output"
         why = b.consumer_needs_dense(idx, skip=op)
         if why:
@@ -241,7 +241,7 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
             cand, why = None, exc.message
         seen.add(name)
         plans.append((t, cand, why))
-    if b.mli_version != "2.0" and any(why for _, _, why in plans):
+    if b.target.concat_kernel and any(why for _, _, why in plans):
         return _concat_kernel(b, op, fmt, out, kout.name, ins, axis)
     pieces, notes = [], []
     for k, (t, cand, why) in enumerate(plans):
@@ -287,7 +287,7 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
     b.layer(op, "concat", fmt, names, [kout], cfg_type="mli_concat_cfg",
                 cfg={"axis": axis, "tensors_num": len(names)},
                 notes=["not all inputs can be written in place (contiguous slices only "
-                       f"on MLI {b.mli_version})"])
+                       f"on MLI {b.target.version})"])
     b.flush_relu(op)
 
 
@@ -307,7 +307,7 @@ def _pad_fused_into(b: Builder, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
     out_idx = op.outputs[0]
     cons = b.g.consumers().get(out_idx, [])
     pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
-    if b.mli_version != "2.0" or out_idx in b.g.outputs or len(cons) != 1 or pads[3].any():
+    if not b.target.fuses_pad_into_conv or out_idx in b.g.outputs or len(cons) != 1 or pads[3].any():
         return None
     conv = cons[0]
     if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.input("input") != out_idx \
@@ -350,7 +350,7 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     if pads[3].any():                          # channels (MLI 2.x mli_mov pads every dimension)
         cfg.update(padding_channels_before=int(pads[3, 0]),
                    padding_channels_after=int(pads[3, 1]))
-    cfg_type = "mli_mov_cfg_t" if b.mli_version == "2.0" else "mli_padding2d_cfg"
+    cfg_type = "mli_mov_cfg_t" if b.target.padding_via_mov else "mli_padding2d_cfg"
     if el.is_sa:
         fill = int(xt.zero_point[0]) if value is None else value    # raw SA8 pad value
         if fill != 0:
@@ -368,7 +368,7 @@ def _pad_wide(b: Builder, op: ir.Op, fmt: str, x: str, fill: int, cfg_type: str,
     """SA8 padding with `fill` != raw 0: MLI's copy pads raw zeros. Through SA32 with the
     same scale and zero point zp - fill, raw 0 stands for `fill`; both converts only add
     integers (scale ratio 1), so the result is exact."""
-    if b.mli_version != "2.0":
+    if not b.target.padding_via_mov:
         raise UnsupportedError(f"{op.label}: SA8 padding with raw value {fill} (not 0) "
                                "needs MLI 2.x (SA32 copies)")
     xt = b.tensors[x]

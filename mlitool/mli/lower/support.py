@@ -9,6 +9,7 @@ from __future__ import annotations
 from mlitool import ir, optable
 from mlitool.mli.lower.checks import _OK, Subject, TensorCheck, message
 from mlitool.mli.lower.facts import rows_not_batch
+from mlitool.mli.target import DEFAULT, Target
 
 # --- every op ------------------------------------------------------------------------------
 
@@ -77,9 +78,9 @@ def fused_activation(s: Subject):
 
 # --- the check -----------------------------------------------------------------------------
 
-def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | None:
+def refusal(graph: ir.Graph, op: ir.Op, target: Target, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
-    s = Subject(graph, op, mli_version, layout)
+    s = Subject(graph, op, target, layout)
     for check in (has_kernel, lowered, has_elements):
         fields = check(s)
         if fields is not None:
@@ -103,11 +104,11 @@ def refusal(graph: ir.Graph, op: ir.Op, mli_version: str, layout: str) -> str | 
     return None
 
 
-def unsupported_ops(graph: ir.Graph, mli_version: str = "2.0", layout: str = "hwc") -> list[str]:
+def unsupported_ops(graph: ir.Graph, target: Target = DEFAULT, layout: str = "hwc") -> list[str]:
     """Every op that cannot be lowered, as 'op 3 (CONV_2D): reason'."""
     out = []
     for op in graph.ops:
-        reason = refusal(graph, op, mli_version, layout)
+        reason = refusal(graph, op, target, layout)
         if reason:
             out.append(f"{op.label}: {reason}")
     return out
