@@ -118,15 +118,6 @@ def input_index(op: Any, name: str) -> int:
     return op.inputs[k] if k < len(op.inputs) else -1
 
 
-def names(**facts: Any) -> frozenset[str]:
-    """The ops whose spec has all of `facts`, e.g. names(mac=True); kind=... may be a set."""
-    def match(s: OpSpec, key: str, want: Any) -> bool:
-        have = getattr(s, key)
-        return have in want if isinstance(want, (set, frozenset)) else have == want
-    return frozenset(n for n, s in REGISTRY.items()
-                     if all(match(s, k, v) for k, v in facts.items()))
-
-
 def lowered_ops() -> frozenset[str]:
     """Ops mlitool lowers to MLI (those with a layer kind)."""
     return frozenset(n for n, s in REGISTRY.items() if s.kind is not None)

@@ -19,17 +19,8 @@ from mlitool.mli.lower import activations as act
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import mac, movement, recurrent
 from mlitool.mli.lower.checks_recurrent import LSTM_CHECKS
-from mlitool.opspec import (
-    CONVERT,
-    REGISTRY,
-    VARIADIC,
-    WIDEN,
-    OpSpec,
-    get,
-    lowered_ops,
-    register,
-    spec,
-)
+from mlitool.opspec import (CONVERT, REGISTRY, VARIADIC, WIDEN, OpSpec, get, lowered_ops,
+                            register, spec)
 
 __all__ = ["REGISTRY", "get", "lowered_ops", "spec"]      # the registry, loaded
 
