@@ -19,7 +19,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
-from mlitool.progress import Progress
+from mlitool.cli.progress import Progress
 
 METHODS = ("minmax", "percentile")
 PERCENTILES = (0.01, 99.99)
@@ -41,7 +41,7 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | N
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
     from mlitool.execute.graph import run_graph, unsupported_ops
-    from mlitool.parallel import batch_size
+    from mlitool.cli.parallel import batch_size
 
     if method not in METHODS:
         raise OptionError(f"calibration method {method!r}: choose {' or '.join(METHODS)}")

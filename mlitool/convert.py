@@ -9,7 +9,7 @@ from typing import Any
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
-from mlitool.progress import Progress
+from mlitool.cli.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -44,7 +44,7 @@ def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions,
     `progress` shows calibration, the one stage that can take long."""
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
-    from mlitool.fsio import make_dirs
+    from mlitool.cli.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)

@@ -9,7 +9,7 @@ module and read the registry; the functions named here read the op's facts throu
 from __future__ import annotations
 
 from mlitool import lstm_slots
-from mlitool import validate_ops as V
+from mlitool.tflite import validate_ops as V
 from mlitool.execute import float_ops as F
 from mlitool.execute import layout_ops as LO
 from mlitool.execute import tflite_lstm

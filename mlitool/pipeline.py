@@ -11,7 +11,7 @@ from mlitool.errors import OptionError, UnsupportedError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.target import DEFAULT, Target, check_options
 from mlitool.mli.types import MliModel
-from mlitool.progress import Progress
+from mlitool.cli.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -110,9 +110,9 @@ def _check_inputs_have_elements(graph: ir.Graph) -> None:
 def read(model_path: Path) -> ir.Model:
     """Read a .tflite file, fold its float16 weights and validate its main graph
     (ModelFormatError on a bad file or graph)."""
-    from mlitool.fold import fold_float16_dequantize
-    from mlitool.tflite_reader import read_model
-    from mlitool.validate import check_graph
+    from mlitool.tflite.fold import fold_float16_dequantize
+    from mlitool.tflite.reader import read_model
+    from mlitool.tflite.validate import check_graph
 
     model = read_model(model_path)
     model.subgraphs[0] = fold_float16_dequantize(model.main)

@@ -11,13 +11,14 @@ import numpy as np
 import pytest
 
 import mlitool
-from mlitool import ir, opspec, optable, validate_ops
+from mlitool import ir, opspec, optable
+from mlitool.tflite import validate_ops
 from mlitool.errors import UnsupportedError
 from mlitool.execute import layout_ops
 from mlitool.execute.graph import run_graph
 from mlitool.inspect.command import summarize
 from mlitool.mli.lower import lower, movement, unsupported_ops
-from mlitool.validate import problems
+from mlitool.tflite.validate import problems
 
 
 def _neg(c):

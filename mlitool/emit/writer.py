@@ -3,7 +3,7 @@
 Everything that can fail on the model (checks, names, configs) runs before the first byte is
 written; the large data arrays are then streamed to temporary files that replace the old outputs
 only when all three files are complete. The manifest is made last, while the C files are being
-flushed to disk (see `mlitool.fsio`); should it fail, earlier outputs are still untouched.
+flushed to disk (see `mlitool.cli.fsio`); should it fail, earlier outputs are still untouched.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from mlitool.emit.manifest import manifest_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symbols
 from mlitool.errors import OptionError
-from mlitool.fsio import write_files_atomically
+from mlitool.cli.fsio import write_files_atomically
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliModel
 

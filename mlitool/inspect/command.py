@@ -10,12 +10,12 @@ from typing import Any
 from mlitool import ir, optable
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
-from mlitool.validate import problems
+from mlitool.tflite.validate import problems
 
 
 def inspect_file(path: str | Path) -> dict[str, Any]:
     """Read a .tflite file and summarise it (ModelFormatError on a bad file)."""
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     return summarize(read_model(path))
 
@@ -79,7 +79,7 @@ def _support(g: ir.Graph) -> dict[int, str | None]:
     """Op index -> why `convert` refuses it (None: it converts), from the lowering's own check
     on the graph `convert` lowers (float16 weights folded: their DEQUANTIZE ops convert), for
     the default target (MLI 2.0)."""
-    from mlitool.fold import fold_float16_dequantize
+    from mlitool.tflite.fold import fold_float16_dequantize
     from mlitool.mli.lower.support import refusal
     from mlitool.mli.target import DEFAULT
 

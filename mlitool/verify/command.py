@@ -32,9 +32,9 @@ from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import MliModel
-from mlitool.parallel import batch_size, check_jobs, context, map_batches
+from mlitool.cli.parallel import batch_size, check_jobs, context, map_batches
 from mlitool.pipeline import ModelOptions, load
-from mlitool.progress import Progress
+from mlitool.cli.progress import Progress
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 from mlitool.mli.ops import MAC_KINDS
 

@@ -58,7 +58,7 @@ def test_calibration_refuses_non_finite_data(tmp_path, capsys, fill, first):
 
 def test_collect_ranges_refuses_nan_reached_through_the_api():
     from mlitool.calibrate import collect_ranges
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     graph = read_model(FLOAT_MODEL).main
     data = np.full((2, 1, 32, 32, 3), np.nan, np.float32)

@@ -81,7 +81,7 @@ def test_random_bytes(tmp_path, capsys, seed):
 def test_corrupted_bytes_never_crash(tmp_path, capsys):
     """Random byte flips in a valid model: either it still reads, or it is a clean exit 2."""
     from mlitool.errors import ModelFormatError
-    from mlitool.tflite_reader import parse_model
+    from mlitool.tflite.reader import parse_model
 
     good = build(fc_spec())
     rng = random.Random(1)

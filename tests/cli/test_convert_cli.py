@@ -126,7 +126,7 @@ def test_mli11_per_axis_sa8_shares_one_frac_bits_value(tmp_path, capsys):
     channels' 31 - exponent (section 3), and every channel's int32 scale expressed with it."""
     import math
 
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     code, _, err = run_main(["convert", SAMPLES / "fc_int8.tflite", "--out", tmp_path, "--name", "m",
                              "--mli", "1.1", "--format", "sa8"], capsys)

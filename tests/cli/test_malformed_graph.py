@@ -1,4 +1,4 @@
-"""Malformed graphs (mlitool/validate.py): every command that lowers or executes refuses them with
+"""Malformed graphs (mlitool/tflite/validate.py): every command that lowers or executes refuses them with
 exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them.
 Each is a file LiteRT refuses to load or run (checked here, but where it crashes the process).
 Files LiteRT runs are converted (an output shape the op recomputes) or refused as unsupported

@@ -95,7 +95,7 @@ def test_killed_convert_leaves_no_partial_file_and_the_next_run_cleans_up(tmp_pa
     out = tmp_path / "out"
     model = ROOT / "samples" / "cnn_int8.tflite"
     script = ("import os, signal, sys\n"
-              "import mlitool.fsio as fsio\n"
+              "import mlitool.cli.fsio as fsio\n"
               "def killed(fd):\n"
               "    os.kill(os.getpid(), signal.SIGKILL)\n"
               "fsio._Fsync = killed\n"

@@ -1,5 +1,5 @@
 """Files LiteRT loads and runs are never called malformed (exit 2): mlitool converts them or
-refuses them as unsupported (exit 4) naming the op (mlitool/validate.py, the reader).
+refuses them as unsupported (exit 4) naming the op (mlitool/tflite/validate.py, the reader).
 
 Each model is built here and run by LiteRT first, so the test shows TFLite accepts it."""
 

@@ -24,7 +24,7 @@ from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines
 from mlitool.emit.names import RESERVED, NameTable, c_identifier, comment_text
 from mlitool.errors import OptionError, UnsupportedError
-from mlitool.fsio import write_files_atomically
+from mlitool.cli.fsio import write_files_atomically
 from mlitool.mli.types import ElType, MliTensor, Role
 from tests.support.paths import ROOT
 

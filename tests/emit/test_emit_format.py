@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import mlitool.emit.writer as writer
-import mlitool.fsio as fsio
+import mlitool.cli.fsio as fsio
 from tests.support.emit_models import mli2_model
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts

@@ -35,7 +35,7 @@ _graphs: dict = {}
 
 def _lowered(name: str, fmt: str, target: str, layout: str):
     from mlitool.mli.lower import lower
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     path = shared_path("models", name + ".tflite")
     if name not in _graphs:

@@ -7,7 +7,7 @@ import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 from tests.support.paths import shared_path
 from tests.support.litert import reference_outputs
 from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20

@@ -8,7 +8,7 @@ import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 from tests.support.litert import reference_outputs
 from tests.support.tflite_build import T, options, single_op_model
 

@@ -20,7 +20,7 @@ from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
 from mlitool.mli.lower import lower
 from mlitool.verify.metrics import snr_db
 from mlitool.mli.types import ElType, MliTensor, Role
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 from tests.support.tflite_build import T, options, single_op_model
 
 from tests.support.paths import SAMPLES

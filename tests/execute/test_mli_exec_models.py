@@ -13,7 +13,7 @@ from mlitool.execute.inputs import random_inputs
 from mlitool.execute.mli_intops import Arith
 from mlitool.verify.metrics import snr_db
 from mlitool.mli.lower import lower
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 
 from tests.support.paths import shared_path
 from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20_int8

@@ -115,8 +115,8 @@ def test_projection_lstm_is_well_formed(tmp_path):
     """With a projection [P, M] the output state holds B·P elements, the cell state B·M: a
     float LSTM of 5 cells projected to 3 outputs, batch 2, which LiteRT runs."""
     litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
-    from mlitool.tflite_reader import read_model
-    from mlitool.validate import problems
+    from mlitool.tflite.reader import read_model
+    from mlitool.tflite.validate import problems
 
     path = tmp_path / "projection.tflite"
     path.write_bytes(float_lstm_model(batch=2, projection=3))

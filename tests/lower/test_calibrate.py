@@ -10,7 +10,7 @@ from mlitool.calibrate import calibration_ranges, collect_ranges
 from mlitool.errors import InputDataError, OptionError
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 from mlitool.pipeline import ModelOptions
 from mlitool.verify.command import VerifyOptions, verify
 

@@ -31,7 +31,7 @@ import numpy as np
 from mlitool.calibrate import collect_ranges
 from mlitool.convert import EmitOptions, convert
 from mlitool.pipeline import ModelOptions
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 
 model, cal, out = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 batch = int(sys.argv[4])

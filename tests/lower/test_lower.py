@@ -37,7 +37,7 @@ _graphs: dict[str, ir.Graph] = {}
 
 def model_graph(name: str) -> ir.Graph:
     if name not in _graphs:
-        from mlitool.tflite_reader import read_model
+        from mlitool.tflite.reader import read_model
 
         _graphs[name] = read_model(shared_path("models", name + ".tflite")).main
     return _graphs[name]

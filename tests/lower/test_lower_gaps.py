@@ -26,7 +26,7 @@ from mlitool.execute.inputs import random_inputs
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, Role
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 from tests.support.tflite_build import T, graph_model, options, single_op_model
 
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]

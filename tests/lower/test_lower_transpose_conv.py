@@ -145,8 +145,8 @@ def _malformed(tmp_path, out_shape=None, w_in=4):
 
 def test_malformed_shapes_are_bad_input(tmp_path):
     from mlitool.errors import ModelFormatError
-    from mlitool.tflite_reader import read_model
-    from mlitool.validate import problems
+    from mlitool.tflite.reader import read_model
+    from mlitool.tflite.validate import problems
 
     cases = [(_malformed(tmp_path, out_shape=[1, 9, 12, 6]),
               "output_shape [1, 10, 12, 6] is not the output's shape [1, 9, 12, 6]"),

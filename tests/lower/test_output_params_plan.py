@@ -14,7 +14,7 @@ from tests.support.paths import SAMPLES, shared_models
 from mlitool.errors import UnsupportedError
 from mlitool.mli.lower import lower
 from mlitool.mli.ops import OUTPUT_PARAMS, output_params
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 
 MODELS = (sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite"))
           + shared_models("**/*int8.tflite"))

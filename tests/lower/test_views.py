@@ -21,7 +21,7 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_exec import run_model
 from mlitool.mli.lower import lower
 from mlitool.mli.arena import activation_buffers
-from mlitool.tflite_reader import parse_model, read_model
+from mlitool.tflite.reader import parse_model, read_model
 from tests.support.paths import ROOT
 
 SAMPLES = ROOT / "samples" / "ops"

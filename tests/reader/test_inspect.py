@@ -188,7 +188,7 @@ def test_known_totals_kws():
 
 def test_known_styles_of_synthetic_models():
     from mlitool.inspect.command import summarize
-    from mlitool.tflite_reader import parse_model
+    from mlitool.tflite.reader import parse_model
 
     assert summarize(parse_model(build(fc_spec())))["style"]["name"] == "int8"
     spec = fc_spec()
@@ -259,8 +259,8 @@ def test_internal_error_exit_1(tmp_path, capsys, monkeypatch):
 
 
 def test_help_and_version_do_not_import_heavy_modules():
-    code = ("import sys; from mlitool.cli import app; "
-            "print(sorted(m for m in ('numpy', 'tflite', 'rich.table', 'mlitool.tflite_reader') "
+    code = ("import sys; from mlitool.cli.commands import app; "
+            "print(sorted(m for m in ('numpy', 'tflite', 'rich.table', 'mlitool.tflite.reader') "
             "if m in sys.modules))")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
                        env={"PYTHONPATH": str(ROOT)}, timeout=60)
@@ -274,7 +274,7 @@ def test_float16_weights_style_and_counts():
     from tests.support.tflite_build import Buf, Code, Op, Spec, T
 
     from mlitool.inspect.command import summarize
-    from mlitool.tflite_reader import parse_model
+    from mlitool.tflite.reader import parse_model
 
     w16 = np.arange(12, dtype=np.float16).reshape(3, 4)
     spec = Spec(

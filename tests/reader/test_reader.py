@@ -18,7 +18,7 @@ def pair(request):
     """(our Model, the interpreter) for one shared model."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     path = shared_path("models", request.param)
     interp = Interpreter(model_path=str(path))
@@ -91,7 +91,7 @@ def test_io_and_graph_structure(pair):
 
 def test_known_io_quantization():
     """Values from shared/models/README.md (the interpreter's report), independent of our code."""
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     m = read_model(shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite"))
     inp = m.main.tensors[m.main.inputs[0]]
@@ -103,7 +103,7 @@ def test_known_io_quantization():
 
 
 def test_options_decoded():
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     m = read_model(shared_path("models", "tflm", "micro_speech_int8.tflite"))
     ops = {op.type: op for op in m.main.ops}
@@ -124,7 +124,7 @@ from tests.support.tflite_build import Buf, Code, Op, T, build, fc_spec  # noqa:
 
 
 def _parse(spec_or_bytes):
-    from mlitool.tflite_reader import parse_model
+    from mlitool.tflite.reader import parse_model
 
     data = spec_or_bytes if isinstance(spec_or_bytes, bytes) else build(spec_or_bytes)
     return parse_model(data, "synthetic.tflite")
@@ -225,7 +225,7 @@ def test_every_builtin_options_type_decodes_from_an_empty_table():
     """Defaults of every options table decode to plain values (no accessor crashes)."""
     import flatbuffers
 
-    from mlitool.tflite_reader import _OPTION_CLASSES, _Reader
+    from mlitool.tflite.reader import _OPTION_CLASSES, _Reader
 
     b = flatbuffers.Builder(64)
     b.StartObject(0)
@@ -252,7 +252,7 @@ def test_every_builtin_options_type_decodes_from_an_empty_table():
 
 
 def test_pool_options_from_real_model():
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     m = read_model(shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite"))
     pool = next(op for op in m.main.ops if op.type == "AVERAGE_POOL_2D")

@@ -15,7 +15,7 @@ import inspect
 import numpy as np
 import pytest
 
-from mlitool import tflite_reader
+from mlitool.tflite import reader as tflite_reader
 
 # Which schema field each slot constant of the reader names: (table, generated accessor).
 FIELDS = {

@@ -122,7 +122,7 @@ def test_int8_models_all_forms(name, fmt, n):
 @pytest.mark.parametrize("name", FLOAT, ids=lambda v: v.split("/")[-1])
 def test_float_models_with_calibration(name, tmp_path):
     from mlitool.execute.inputs import random_inputs
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     path = shared_path("models", name + ".tflite")
     graph = read_model(path).main
@@ -389,7 +389,7 @@ def test_report_lists_lowering_decisions_with_reasons(tmp_path):
     report says which layer and why (the same notes the manifest carries)."""
     from mlitool.mli.lower import lower
     from mlitool.report.build import decisions_table
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     model = lower(read_model(SAMPLES / "ops" / "avg_pool_global_same.tflite").main, format="sa8")
     table = decisions_table(model)

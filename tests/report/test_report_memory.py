@@ -76,7 +76,7 @@ CASES = [("mlperf_tiny/resnet8_int8.tflite", "sa8", "2.0", "hwc"),
 
 def _lowered(rel, fmt, target, layout):
     from mlitool.mli.lower import lower
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
     path = shared_path("models", rel)
     model = read_model(path)
     return model.main, lower(model.main, format=fmt, mli_version=target, layout=layout, source=str(path))

@@ -115,7 +115,7 @@ def test_real_model_weight_snr_against_direct_computation():
     """kws int8: MLI weights against TFLite's dequantized int8 weights, per layer."""
     from mlitool.mli.lower import lower
     from mlitool.report.build import quant_stats
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
 
     path = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
     graph = read_model(path).main

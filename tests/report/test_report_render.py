@@ -130,7 +130,7 @@ def test_document_rejects_bad_input():
 @pytest.fixture(scope="module")
 def resnet_report():
     from mlitool.mli.lower import lower
-    from mlitool.tflite_reader import read_model
+    from mlitool.tflite.reader import read_model
     path = shared_path("models", "mlperf_tiny", "resnet8_int8.tflite")
     graph = read_model(path).main
     model = lower(graph, format="sa8", mli_version="2.0", source=str(path))

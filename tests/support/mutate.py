@@ -318,7 +318,7 @@ def run_case(model_name: str, original: bytes, slots: list[Slot], npy: Path | No
 def sample_input(buf: bytes, path: Path, seed: int = 0) -> Path | None:
     """A .npy batch of 2 random real-valued samples for the model's single input (None when the
     model has several inputs)."""
-    from mlitool.tflite_reader import parse_model
+    from mlitool.tflite.reader import parse_model
 
     g = parse_model(buf).main
     if len(g.inputs) != 1:

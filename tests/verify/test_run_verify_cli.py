@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlitool.execute.presets import arith_for
-from mlitool.tflite_reader import read_model
+from mlitool.tflite.reader import read_model
 
 from tests.support.litert import reference_outputs
 from tests.support.paths import SAMPLES, shared_path

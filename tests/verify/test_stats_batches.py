@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from mlitool.pipeline import ModelOptions
-from mlitool.progress import Progress
+from mlitool.cli.progress import Progress
 from mlitool.run import RunOptions, execute
 from mlitool.verify.command import VerifyOptions, verify
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats

@@ -30,7 +30,7 @@ import numpy as np
 
 from mlitool import ir, optable
 from mlitool.errors import ModelFormatError, UnsupportedError
-from mlitool.validate_ops import (OpCheck, Problem, activation_types, arity, options_table,
+from mlitool.tflite.validate_ops import (OpCheck, Problem, activation_types, arity, options_table,
                                   rescale_range, window_options)
 
 __all__ = ["Problem", "check_graph", "normalise_output_shapes", "problems"]

@@ -23,7 +23,7 @@ from tflite.utils import BUILTIN_OPCODE2NAME
 from mlitool import ir, optable
 from mlitool.errors import ModelFormatError
 # Checked reads; the schema's vtable slots and layouts (checked by tests/reader/test_reader_slots)
-from mlitool.tflite_checked import (Checked, Corrupt, STORAGE, TYPES, _BUFFER_DATA, _I32, _I8,
+from mlitool.tflite.checked import (Checked, Corrupt, STORAGE, TYPES, _BUFFER_DATA, _I32, _I8,
                                     _MODEL_BUFFERS, _MODEL_DESCRIPTION, _MODEL_OPCODES,
                                     _MODEL_SIGNATURES, _MODEL_SUBGRAPHS, _OPCODE_CUSTOM,
                                     _OP_INPUTS, _OP_INTERMEDIATES, _OP_OUTPUTS, _QUANT_DIMENSION,
@@ -33,8 +33,8 @@ from mlitool.tflite_checked import (Checked, Corrupt, STORAGE, TYPES, _BUFFER_DA
                                     _TENSOR_IS_VARIABLE, _TENSOR_NAME, _TENSOR_QUANT,
                                     _TENSOR_SHAPE, _TENSOR_SHAPE_SIGNATURE, _TENSOR_TYPE, _U32,
                                     _U8)
-from mlitool.tflite_options import name_enums, option_fields
-from mlitool.validate import normalise_output_shapes
+from mlitool.tflite.options import name_enums, option_fields
+from mlitool.tflite.validate import normalise_output_shapes
 
 IDENTIFIER = b"TFL3"
 MAX_TENSOR_ELEMENTS = 2**31 - 1          # TFLite(-Micro) element counts are int; more is hostile

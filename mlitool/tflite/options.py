@@ -7,7 +7,7 @@ import functools
 import re
 from typing import Any
 
-from mlitool.tflite_checked import TYPES
+from mlitool.tflite.checked import TYPES
 
 _ACTIVATIONS = {0: "NONE", 1: "RELU", 2: "RELU_N1_TO_1", 3: "RELU6", 4: "TANH", 5: "SIGN_BIT"}
 _PADDING = {0: "SAME", 1: "VALID"}

@@ -43,3 +43,7 @@ def warning_lines(warnings: Iterable[str]) -> list[str]:
             more = f" and {len(subjects) - NAMED} more" if len(subjects) > NAMED else ""
             lines.append(f"{len(subjects)} {noun}{where}: {text} ({', '.join(named)}{more})")
     return lines
+
+def one_line(text: str) -> str:
+    """Control characters (from names in a hostile file) escaped: the message stays one line."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
