@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mlitool.parallel import one_blas_thread  # noqa: E402
+from mlitool.cli.parallel import one_blas_thread  # noqa: E402
 
 one_blas_thread()                   # as the CLI, before numpy loads
 
@@ -35,7 +35,7 @@ from mlitool.execute.inputs import random_inputs  # noqa: E402
 from mlitool.execute.mli_bridge import run_mli  # noqa: E402
 from mlitool.execute.presets import BUILD_PRESETS  # noqa: E402
 from mlitool.mli.lower import lower  # noqa: E402
-from mlitool.tflite_reader import read_model  # noqa: E402
+from mlitool.tflite.reader import read_model  # noqa: E402
 
 SHARED_MODELS = {"vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite",
                  "mobilenet_v1_int8": "models/embarc_mli/mobilenet_v1_int8.tflite"}
