@@ -43,7 +43,6 @@ class Builder:
         self.layers: list[MliLayer] = []
         self.primary: dict[int, str] = {}                   # TFLite tensor -> its MLI tensor
         self.variants: dict[tuple[int, ElType], str] = {}   # ... converted to another type
-        self.fused_pads: dict[int, tuple[ir.Op, list[int]]] = {}   # conv op -> (PAD, padding)
         self.pending_relu: tuple[str, str, int, str] | None = None  # (pre, out, relu type, fmt)
         self.warnings: list[str] = []
 

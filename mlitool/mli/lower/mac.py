@@ -13,6 +13,7 @@ from mlitool.geometry import tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import fc_rows, layer_kind
+from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
 
@@ -23,9 +24,6 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     kind = layer_kind(g, op)
     el_a, el_w, el_b = FORMATS[fmt]
     x_idx, w_idx = op.input("input"), op.input("weights")
-    pad_op = b.fused_pads.get(op.index, (None, None))[0]
-    if pad_op is not None:
-        x_idx = pad_op.input("input")
     b_idx = op.input("bias")
     wt, bt = g.tensors[w_idx], g.tensor(b_idx)
     x_name = b.use(op, x_idx, el_a)
@@ -135,12 +133,9 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
         cfg_type, cfg = "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt)
     else:
         cfg_type, cfg = "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt)
-        if pad_op is not None:
-            total = b.fused_pads[op.index][1]
-            cfg.update(padding_top=total[0], padding_bottom=total[1],
-                       padding_left=total[2], padding_right=total[3])
-            notes.append(f"takes the padding of {pad_op.label} (MLI pads convolutions "
-                         "with real zero, as PAD does): no copy")
+        if FUSED_PAD in op.options:
+            notes.append(f"takes the padding of {op.options[FUSED_PAD]} (MLI pads "
+                         "convolutions with real zero, as PAD does): no copy")
     b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
             cfg_type=cfg_type, cfg=cfg, notes=notes)
     if shown_as is not None:
@@ -317,8 +312,11 @@ def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor
     kh, kw = wt.shape[1], wt.shape[2]
     dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
     sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
-    _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
-    _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
+    if EXPLICIT_PADDING in o:           # a fused PAD's and its own (passes.pad_fusion)
+        pt, pb, pl, pr = o[EXPLICIT_PADDING]
+    else:
+        _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
+        _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
     cfg = {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
     if b.target.has_dilation:

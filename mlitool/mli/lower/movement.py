@@ -13,7 +13,6 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import SubtensorError, UnsupportedError
-from mlitool.geometry import tflite_padding
 from mlitool.mli import views as V
 from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.facts import argmax_rows, axis_list, const_values, slice_boxes
@@ -300,46 +299,9 @@ def _pad_value(b: Builder, op: ir.Op) -> int | None:
     return None
 
 
-def _pad_fused_into(b: Builder, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
-    """(conv, [top, bottom, left, right] padding it then needs) when this PAD's only
-    consumer is a convolution that can take the padding in its config: MLI convolutions
-    treat their padding as real zero, which is what PAD fills."""
-    out_idx = op.outputs[0]
-    cons = b.g.consumers().get(out_idx, [])
-    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
-    if not b.target.fuses_pad_into_conv or out_idx in b.g.outputs or len(cons) != 1 or pads[3].any():
-        return None
-    conv = cons[0]
-    if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.input("input") != out_idx \
-            or out_idx in conv.inputs[1:]:
-        return None
-    zp = b.g.slot(op, "input").quant
-    value = _pad_value(b, op)
-    if value is not None and (zp is None or value != int(zp.zero_point[0])):
-        return None                                    # not real zero
-    pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
-    o, wt = conv.options, b.g.slot(conv, "weights")
-    padded = b.g.tensors[out_idx].shape
-    total = []
-    for axis, (k, s, d) in ((1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
-                            (2, (wt.shape[2], o.get("stride_w", 1), o.get("dilation_w", 1)))):
-        _, before, after = tflite_padding(o.get("padding", "VALID"), padded[axis], k, s, d)
-        eff = (k - 1) * d + 1
-        pair = [int(pads[axis, 0]) + before, int(pads[axis, 1]) + after]
-        if max(pair) >= eff:                   # MLI: padding smaller than the kernel
-            return None
-        total += pair
-    return conv, total
-
-
 def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
-    """PAD, PADV2: taken into the consuming convolution's padding where it can, else a padding
-    copy (SA8 fills other than raw 0 go through SA32)."""
-    fused = _pad_fused_into(b, op)
-    if fused is not None:
-        conv, total = fused
-        b.fused_pads[conv.index] = (op, total)
-        return
+    """PAD, PADV2: a padding copy (SA8 fills other than raw 0 go through SA32). One that a
+    convolution can take as its padding is gone already (passes.pad_fusion)."""
     el = act_el(fmt)
     x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
