@@ -58,12 +58,11 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
         kout, pending = _pool_to_view(b, out_idx, el, pool_out_shape), []
     else:
         kout, pending = b.kernel_output(op, out_idx, el, b.kernel_leaves(kind, x))
-    kout2 = b.separate_relu(op, fmt, kout) if op.options.get(
-        "fused_activation", "NONE") != "NONE" else kout
     cfg = {"kernel_width": kw, "kernel_height": kh, "stride_width": sw, "stride_height": sh,
            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
-    b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg, notes=notes)
-    b.flush_relu(op)
+    with b.relu_after(op, fmt, kout) as kout2:
+        b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg,
+                notes=notes)
     b.finish(op, pending, "maxpool copies its input's parameters")
     if needs_view:
         b.view_layer(op, kout, b.primary[out_idx], "MEAN output shape")
@@ -112,13 +111,12 @@ def lower_eltwise(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     ins = [_operand(b, op, i, el) for i in op.inputs[:2]]
     out, _ = b.kernel_output(op, op.outputs[0], el)
-    kout = b.separate_relu(op, fmt, out)
-    sliced = over_slices(b, ins, kout)
-    layer = b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
-    if sliced:
-        layer.calls, note = sliced
-        layer.notes.append(note)
-    b.flush_relu(op)
+    with b.relu_after(op, fmt, out) as kout:
+        sliced = over_slices(b, ins, kout)
+        layer = b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
+        if sliced:
+            layer.calls, note = sliced
+            layer.notes.append(note)
 
 
 def lower_relu(b: Builder, op: ir.Op, fmt: str) -> None:

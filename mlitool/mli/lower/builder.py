@@ -3,14 +3,16 @@
 `Builder` holds the MLI tensors and layers made so far and which MLI tensor stands for each TFLite
 tensor (`primary`, plus format `variants`). Its steps: `produce` / `use` activation tensors
 (inserting "convert" layers where the format changes), `kernel_output` / `finish` where a kernel
-leaves other output parameters than the model expects, `separate_relu` / `flush_relu` for fused
-activations a kernel cannot apply, views (`view_layer`, `dense_view`) and copies (`mov`), and the
+leaves other output parameters than the model expects, `relu_after` for fused activations a
+kernel cannot apply, views (`view_layer`, `dense_view`) and copies (`mov`), and the
 encoding of constant operands.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -43,7 +45,6 @@ class Builder:
         self.layers: list[MliLayer] = []
         self.primary: dict[int, str] = {}                   # TFLite tensor -> its MLI tensor
         self.variants: dict[tuple[int, ElType], str] = {}   # ... converted to another type
-        self.pending_relu: tuple[str, str, int, str] | None = None  # (pre, out, relu type, fmt)
         self.warnings: list[str] = []
 
     def layer_format(self, op: ir.Op) -> str:
@@ -264,26 +265,23 @@ class Builder:
                     return K.RELU_NONE
         return RELU_TYPES[act]
 
-    def separate_relu(self, op: ir.Op, fmt: str, out_name: str) -> str:
-        """For kernels without a relu config: the kernel writes a copy, a relu layer follows
-        (`flush_relu`). Returns the name the kernel should write."""
+    @contextmanager
+    def relu_after(self, op: ir.Op, fmt: str, out_name: str) -> Iterator[str]:
+        """For kernels without a relu config: yields the name the kernel should write, a copy
+        of `out_name` when `op` has a fused activation that clamps, and once the block has
+        added the kernel's layers, the relu layer from that copy into `out_name`."""
         out = self.tensors[out_name]
         rt = self.relu_type(op, out)
         if rt == K.RELU_NONE:
-            return out_name
+            yield out_name
+            return
         pre = dataclasses.replace(out, name=f"{out.name}_pre_act", role=Role.ACTIVATION,
                                   notes=["before the fused activation"])
         self.add(pre)
-        self.pending_relu = (pre.name, out_name, rt, fmt)
-        return pre.name
-
-    def flush_relu(self, op: ir.Op) -> None:
-        if self.pending_relu:
-            pre, out, rt, fmt = self.pending_relu
-            self.layer(op, "relu", fmt, [pre], [out], cfg_type="mli_relu_cfg",
-                       cfg={"relu_type": rt},
-                       notes=["inserted: fused activation of the preceding kernel"])
-            self.pending_relu = None
+        yield pre.name
+        self.layer(op, "relu", fmt, [pre.name], [out_name], cfg_type="mli_relu_cfg",
+                   cfg={"relu_type": rt},
+                   notes=["inserted: fused activation of the preceding kernel"])
 
     # -- views and copies -------------------------------------------------------------------
     def view_layer(self, op: ir.Op, src: str, dst: str, why: str) -> None:

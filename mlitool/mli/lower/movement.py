@@ -223,7 +223,12 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     out = b.produce(op.outputs[0], el)
     ins = [b.use(op, i, el) for i in op.inputs]
-    kout = b.tensors[b.separate_relu(op, fmt, out.name)]
+    with b.relu_after(op, fmt, out.name) as kout:
+        _concat(b, op, fmt, out, b.tensors[kout], ins)
+
+
+def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, ins: list[str]
+            ) -> None:
     axis = b.mli_axis(int(op.options.get("axis", 0)),
                       len(b.g.tensors[op.outputs[0]].shape))
     plans, acc, seen = [], 0, set()
@@ -267,7 +272,6 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
                              inputs=pieces, outputs=[kout.name],
                              notes=["view: no call; the inputs are slices of this buffer"]
                              + notes))
-    b.flush_relu(op)
 
 
 def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, ins: list[str],
@@ -287,7 +291,6 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
                 cfg={"axis": axis, "tensors_num": len(names)},
                 notes=["not all inputs can be written in place (contiguous slices only "
                        f"on MLI {b.target.version})"])
-    b.flush_relu(op)
 
 
 def _pad_value(b: Builder, op: ir.Op) -> int | None:
