@@ -10,7 +10,8 @@ from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.mli.lower import lower
 from mlitool.mli.passes import PASSES, run_passes
-from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
+from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
+from mlitool.mli.passes.pad_fusion import fuse_pad_into_conv as fuse
 from mlitool.mli.target import MLI2, MLI11
 
 
@@ -52,7 +53,7 @@ def pad_conv(pads=((1, 1), (2, 0)), channels=(0, 0), padding="VALID", conv="CONV
 @pytest.mark.parametrize("conv", ["CONV_2D", "DEPTHWISE_CONV_2D"])
 def test_pad_fused_into_conv(padding, pads, total, conv):
     g = pad_conv(pads, padding=padding, conv=conv)
-    out = fuse_pad_into_conv(g, MLI2)
+    out = fuse(g, MLI2)
     assert [(op.index, op.type) for op in out.ops] == [(1, conv)]
     (fused,) = out.ops
     assert fused.inputs == (0, 3, -1)                       # reads the PAD's input
@@ -64,7 +65,7 @@ def test_pad_fused_into_conv(padding, pads, total, conv):
 
 
 def test_padv2_of_the_zero_point_fuses():
-    assert [op.type for op in fuse_pad_into_conv(pad_conv(fill=3), MLI2).ops] == ["CONV_2D"]
+    assert [op.type for op in fuse(pad_conv(fill=3), MLI2).ops] == ["CONV_2D"]
 
 
 @pytest.mark.parametrize("graph,target", [
@@ -78,7 +79,7 @@ def test_padv2_of_the_zero_point_fuses():
 ], ids=["mli1.1", "model-output", "two-readers", "channels", "fill", "too-wide",
                            "too-wide-same"])
 def test_pad_not_fused(graph, target):
-    assert fuse_pad_into_conv(graph, target) is graph
+    assert fuse(graph, target) is graph
 
 
 def test_run_passes_in_order_on_a_copy():
@@ -98,7 +99,7 @@ def test_run_passes_in_order_on_a_copy():
     out = run_passes(g, MLI2, (first, drop_last))
     assert seen == [("first", 2), ("drop", 2)]
     assert len(out.ops) == 1 and len(g.ops) == 2             # the caller's op list kept
-    assert PASSES == (fuse_pad_into_conv,)
+    assert PASSES == (fuse,)
     assert all(p.__doc__ for p in PASSES)
 
 

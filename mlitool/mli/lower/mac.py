@@ -165,8 +165,8 @@ def _config(b: Builder, op: ir.Op, kind: str, x: MliTensor, out: MliTensor, kout
         if len(shape) == 1:
             return cfg_type, cfg, kout, None
         vec = b.shaped_output(b.tensors[kout], (cout,), "vec")  # MLI 2.x: out->rank == 1
-        return cfg_type, cfg, vec, (kout, f"the fully connected kernel's rank-1 output as "
-                                          f"{shape}")
+        why = f"the fully connected kernel's rank-1 output as {shape}"
+        return cfg_type, cfg, vec, (kout, why)
     if op.type == "FULLY_CONNECTED":        # several rows: a 1x1 conv2d
         hwc = b.shaped_output(out, (fc_rows(b.g, op), 1, cout), "hwc")
         return ("mli_conv2d_cfg", _pointwise_cfg(b, op, out), hwc,
