@@ -8,7 +8,8 @@ format changes between layers or a kernel leaves other output parameters than th
 
 The graph passes (mlitool/mli/passes) run between the support check and lowering.
 Layout of this package: support.py (the support check) and checks.py (one named check per
-refusal), builder.py (the state a lowering builds up), facts.py (what it reads off the graph), one
+refusal), builder.py (the state a lowering builds up), params.py (tensor parameters compared and
+copied, real values of constants), facts.py (what it reads off the graph), one
 module per op family (mac.py, activations.py, movement.py, recurrent.py). Which ops exist, what
 they become and the function that lowers each is their OpSpec (mlitool/optable.py).
 

@@ -8,6 +8,7 @@ import numpy as np
 from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import safe_pool_axis, tflite_padding
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.broadcast import over_slices
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
 from mlitool.mli.lower.facts import layer_kind
@@ -57,7 +58,7 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     if needs_view:
         kout, pending = _pool_to_view(b, out_idx, el, pool_out_shape), []
     else:
-        kout, pending = b.kernel_output(op, out_idx, el, b.kernel_leaves(kind, x))
+        kout, pending = b.kernel_output(op, out_idx, el, P.kernel_leaves(kind, x))
     cfg = {"kernel_width": kw, "kernel_height": kh, "stride_width": sw, "stride_height": sh,
            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
     with b.relu_after(op, fmt, kout) as kout2:
@@ -80,7 +81,7 @@ def _operand(b: Builder, op: ir.Op, idx: int, el: ElType) -> str:
     t = b.g.tensors[idx]
     if t.data is None:
         return b.use(op, idx, el)
-    real = b.real(t)
+    real = P.real(t)
     full = tuple(b.g.tensors[op.outputs[0]].shape)
     broadcast = t.size > 1 and tuple(t.shape) != full
     if broadcast:
@@ -123,7 +124,7 @@ def lower_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     """RELU, RELU6, RELU_N1_TO_1."""
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
-    leaves = b.kernel_leaves("relu", b.tensors[x])
+    leaves = P.kernel_leaves("relu", b.tensors[x])
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
     b.layer(op, "relu", fmt, [x], [kout], cfg_type="mli_relu_cfg",
             cfg={"relu_type": RELU_TYPES[op.type]})
@@ -135,7 +136,7 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     alpha = float(op.options.get("alpha", 0.2))
     slope = b.scalar_param(f"{b.base(op.outputs[0])}_slope", alpha, b.tensors[x])
-    out, _ = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves("leaky_relu", b.tensors[x]),
+    out, _ = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves("leaky_relu", b.tensors[x]),
                              why=SAME_FRAC_BITS_NOTE)
     b.layer(op, "leaky_relu", fmt, [x], [out], params={"slope": slope},
             notes=[f"slope {alpha} as a rank-0 constant"])
@@ -146,7 +147,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.input("input"), el)
     at = b.g.slot(op, "alpha")
     in_rank = len(b.g.slot(op, "input").shape)
-    real = b.real(at).reshape((1,) * (in_rank - len(at.shape)) + tuple(at.shape))
+    real = P.real(at).reshape((1,) * (in_rank - len(at.shape)) + tuple(at.shape))
     mshape = b.mli_shape(real.shape)
     real = real.reshape(real.shape[1:]) if in_rank >= 2 else real
     if b.layout == "chw" and real.ndim == 3:
@@ -164,7 +165,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     data = b.encode_param(m, at, real, el, own_int8)
     m.data = np.ascontiguousarray(np.asarray(data).reshape(m.shape))
     slope = b.add(m)
-    out, _ = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves("prelu", b.tensors[x]),
+    out, _ = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves("prelu", b.tensors[x]),
                              why=SAME_FRAC_BITS_NOTE)
     b.layer(op, "prelu", fmt, [x], [out], params={"slope": slope},
             cfg_type="mli_prelu_cfg", cfg={"axis": axis})
@@ -175,7 +176,7 @@ def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
     kind = opspec.spec(op.type).kind
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
-    kout, pending = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves(kind, b.tensors[x]))
+    kout, pending = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves(kind, b.tensors[x]))
     params, cfg_type, cfg = {}, None, {}
     mrank = len(b.tensors[x].shape)
     if kind in ("softmax", "l2_normalize") and b.target.softmax_axis:

@@ -22,7 +22,7 @@ from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.ops import OUTPUT_PARAMS, SAME_FX_FRAC_BITS, output_params
+from mlitool.mli.lower.params import same_params
 from mlitool.mli.target import check_options
 from mlitool.mli.types import FORMATS, ElType, MliLayer, MliTensor, Role
 
@@ -184,17 +184,6 @@ class Builder:
                                     kernel=kernel or "mli_hlp_convert_tensor",
                                     inputs=[src], outputs=[dst], notes=[f"inserted: {why}"]))
 
-    @staticmethod
-    def same_params(a: MliTensor, b: MliTensor) -> bool:
-        if a.el_type != b.el_type:
-            return False
-        if a.el_type.is_fx:
-            return a.frac_bits == b.frac_bits
-        if a.el_type.is_sa:
-            return (np.array_equal(a.zero_point, b.zero_point)
-                    and np.array_equal(a.real_scale(), b.real_scale()))
-        return True
-
     # -- output parameters ------------------------------------------------------------------
     def kernel_output(self, op: ir.Op, idx: int, el: ElType, leaves=None,
                       why: str = "parameters are those the kernel writes into its output"
@@ -209,7 +198,7 @@ class Builder:
         krn = dataclasses.replace(out, notes=[], name=out.name)
         krn.zero_point = None if out.zero_point is None else out.zero_point.copy()
         leaves(krn)
-        if el.is_fx or self.same_params(krn, out):
+        if el.is_fx or same_params(krn, out):
             leaves(out)
             out.notes.append(why)
             return out.name, []
@@ -223,30 +212,6 @@ class Builder:
         for src, dst in pending:
             self.convert(op, src, dst, why)
             self.layers[-1].notes.append("requantizes to the parameters the model expects")
-
-    @staticmethod
-    def kernel_leaves(kind: str, inp: MliTensor, cfg: dict | None = None):
-        """What the `kind` kernel leaves in its output tensor (ops.OUTPUT_PARAMS), as a
-        function setting it on a tensor (for `kernel_output`); None when it keeps them."""
-        rule = OUTPUT_PARAMS.get(kind)
-        if rule is None or (rule == SAME_FX_FRAC_BITS and not inp.el_type.is_fx):
-            return None
-
-        def leaves(t: MliTensor) -> None:
-            left = output_params(kind, inp, t, cfg)
-            t.frac_bits, t.zero_point, t.scale = left.frac_bits, left.zero_point, left.scale
-            t.scale_frac_bits, t.dim = left.scale_frac_bits, left.dim
-        return leaves
-
-    @staticmethod
-    def copy_params(src: MliTensor):
-        """A function giving a tensor `src`'s parameters (data copied without requantizing)."""
-        def leaves(t: MliTensor) -> None:
-            t.frac_bits = src.frac_bits
-            if src.el_type.is_sa:
-                t.zero_point, t.scale = src.zero_point.copy(), src.scale.copy()
-                t.scale_frac_bits, t.dim = src.scale_frac_bits.copy(), src.dim
-        return leaves
 
     # -- fused activations ------------------------------------------------------------------
     def relu_type(self, op: ir.Op, out: MliTensor) -> int:
@@ -355,14 +320,6 @@ class Builder:
         return None
 
     # -- constants --------------------------------------------------------------------------
-    @staticmethod
-    def real(t: ir.Tensor) -> np.ndarray:
-        """The real values of a constant tensor (dequantized when it is quantized)."""
-        data = np.asarray(t.data)
-        if t.quant is not None and data.dtype.kind in "iu":
-            return t.quant.dequantize(data)
-        return data.astype(np.float64)
-
     def encode_param(self, m: MliTensor, t: ir.Tensor, real: np.ndarray, el: ElType,
                      own_int8) -> np.ndarray:
         """Encode a constant operand (eltwise constant, PReLU slope) into `m`'s element type. An

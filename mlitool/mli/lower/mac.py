@@ -13,6 +13,7 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import fc_rows, layer_kind
 from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
@@ -207,7 +208,7 @@ def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool
             raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
         return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), \
             wt.quant.per_axis
-    w = Builder.real(wt)
+    w = P.real(wt)
     per_axis = len(wt.shape) == 4
     scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
     q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
@@ -307,7 +308,7 @@ def _fx_weights(b: Builder, wt: ir.Tensor, bits: int, to_ohwi):
             return to_ohwi(q), n_sat
 
         return Q.dequantized_abs_max(*args), from_table
-    w_real = to_ohwi(b.real(wt))
+    w_real = to_ohwi(P.real(wt))
     return np.max(np.abs(w_real), initial=0.0), lambda frac: Q.fx_quantize(w_real, frac, bits)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import SubtensorError, UnsupportedError
 from mlitool.mli import views as V
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.facts import argmax_rows, axis_list, const_values, slice_boxes
 from mlitool.mli.ops import output_params
@@ -90,7 +91,7 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
         c, cinv = (2, 0, 1), (1, 2, 0)
         p = [cinv[p[c[i]]] for i in range(3)]
     cfg = {f"perm_dim{i}": (p[i] if i < len(p) else 0) for i in range(4)}
-    leaves = b.kernel_leaves("permute", b.tensors[x], cfg)
+    leaves = P.kernel_leaves("permute", b.tensors[x], cfg)
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
     b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
     b.finish(op, pending, "permute copies its input's parameters")
@@ -112,7 +113,7 @@ def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
         raise UnsupportedError(f"{op.label}: a reshape into a multi-channel map has no CHW "
                                "view; use --layout hwc")
     out = b.produce(op.outputs[0], src.el_type)
-    b.copy_params(src)(out)
+    P.copy_params(src)(out)
     b.view_layer(op, src.name, out.name, f"{op.type} to {list(out.shape)}")
 
 
@@ -164,7 +165,7 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         src = b.g.tensors[out_idx]
         v.role = Role.OUTPUT if out_idx in b.g.outputs else Role.ACTIVATION
         v.source, v.source_index = src.name, out_idx
-        if not b.same_params(v, b.new_act(out_idx, el)):
+        if not P.same_params(v, b.new_act(out_idx, el)):
             v.notes.append("carries its input's parameters (the data is not requantized); "
                            "the model gives this tensor other ones")
         b.primary[out_idx] = b.add(v)
@@ -178,7 +179,7 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
     for out_idx, box, why in copies:
         off, size, step = (b.mli_shape(v) for v in (box.begin, box.size, box.step))
         out = b.produce(out_idx, el)
-        b.copy_params(x)(out)
+        P.copy_params(x)(out)
         if out.shape == tuple(size):
             b.mov(op, fmt, x.name, out.name, off, size, step, why)
             continue
@@ -200,7 +201,7 @@ def _concat_piece(b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor
         return f"it is already a view of '{t.buffer}'"
     if any(o.buffer == t.name for o in b.tensors.values()):
         return "other tensors are views of its memory"
-    if not b.same_params(t, cand):
+    if not P.same_params(t, cand):
         return "its quantization differs from the output's"
     producer = next((lay for lay in reversed(b.layers) if t.name in lay.outputs), None)
     if producer is None or producer.kind == "view":
@@ -259,7 +260,7 @@ def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, in
         cand.role = Role.ACTIVATION
         cand.notes = [f"slice {k} of '{kout.name}'"]
         b.add(cand)
-        if b.same_params(t, cand):
+        if P.same_params(t, cand):
             b.mov(op, fmt, t.name, cand.name, [0] * t.rank, t.shape, [1] * t.rank, why)
             notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
         else:
@@ -279,7 +280,7 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
     """MLI 1.x concatenation kernel (the inputs carry the output's parameters)."""
     names = []
     for i, name in zip(op.inputs, ins):
-        if not b.same_params(b.tensors[name], out):
+        if not P.same_params(b.tensors[name], out):
             conv = b.derived(out, f"{b.tensors[name].name}_as_out",
                              shape=b.tensors[name].shape, source_index=i,
                              source=b.g.tensors[i].name)
@@ -323,7 +324,7 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     elif value is not None and value != int(b.g.slot(op, "input").quant.zero_point[0]):
         raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
                                f"{fmt} padding fills zeros; use --format sa8 for this layer")
-    kout, pending = b.kernel_output(op, op.outputs[0], el, b.copy_params(xt))
+    kout, pending = b.kernel_output(op, op.outputs[0], el, P.copy_params(xt))
     b.layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
     b.finish(op, pending, "padding copies its input's parameters")
 
