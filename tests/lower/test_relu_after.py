@@ -45,9 +45,8 @@ def test_no_relu_where_it_clamps_nothing():
 def test_a_failing_kernel_leaves_no_relu_behind():
     b, op = _builder(out_zp=-3)
     out = b.produce(2, ElType.SA8).name
-    with pytest.raises(UnsupportedError, match="no kernel"):
-        with b.relu_after(op, "sa8", out):
-            raise UnsupportedError("no kernel")
+    with pytest.raises(UnsupportedError, match="no kernel"), b.relu_after(op, "sa8", out):
+        raise UnsupportedError("no kernel")
     assert b.layers == []
     # the next op's own block adds only its layer
     nxt = b.g.ops[1]
