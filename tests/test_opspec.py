@@ -110,7 +110,7 @@ def test_slots_by_name():
 _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {
     "inspect/opstats.py",       # sequence ops for statistics, with ops mlitool does not know
-    "mli/lower/movement.py",    # convolutions PAD fuses into (a graph pass to come)
+    "mli/passes/pad_fusion.py", # convolutions PAD fuses into
     "mli/quant.py",             # MLI's per-axis weight dim per version (the Target's)
     "verify/command.py",        # ops that keep values, walked back from an output
 }

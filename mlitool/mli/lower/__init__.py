@@ -6,8 +6,10 @@ TFLite expresses differently it inserts layers and says so in `notes`: "convert"
 format changes between layers or a kernel leaves other output parameters than the model expects,
 "relu" layers for fused activations a kernel cannot apply, "view" layers for reshapes.
 
+The graph passes (mlitool/mli/passes) run between the support check and lowering.
 Layout of this package: support.py (the support check) and checks.py (one named check per
-refusal), builder.py (the state a lowering builds up), facts.py (what it reads off the graph), one
+refusal), builder.py (the state a lowering builds up), params.py (tensor parameters compared and
+copied, real values of constants), facts.py (what it reads off the graph), one
 module per op family (mac.py, activations.py, movement.py, recurrent.py). Which ops exist, what
 they become and the function that lowers each is their OpSpec (mlitool/optable.py).
 
@@ -19,8 +21,9 @@ from __future__ import annotations
 from mlitool import ir, optable
 from mlitool.errors import MlitoolError, OptionError, UnsupportedError
 from mlitool.mli.lower.builder import Builder
-from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.lower.facts import layer_kind
+from mlitool.mli.lower.support import unsupported_ops
+from mlitool.mli.passes import run_passes
 from mlitool.mli.target import DEFAULT, Target
 from mlitool.mli.types import FORMATS, MliModel
 
@@ -51,24 +54,21 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = DEFAULT.ve
     """
     b = Builder(graph, format, mli_version, layout, overrides or {}, weights_only, ranges or {},
                 source)
-    check_supported(graph, b.target, b.layout)
+    check_supported(graph, b.target, b.layout)        # the refusals name the model's ops
     _check_kernels(b)
     _check_ranges(b, ranges_remedy)
+    b.g = run_passes(graph, b.target)                 # lowering reads the rewritten graph
     failed: list[MlitoolError] = []
     lost: set[int] = set()              # outputs of layers that failed: their readers wait
-    for op in graph.ops:
+    for op in b.g.ops:
         if lost.intersection(op.inputs):
             lost.update(op.outputs)
             continue
-        try:
-            optable.spec(op.type).lower(b, op, b.layer_format(op))
+        try:            # a refusal leaves no pending state (passes decide across ops): any
+            optable.spec(op.type).lower(b, op, b.layer_format(op))   # other error is a bug
         except MlitoolError as exc:
             failed.append(_located(exc, op, b.layer_format(op)))
             lost.update(op.outputs)
-        except Exception:               # noqa: BLE001 - after a refusal, state may be partial:
-            if failed:                  # report the refusals, not a consequence of them
-                break
-            raise
     if failed:
         first = failed[0]
         text = "; ".join(e.message for e in failed)

@@ -8,6 +8,7 @@ import numpy as np
 from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import safe_pool_axis, tflite_padding
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.broadcast import over_slices
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
 from mlitool.mli.lower.facts import layer_kind
@@ -57,13 +58,12 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     if needs_view:
         kout, pending = _pool_to_view(b, out_idx, el, pool_out_shape), []
     else:
-        kout, pending = b.kernel_output(op, out_idx, el, b.kernel_leaves(kind, x))
-    kout2 = b.separate_relu(op, fmt, kout) if op.options.get(
-        "fused_activation", "NONE") != "NONE" else kout
+        kout, pending = b.kernel_output(op, out_idx, el, P.kernel_leaves(kind, x))
     cfg = {"kernel_width": kw, "kernel_height": kh, "stride_width": sw, "stride_height": sh,
            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
-    b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg, notes=notes)
-    b.flush_relu(op)
+    with b.relu_after(op, fmt, kout) as kout2:
+        b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg,
+                notes=notes)
     b.finish(op, pending, "maxpool copies its input's parameters")
     if needs_view:
         b.view_layer(op, kout, b.primary[out_idx], "MEAN output shape")
@@ -81,7 +81,7 @@ def _operand(b: Builder, op: ir.Op, idx: int, el: ElType) -> str:
     t = b.g.tensors[idx]
     if t.data is None:
         return b.use(op, idx, el)
-    real = b.real(t)
+    real = P.real(t)
     full = tuple(b.g.tensors[op.outputs[0]].shape)
     broadcast = t.size > 1 and tuple(t.shape) != full
     if broadcast:
@@ -112,20 +112,19 @@ def lower_eltwise(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     ins = [_operand(b, op, i, el) for i in op.inputs[:2]]
     out, _ = b.kernel_output(op, op.outputs[0], el)
-    kout = b.separate_relu(op, fmt, out)
-    sliced = over_slices(b, ins, kout)
-    layer = b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
-    if sliced:
-        layer.calls, note = sliced
-        layer.notes.append(note)
-    b.flush_relu(op)
+    with b.relu_after(op, fmt, out) as kout:
+        sliced = over_slices(b, ins, kout)
+        layer = b.layer(op, layer_kind(b.g, op), fmt, ins, [kout])
+        if sliced:
+            layer.calls, note = sliced
+            layer.notes.append(note)
 
 
 def lower_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     """RELU, RELU6, RELU_N1_TO_1."""
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
-    leaves = b.kernel_leaves("relu", b.tensors[x])
+    leaves = P.kernel_leaves("relu", b.tensors[x])
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
     b.layer(op, "relu", fmt, [x], [kout], cfg_type="mli_relu_cfg",
             cfg={"relu_type": RELU_TYPES[op.type]})
@@ -137,7 +136,7 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     alpha = float(op.options.get("alpha", 0.2))
     slope = b.scalar_param(f"{b.base(op.outputs[0])}_slope", alpha, b.tensors[x])
-    out, _ = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves("leaky_relu", b.tensors[x]),
+    out, _ = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves("leaky_relu", b.tensors[x]),
                              why=SAME_FRAC_BITS_NOTE)
     b.layer(op, "leaky_relu", fmt, [x], [out], params={"slope": slope},
             notes=[f"slope {alpha} as a rank-0 constant"])
@@ -148,7 +147,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.input("input"), el)
     at = b.g.slot(op, "alpha")
     in_rank = len(b.g.slot(op, "input").shape)
-    real = b.real(at).reshape((1,) * (in_rank - len(at.shape)) + tuple(at.shape))
+    real = P.real(at).reshape((1,) * (in_rank - len(at.shape)) + tuple(at.shape))
     mshape = b.mli_shape(real.shape)
     real = real.reshape(real.shape[1:]) if in_rank >= 2 else real
     if b.layout == "chw" and real.ndim == 3:
@@ -166,7 +165,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     data = b.encode_param(m, at, real, el, own_int8)
     m.data = np.ascontiguousarray(np.asarray(data).reshape(m.shape))
     slope = b.add(m)
-    out, _ = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves("prelu", b.tensors[x]),
+    out, _ = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves("prelu", b.tensors[x]),
                              why=SAME_FRAC_BITS_NOTE)
     b.layer(op, "prelu", fmt, [x], [out], params={"slope": slope},
             cfg_type="mli_prelu_cfg", cfg={"axis": axis})
@@ -177,7 +176,7 @@ def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
     kind = opspec.spec(op.type).kind
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
-    kout, pending = b.kernel_output(op, op.outputs[0], el, b.kernel_leaves(kind, b.tensors[x]))
+    kout, pending = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves(kind, b.tensors[x]))
     params, cfg_type, cfg = {}, None, {}
     mrank = len(b.tensors[x].shape)
     if kind in ("softmax", "l2_normalize") and b.target.softmax_axis:

@@ -3,14 +3,16 @@
 `Builder` holds the MLI tensors and layers made so far and which MLI tensor stands for each TFLite
 tensor (`primary`, plus format `variants`). Its steps: `produce` / `use` activation tensors
 (inserting "convert" layers where the format changes), `kernel_output` / `finish` where a kernel
-leaves other output parameters than the model expects, `separate_relu` / `flush_relu` for fused
-activations a kernel cannot apply, views (`view_layer`, `dense_view`) and copies (`mov`), and the
+leaves other output parameters than the model expects, `relu_after` for fused activations a
+kernel cannot apply, views (`view_layer`, `dense_view`) and copies (`mov`), and the
 encoding of constant operands.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -20,7 +22,7 @@ from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.ops import OUTPUT_PARAMS, SAME_FX_FRAC_BITS, output_params
+from mlitool.mli.lower.params import same_params
 from mlitool.mli.target import check_options
 from mlitool.mli.types import FORMATS, ElType, MliLayer, MliTensor, Role
 
@@ -43,8 +45,6 @@ class Builder:
         self.layers: list[MliLayer] = []
         self.primary: dict[int, str] = {}                   # TFLite tensor -> its MLI tensor
         self.variants: dict[tuple[int, ElType], str] = {}   # ... converted to another type
-        self.fused_pads: dict[int, tuple[ir.Op, list[int]]] = {}   # conv op -> (PAD, padding)
-        self.pending_relu: tuple[str, str, int, str] | None = None  # (pre, out, relu type, fmt)
         self.warnings: list[str] = []
 
     def layer_format(self, op: ir.Op) -> str:
@@ -184,17 +184,6 @@ class Builder:
                                     kernel=kernel or "mli_hlp_convert_tensor",
                                     inputs=[src], outputs=[dst], notes=[f"inserted: {why}"]))
 
-    @staticmethod
-    def same_params(a: MliTensor, b: MliTensor) -> bool:
-        if a.el_type != b.el_type:
-            return False
-        if a.el_type.is_fx:
-            return a.frac_bits == b.frac_bits
-        if a.el_type.is_sa:
-            return (np.array_equal(a.zero_point, b.zero_point)
-                    and np.array_equal(a.real_scale(), b.real_scale()))
-        return True
-
     # -- output parameters ------------------------------------------------------------------
     def kernel_output(self, op: ir.Op, idx: int, el: ElType, leaves=None,
                       why: str = "parameters are those the kernel writes into its output"
@@ -209,7 +198,7 @@ class Builder:
         krn = dataclasses.replace(out, notes=[], name=out.name)
         krn.zero_point = None if out.zero_point is None else out.zero_point.copy()
         leaves(krn)
-        if el.is_fx or self.same_params(krn, out):
+        if el.is_fx or same_params(krn, out):
             leaves(out)
             out.notes.append(why)
             return out.name, []
@@ -223,30 +212,6 @@ class Builder:
         for src, dst in pending:
             self.convert(op, src, dst, why)
             self.layers[-1].notes.append("requantizes to the parameters the model expects")
-
-    @staticmethod
-    def kernel_leaves(kind: str, inp: MliTensor, cfg: dict | None = None):
-        """What the `kind` kernel leaves in its output tensor (ops.OUTPUT_PARAMS), as a
-        function setting it on a tensor (for `kernel_output`); None when it keeps them."""
-        rule = OUTPUT_PARAMS.get(kind)
-        if rule is None or (rule == SAME_FX_FRAC_BITS and not inp.el_type.is_fx):
-            return None
-
-        def leaves(t: MliTensor) -> None:
-            left = output_params(kind, inp, t, cfg)
-            t.frac_bits, t.zero_point, t.scale = left.frac_bits, left.zero_point, left.scale
-            t.scale_frac_bits, t.dim = left.scale_frac_bits, left.dim
-        return leaves
-
-    @staticmethod
-    def copy_params(src: MliTensor):
-        """A function giving a tensor `src`'s parameters (data copied without requantizing)."""
-        def leaves(t: MliTensor) -> None:
-            t.frac_bits = src.frac_bits
-            if src.el_type.is_sa:
-                t.zero_point, t.scale = src.zero_point.copy(), src.scale.copy()
-                t.scale_frac_bits, t.dim = src.scale_frac_bits.copy(), src.dim
-        return leaves
 
     # -- fused activations ------------------------------------------------------------------
     def relu_type(self, op: ir.Op, out: MliTensor) -> int:
@@ -265,26 +230,23 @@ class Builder:
                     return K.RELU_NONE
         return RELU_TYPES[act]
 
-    def separate_relu(self, op: ir.Op, fmt: str, out_name: str) -> str:
-        """For kernels without a relu config: the kernel writes a copy, a relu layer follows
-        (`flush_relu`). Returns the name the kernel should write."""
+    @contextmanager
+    def relu_after(self, op: ir.Op, fmt: str, out_name: str) -> Iterator[str]:
+        """For kernels without a relu config: yields the name the kernel should write, a copy
+        of `out_name` when `op` has a fused activation that clamps, and once the block has
+        added the kernel's layers, the relu layer from that copy into `out_name`."""
         out = self.tensors[out_name]
         rt = self.relu_type(op, out)
         if rt == K.RELU_NONE:
-            return out_name
+            yield out_name
+            return
         pre = dataclasses.replace(out, name=f"{out.name}_pre_act", role=Role.ACTIVATION,
                                   notes=["before the fused activation"])
         self.add(pre)
-        self.pending_relu = (pre.name, out_name, rt, fmt)
-        return pre.name
-
-    def flush_relu(self, op: ir.Op) -> None:
-        if self.pending_relu:
-            pre, out, rt, fmt = self.pending_relu
-            self.layer(op, "relu", fmt, [pre], [out], cfg_type="mli_relu_cfg",
-                       cfg={"relu_type": rt},
-                       notes=["inserted: fused activation of the preceding kernel"])
-            self.pending_relu = None
+        yield pre.name
+        self.layer(op, "relu", fmt, [pre.name], [out_name], cfg_type="mli_relu_cfg",
+                   cfg={"relu_type": rt},
+                   notes=["inserted: fused activation of the preceding kernel"])
 
     # -- views and copies -------------------------------------------------------------------
     def view_layer(self, op: ir.Op, src: str, dst: str, why: str) -> None:
@@ -358,14 +320,6 @@ class Builder:
         return None
 
     # -- constants --------------------------------------------------------------------------
-    @staticmethod
-    def real(t: ir.Tensor) -> np.ndarray:
-        """The real values of a constant tensor (dequantized when it is quantized)."""
-        data = np.asarray(t.data)
-        if t.quant is not None and data.dtype.kind in "iu":
-            return t.quant.dequantize(data)
-        return data.astype(np.float64)
-
     def encode_param(self, m: MliTensor, t: ir.Tensor, real: np.ndarray, el: ElType,
                      own_int8) -> np.ndarray:
         """Encode a constant operand (eltwise constant, PReLU slope) into `m`'s element type. An

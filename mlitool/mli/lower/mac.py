@@ -5,147 +5,179 @@ accumulator's headroom)."""
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import fc_rows, layer_kind
+from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
 
 def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     """CONV_2D, DEPTHWISE_CONV_2D (as depthwise, group or plain conv2d), TRANSPOSE_CONV and
     FULLY_CONNECTED (one row; several rows as a 1x1 conv2d over an HWC view)."""
-    g = b.g
-    kind = layer_kind(g, op)
-    el_a, el_w, el_b = FORMATS[fmt]
-    x_idx, w_idx = op.input("input"), op.input("weights")
-    pad_op = b.fused_pads.get(op.index, (None, None))[0]
-    if pad_op is not None:
-        x_idx = pad_op.input("input")
-    b_idx = op.input("bias")
-    wt, bt = g.tensors[w_idx], g.tensor(b_idx)
-    x_name = b.use(op, x_idx, el_a)
-    rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
-    if rows_fc:
-        rows = fc_rows(g, op)
-        x_name = b.dense_view(op, fmt, x_name, (rows, 1, int(wt.shape[1])),
+    kind = layer_kind(b.g, op)
+    el_a, el_w, _ = FORMATS[fmt]
+    wt = b.g.slot(op, "weights")
+    x_name = b.use(op, op.input("input"), el_a)
+    if op.type == "FULLY_CONNECTED" and kind == "conv2d":
+        x_name = b.dense_view(op, fmt, x_name, (fc_rows(b.g, op), 1, int(wt.shape[1])),
                               "fully connected rows as an HWC map for a 1x1 conv2d")
     x = b.tensors[x_name]
     out = b.produce(op.outputs[0], el_a)
     notes: list[str] = []
-    cout = wt.shape[0] if op.type != "DEPTHWISE_CONV_2D" else wt.shape[3]
-    w_axis_tfl = 3 if op.type == "DEPTHWISE_CONV_2D" else 0
+    encode = _sa8_operands if el_w == ElType.SA8 else _fx_operands
+    wm, bm = encode(b, op, fmt, kind, x, out, notes)
+    b.add(wm)
+    b.add(bm)
+    relu = nullcontext(out.name) if kind != "fully_connected" or b.target.cfg_relu_on_fc \
+        else b.relu_after(op, fmt, out.name)
+    with relu as kout:
+        cfg_type, cfg, kout, shown = _config(b, op, kind, x, out, kout, notes)
+        b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
+                cfg_type=cfg_type, cfg=cfg, notes=notes)
+        if shown is not None:
+            b.view_layer(op, kout, *shown)
+
+
+def _cout(op: ir.Op, wt: ir.Tensor) -> int:
+    return wt.shape[0] if op.type != "DEPTHWISE_CONV_2D" else wt.shape[3]
+
+
+def _as_ohwi(b: Builder, op: ir.Op, kind: str, notes: list[str]):
+    """(a function giving TFLite weights in OHWI order, the weights' per-axis quantization dim)
+    for the kernel `kind` the op becomes; notes what it is lowered as."""
     # depthwise over one input channel = conv: (1, Kh, Kw, Cout) -> OHWI (Cout, Kh, Kw, 1)
     as_conv = op.type == "DEPTHWISE_CONV_2D" and kind == "conv2d"
+    rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
     to_ohwi = (lambda a: np.ascontiguousarray(a.transpose(3, 1, 2, 0))) if as_conv \
         else (lambda a: a)
     if as_conv:
         notes.append("depthwise convolution of a single input channel lowered as conv2d")
     if rows_fc:        # (M, N) -> OHWI (M, 1, 1, N): same products and sums per row
+        wt, rows = b.g.slot(op, "weights"), fc_rows(b.g, op)
         to_ohwi = lambda a: a.reshape(a.shape[0], 1, 1, a.shape[1])  # noqa: E731
         notes.append(f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
                      f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
                      "row)")
     dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.target,
                           b.layout)
+    return to_ohwi, dim
+
+
+def _sa8_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor,
+                  notes: list[str]) -> tuple[MliTensor, MliTensor]:
+    """SA8 weights (the model's own where int8, per-channel otherwise) and SA32 bias."""
+    x_idx, w_idx, b_idx = op.input("input"), op.input("weights"), op.input("bias")
+    wt, bt = b.g.tensors[w_idx], b.g.tensor(b_idx)
+    cout, w_axis_tfl = _cout(op, wt), 3 if op.type == "DEPTHWISE_CONV_2D" else 0
+    to_ohwi, dim = _as_ohwi(b, op, kind, notes)
+    w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
+    b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
+    clamped = None
+    if b.target.int16_scales:          # per-axis int8 frac bits
+        w_q, w_scale, b_q, b_float_scale, clamped = _clamp_degenerate(
+            w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis)
+    w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
+    wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
+                   el_type=ElType.SA8, layout=lay, data=w_data, source=wt.name,
+                   source_index=w_idx)
+    bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
+                   role=Role.BIAS, shape=(cout,), el_type=ElType.SA32, layout="N",
+                   data=b_q, source=bt.name if bt is not None else None,
+                   source_index=b_idx if b_idx >= 0 else None)
+    _sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
+    if clamped:
+        wm.notes.append(clamped)
+        b.warnings.append(f"{op.label}: {clamped}")
+    if bt is None:
+        bm.notes.append("the model has no bias: zeros")
+    return wm, bm
+
+
+def _fx_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor,
+                 notes: list[str]) -> tuple[MliTensor, MliTensor]:
+    """FX weights and bias with frac bits that keep the accumulator and the bias term within
+    range (the output's lowered to at most in + weights frac bits)."""
+    el_a, el_w, el_b = FORMATS[fmt]
+    x_idx, w_idx, b_idx = op.input("input"), op.input("weights"), op.input("bias")
+    wt, bt = b.g.tensors[w_idx], b.g.tensor(b_idx)
+    cout = _cout(op, wt)
+    to_ohwi, _ = _as_ohwi(b, op, kind, notes)
     k_macs = _macs(b, op, kind)
+    w_max, w_fx_of = _fx_weights(b, wt, el_w.bits, to_ohwi)
+    b_real = (_real_bias(b, bt, x_idx, wt) if bt is not None
+              else np.zeros(cout))
+    w_frac = Q.fx_frac_bits(w_max, el_w.bits)
+    deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
+    if deficit:
+        w_frac -= deficit
+        notes.append(f"{k_macs} MACs per output: weights frac bits lowered by {deficit} "
+                     "for accumulator headroom")
+    # MLI adds the bias shifted to the accumulator's frac bits (in + w) as an int32 (the
+    # 2.0.2 reference truncates it, fx16_fx8_fx8 saturates it): keep it inside 31 bits.
+    b_max = float(np.max(np.abs(b_real), initial=0.0))
+    if b_max > 0:
+        over = x.frac_bits + w_frac - (Q.fx_frac_bits(b_max, 32) - 1)
+        if over > 0:
+            w_frac -= over
+            notes.append(f"weights frac bits lowered by {over} so the bias fits the "
+                         "32-bit bias term at the accumulator's frac bits")
+    limit = x.frac_bits + w_frac
+    b_frac = min(Q.fx_frac_bits(np.max(np.abs(b_real), initial=0.0), el_b.bits), limit)
+    if out.frac_bits > limit:
+        notes.append(f"output frac bits lowered from {out.frac_bits} to {limit} "
+                     "(MLI: out_frac <= in_frac + w_frac)")
+        out.frac_bits = limit
+    w_fx, w_sat = w_fx_of(w_frac)
+    b_fx, b_sat = Q.fx_quantize(b_real, b_frac, el_b.bits)
+    w_data, lay = _weights_layout(b, kind, w_fx)
+    wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
+                   el_type=el_w, layout=lay, data=w_data, frac_bits=w_frac,
+                   source=wt.name, source_index=w_idx)
+    bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
+                   role=Role.BIAS, shape=(cout,), el_type=el_b, layout="N", data=b_fx,
+                   frac_bits=b_frac, source=bt.name if bt is not None else None,
+                   source_index=b_idx if b_idx >= 0 else None)
+    for tm, n in ((wm, w_sat), (bm, b_sat)):
+        if n:
+            tm.notes.append(f"{n} of {tm.size} values saturated at frac bits "
+                            f"{tm.frac_bits}")
+    return wm, bm
 
-    if el_w == ElType.SA8:
-        w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
-        b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
-        clamped = None
-        if b.target.int16_scales:          # per-axis int8 frac bits
-            w_q, w_scale, b_q, b_float_scale, clamped = _clamp_degenerate(
-                w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis)
-        w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
-        wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
-                       el_type=ElType.SA8, layout=lay, data=w_data, source=wt.name,
-                       source_index=w_idx)
-        bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
-                       role=Role.BIAS, shape=(cout,), el_type=ElType.SA32, layout="N",
-                       data=b_q, source=bt.name if bt is not None else None,
-                       source_index=b_idx if b_idx >= 0 else None)
-        _sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
-        if clamped:
-            wm.notes.append(clamped)
-            b.warnings.append(f"{op.label}: {clamped}")
-        if bt is None:
-            bm.notes.append("the model has no bias: zeros")
-    else:
-        w_max, w_fx_of = _fx_weights(b, wt, el_w.bits, to_ohwi)
-        b_real = (_real_bias(b, bt, x_idx, wt) if bt is not None
-                  else np.zeros(cout))
-        w_frac = Q.fx_frac_bits(w_max, el_w.bits)
-        deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
-        if deficit:
-            w_frac -= deficit
-            notes.append(f"{k_macs} MACs per output: weights frac bits lowered by {deficit} "
-                         "for accumulator headroom")
-        # MLI adds the bias shifted to the accumulator's frac bits (in + w) as an int32 (the
-        # 2.0.2 reference truncates it, fx16_fx8_fx8 saturates it): keep it inside 31 bits.
-        b_max = float(np.max(np.abs(b_real), initial=0.0))
-        if b_max > 0:
-            over = x.frac_bits + w_frac - (Q.fx_frac_bits(b_max, 32) - 1)
-            if over > 0:
-                w_frac -= over
-                notes.append(f"weights frac bits lowered by {over} so the bias fits the "
-                             "32-bit bias term at the accumulator's frac bits")
-        limit = x.frac_bits + w_frac
-        b_frac = min(Q.fx_frac_bits(np.max(np.abs(b_real), initial=0.0), el_b.bits), limit)
-        if out.frac_bits > limit:
-            notes.append(f"output frac bits lowered from {out.frac_bits} to {limit} "
-                         "(MLI: out_frac <= in_frac + w_frac)")
-            out.frac_bits = limit
-        w_fx, w_sat = w_fx_of(w_frac)
-        b_fx, b_sat = Q.fx_quantize(b_real, b_frac, el_b.bits)
-        w_data, lay = _weights_layout(b, kind, w_fx)
-        wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
-                       el_type=el_w, layout=lay, data=w_data, frac_bits=w_frac,
-                       source=wt.name, source_index=w_idx)
-        bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
-                       role=Role.BIAS, shape=(cout,), el_type=el_b, layout="N", data=b_fx,
-                       frac_bits=b_frac, source=bt.name if bt is not None else None,
-                       source_index=b_idx if b_idx >= 0 else None)
-        for tm, n in ((wm, w_sat), (bm, b_sat)):
-            if n:
-                tm.notes.append(f"{n} of {tm.size} values saturated at frac bits "
-                                f"{tm.frac_bits}")
-    b.add(wm)
-    b.add(bm)
 
-    has_cfg_relu = kind != "fully_connected" or b.target.cfg_relu_on_fc
-    kout = out.name if has_cfg_relu else b.separate_relu(op, fmt, out.name)
-    shown_as, why = None, ""            # the model's tensor, when the kernel writes another shape
+def _config(b: Builder, op: ir.Op, kind: str, x: MliTensor, out: MliTensor, kout: str,
+            notes: list[str]) -> tuple[str | None, dict, str, tuple[str, str] | None]:
+    """(config type, config, the tensor the kernel writes, and (the model's tensor, why) when
+    a view shows the kernel's output in the model's shape)."""
+    wt = b.g.slot(op, "weights")
+    cout = _cout(op, wt)
     if kind == "fully_connected":
         cfg_type, cfg = ("mli_fully_connected_cfg", {"relu_type": b.relu_type(op, out)}) \
             if b.target.cfg_relu_on_fc else (None, {})
-        if len(b.tensors[kout].shape) != 1:     # MLI 2.x checks out->rank == 1
-            shown_as = kout
-            why = f"the fully connected kernel's rank-1 output as {list(b.tensors[kout].shape)}"
-            kout = b.shaped_output(b.tensors[kout], (cout,), "vec")
-    elif rows_fc:
-        cfg_type, cfg = "mli_conv2d_cfg", _pointwise_cfg(b, op, out)
-        shown_as, why = out.name, f"conv2d rows to {list(out.shape)}"
-        kout = b.shaped_output(out, (rows, 1, cout), "hwc")
-    elif kind == "transpose_conv2d":
-        cfg_type, cfg = "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt)
-    else:
-        cfg_type, cfg = "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt)
-        if pad_op is not None:
-            total = b.fused_pads[op.index][1]
-            cfg.update(padding_top=total[0], padding_bottom=total[1],
-                       padding_left=total[2], padding_right=total[3])
-            notes.append(f"takes the padding of {pad_op.label} (MLI pads convolutions "
-                         "with real zero, as PAD does): no copy")
-    b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
-            cfg_type=cfg_type, cfg=cfg, notes=notes)
-    if shown_as is not None:
-        b.view_layer(op, kout, shown_as, why)
-    b.flush_relu(op)
+        shape = list(b.tensors[kout].shape)
+        if len(shape) == 1:
+            return cfg_type, cfg, kout, None
+        vec = b.shaped_output(b.tensors[kout], (cout,), "vec")  # MLI 2.x: out->rank == 1
+        why = f"the fully connected kernel's rank-1 output as {shape}"
+        return cfg_type, cfg, vec, (kout, why)
+    if op.type == "FULLY_CONNECTED":        # several rows: a 1x1 conv2d
+        hwc = b.shaped_output(out, (fc_rows(b.g, op), 1, cout), "hwc")
+        return ("mli_conv2d_cfg", _pointwise_cfg(b, op, out), hwc,
+                (out.name, f"conv2d rows to {list(out.shape)}"))
+    if kind == "transpose_conv2d":
+        return "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt), kout, None
+    if FUSED_PAD in op.options:
+        notes.append(f"takes the padding of {op.options[FUSED_PAD]} (MLI pads "
+                     "convolutions with real zero, as PAD does): no copy")
+    return "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt), kout, None
 
 
 def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, str]:
@@ -176,7 +208,7 @@ def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool
             raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
         return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), \
             wt.quant.per_axis
-    w = Builder.real(wt)
+    w = P.real(wt)
     per_axis = len(wt.shape) == 4
     scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
     q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
@@ -276,7 +308,7 @@ def _fx_weights(b: Builder, wt: ir.Tensor, bits: int, to_ohwi):
             return to_ohwi(q), n_sat
 
         return Q.dequantized_abs_max(*args), from_table
-    w_real = to_ohwi(b.real(wt))
+    w_real = to_ohwi(P.real(wt))
     return np.max(np.abs(w_real), initial=0.0), lambda frac: Q.fx_quantize(w_real, frac, bits)
 
 
@@ -317,8 +349,11 @@ def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor
     kh, kw = wt.shape[1], wt.shape[2]
     dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
     sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
-    _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
-    _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
+    if EXPLICIT_PADDING in o:           # a fused PAD's and its own (passes.pad_fusion)
+        pt, pb, pl, pr = o[EXPLICIT_PADDING]
+    else:
+        _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
+        _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
     cfg = {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
     if b.target.has_dilation:

@@ -13,8 +13,8 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import SubtensorError, UnsupportedError
-from mlitool.geometry import tflite_padding
 from mlitool.mli import views as V
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.facts import argmax_rows, axis_list, const_values, slice_boxes
 from mlitool.mli.ops import output_params
@@ -91,7 +91,7 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
         c, cinv = (2, 0, 1), (1, 2, 0)
         p = [cinv[p[c[i]]] for i in range(3)]
     cfg = {f"perm_dim{i}": (p[i] if i < len(p) else 0) for i in range(4)}
-    leaves = b.kernel_leaves("permute", b.tensors[x], cfg)
+    leaves = P.kernel_leaves("permute", b.tensors[x], cfg)
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
     b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
     b.finish(op, pending, "permute copies its input's parameters")
@@ -113,7 +113,7 @@ def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
         raise UnsupportedError(f"{op.label}: a reshape into a multi-channel map has no CHW "
                                "view; use --layout hwc")
     out = b.produce(op.outputs[0], src.el_type)
-    b.copy_params(src)(out)
+    P.copy_params(src)(out)
     b.view_layer(op, src.name, out.name, f"{op.type} to {list(out.shape)}")
 
 
@@ -165,7 +165,7 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         src = b.g.tensors[out_idx]
         v.role = Role.OUTPUT if out_idx in b.g.outputs else Role.ACTIVATION
         v.source, v.source_index = src.name, out_idx
-        if not b.same_params(v, b.new_act(out_idx, el)):
+        if not P.same_params(v, b.new_act(out_idx, el)):
             v.notes.append("carries its input's parameters (the data is not requantized); "
                            "the model gives this tensor other ones")
         b.primary[out_idx] = b.add(v)
@@ -179,7 +179,7 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
     for out_idx, box, why in copies:
         off, size, step = (b.mli_shape(v) for v in (box.begin, box.size, box.step))
         out = b.produce(out_idx, el)
-        b.copy_params(x)(out)
+        P.copy_params(x)(out)
         if out.shape == tuple(size):
             b.mov(op, fmt, x.name, out.name, off, size, step, why)
             continue
@@ -201,7 +201,7 @@ def _concat_piece(b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor
         return f"it is already a view of '{t.buffer}'"
     if any(o.buffer == t.name for o in b.tensors.values()):
         return "other tensors are views of its memory"
-    if not b.same_params(t, cand):
+    if not P.same_params(t, cand):
         return "its quantization differs from the output's"
     producer = next((lay for lay in reversed(b.layers) if t.name in lay.outputs), None)
     if producer is None or producer.kind == "view":
@@ -224,7 +224,12 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     out = b.produce(op.outputs[0], el)
     ins = [b.use(op, i, el) for i in op.inputs]
-    kout = b.tensors[b.separate_relu(op, fmt, out.name)]
+    with b.relu_after(op, fmt, out.name) as kout:
+        _concat(b, op, fmt, out, b.tensors[kout], ins)
+
+
+def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, ins: list[str]
+            ) -> None:
     axis = b.mli_axis(int(op.options.get("axis", 0)),
                       len(b.g.tensors[op.outputs[0]].shape))
     plans, acc, seen = [], 0, set()
@@ -255,7 +260,7 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
         cand.role = Role.ACTIVATION
         cand.notes = [f"slice {k} of '{kout.name}'"]
         b.add(cand)
-        if b.same_params(t, cand):
+        if P.same_params(t, cand):
             b.mov(op, fmt, t.name, cand.name, [0] * t.rank, t.shape, [1] * t.rank, why)
             notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
         else:
@@ -268,7 +273,6 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
                              inputs=pieces, outputs=[kout.name],
                              notes=["view: no call; the inputs are slices of this buffer"]
                              + notes))
-    b.flush_relu(op)
 
 
 def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, ins: list[str],
@@ -276,7 +280,7 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
     """MLI 1.x concatenation kernel (the inputs carry the output's parameters)."""
     names = []
     for i, name in zip(op.inputs, ins):
-        if not b.same_params(b.tensors[name], out):
+        if not P.same_params(b.tensors[name], out):
             conv = b.derived(out, f"{b.tensors[name].name}_as_out",
                              shape=b.tensors[name].shape, source_index=i,
                              source=b.g.tensors[i].name)
@@ -288,7 +292,6 @@ def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, i
                 cfg={"axis": axis, "tensors_num": len(names)},
                 notes=["not all inputs can be written in place (contiguous slices only "
                        f"on MLI {b.target.version})"])
-    b.flush_relu(op)
 
 
 def _pad_value(b: Builder, op: ir.Op) -> int | None:
@@ -300,46 +303,9 @@ def _pad_value(b: Builder, op: ir.Op) -> int | None:
     return None
 
 
-def _pad_fused_into(b: Builder, op: ir.Op) -> tuple[ir.Op, list[int]] | None:
-    """(conv, [top, bottom, left, right] padding it then needs) when this PAD's only
-    consumer is a convolution that can take the padding in its config: MLI convolutions
-    treat their padding as real zero, which is what PAD fills."""
-    out_idx = op.outputs[0]
-    cons = b.g.consumers().get(out_idx, [])
-    pads = np.asarray(const_values(b.g, op.inputs[1]), dtype=np.int64)
-    if not b.target.fuses_pad_into_conv or out_idx in b.g.outputs or len(cons) != 1 or pads[3].any():
-        return None
-    conv = cons[0]
-    if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.input("input") != out_idx \
-            or out_idx in conv.inputs[1:]:
-        return None
-    zp = b.g.slot(op, "input").quant
-    value = _pad_value(b, op)
-    if value is not None and (zp is None or value != int(zp.zero_point[0])):
-        return None                                    # not real zero
-    pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
-    o, wt = conv.options, b.g.slot(conv, "weights")
-    padded = b.g.tensors[out_idx].shape
-    total = []
-    for axis, (k, s, d) in ((1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
-                            (2, (wt.shape[2], o.get("stride_w", 1), o.get("dilation_w", 1)))):
-        _, before, after = tflite_padding(o.get("padding", "VALID"), padded[axis], k, s, d)
-        eff = (k - 1) * d + 1
-        pair = [int(pads[axis, 0]) + before, int(pads[axis, 1]) + after]
-        if max(pair) >= eff:                   # MLI: padding smaller than the kernel
-            return None
-        total += pair
-    return conv, total
-
-
 def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
-    """PAD, PADV2: taken into the consuming convolution's padding where it can, else a padding
-    copy (SA8 fills other than raw 0 go through SA32)."""
-    fused = _pad_fused_into(b, op)
-    if fused is not None:
-        conv, total = fused
-        b.fused_pads[conv.index] = (op, total)
-        return
+    """PAD, PADV2: a padding copy (SA8 fills other than raw 0 go through SA32). One that a
+    convolution can take as its padding is gone already (passes.pad_fusion)."""
     el = act_el(fmt)
     x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
@@ -358,7 +324,7 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     elif value is not None and value != int(b.g.slot(op, "input").quant.zero_point[0]):
         raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
                                f"{fmt} padding fills zeros; use --format sa8 for this layer")
-    kout, pending = b.kernel_output(op, op.outputs[0], el, b.copy_params(xt))
+    kout, pending = b.kernel_output(op, op.outputs[0], el, P.copy_params(xt))
     b.layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
     b.finish(op, pending, "padding copies its input's parameters")
 

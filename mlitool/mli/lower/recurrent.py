@@ -20,6 +20,7 @@ import numpy as np
 from mlitool import ir
 from mlitool import lstm_slots as lstm
 from mlitool.mli import quant as Q
+from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
@@ -33,7 +34,7 @@ def _gates(b: Builder, op: ir.Op, slots: tuple[int, ...], transpose: bool) -> li
     """Real values of the four gate tensors in MLI's order (`[in, out]` for weights)."""
     out = []
     for g in MLI_GATE_ORDER:
-        real = b.real(b.g.tensors[op.inputs[slots[g]]])
+        real = P.real(b.g.tensors[op.inputs[slots[g]]])
         out.append(real.T if transpose else real)
     return out
 
