@@ -3,6 +3,7 @@ input's quantized (or float) range."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -40,19 +41,19 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
     for idx in graph.inputs:
         t = graph.tensors[idx]
         kind = np.dtype(t.dtype).kind
+        shape = tuple(t.shape)
         if kind in "iu":
             info = np.iinfo(np.dtype(t.dtype))
-            draw = lambda k: rng.integers(info.min, int(info.max) + 1,   # noqa: E731
-                                          size=(k,) + tuple(t.shape), dtype=np.int64)
+            draw = partial(_draw_integers, rng, int(info.min), int(info.max) + 1, shape)
         elif kind == "b":
-            draw = lambda k: rng.integers(0, 2, size=(k,) + tuple(t.shape))  # noqa: E731
+            draw = partial(_draw_integers, rng, 0, 2, shape)
         else:
             lo, hi = -1.0, 1.0
             for op in consumers.get(idx, []):
                 if op.type == "QUANTIZE" and graph.tensors[op.outputs[0]].quant is not None:
                     lo, hi = input_range(graph.tensors[op.outputs[0]])
                     break
-            draw = lambda k: rng.uniform(lo, hi, size=(k,) + tuple(t.shape))  # noqa: E731
+            draw = partial(_draw_uniform, rng, lo, hi, shape)
         out[idx] = np.empty((samples,) + tuple(t.shape), dtype=np.dtype(t.dtype))
         # In chunks: the same stream as one call, without a float64 / int64 copy of it all.
         for start in range(0, samples, _CHUNK):
@@ -61,8 +62,9 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
     return out
 
 
-def sample_inputs(graph: ir.Graph, file: Path | None, samples: int, seed: int
-                  ) -> dict[int, np.ndarray]:
+def sample_inputs(
+    graph: ir.Graph, file: Path | None, samples: int, seed: int
+) -> dict[int, np.ndarray]:
     """The arrays of `file` (.npy / .npz, as for run) when given, else `samples` random inputs."""
     if file is not None:
         return load_inputs(file, graph)
@@ -70,3 +72,11 @@ def sample_inputs(graph: ir.Graph, file: Path | None, samples: int, seed: int
         raise OptionError(f"--samples {samples}: give at least 1")
     fed_inputs(graph)
     return random_inputs(graph, samples, seed)
+
+
+def _draw_integers(rng, lo: int, hi: int, shape: tuple, k: int) -> np.ndarray:
+    return rng.integers(lo, hi, size=(k,) + shape, dtype=np.int64)
+
+
+def _draw_uniform(rng, lo: float, hi: float, shape: tuple, k: int) -> np.ndarray:
+    return rng.uniform(lo, hi, size=(k,) + shape)

@@ -31,22 +31,26 @@ def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.nda
     return ref
 
 
-@pytest.mark.parametrize("case", [
-    {},
-    {"x_zp": 17, "h_zp": -5},                    # zero points folded into both biases
-    {"hidden_zp": 9},                            # the hidden intermediate's own zero point
-    {"cell_power": -11},                         # tanh of a Q4.11 cell state
-    {"cell_power": -15, "gate_gain": 3.0},       # saturating gates, a small cell range
-    {"cell_power": -9},
-    {"cell_clip": 0.90007},                      # clip 3686.7 LSB: truncated, as TFLite
-    {"cifg": True},                              # input gate = 1 - forget gate
-    {"time_major": True},
-    {"batch": 3},                                # a model batch of 3 sequences
-    {"steps": 1, "features": 1, "cells": 1},
-], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()) or "plain")
+@pytest.mark.parametrize(
+    "case",
+    [
+        {},
+        {"x_zp": 17, "h_zp": -5},  # zero points folded into both biases
+        {"hidden_zp": 9},  # the hidden intermediate's own zero point
+        {"cell_power": -11},  # tanh of a Q4.11 cell state
+        {"cell_power": -15, "gate_gain": 3.0},  # saturating gates, a small cell range
+        {"cell_power": -9},
+        {"cell_clip": 0.90007},  # clip 3686.7 LSB: truncated, as TFLite
+        {"cifg": True},  # input gate = 1 - forget gate
+        {"time_major": True},
+        {"batch": 3},  # a model batch of 3 sequences
+        {"steps": 1, "features": 1, "cells": 1},
+    ],
+    ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()) or "plain",
+)
 def test_integer_lstm_equals_litert(case, tmp_path):
     out = _compare(tmp_path, int8_lstm_model(**case))
-    assert len(np.unique(out)) > min(out.size // 4, 8)          # not a constant output
+    assert len(np.unique(out)) > min(out.size // 4, 8)  # not a constant output
 
 
 @pytest.mark.parametrize("power", [-8, -16])
@@ -77,27 +81,35 @@ def test_16bit_tables_equal_litert_on_every_input(op, table, tmp_path):
     is gemmlowp's FixedPoint<int16_t, 3> function: all 65,536 inputs compared."""
     litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
     path = tmp_path / "act.tflite"
-    path.write_bytes(single_op_model(op, [T([1, 65536], dtype="int16", scale=2.0 ** -12)],
-                                     [T([1, 65536], dtype="int16", scale=2.0 ** -15)]))
+    path.write_bytes(
+        single_op_model(
+            op,
+            [T([1, 65536], dtype="int16", scale=2.0**-12)],
+            [T([1, 65536], dtype="int16", scale=2.0**-15)],
+        )
+    )
     it = litert.Interpreter(model_path=str(path), num_threads=1)
     it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"],
-                  np.arange(-32768, 32768, dtype=np.int16).reshape(1, -1))
+    it.set_tensor(
+        it.get_input_details()[0]["index"], np.arange(-32768, 32768, dtype=np.int16).reshape(1, -1)
+    )
     it.invoke()
-    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"])[0],
-                                  table(3))
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"])[0], table(3))
 
 
-@pytest.mark.parametrize("slots_from, words", [
-    ({4: 8}, "input 4 has shape [7, 7], expected [7, 5]"),
-    ({13: -1}, "omits required input(s) [13]"),
-    ({1: -1}, "only some of the input gate's tensors"),
-    ({19: 13}, "state input 19 has 7 elements, expected 14"),
-    ({18: 13}, "state input 18 has 7 elements, expected 14"),
-    ({4: 13}, "input 4 has shape [7], expected rank 2"),
-    ({5: -1}, "only some of the input gate's tensors"),
-    ({12: -1}, "only some of the input gate's tensors"),      # LiteRT: SIGSEGV
-])
+@pytest.mark.parametrize(
+    "slots_from, words",
+    [
+        ({4: 8}, "input 4 has shape [7, 7], expected [7, 5]"),
+        ({13: -1}, "omits required input(s) [13]"),
+        ({1: -1}, "only some of the input gate's tensors"),
+        ({19: 13}, "state input 19 has 7 elements, expected 14"),
+        ({18: 13}, "state input 18 has 7 elements, expected 14"),
+        ({4: 13}, "input 4 has shape [7], expected rank 2"),
+        ({5: -1}, "only some of the input gate's tensors"),
+        ({12: -1}, "only some of the input gate's tensors"),  # LiteRT: SIGSEGV
+    ],
+)
 def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, capsys):
     from tests.cli.test_bad_input import run_main
 
@@ -105,8 +117,19 @@ def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, caps
     path.write_bytes(int8_lstm_model(batch=2, slots_from=slots_from))
     npy = tmp_path / "x.npy"
     np.save(npy, np.zeros((1, 2, 6, 5), np.int8))
-    code, _, err = run_main(["run", str(path), "--mode", "tflite", "--input", str(npy),
-                             "--npz", str(tmp_path / "o.npz")], capsys)
+    code, _, err = run_main(
+        [
+            "run",
+            str(path),
+            "--mode",
+            "tflite",
+            "--input",
+            str(npy),
+            "--npz",
+            str(tmp_path / "o.npz"),
+        ],
+        capsys,
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "malformed graph: op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and words in err, err
 
@@ -128,13 +151,17 @@ def test_projection_lstm_is_well_formed(tmp_path):
     assert problems(read_model(path).main) == []
 
 
-@pytest.mark.parametrize("case", [
-    {"batch": 2, "projection": 3},
-    {"batch": 3, "projection": 3, "projection_bias": True, "proj_clip": 0.15},
-    {"batch": 2, "projection": 6, "projection_bias": True, "time_major": True},
-    {"batch": 2, "peephole": True},
-    {"peephole": True, "projection": 2, "projection_bias": True},
-], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()))
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"batch": 2, "projection": 3},
+        {"batch": 3, "projection": 3, "projection_bias": True, "proj_clip": 0.15},
+        {"batch": 2, "projection": 6, "projection_bias": True, "time_major": True},
+        {"batch": 2, "peephole": True},
+        {"peephole": True, "projection": 2, "projection_bias": True},
+    ],
+    ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()),
+)
 def test_float_lstm_equals_litert(case, tmp_path):
     """float mode's LSTM (float models, and the accuracy reference of int8 ones) against
     LiteRT's float kernel: projection with bias and clip, peephole, model batches > 1."""
@@ -151,7 +178,7 @@ def test_float_lstm_equals_litert(case, tmp_path):
     ours = run_graph(g, {g.inputs[0]: x}, "float")[y]
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
     if case.get("proj_clip"):
-        assert np.abs(ref).max() == np.float32(case["proj_clip"])   # the clip is reached
+        assert np.abs(ref).max() == np.float32(case["proj_clip"])  # the clip is reached
 
 
 def test_float_lstm_run_cli(tmp_path, capsys):
@@ -163,19 +190,30 @@ def test_float_lstm_run_cli(tmp_path, capsys):
 
     x = np.random.default_rng(4).uniform(-1, 1, (2, 2, 3, 4)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
-    for name, model in (("proj", float_lstm_model(batch=2, projection=3)),
-                        ("norm", float_lstm_model(layer_norm=True, batch=2))):
+    for name, model in (
+        ("proj", float_lstm_model(batch=2, projection=3)),
+        ("norm", float_lstm_model(layer_norm=True, batch=2)),
+    ):
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
-        code, _, err = run_main(["run", str(path), "--mode", "float", "--input",
-                                 str(tmp_path / "x.npy"), "--npz", str(tmp_path / "o.npz")],
-                                capsys)
+        code, _, err = run_main(
+            [
+                "run",
+                str(path),
+                "--mode",
+                "float",
+                "--input",
+                str(tmp_path / "x.npy"),
+                "--npz",
+                str(tmp_path / "o.npz"),
+            ],
+            capsys,
+        )
         if name == "proj":
             assert code == 0, err
             g = read(path).main
             ref = run_litert(path, g, {0: x}, [g.outputs[0]])[g.outputs[0]]
-            np.testing.assert_allclose(np.load(tmp_path / "o.npz")["y"], ref, rtol=1e-5,
-                                       atol=1e-6)
+            np.testing.assert_allclose(np.load(tmp_path / "o.npz")["y"], ref, rtol=1e-5, atol=1e-6)
         else:
             assert code == 4 and len(err.strip().splitlines()) == 1, err
             assert "op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and "layer normalization" in err
