@@ -18,12 +18,16 @@ from tests.support.lstm_models import int8_lstm_model
 from tests.support.tflite_build import T, single_op_model
 
 
-def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.ndarray:
+def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1, held: bool = False) -> np.ndarray:
+    """Our outputs equal LiteRT's on random int8 inputs (`held`: each sample's first step repeated
+    over the sequence, batch-major models only)."""
     path = tmp_path / "lstm.tflite"
     path.write_bytes(model)
     g = read(path).main
     shape = tuple(g.tensors[g.inputs[0]].shape)
     x = np.random.default_rng(seed).integers(-128, 128, (samples,) + shape, dtype=np.int8)
+    if held:
+        x = np.repeat(x[:, :, :1], shape[1], axis=2)
     ref = reference_outputs(path, g, {g.inputs[0]: x})[g.outputs[0]]
     ours = run_graph(g, {g.inputs[0]: x}, "tflite")[g.outputs[0]]
     assert ours.dtype == np.int8
@@ -47,6 +51,23 @@ def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.nda
 def test_integer_lstm_equals_litert(case, tmp_path):
     out = _compare(tmp_path, int8_lstm_model(**case))
     assert len(np.unique(out)) > min(out.size // 4, 8)          # not a constant output
+
+
+# An input held over the sequence drives gates and cells into saturation, where a wrong bound or
+# constant shows: outputs on int8's -128; a CIFG input gate of 1 - forget on saturated gates; cells
+# of a Q5.10 state beyond 16, whose tanh takes exp below -32 (gemmlowp clamps it to 0); the hidden
+# multiplier's float32 product rounding the saturated sigmoid(8) * tanh(8) = 32756 * 32767 to 88
+# at this hidden scale (87 in float64).
+@pytest.mark.parametrize("case", [
+    {"hidden_zp": -100},
+    {"cifg": True, "gate_gain": 3.0, "cell_power": -15},
+    {"cell_power": -10, "gate_gain": 3.0, "steps": 40},
+    {"gate_gain": 5.0, "steps": 12, "hidden_scale": 0.011424037627875805},
+], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()))
+def test_integer_lstm_saturated_equals_litert(case, tmp_path):
+    out = _compare(tmp_path, int8_lstm_model(**case), samples=16, held=True)
+    assert (out == -128).any() or "hidden_zp" not in case
+    assert len(np.unique(out)) > 8
 
 
 @pytest.mark.parametrize("power", [-8, -16])
