@@ -66,8 +66,8 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
 }
 
 _KEPT = ("NumberReplacer", "ReplaceComparisonOperator_(Lt_LtE|LtE_Lt|Gt_GtE|GtE_Gt|Eq_NotEq|NotEq_Eq)",
-         "ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Mul|LShift_RShift|"
-         "RShift_LShift|BitAnd_BitOr|BitOr_BitAnd)",
+         ("ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Mul|LShift_RShift|"
+          "RShift_LShift|BitAnd_BitOr|BitOr_BitAnd)"),
          "AddNot", "ReplaceAndWithOr", "ReplaceOrWithAnd", "ReplaceTrueWithFalse", "ReplaceFalseWithTrue",
          "ZeroIterationForLoop", "ReplaceUnaryOperator_USub_Delete")
 OPERATORS = f"core/({'|'.join(_KEPT)})$"
@@ -130,7 +130,8 @@ def run_target(root: Path, name: str, functions: set[str] | None = None) -> tupl
     if all(t.startswith("-") for t in tests):
         print(f"{name}: no test selection exists under {root}; skipped")
         return 0, 0
-    if (root / ".git").exists() and subprocess.run(["git", "diff", "--quiet", "--", module], cwd=root).returncode:
+    if (root / ".git").exists() and subprocess.run(["git", "diff", "--quiet", "--", module], cwd=root,
+                                                  check=False).returncode:
         sys.exit(f"{module} has uncommitted changes: cosmic-ray edits it in place; commit or stash first")
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     work = root / ".cache" / "mutation" / name
