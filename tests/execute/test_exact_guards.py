@@ -45,6 +45,34 @@ def test_exact_matmul_past_float32(extra):
     np.testing.assert_array_equal(got.astype(np.int64), want.astype(np.int64))
 
 
+def test_exact_sums_of_one_term_and_of_zeros():
+    """A single int16 product above 2^24 (the bound is read off one-element operands) and all-zero
+    operands (a term bound of 0)."""
+    x = np.array([[32767]], np.int16)
+    np.testing.assert_array_equal(mac.matmul_exact(x, x).astype(np.int64), [[32767 * 32767]])
+    zeros = np.zeros((2, 40), np.int8)
+    np.testing.assert_array_equal(mac.matmul_exact(zeros, zeros.T.copy()), np.zeros((2, 2)))
+
+
+@pytest.mark.parametrize("k, bound, dtype", [
+    (1024, 128 * 128, np.float32),          # k * bound = 2^24: one float32 sum
+    (1025, 128 * 128, np.float64),          # float32 chunks added in float64
+    (4, 1 << 22, np.float32),
+    (5, 1 << 22, np.float64),               # chunks of 4 (< 16 terms): one float64 sum
+])
+def test_exact_matmul_takes_the_fastest_exact_type(k, bound, dtype):
+    """The fast paths stay taken up to their bounds (the exactness cases above check past them)."""
+    x = np.ones((1, k), np.int64)
+    assert exact_sums.exact_matmul(x, x.T, bound).dtype == dtype
+
+
+def test_sum_dtype_bounds():
+    assert exact_sums.sum_dtype(1 << 10, 1 << 14) is np.float32
+    assert exact_sums.sum_dtype((1 << 10) + 1, 1 << 14) is np.float64
+    assert exact_sums.sum_dtype(1 << 23, 1 << 30) is np.float64
+    assert exact_sums.sum_dtype((1 << 23) + 1, 1 << 30) is np.int64
+
+
 @pytest.mark.parametrize("kernel", [(1, 1), (1, 2)])          # pointwise, im2col
 def test_conv_sums_past_float32(kernel):
     """SA8 input -128 with zero point 127 (|x - zp| = 255) against weights -128: the chunk length
