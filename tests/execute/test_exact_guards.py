@@ -46,12 +46,13 @@ def test_exact_matmul_past_float32(extra):
 
 
 def test_exact_sums_of_one_term_and_of_zeros():
-    """A single int16 product above 2^24 (the bound is read off one-element operands) and all-zero
-    operands (a term bound of 0)."""
+    """A single int16 product above 2^24 (the bound is read off one-element operands), all-zero
+    operands (a term bound of 0) and no row at all."""
     x = np.array([[32767]], np.int16)
     np.testing.assert_array_equal(mac.matmul_exact(x, x).astype(np.int64), [[32767 * 32767]])
     zeros = np.zeros((2, 40), np.int8)
     np.testing.assert_array_equal(mac.matmul_exact(zeros, zeros.T.copy()), np.zeros((2, 2)))
+    assert mac.matmul_exact(zeros[:0], zeros.T.copy()).shape == (0, 2)
 
 
 @pytest.mark.parametrize("k, bound, dtype", [
