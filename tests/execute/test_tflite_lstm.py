@@ -81,6 +81,21 @@ def test_cell_scale_outside_tanh_range_is_refused(power, tmp_path):
         run_graph(g, {g.inputs[0]: x}, "tflite")
 
 
+@pytest.mark.parametrize("slots_from, what", [
+    ({9: 13}, "peephole"), ({11: 13}, "peephole"), ({16: 6}, "projection"), ({17: 13}, "projection"),
+    ({20: 13}, "layer normalization"), ({23: 13}, "layer normalization"),
+])
+def test_optional_parts_are_refused(slots_from, what, tmp_path):
+    """A part the integer kernel does not compute is refused, never silently left out (the
+    optional slots filled with tensors of valid shapes)."""
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(int8_lstm_model(slots_from=slots_from))
+    g = read(path).main
+    x = np.zeros((1,) + tuple(g.tensors[g.inputs[0]].shape), np.int8)
+    with pytest.raises(UnsupportedError, match=f"an integer LSTM with {what}"):
+        run_graph(g, {g.inputs[0]: x}, "tflite")
+
+
 def test_missing_hidden_intermediate_is_refused(tmp_path):
     model = int8_lstm_model()
     path = tmp_path / "lstm.tflite"
