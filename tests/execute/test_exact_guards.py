@@ -110,8 +110,9 @@ def _check(acc: int, mul: int, shift: int, zp: int, mode: str) -> None:
 
 
 # acc * mul one below a rounding tie, both factors the size of a real accumulator and multiplier
-# (< 2^31, < 2^30), products between 2^53 and 2^55: float64 rounds them onto the tie.
+# (< 2^31, < 2^30), products between 2^52 and 2^55: float64 rounds them (or them + 1/2) onto the tie.
 _PAST_FLOAT64 = [
+    (441650591, 20394401, 54),                 # 2^53 - 1: exact in float64, not once 1/2 is added (UP)
     ((1 << 27) + 1, (1 << 27) - 1, 55),        # 2^54 - 1: 0.5 - 2^-55 rounds to 0 (UP: 1 if inexact)
     (95230081, 141875327, 53),                 # 3 * 2^52 - 1: 1.5 - 2^-53 rounds to 1 (CONVERGENT: 2)
 ]
@@ -120,8 +121,8 @@ _PAST_FLOAT64 = [
 @pytest.mark.parametrize("mode", MODES)
 @pytest.mark.parametrize("acc, mul, shift", _PAST_FLOAT64)
 def test_sa8_result_products_past_float64(acc, mul, shift, mode):
-    """Products of 54 and 55 bits next to a tie: exact only off the float64 path."""
-    assert (1 << 53) < acc * mul < 1 << 55
+    """Products of 53 to 55 bits next to a tie: exact only off the float64 path."""
+    assert (1 << 52) < acc * mul < 1 << 55
     for sign in (1, -1):
         for zp in (0, -128, 127):
             _check(sign * acc, mul, shift, zp, mode)
