@@ -12,11 +12,13 @@ def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch:
                     x_zp: int = -3, h_zp: int = 0, hidden_zp: int | None = None,
                     cell_power: int = -12, cell_clip: float = 0.0, cifg: bool = False,
                     time_major: bool = False, gate_gain: float = 1.0, seed: int = 0,
+                    hidden_scale: float = 1 / 128,
                     slots_from: dict[int, int] | None = None) -> bytes:
     """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer writes it: per-tensor int8
     weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power),
     five intermediates (four unquantized gate placeholders, the hidden state's quantization).
-    `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
+    `hidden_scale` is the hidden intermediate's scale (the output's quantization in TFLite's
+    kernel). `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
     rng = np.random.default_rng(seed)
     x_scale, h_scale = 0.02, 1 / 128
 
@@ -51,7 +53,7 @@ def int8_lstm_model(*, steps: int = 6, features: int = 5, cells: int = 7, batch:
         slots[slot] = slots[other] if other >= 0 else -1
     first_intermediate = len(tensors)
     tensors += [T([0], dtype="float32", name=f"gate{g}") for g in range(4)]
-    tensors.append(T([0], scale=h_scale, zero_point=h_zp if hidden_zp is None else hidden_zp,
+    tensors.append(T([0], scale=hidden_scale, zero_point=h_zp if hidden_zp is None else hidden_zp,
                      name="hidden"))
     out_shape = [steps, batch, cells] if time_major else [batch, steps, cells]
     tensors.append(T(out_shape, scale=h_scale, zero_point=h_zp, name="y"))
