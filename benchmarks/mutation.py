@@ -62,7 +62,7 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
     "stats": ("mlitool/verify/stats.py",
               ["tests/verify/test_metrics.py", "tests/verify/test_verify_outputs.py"], 300),
     # validation
-    "validate": ("mlitool/validate.py",
+    "validate": ("mlitool/tflite/validate.py",
                  ["tests/cli/test_malformed_graph.py", "tests/lower/test_lower_checks.py"], 300),
 }
 
