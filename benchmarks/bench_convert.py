@@ -56,7 +56,7 @@ def _m(name: str):
 class _Tensor:
     name: str
     shape: tuple[int, ...]
-    dtype: int                      # TensorType: 9 int8, 2 int32
+    dtype: int  # TensorType: 9 int8, 2 int32
     scale: np.ndarray
     zero_point: np.ndarray
     axis: int = 0
@@ -64,8 +64,16 @@ class _Tensor:
 
 
 # (kind, output channels, stride) after an input of [1, 16, 16, 128]; conv kernels are 3x3.
-LARGE_LAYERS = [("conv", 256, 2), ("conv", 512, 2), ("conv", 1024, 1), ("conv", 1024, 2),
-                ("reshape", None, None), ("fc", 4096, None), ("fc", 2048, None), ("fc", 1000, None)]
+LARGE_LAYERS = [
+    ("conv", 256, 2),
+    ("conv", 512, 2),
+    ("conv", 1024, 1),
+    ("conv", 1024, 2),
+    ("reshape", None, None),
+    ("fc", 4096, None),
+    ("fc", 2048, None),
+    ("fc", 1000, None),
+]
 _CONV_2D, _FULLY_CONNECTED, _RESHAPE = 3, 9, 22
 
 
@@ -75,7 +83,7 @@ def large_int8_model(seed: int = 0) -> bytes:
     rng = np.random.default_rng(seed)
     act_scale, act_zp = 0.05, -3
     tensors: list[_Tensor] = []
-    ops: list[tuple[int, list[int], list[int], tuple]] = []    # (opcode, ins, outs, options)
+    ops: list[tuple[int, list[int], list[int], tuple]] = []  # (opcode, ins, outs, options)
 
     def add(t: _Tensor) -> int:
         tensors.append(t)
@@ -89,8 +97,16 @@ def large_int8_model(seed: int = 0) -> bytes:
     for i, (kind, cout, stride) in enumerate(LARGE_LAYERS):
         if kind == "reshape":
             new = (1, int(np.prod(shape[1:])))
-            s = add(_Tensor(f"reshape{i}/shape", (2,), 2, np.array([]), np.array([]),
-                            data=np.array(new, np.int32).tobytes()))
+            s = add(
+                _Tensor(
+                    f"reshape{i}/shape",
+                    (2,),
+                    2,
+                    np.array([]),
+                    np.array([]),
+                    data=np.array(new, np.int32).tobytes(),
+                )
+            )
             y = act(f"reshape{i}", new)
             ops.append((_RESHAPE, [x, s], [y], ("reshape", new)))
             x, shape = y, new
@@ -101,10 +117,16 @@ def large_int8_model(seed: int = 0) -> bytes:
         w_scale = rng.uniform(0.0005, 0.004, cout).astype(np.float32).astype(np.float64)
         b_scale = (np.float32(act_scale) * w_scale.astype(np.float32)).astype(np.float64)
         b = rng.integers(-20000, 20000, cout, dtype=np.int32)
-        wi = add(_Tensor(f"layer{i}/weights", w_shape, 9, w_scale, np.zeros(cout, np.int64),
-                         data=w.tobytes()))
-        bi = add(_Tensor(f"layer{i}/bias", (cout,), 2, b_scale, np.zeros(cout, np.int64),
-                         data=b.tobytes()))
+        wi = add(
+            _Tensor(
+                f"layer{i}/weights", w_shape, 9, w_scale, np.zeros(cout, np.int64), data=w.tobytes()
+            )
+        )
+        bi = add(
+            _Tensor(
+                f"layer{i}/bias", (cout,), 2, b_scale, np.zeros(cout, np.int64), data=b.tobytes()
+            )
+        )
         if kind == "conv":
             shape = (1, -(-shape[1] // stride), -(-shape[2] // stride), cout)
             opts = ("conv", stride)
@@ -135,13 +157,13 @@ def _flatbuffer(tensors: list[_Tensor], ops: list, inputs: list[int], outputs: l
 
     buffers, buffer_of = [], {}
     Buffer.Start(b)
-    buffers.append(Buffer.End(b))                       # buffer 0: the empty sentinel
+    buffers.append(Buffer.End(b))  # buffer 0: the empty sentinel
     for ti, t in enumerate(tensors):
         if t.data is None:
             continue
-        b.StartVector(1, len(t.data), 16)               # 16-byte aligned, as TFLite writes them
+        b.StartVector(1, len(t.data), 16)  # 16-byte aligned, as TFLite writes them
         b.head -= len(t.data)
-        b.Bytes[b.head:b.head + len(t.data)] = t.data
+        b.Bytes[b.head : b.head + len(t.data)] = t.data
         data = b.EndVector()
         Buffer.Start(b)
         Buffer.AddData(b, data)
@@ -175,10 +197,10 @@ def _flatbuffer(tensors: list[_Tensor], ops: list, inputs: list[int], outputs: l
         in_vec, out_vec = ivec(ins), ivec(outs)
         if opts[0] == "conv":
             Conv.Start(b)
-            Conv.AddPadding(b, 0)                       # SAME
+            Conv.AddPadding(b, 0)  # SAME
             Conv.AddStrideW(b, opts[1])
             Conv.AddStrideH(b, opts[1])
-            Conv.AddFusedActivationFunction(b, 1)       # RELU
+            Conv.AddFusedActivationFunction(b, 1)  # RELU
             kind, opt = 1, Conv.End(b)
         elif opts[0] == "fc":
             FC.Start(b)
@@ -269,14 +291,30 @@ print(time.perf_counter() - t0, usage.ru_maxrss, os.waitstatus_to_exitcode(statu
 def cli_run(model_path: Path, out: Path, fmt: str, mli: str) -> tuple[float, float]:
     """(wall seconds, ru_maxrss MiB) of one `python -m mlitool convert` subprocess."""
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    cmd = [sys.executable, "-m", "mlitool", "convert", str(model_path), "--out", str(out),
-           "--format", fmt, "--mli", mli]
-    res = subprocess.run([sys.executable, "-S", "-c", _LAUNCHER, *cmd], env=env,
-                         capture_output=True, text=True, check=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "mlitool",
+        "convert",
+        str(model_path),
+        "--out",
+        str(out),
+        "--format",
+        fmt,
+        "--mli",
+        mli,
+    ]
+    res = subprocess.run(
+        [sys.executable, "-S", "-c", _LAUNCHER, *cmd],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     wall, maxrss_kib, code = res.stdout.split()
     if int(code) != 0:
         raise SystemExit(f"mlitool convert failed ({code}): {res.stderr.strip()}")
-    return float(wall), int(maxrss_kib) / 1024          # Linux: ru_maxrss is in KiB
+    return float(wall), int(maxrss_kib) / 1024  # Linux: ru_maxrss is in KiB
 
 
 def traced_peak(model_path: Path, opts: ModelOptions, out: EmitOptions) -> float:
@@ -295,7 +333,7 @@ def bench(label: str, model_path: Path, work: Path, args) -> bool:
     raw.write_bytes(weights)
     out = work / f"{model_path.stem}.out"
     opts, emit_opts = ModelOptions(format=args.format, mli=args.mli), EmitOptions(out=out)
-    convert(model_path, opts, emit_opts)          # warm-up: imports, lookup tables, page cache
+    convert(model_path, opts, emit_opts)  # warm-up: imports, lookup tables, page cache
     t_convert, best_convert = median_time(lambda: convert(model_path, opts, emit_opts), args.reps)
     t_cli, rss = cli_run(model_path, work / f"{model_path.stem}.cli", args.format, args.mli)
 
@@ -310,19 +348,29 @@ def bench(label: str, model_path: Path, work: Path, args) -> bool:
     limit = 3 * len(weights) / MIB + 150
     ratio, ratio_cli = t_xxd / t_convert, t_xxd / t_cli
     ok_time, ok_mem = ratio >= 2, max(traced, rss) <= limit
-    print(f"\n== {label}: {model_path.name} ({model_path.stat().st_size / MB:.2f} MB file, "
-          f"{len(weights) / MB:.2f} MB constant data; --format {args.format} --mli {args.mli})")
+    print(
+        f"\n== {label}: {model_path.name} ({model_path.stat().st_size / MB:.2f} MB file, "
+        f"{len(weights) / MB:.2f} MB constant data; --format {args.format} --mli {args.mli})"
+    )
     print(f"  output (.h + .c + .json)      {c_bytes / MB:9.2f} MB")
-    print(f"  mlitool convert, in-process   {t_convert:9.3f} s   (median of {args.reps}; "
-          f"fastest {best_convert:.3f} s)")
+    print(
+        f"  mlitool convert, in-process   {t_convert:9.3f} s   (median of {args.reps}; "
+        f"fastest {best_convert:.3f} s)"
+    )
     print(f"  mlitool convert, CLI process  {t_cli:9.3f} s   (one run, start-up included)")
-    print(f"  xxd -i on the constant bytes  {t_xxd:9.3f} s   (median of {args.reps}; "
-          f"fastest {best_xxd:.3f} s)")
-    print(f"  ratio xxd / convert           {ratio:9.2f} x  (medians; fastest runs "
-          f"{best_xxd / best_convert:.2f} x; CLI {ratio_cli:.2f} x)  target >= 2: "
-          f"{'met' if ok_time else 'NOT MET'}")
-    print(f"  peak memory: tracemalloc {traced:.1f} MiB, CLI ru_maxrss {rss:.1f} MiB; "
-          f"target < 3 x weights + 150 MiB = {limit:.1f} MiB: {'met' if ok_mem else 'NOT MET'}")
+    print(
+        f"  xxd -i on the constant bytes  {t_xxd:9.3f} s   (median of {args.reps}; "
+        f"fastest {best_xxd:.3f} s)"
+    )
+    print(
+        f"  ratio xxd / convert           {ratio:9.2f} x  (medians; fastest runs "
+        f"{best_xxd / best_convert:.2f} x; CLI {ratio_cli:.2f} x)  target >= 2: "
+        f"{'met' if ok_time else 'NOT MET'}"
+    )
+    print(
+        f"  peak memory: tracemalloc {traced:.1f} MiB, CLI ru_maxrss {rss:.1f} MiB; "
+        f"target < 3 x weights + 150 MiB = {limit:.1f} MiB: {'met' if ok_mem else 'NOT MET'}"
+    )
     return ok_time and ok_mem
 
 

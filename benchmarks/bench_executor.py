@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from mlitool.cli.parallel import one_blas_thread  # noqa: E402
 
-one_blas_thread()                   # as the CLI, before numpy loads
+one_blas_thread()  # as the CLI, before numpy loads
 
 from mlitool.execute.graph import run_graph  # noqa: E402
 from mlitool.execute.inputs import random_inputs  # noqa: E402
@@ -37,15 +37,17 @@ from mlitool.execute.presets import BUILD_PRESETS  # noqa: E402
 from mlitool.mli.lower import lower  # noqa: E402
 from mlitool.tflite.reader import read_model  # noqa: E402
 
-SHARED_MODELS = {"vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite",
-                 "mobilenet_v1_int8": "models/embarc_mli/mobilenet_v1_int8.tflite"}
+SHARED_MODELS = {
+    "vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite",
+    "mobilenet_v1_int8": "models/embarc_mli/mobilenet_v1_int8.tflite",
+}
 GENERATED = "mobilenet_v2_224"
 MODES = ("float", "tflite", "mli em", "mli vpx")
 LITERT = ("litert ref", "litert default")
 
 
 def best_of(fn, repeat: int) -> float:
-    fn()                                            # warm-up: caches, first-call imports
+    fn()  # warm-up: caches, first-call imports
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -89,6 +91,7 @@ def bench(path: Path, batch: int, repeat: int) -> dict[str, float]:
             for s in range(batch):
                 it.set_tensor(inp, x[inp][s])
                 it.invoke()
+
         res[label] = best_of(run_all, repeat) / batch
     return res
 
@@ -104,8 +107,9 @@ def model_paths(shared: Path, names: list[str], tmp: Path) -> dict[str, Path]:
         elif name in SHARED_MODELS:
             paths[name] = shared / SHARED_MODELS[name]
         else:
-            raise SystemExit(f"unknown model {name!r}: choose from "
-                             f"{', '.join([*SHARED_MODELS, GENERATED])}")
+            raise SystemExit(
+                f"unknown model {name!r}: choose from {', '.join([*SHARED_MODELS, GENERATED])}"
+            )
     return paths
 
 
@@ -113,13 +117,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--shared", type=Path, default=Path(os.environ.get("MLITOOL_SHARED",
-                                                                       ROOT.parent / "shared")))
+    ap.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("MLITOOL_SHARED", ROOT.parent / "shared")),
+    )
     ap.add_argument("--models", nargs="+", default=[*SHARED_MODELS, GENERATED])
     args = ap.parse_args()
     cols = (*MODES, *LITERT)
-    print(f"batch {args.batch}, best of {args.repeat}; ms per inference "
-          "(x: multiple of LiteRT default)")
+    print(
+        f"batch {args.batch}, best of {args.repeat}; ms per inference "
+        "(x: multiple of LiteRT default)"
+    )
     print(f"{'model':<20}" + "".join(f"{c:>16}" for c in cols))
     with tempfile.TemporaryDirectory() as tmp:
         for name, path in model_paths(args.shared, args.models, Path(tmp)).items():

@@ -28,19 +28,22 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_executor import best_of  # noqa: E402
+
 from mlitool.emit.writer import emit  # noqa: E402
 from mlitool.execute.inputs import random_inputs  # noqa: E402
-from mlitool.execute.mli_intops import Arith  # noqa: E402
 from mlitool.execute.mli_bridge import run_mli  # noqa: E402
+from mlitool.execute.mli_intops import Arith  # noqa: E402
 from mlitool.mli.arena import model_arena  # noqa: E402
 from mlitool.pipeline import ModelOptions, load  # noqa: E402
 from tests.support.mli_build import MliUnavailable, build_mli  # noqa: E402
-from bench_executor import best_of  # noqa: E402
 
-MODELS = {"kws_ref_model_int8": "models/mlperf_tiny/kws_ref_model_int8.tflite",
-          "resnet8_int8": "models/mlperf_tiny/resnet8_int8.tflite",
-          "ad01_int8": "models/mlperf_tiny/ad01_int8.tflite",
-          "vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite"}
+MODELS = {
+    "kws_ref_model_int8": "models/mlperf_tiny/kws_ref_model_int8.tflite",
+    "resnet8_int8": "models/mlperf_tiny/resnet8_int8.tflite",
+    "ad01_int8": "models/mlperf_tiny/ad01_int8.tflite",
+    "vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite",
+}
 BUILD = ("UP", "OFF")
 ARITH = Arith("up", False)
 
@@ -90,17 +93,36 @@ def _compile(mli, work: Path) -> Path:
     (work / "driver.c").write_text(DRIVER)
     mli = build_mli((BUILD,))[BUILD]
     exe = work / "driver"
-    subprocess.run(["gcc", "-std=c99", "-O2", *mli.cflags, f"-I{work}", str(work / "driver.c"),
-                    str(work / "net.c"), "-o", str(exe), *mli.ldflags], check=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-std=c99",
+            "-O2",
+            *mli.cflags,
+            f"-I{work}",
+            str(work / "driver.c"),
+            str(work / "net.c"),
+            "-o",
+            str(exe),
+            *mli.ldflags,
+        ],
+        check=True,
+    )
     return exe
 
 
-def _c_per_inference(exe: Path, x: np.ndarray, runs: int, repeat: int, work: Path) -> tuple[float, list[int]]:
+def _c_per_inference(
+    exe: Path, x: np.ndarray, runs: int, repeat: int, work: Path
+) -> tuple[float, list[int]]:
     (work / "input.bin").write_bytes(np.ascontiguousarray(x).tobytes())
     best, outputs = float("inf"), []
     for _ in range(repeat):
-        lines = subprocess.run([str(exe), str(runs), str(work / "input.bin")], capture_output=True,
-                               text=True, check=True).stdout.splitlines()
+        lines = subprocess.run(
+            [str(exe), str(runs), str(work / "input.bin")],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
         best = min(best, float(lines[0]) * 1e-9)
         outputs = [int(v) for v in lines[1].split()]
     return best, outputs
@@ -124,7 +146,14 @@ def bench(path: Path, runs: int, batch: int, repeat: int) -> dict:
         t_c, got = _c_per_inference(exe, x[inp][0], runs, repeat, work)
         arena = _arena_bytes((work / "net.h").read_text())
     bound = model_arena(mli).lower_bound
-    return {"exec": t_exec, "exec1": t_exec1, "c": t_c, "same": got == want, "arena": arena, "bound": bound}
+    return {
+        "exec": t_exec,
+        "exec1": t_exec1,
+        "c": t_c,
+        "same": got == want,
+        "arena": arena,
+        "bound": bound,
+    }
 
 
 def main() -> None:
@@ -132,26 +161,35 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=200, help="NAME_run calls per timed C loop")
     ap.add_argument("--batch", type=int, default=16, help="inputs per executor batch")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--shared", type=Path, default=Path(os.environ.get("MLITOOL_SHARED",
-                                                                       ROOT.parent / "shared")))
+    ap.add_argument(
+        "--shared",
+        type=Path,
+        default=Path(os.environ.get("MLITOOL_SHARED", ROOT.parent / "shared")),
+    )
     args = ap.parse_args()
     try:
         build_mli((BUILD,))
     except MliUnavailable as reason:
         sys.exit(f"cannot build MLI: {reason}")
-    print(f"sa8, MLI {BUILD[0]}/ACCU {BUILD[1]}, best of {args.repeat}; ms per inference; "
-          f"baseline: run --mode mli (executor, batch {args.batch} and 1); C: gcc -O2, {args.runs} runs")
-    print(f"{'model':<20}{'exec b' + str(args.batch):>10}{'exec b1':>10}{'C':>10}{'b/C':>7}{'b1/C':>7}{'same':>6}"
-          f"{'arena B':>10}{'bound B':>10}{'arena/bound':>13}")
+    print(
+        f"sa8, MLI {BUILD[0]}/ACCU {BUILD[1]}, best of {args.repeat}; ms per inference; "
+        f"baseline: run --mode mli (executor, batch {args.batch} and 1); C: gcc -O2, {args.runs} runs"
+    )
+    print(
+        f"{'model':<20}{'exec b' + str(args.batch):>10}{'exec b1':>10}{'C':>10}{'b/C':>7}{'b1/C':>7}{'same':>6}"
+        f"{'arena B':>10}{'bound B':>10}{'arena/bound':>13}"
+    )
     for name, rel in MODELS.items():
         path = args.shared / rel
         if not path.exists():
             print(f"{name}: {path} is absent, skipped")
             continue
         r = bench(path, args.runs, args.batch, args.repeat)
-        print(f"{name:<20}{r['exec'] * 1e3:>10.3f}{r['exec1'] * 1e3:>10.3f}{r['c'] * 1e3:>10.3f}"
-              f"{r['exec'] / r['c']:>7.1f}{r['exec1'] / r['c']:>7.1f}"
-              f"{'yes' if r['same'] else 'NO':>6}{r['arena']:>10}{r['bound']:>10}{r['arena'] / r['bound']:>13.3f}")
+        print(
+            f"{name:<20}{r['exec'] * 1e3:>10.3f}{r['exec1'] * 1e3:>10.3f}{r['c'] * 1e3:>10.3f}"
+            f"{r['exec'] / r['c']:>7.1f}{r['exec1'] / r['c']:>7.1f}"
+            f"{'yes' if r['same'] else 'NO':>6}{r['arena']:>10}{r['bound']:>10}{r['arena'] / r['bound']:>13.3f}"
+        )
 
 
 if __name__ == "__main__":

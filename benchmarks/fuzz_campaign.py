@@ -61,8 +61,9 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
         work.mkdir()
         signal.alarm(CASE_SECONDS)
         try:
-            argv, how, outcome, problem = run_case(model.name, originals[model], slots[model],
-                                                   inputs[model], rng, work)
+            argv, how, outcome, problem = run_case(
+                model.name, originals[model], slots[model], inputs[model], rng, work
+            )
             command = argv[0] + (f"-{argv[argv.index('--mode') + 1]}" if argv[0] == "run" else "")
             exits[outcome.code] += 1
             stderr = outcome.stderr[-500:]
@@ -74,11 +75,21 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
             signal.alarm(0)
         per_command[command] += 1
         if problem:
-            failures[problem].append({"case": case, "model": model.name, "command": command,
-                                      "mutation": how, "stderr": stderr})
+            failures[problem].append(
+                {
+                    "case": case,
+                    "model": model.name,
+                    "command": command,
+                    "mutation": how,
+                    "stderr": stderr,
+                }
+            )
         if (case + 1) % 500 == 0:
-            print(f"{case + 1} cases, {time.monotonic() - start:.0f} s, "
-                  f"{sum(len(v) for v in failures.values())} failing", flush=True)
+            print(
+                f"{case + 1} cases, {time.monotonic() - start:.0f} s, "
+                f"{sum(len(v) for v in failures.values())} failing",
+                flush=True,
+            )
     shutil.rmtree(root, ignore_errors=True)
     elapsed = time.monotonic() - start
     n_failing = sum(len(v) for v in failures.values())
@@ -88,8 +99,10 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
     print(f"failing cases: {n_failing} at {len(failures)} distinct places")
     for problem, items in sorted(failures.items(), key=lambda kv: -len(kv[1])):
         first = items[0]
-        print(f"  {len(items):5d}  {problem}  (e.g. case {first['case']}, {first['model']}, "
-              f"{first['command']}: {first['mutation']})")
+        print(
+            f"  {len(items):5d}  {problem}  (e.g. case {first['case']}, {first['model']}, "
+            f"{first['command']}: {first['mutation']})"
+        )
     if report is not None:
         report.write_text(json.dumps(failures, indent=1))
     return 1 if n_failing else 0

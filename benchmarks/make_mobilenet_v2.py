@@ -23,8 +23,15 @@ sys.path.insert(0, str(ROOT))
 from tests.support.tflite_build import T, graph_model, options  # noqa: E402
 
 # (expansion, output channels, repeats, first stride) of MobileNetV2
-BLOCKS = [(1, 16, 1, 1), (6, 24, 2, 2), (6, 32, 3, 2), (6, 64, 4, 2), (6, 96, 3, 1),
-          (6, 160, 3, 2), (6, 320, 1, 1)]
+BLOCKS = [
+    (1, 16, 1, 1),
+    (6, 24, 2, 2),
+    (6, 32, 3, 2),
+    (6, 64, 4, 2),
+    (6, 96, 3, 1),
+    (6, 160, 3, 2),
+    (6, 320, 1, 1),
+]
 RELU6 = 3
 SAME, VALID = 0, 1
 
@@ -43,29 +50,54 @@ class Net:
         co = shape[axis]
         w = self.rng.integers(-127, 128, shape).astype(np.int8)
         ws = self.rng.uniform(0.002, 0.02, co)
-        self.tensors.append(T(list(shape), data=w, scale=ws.tolist(), zero_point=[0] * co,
-                              axis=axis))
+        self.tensors.append(
+            T(list(shape), data=w, scale=ws.tolist(), zero_point=[0] * co, axis=axis)
+        )
         b = self.rng.integers(-4000, 4000, co).astype(np.int32)
-        self.tensors.append(T([co], dtype="int32", data=b, scale=(ws * x_scale).tolist(),
-                              zero_point=[0] * co))
+        self.tensors.append(
+            T([co], dtype="int32", data=b, scale=(ws * x_scale).tolist(), zero_point=[0] * co)
+        )
         return len(self.tensors) - 2, len(self.tensors) - 1
 
     def conv(self, x: int, co: int, k: int, stride: int, relu: bool) -> int:
         n, h, w, ci = self.tensors[x].shape
         wi, bi = self._weights((co, k, k, ci), 0, self.tensors[x].scale[0])
         y = self.act((1, -(-h // stride), -(-w // stride), co))
-        self.ops.append(("CONV_2D", [x, wi, bi], [y], options(
-            "Conv2DOptions", padding=SAME, strideW=stride, strideH=stride,
-            fusedActivationFunction=RELU6 if relu else 0)))
+        self.ops.append(
+            (
+                "CONV_2D",
+                [x, wi, bi],
+                [y],
+                options(
+                    "Conv2DOptions",
+                    padding=SAME,
+                    strideW=stride,
+                    strideH=stride,
+                    fusedActivationFunction=RELU6 if relu else 0,
+                ),
+            )
+        )
         return y
 
     def dw(self, x: int, stride: int) -> int:
         n, h, w, c = self.tensors[x].shape
         wi, bi = self._weights((1, 3, 3, c), 3, self.tensors[x].scale[0])
         y = self.act((1, -(-h // stride), -(-w // stride), c))
-        self.ops.append(("DEPTHWISE_CONV_2D", [x, wi, bi], [y], options(
-            "DepthwiseConv2DOptions", padding=SAME, strideW=stride, strideH=stride,
-            depthMultiplier=1, fusedActivationFunction=RELU6)))
+        self.ops.append(
+            (
+                "DEPTHWISE_CONV_2D",
+                [x, wi, bi],
+                [y],
+                options(
+                    "DepthwiseConv2DOptions",
+                    padding=SAME,
+                    strideW=stride,
+                    strideH=stride,
+                    depthMultiplier=1,
+                    fusedActivationFunction=RELU6,
+                ),
+            )
+        )
         return y
 
     def add(self, a: int, b: int) -> int:
@@ -89,8 +121,16 @@ def build(width: float = 1.0, seed: int = 0) -> bytes:
     y = net.conv(y, 1280, 1, 1, relu=True)
     n, h, w, c = net.tensors[y].shape
     pooled = net.act((1, 1, 1, c))
-    net.ops.append(("AVERAGE_POOL_2D", [y], [pooled], options(
-        "Pool2DOptions", padding=VALID, strideW=1, strideH=1, filterWidth=w, filterHeight=h)))
+    net.ops.append(
+        (
+            "AVERAGE_POOL_2D",
+            [y],
+            [pooled],
+            options(
+                "Pool2DOptions", padding=VALID, strideW=1, strideH=1, filterWidth=w, filterHeight=h
+            ),
+        )
+    )
     flat = net.act((1, c))
     net.tensors.append(T([2], dtype="int32", data=np.int32([1, c])))
     shape = len(net.tensors) - 1

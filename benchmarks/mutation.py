@@ -36,34 +36,61 @@ HERE = Path(__file__).resolve().parents[1]
 # name: (module, tests that cover it, timeout in seconds for one test run)
 TARGETS: dict[str, tuple[str, list[str], int]] = {
     # arithmetic
-    "exact_sums": ("mlitool/execute/exact_sums.py",
-                   ["tests/execute/test_exact_guards.py",
-                    "tests/execute/test_mli_mac_golden.py::test_chunked_float32_sums",
-                    "tests/execute/test_mli_mac_golden.py::test_int64_accumulation_path"], 300),
-    "macquant": ("mlitool/execute/mli_kernels/macquant.py",
-                 ["tests/execute/test_exact_guards.py", "tests/execute/test_mli_rounding.py",
-                  "tests/execute/test_mli_mac_golden.py::test_golden[UP_ACCU_OFF-fully_connected_sa8_sa8_sa32]",
-                  "tests/execute/test_mli_mac_golden.py::test_golden[CONVERGENT_ACCU_ON-conv2d_hwcn_sa8_sa8_sa32]"],
-                 300),
-    "eltwise": ("mlitool/execute/mli_kernels/eltwise.py",
-                ["tests/execute/test_mli_eltwise_limits.py", "tests/execute/test_mli_elt_golden.py",
-                 "-k 'eltwise and (UP_ACCU_OFF or CONVERGENT_ACCU_ON or both_round or limits)'"], 300),
+    "exact_sums": (
+        "mlitool/execute/exact_sums.py",
+        [
+            "tests/execute/test_exact_guards.py",
+            "tests/execute/test_mli_mac_golden.py::test_chunked_float32_sums",
+            "tests/execute/test_mli_mac_golden.py::test_int64_accumulation_path",
+        ],
+        300,
+    ),
+    "macquant": (
+        "mlitool/execute/mli_kernels/macquant.py",
+        [
+            "tests/execute/test_exact_guards.py",
+            "tests/execute/test_mli_rounding.py",
+            "tests/execute/test_mli_mac_golden.py::test_golden[UP_ACCU_OFF-fully_connected_sa8_sa8_sa32]",
+            "tests/execute/test_mli_mac_golden.py::test_golden[CONVERGENT_ACCU_ON-conv2d_hwcn_sa8_sa8_sa32]",
+        ],
+        300,
+    ),
+    "eltwise": (
+        "mlitool/execute/mli_kernels/eltwise.py",
+        [
+            "tests/execute/test_mli_eltwise_limits.py",
+            "tests/execute/test_mli_elt_golden.py",
+            "-k 'eltwise and (UP_ACCU_OFF or CONVERGENT_ACCU_ON or both_round or limits)'",
+        ],
+        300,
+    ),
     "tflite_lstm": ("mlitool/execute/tflite_lstm.py", ["tests/execute/test_tflite_lstm.py"], 300),
     "gemmlowp16": ("mlitool/execute/gemmlowp16.py", ["tests/execute/test_tflite_lstm.py"], 300),
-    "mli_intops": ("mlitool/execute/mli_intops.py",
-                   ["tests/execute/test_mli_rounding.py", "tests/execute/test_mli_intops_asl.py"], 300),
-    "tflite_fixedpoint": ("mlitool/execute/tflite_fixedpoint.py",
-                          ["tests/execute/test_mli_rounding.py", "tests/execute/test_exec_tflite_ops.py"],
-                          300),
+    "mli_intops": (
+        "mlitool/execute/mli_intops.py",
+        ["tests/execute/test_mli_rounding.py", "tests/execute/test_mli_intops_asl.py"],
+        300,
+    ),
+    "tflite_fixedpoint": (
+        "mlitool/execute/tflite_fixedpoint.py",
+        ["tests/execute/test_mli_rounding.py", "tests/execute/test_exec_tflite_ops.py"],
+        300,
+    ),
     # runtime, arena
     "runtime": ("mlitool/emit/runtime.py", ["tests/emit/test_runtime_api.py"], 900),
     "arena": ("mlitool/mli/arena.py", ["tests/report/test_report_memory.py"], 300),
     # streaming statistics
-    "stats": ("mlitool/verify/stats.py",
-              ["tests/verify/test_metrics.py", "tests/verify/test_verify_outputs.py"], 300),
+    "stats": (
+        "mlitool/verify/stats.py",
+        ["tests/verify/test_metrics.py", "tests/verify/test_verify_outputs.py"],
+        300,
+    ),
     # validation
-    "validate": ("mlitool/tflite/validate.py",
-                 ["tests/cli/test_malformed_graph.py", "tests/lower/test_lower_checks.py"], 300),
+    "validate": (
+        "mlitool/tflite/validate.py",
+        ["tests/cli/test_malformed_graph.py", "tests/lower/test_lower_checks.py"],
+        300,
+    ),
 }
 
 # Survivors shown equivalent (no input tells them apart): {target: [(operator, text of the line,
@@ -71,27 +98,43 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
 EQUIVALENT: dict[str, list[tuple[str, str, str]]] = {
     "exact_sums": [
         ("NumberReplacer", "_MIN_F32_CHUNK = 16", "speed only: float32 chunks or one float64 sum"),
-        ("ReplaceComparisonOperator_GtE_Gt", "if chunk >= _MIN_F32_CHUNK:", "the same speed threshold"),
+        (
+            "ReplaceComparisonOperator_GtE_Gt",
+            "if chunk >= _MIN_F32_CHUNK:",
+            "the same speed threshold",
+        ),
         ("ReplaceFalseWithTrue", "copy=False", "a copy holds the same values"),
         ("NumberReplacer", "return 0", "max_abs of an empty operand: a sum of no term either way"),
         ("NumberReplacer", "max(term_bound, 1)", "2: shorter chunks for a bound of 0 or 1, exact"),
     ],
 }
 
-_KEPT = ("NumberReplacer", "ReplaceComparisonOperator_(Lt_LtE|LtE_Lt|Gt_GtE|GtE_Gt|Eq_NotEq|NotEq_Eq)",
-         ("ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Mul|LShift_RShift|"
-          "RShift_LShift|BitAnd_BitOr|BitOr_BitAnd)"),
-         "AddNot", "ReplaceAndWithOr", "ReplaceOrWithAnd", "ReplaceTrueWithFalse", "ReplaceFalseWithTrue",
-         "ZeroIterationForLoop", "ReplaceUnaryOperator_USub_Delete")
+_KEPT = (
+    "NumberReplacer",
+    "ReplaceComparisonOperator_(Lt_LtE|LtE_Lt|Gt_GtE|GtE_Gt|Eq_NotEq|NotEq_Eq)",
+    (
+        "ReplaceBinaryOperator_(Add_Sub|Sub_Add|Mul_Div|Div_Mul|FloorDiv_Mul|LShift_RShift|"
+        "RShift_LShift|BitAnd_BitOr|BitOr_BitAnd)"
+    ),
+    "AddNot",
+    "ReplaceAndWithOr",
+    "ReplaceOrWithAnd",
+    "ReplaceTrueWithFalse",
+    "ReplaceFalseWithTrue",
+    "ZeroIterationForLoop",
+    "ReplaceUnaryOperator_USub_Delete",
+)
 OPERATORS = f"core/({'|'.join(_KEPT)})$"
 
 
 def _config(module: str, tests: list[str], timeout: int) -> str:
     command = f"{sys.executable} -m pytest -x -q -p no:cacheprovider " + " ".join(tests)
-    return (f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = {float(timeout)}\n'
-            f'excluded-modules = []\ntest-command = "{command}"\n\n'
-            f'[cosmic-ray.distributor]\nname = "local"\n\n'
-            f'[cosmic-ray.filters.operators-filter]\nexclude-operators = ["(?!{OPERATORS})"]\n')
+    return (
+        f'[cosmic-ray]\nmodule-path = "{module}"\ntimeout = {float(timeout)}\n'
+        f'excluded-modules = []\ntest-command = "{command}"\n\n'
+        f'[cosmic-ray.distributor]\nname = "local"\n\n'
+        f'[cosmic-ray.filters.operators-filter]\nexclude-operators = ["(?!{OPERATORS})"]\n'
+    )
 
 
 def _tool(name: str) -> str:
@@ -109,7 +152,8 @@ def score(session: Path, module: Path, equivalent=()) -> tuple[int, int, int, li
     db = sqlite3.connect(session)
     rows = db.execute(
         "SELECT r.worker_outcome, r.test_outcome, m.start_pos_row, m.operator_name "
-        "FROM work_results r JOIN mutation_specs m ON m.job_id = r.job_id").fetchall()
+        "FROM work_results r JOIN mutation_specs m ON m.job_id = r.job_id"
+    ).fetchall()
     db.close()
     lines = module.read_text().splitlines()
     killed = survived = skipped = 0
@@ -136,8 +180,10 @@ def _keep_functions(session: Path, functions: set[str]) -> None:
     with use_db(str(session), WorkDB.Mode.open) as db:
         for item in list(db.pending_work_items):
             if not all((m.definition_name or "<module>") in functions for m in item.mutations):
-                db.set_result(item.job_id, WorkResult(output="outside --functions",
-                                                      worker_outcome=WorkerOutcome.SKIPPED))
+                db.set_result(
+                    item.job_id,
+                    WorkResult(output="outside --functions", worker_outcome=WorkerOutcome.SKIPPED),
+                )
 
 
 def run_target(root: Path, name: str, functions: set[str] | None = None) -> tuple[int, int]:
@@ -147,9 +193,12 @@ def run_target(root: Path, name: str, functions: set[str] | None = None) -> tupl
     if all(t.startswith("-") for t in tests):
         print(f"{name}: no test selection exists under {root}; skipped")
         return 0, 0
-    if (root / ".git").exists() and subprocess.run(["git", "diff", "--quiet", "--", module], cwd=root,
-                                                  check=False).returncode:
-        sys.exit(f"{module} has uncommitted changes: cosmic-ray edits it in place; commit or stash first")
+    if (root / ".git").exists() and subprocess.run(
+        ["git", "diff", "--quiet", "--", module], cwd=root, check=False
+    ).returncode:
+        sys.exit(
+            f"{module} has uncommitted changes: cosmic-ray edits it in place; commit or stash first"
+        )
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     work = root / ".cache" / "mutation" / name
     work.mkdir(parents=True, exist_ok=True)
@@ -158,9 +207,11 @@ def run_target(root: Path, name: str, functions: set[str] | None = None) -> tupl
     session.unlink(missing_ok=True)
     env = dict(os.environ, CI="1")
     env.setdefault("MLITOOL_SHARED", str(HERE.parent / "shared"))
+
     def tool(*args: str) -> None:
-        subprocess.run([_tool(args[0]), *args[1:]], cwd=root, env=env, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [_tool(args[0]), *args[1:]], cwd=root, env=env, check=True, stdout=subprocess.DEVNULL
+        )
 
     try:
         tool("cosmic-ray", "init", str(config), str(session))
@@ -174,9 +225,11 @@ def run_target(root: Path, name: str, functions: set[str] | None = None) -> tupl
             sys.exit(f"{module} was not restored: `git checkout -- {module}` before anything else")
     killed, survived, skipped, survivors = score(session, path, EQUIVALENT.get(name, ()))
     total = killed + survived
-    print(f"{name}: {module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f} %), "
-          f"{len(survivors) - survived} named equivalent, {skipped} filtered; "
-          f"tests: {' '.join(tests)}")
+    print(
+        f"{name}: {module}: {killed}/{total} killed ({100 * killed / max(total, 1):.1f} %), "
+        f"{len(survivors) - survived} named equivalent, {skipped} filtered; "
+        f"tests: {' '.join(tests)}"
+    )
     for s in survivors:
         print(f"    survived {s}")
     return killed, survived
@@ -186,8 +239,11 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("targets", nargs="*", help="names from TARGETS (default: all)")
     ap.add_argument("--root", type=Path, default=HERE, help="the project checkout to mutate")
-    ap.add_argument("--functions", help="comma-separated: mutate only these functions "
-                    "(<module> for module-level code), to bound a long run")
+    ap.add_argument(
+        "--functions",
+        help="comma-separated: mutate only these functions "
+        "(<module> for module-level code), to bound a long run",
+    )
     ap.add_argument("--list", action="store_true", help="print the targets and exit")
     args = ap.parse_args()
     if args.list:

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from mlitool import ir
-from mlitool.errors import InputDataError, OptionError, UnsupportedError
 from mlitool.cli.progress import Progress
+from mlitool.errors import InputDataError, OptionError, UnsupportedError
 
 METHODS = ("minmax", "percentile")
 PERCENTILES = (0.01, 99.99)
@@ -31,24 +31,32 @@ def _as_inputs(graph: ir.Graph, data) -> dict:
         return data
     inputs = [i for i in graph.inputs if not graph.tensors[i].is_constant]
     if len(inputs) != 1:
-        raise InputDataError(f"the model has {len(inputs)} inputs: give calibration data as "
-                             "{input name: array}")
+        raise InputDataError(
+            f"the model has {len(inputs)} inputs: give calibration data as {{input name: array}}"
+        )
     return {inputs[0]: data}
 
 
-def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | None = None,
-                   advance: Callable[[int], None] | None = None) -> dict[int, tuple[float, float]]:
+def collect_ranges(
+    graph: ir.Graph,
+    data,
+    method: str = "minmax",
+    batch: int | None = None,
+    advance: Callable[[int], None] | None = None,
+) -> dict[int, tuple[float, float]]:
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
-    from mlitool.execute.graph import run_graph, unsupported_ops
     from mlitool.cli.parallel import batch_size
+    from mlitool.execute.graph import run_graph, unsupported_ops
 
     if method not in METHODS:
         raise OptionError(f"calibration method {method!r}: choose {' or '.join(METHODS)}")
     cannot = unsupported_ops(graph, "float")
     if cannot:
-        raise UnsupportedError("calibration runs the float model on the data, and mlitool's float "
-                               f"executor cannot run {', '.join(cannot)}")
+        raise UnsupportedError(
+            "calibration runs the float model on the data, and mlitool's float "
+            f"executor cannot run {', '.join(cannot)}"
+        )
     data = _as_inputs(graph, data)
     n = {np.asarray(a).shape[0] for a in data.values()}
     if len(n) != 1 or 0 in n:
@@ -59,7 +67,7 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | N
     highs: dict[int, float] = {}
     kept: dict[int, list[np.ndarray]] = {}
     for start in range(0, n, batch):
-        chunk = {k: np.asarray(a)[start:start + batch] for k, a in data.items()}
+        chunk = {k: np.asarray(a)[start : start + batch] for k, a in data.items()}
         values = run_graph(graph, chunk, "float", keep=True)
         if advance:
             advance(len(next(iter(chunk.values()))))
@@ -69,7 +77,7 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | N
                 continue
             v = np.asarray(v, dtype=np.float64)
             if method == "minmax":
-                lows[idx] = float(np.minimum(lows.get(idx, np.inf), v.min()))   # NaN stays
+                lows[idx] = float(np.minimum(lows.get(idx, np.inf), v.min()))  # NaN stays
                 highs[idx] = float(np.maximum(highs.get(idx, -np.inf), v.max()))
             else:
                 kept.setdefault(idx, []).append(v.reshape(-1))
@@ -84,19 +92,23 @@ def collect_ranges(graph: ir.Graph, data, method: str = "minmax", batch: int | N
     return _finite_ranges(graph, out)
 
 
-def _finite_ranges(graph: ir.Graph, ranges: dict[int, tuple[float, float]]
-                   ) -> dict[int, tuple[float, float]]:
+def _finite_ranges(
+    graph: ir.Graph, ranges: dict[int, tuple[float, float]]
+) -> dict[int, tuple[float, float]]:
     """Refuse ranges no format can encode: NaN or inf in the data or reached on the way."""
     for idx, (lo, hi) in ranges.items():
         if not (np.isfinite(lo) and np.isfinite(hi)):
-            raise InputDataError(f"calibration: tensor {graph.tensors[idx].name!r} reaches "
-                                 f"non-finite values (range [{lo}, {hi}]); the calibration "
-                                 "data holds NaN or inf, or values the model overflows on")
+            raise InputDataError(
+                f"calibration: tensor {graph.tensors[idx].name!r} reaches "
+                f"non-finite values (range [{lo}, {hi}]); the calibration "
+                "data holds NaN or inf, or values the model overflows on"
+            )
     return ranges
 
 
-def calibration_ranges(graph: ir.Graph, path: str | Path, method: str = "minmax",
-                       progress: Progress | None = None) -> dict[int, tuple[float, float]]:
+def calibration_ranges(
+    graph: ir.Graph, path: str | Path, method: str = "minmax", progress: Progress | None = None
+) -> dict[int, tuple[float, float]]:
     """`collect_ranges` over the inputs of a .npy/.npz file (see mlitool.datafile), as a
     progress stage "calibration" over the samples."""
     from mlitool.datafile import load_inputs

@@ -80,8 +80,9 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
             raise OptionError(f"{where} is not a table", path)
         bad = sorted(set(entry) - _LAYER_KEYS)
         if bad:
-            raise OptionError(f"{where}: unknown key(s) {bad} (allowed: {sorted(_LAYER_KEYS)})",
-                              path)
+            raise OptionError(
+                f"{where}: unknown key(s) {bad} (allowed: {sorted(_LAYER_KEYS)})", path
+            )
         selectors = [k for k in ("index", "name", "op") if k in entry]
         if len(selectors) != 1:
             raise OptionError(f"{where}: give exactly one of index, name, op", path)
@@ -154,7 +155,7 @@ def _shown(path: Path) -> str:
     """A found config's path as a user would type it: relative to the working directory."""
     try:
         return os.path.relpath(path)
-    except ValueError:                      # another drive (Windows)
+    except ValueError:  # another drive (Windows)
         return str(path)
 
 
@@ -170,22 +171,32 @@ def check_overrides(graph, overrides: dict, path: str | None) -> None:
         if isinstance(key, int):
             indices = sorted(op.index for op in graph.ops)
             if key not in indices:
-                problems.append(f"index = {key} matches no layer (the model has ops "
-                                f"{indices[0]}..{indices[-1]})" if indices else
-                                f"index = {key} matches no layer (the model has no ops)")
+                problems.append(
+                    f"index = {key} matches no layer (the model has ops "
+                    f"{indices[0]}..{indices[-1]})"
+                    if indices
+                    else f"index = {key} matches no layer (the model has no ops)"
+                )
         elif key.startswith("op:"):
             if key[3:] not in op_types:
                 close = difflib.get_close_matches(key[3:], op_types, n=1)
-                hint = f"did you mean op = {close[0]!r}?" if close else \
-                    f"the model's ops are {', '.join(op_types)}"
+                hint = (
+                    f"did you mean op = {close[0]!r}?"
+                    if close
+                    else f"the model's ops are {', '.join(op_types)}"
+                )
                 problems.append(f"op = {key[3:]!r} matches no layer; {hint}")
         elif key not in names:
             # TFLite fuses names ("a/Relu;a/BiasAdd;..."): compare with each part too.
             parts = {part: name for name in names for part in name.split(";")}
-            close = [parts[p] for p in difflib.get_close_matches(key, sorted(parts), n=1,
-                                                                 cutoff=0.6)]
-            hint = f"; did you mean name = {close[0]!r}?" if close else \
-                " (names are op output tensors, as `mlitool inspect` shows them)"
+            close = [
+                parts[p] for p in difflib.get_close_matches(key, sorted(parts), n=1, cutoff=0.6)
+            ]
+            hint = (
+                f"; did you mean name = {close[0]!r}?"
+                if close
+                else " (names are op output tensors, as `mlitool inspect` shows them)"
+            )
             problems.append(f"name = {key!r} matches no layer{hint}")
     if problems:
         raise OptionError("override " + "; override ".join(problems), path)

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
-from mlitool.cli.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -17,12 +17,12 @@ class EmitOptions:
     """Where and how convert writes the C sources."""
 
     out: Path
-    name: str | None = None            # None: from the model file name
+    name: str | None = None  # None: from the model file name
     header: str = "mli_api.h"
     align: int | None = None
     section: str | None = None
     single_header: bool = False
-    runtime: bool = True               # NAME_init / NAME_run in the sources
+    runtime: bool = True  # NAME_init / NAME_run in the sources
 
 
 def default_name(model_path: Path) -> str:
@@ -38,35 +38,56 @@ def verified_build(opts: ModelOptions) -> str:
     return describe(opts.arith())
 
 
-def convert(model_path: str | Path, opts: ModelOptions, emit_opts: EmitOptions,
-            progress: Progress | None = None) -> dict[str, Any]:
+def convert(
+    model_path: str | Path,
+    opts: ModelOptions,
+    emit_opts: EmitOptions,
+    progress: Progress | None = None,
+) -> dict[str, Any]:
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary.
     `progress` shows calibration, the one stage that can take long."""
+    from mlitool.cli.fsio import make_dirs
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
-    from mlitool.cli.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)
-    check_file_name(name)                   # refused before any work (emit checks again)
+    check_file_name(name)  # refused before any work (emit checks again)
     check_not_shadowing(name, emit_opts.header)
     _, mli = load(model_path, opts, progress=progress)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))
     make_dirs(out)
-    written = emit(mli, out, name, header=emit_opts.header, align=emit_opts.align,
-                   section=emit_opts.section, single_header=emit_opts.single_header,
-                   runtime=emit_opts.runtime, verified_build=verified_build(opts))
+    written = emit(
+        mli,
+        out,
+        name,
+        header=emit_opts.header,
+        align=emit_opts.align,
+        section=emit_opts.section,
+        single_header=emit_opts.single_header,
+        runtime=emit_opts.runtime,
+        verified_build=verified_build(opts),
+    )
     return summary(mli, written)
 
 
 def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:
-    layers = [{"index": layer.index, "op": layer.op_type, "kind": layer.kind,
-               "kernel": layer.kernel, "output": layer.outputs[0], "notes": list(layer.notes)}
-              for layer in mli.layers]
-    const_bytes = sum(t.nbytes for t in mli.tensors.values()
-                      if t.role.is_constant and t.buffer is None)
+    layers = [
+        {
+            "index": layer.index,
+            "op": layer.op_type,
+            "kind": layer.kind,
+            "kernel": layer.kernel,
+            "output": layer.outputs[0],
+            "notes": list(layer.notes),
+        }
+        for layer in mli.layers
+    ]
+    const_bytes = sum(
+        t.nbytes for t in mli.tensors.values() if t.role.is_constant and t.buffer is None
+    )
     return {
         "model": mli.source,
         "target": mli.mli_version,

@@ -16,7 +16,6 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import InputDataError, UnsupportedError
 
-
 _NPY_MAGIC, _ZIP_MAGIC = b"\x93NUMPY", b"PK\x03\x04"
 
 
@@ -31,8 +30,11 @@ def _load(path: Path) -> dict[str, np.ndarray]:
     except OSError as exc:
         raise InputDataError(f"cannot read: {exc.strerror or exc}", str(path)) from None
     if not head.startswith((_NPY_MAGIC, _ZIP_MAGIC)):
-        raise InputDataError("is not a .npy or .npz file (no NumPy or zip signature); save "
-                             "arrays with numpy.save or numpy.savez", str(path))
+        raise InputDataError(
+            "is not a .npy or .npz file (no NumPy or zip signature); save "
+            "arrays with numpy.save or numpy.savez",
+            str(path),
+        )
     try:
         # .npy is memory-mapped: batches page in as they run, so a dataset larger than RAM works
         data = np.load(path, allow_pickle=False, mmap_mode="r" if head == _NPY_MAGIC else None)
@@ -44,8 +46,9 @@ def _load(path: Path) -> dict[str, np.ndarray]:
         raise
     except (OSError, ValueError, zipfile.BadZipFile, EOFError) as exc:
         if isinstance(exc, ValueError) and ("pickle" in str(exc) or "Python objects" in str(exc)):
-            raise InputDataError("holds Python objects (pickles are refused); save plain "
-                                 "numeric arrays", str(path)) from None
+            raise InputDataError(
+                "holds Python objects (pickles are refused); save plain numeric arrays", str(path)
+            ) from None
         raise InputDataError(f"not a readable .npy/.npz file ({exc})", str(path)) from None
 
 
@@ -56,20 +59,27 @@ def _check(t: ir.Tensor, a: np.ndarray, path: Path, key: str) -> np.ndarray:
         _check_finite(a, where, path)
     elif a.dtype.kind in "iub":
         if np.dtype(t.dtype).kind == "f":
-            raise InputDataError(f"{where}: {a.dtype} data for a float32 input; give real values "
-                                 "as a float array", str(path))
+            raise InputDataError(
+                f"{where}: {a.dtype} data for a float32 input; give real values as a float array",
+                str(path),
+            )
         if a.dtype != np.dtype(t.dtype):
-            raise InputDataError(f"{where}: {a.dtype} data for a {t.dtype} input; give the "
-                                 f"input's quantized values as {t.dtype}, or real values as a "
-                                 "float array", str(path))
+            raise InputDataError(
+                f"{where}: {a.dtype} data for a {t.dtype} input; give the "
+                f"input's quantized values as {t.dtype}, or real values as a "
+                "float array",
+                str(path),
+            )
     else:
         raise InputDataError(f"{where}: unsupported array dtype {a.dtype}", str(path))
     ok = a.ndim == len(shape) + 1 and a.shape[1:] == shape
     if not ok and shape and shape[0] == 1:
         ok = a.ndim == len(shape) and a.shape[1:] == shape[1:]
     if not ok:
-        raise InputDataError(f"{where}: got shape {a.shape}, expected {_expected(shape)}"
-                             f"{_hint(shape, a.shape)}", str(path))
+        raise InputDataError(
+            f"{where}: got shape {a.shape}, expected {_expected(shape)}{_hint(shape, a.shape)}",
+            str(path),
+        )
     if a.shape[0] == 0:
         raise InputDataError(f"{where}: no samples", str(path))
     return a
@@ -78,8 +88,11 @@ def _check(t: ir.Tensor, a: np.ndarray, path: Path, key: str) -> np.ndarray:
 def _expected(shape: tuple) -> str:
     """The shape a batch of N samples has, in the form people have it."""
     if shape and shape[0] == 1:
-        return f"(N, {', '.join(map(str, shape[1:]))})" + ("," if len(shape) == 2 else "") + \
-            f" for N samples of the model's {list(shape)}"
+        return (
+            f"(N, {', '.join(map(str, shape[1:]))})"
+            + ("," if len(shape) == 2 else "")
+            + f" for N samples of the model's {list(shape)}"
+        )
     return f"(N, {', '.join(map(str, shape))}) for N samples"
 
 
@@ -88,7 +101,9 @@ def _hint(shape: tuple, got: tuple) -> str:
     if got == sample:
         return "; this is one sample without the sample axis: save a[None]"
     if len(got) == len(sample) + 1 and sorted(got[1:]) == sorted(sample) and len(sample) == 3:
-        return "; the samples look channels-first: the model takes HWC (np.transpose(a, (0, 2, 3, 1)))"
+        return (
+            "; the samples look channels-first: the model takes HWC (np.transpose(a, (0, 2, 3, 1)))"
+        )
     return ""
 
 
@@ -96,9 +111,11 @@ def _check_finite(a: np.ndarray, where: str, path: Path) -> None:
     bad = ~np.isfinite(a)
     if bad.any():
         first = tuple(int(k) for k in np.argwhere(bad)[0])
-        raise InputDataError(f"{where}: {int(bad.sum())} non-finite value(s) (NaN or inf), the "
-                             f"first {a[first]} at sample {first[0]}, index {first[1:]}",
-                             str(path))
+        raise InputDataError(
+            f"{where}: {int(bad.sum())} non-finite value(s) (NaN or inf), the "
+            f"first {a[first]} at sample {first[0]}, index {first[1:]}",
+            str(path),
+        )
 
 
 def fed_inputs(graph: ir.Graph) -> list[int]:
@@ -106,8 +123,10 @@ def fed_inputs(graph: ir.Graph) -> list[int]:
     it: its outputs are constants) has no samples to run on."""
     inputs = [i for i in graph.inputs if not graph.tensors[i].is_constant]
     if not inputs:
-        raise UnsupportedError("the model has no inputs to give samples for: running it "
-                               "(run, verify, report, calibration) needs at least one")
+        raise UnsupportedError(
+            "the model has no inputs to give samples for: running it "
+            "(run, verify, report, calibration) needs at least one"
+        )
     return inputs
 
 
@@ -120,16 +139,19 @@ def load_inputs(path: str | Path, graph: ir.Graph) -> dict[int, np.ndarray]:
     out: dict[int, np.ndarray] = {}
     if list(arrays) == [""] or (len(inputs) == 1 and list(arrays) == ["arr_0"]):
         if len(inputs) != 1:
-            raise InputDataError(f"the model has {len(inputs)} inputs ("
-                                 f"{', '.join(by_name)}): give an .npz keyed by input name",
-                                 str(path))
+            raise InputDataError(
+                f"the model has {len(inputs)} inputs ("
+                f"{', '.join(by_name)}): give an .npz keyed by input name",
+                str(path),
+            )
         key = next(iter(arrays))
         out[inputs[0]] = _check(graph.tensors[inputs[0]], arrays[key], path, key)
     else:
         unknown = [k for k in arrays if k not in by_name]
         if unknown:
-            raise InputDataError(f"keys {unknown} name no model input (inputs: "
-                                 f"{', '.join(by_name)})", str(path))
+            raise InputDataError(
+                f"keys {unknown} name no model input (inputs: {', '.join(by_name)})", str(path)
+            )
         for name, idx in by_name.items():
             if name not in arrays:
                 raise InputDataError(f"no array for input {name!r}", str(path))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 # Exit codes (documented in README.md).
 EXIT_OK = 0
-EXIT_INTERNAL = 1       # a bug in mlitool
-EXIT_BAD_INPUT = 2      # unreadable, corrupt or hostile model / data file, bad option
-EXIT_THRESHOLD = 3      # verify: a --min-snr / --max-lsb threshold failed
-EXIT_UNSUPPORTED = 4    # valid model, but an op / type / format the target cannot run
-EXIT_CANNOT_WRITE = 5   # an output file or directory cannot be written (full disk, read-only, ...)
+EXIT_INTERNAL = 1  # a bug in mlitool
+EXIT_BAD_INPUT = 2  # unreadable, corrupt or hostile model / data file, bad option
+EXIT_THRESHOLD = 3  # verify: a --min-snr / --max-lsb threshold failed
+EXIT_UNSUPPORTED = 4  # valid model, but an op / type / format the target cannot run
+EXIT_CANNOT_WRITE = 5  # an output file or directory cannot be written (full disk, read-only, ...)
 
 
 class MlitoolError(Exception):

@@ -8,8 +8,9 @@ import numpy as np
 from mlitool.errors import UnsupportedError
 
 
-def tflite_padding(padding: str, in_size: int, filter_size: int, stride: int, dilation: int = 1
-                   ) -> tuple[int, int, int]:
+def tflite_padding(
+    padding: str, in_size: int, filter_size: int, stride: int, dilation: int = 1
+) -> tuple[int, int, int]:
     """(out_size, pad_before, pad_after) exactly as TFLite's ComputePaddingHeightWidth."""
     eff = (filter_size - 1) * dilation + 1
     if padding == "SAME":
@@ -34,8 +35,9 @@ def _windows(in_size, kernel, stride, pb, out):
     return np.maximum(start, 0), np.minimum(start + kernel - 1, in_size - 1)
 
 
-def safe_pool_axis(in_size: int, kernel: int, stride: int, pb: int, pa: int, out: int
-                   ) -> tuple[int, int, int, int] | None:
+def safe_pool_axis(
+    in_size: int, kernel: int, stride: int, pb: int, pa: int, out: int
+) -> tuple[int, int, int, int] | None:
     """An equivalent (kernel, stride, pad_before, pad_after) without the hazard, or None.
 
     Pooling over padding only counts valid elements (average divides by them, max ignores them),
@@ -58,8 +60,9 @@ def safe_pool_axis(in_size: int, kernel: int, stride: int, pb: int, pa: int, out
     return None
 
 
-def transpose_conv_padding(padding: str, in_size: int, out_size: int, filter_size: int,
-                           stride: int) -> tuple[int, int]:
+def transpose_conv_padding(
+    padding: str, in_size: int, out_size: int, filter_size: int, stride: int
+) -> tuple[int, int]:
     """(pad_before, pad_after) of a TRANSPOSE_CONV axis: out[i * stride + k - pad_before] +=
     in[i] * w[k] for outputs inside [0, out_size).
 

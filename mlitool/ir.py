@@ -75,10 +75,10 @@ class Tensor:
     name: str
     shape: tuple[int, ...]
     dtype: str
-    data: np.ndarray | None = None          # constant data, shape == self.shape, or None
+    data: np.ndarray | None = None  # constant data, shape == self.shape, or None
     quant: Quant | None = None
     is_variable: bool = False
-    shape_signature: tuple[int, ...] | None = None   # -1 marks a dynamic dimension
+    shape_signature: tuple[int, ...] | None = None  # -1 marks a dynamic dimension
 
     @property
     def is_constant(self) -> bool:
@@ -98,8 +98,8 @@ class Op:
     options: dict[str, Any] = field(default_factory=dict)
     custom_code: str | None = None
     version: int = 1
-    options_table: str | None = None        # the builtin options table's type, e.g. "Conv2DOptions"
-    intermediates: tuple[int, ...] = ()     # tensors describing internal results (LSTM gates)
+    options_table: str | None = None  # the builtin options table's type, e.g. "Conv2DOptions"
+    intermediates: tuple[int, ...] = ()  # tensors describing internal results (LSTM gates)
 
     @property
     def label(self) -> str:
@@ -146,7 +146,7 @@ class Model:
     version: int = 3
     description: str = ""
     signature_names: list[str] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)   # what the reader normalised
+    warnings: list[str] = field(default_factory=list)  # what the reader normalised
 
     @property
     def main(self) -> Graph:

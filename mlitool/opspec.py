@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from typing import Any
 
 # How an op's element types relate (validation):
-SAME = "same"           # the data inputs and the outputs share one type
-CONVERT = "convert"     # the output type is the op's choice (QUANTIZE, ARG_MAX...)
-WIDEN = "widen"         # as SAME, but int8 inputs may give int16 outputs (TFLite (Micro))
+SAME = "same"  # the data inputs and the outputs share one type
+CONVERT = "convert"  # the output type is the op's choice (QUANTIZE, ARG_MAX...)
+WIDEN = "widen"  # as SAME, but int8 inputs may give int16 outputs (TFLite (Micro))
 
-VARIADIC = 1 << 16      # "any number" of inputs or outputs
+VARIADIC = 1 << 16  # "any number" of inputs or outputs
 
 
 @dataclass(frozen=True)
@@ -29,31 +29,31 @@ class OpSpec:
     """One TFLite op. Callables are optional: an op without `lower` is refused by the support
     check ("no MLI kernel for this op"), one without `run` by the executors."""
 
-    name: str                                   # TFLite builtin name, e.g. "CONV_2D"
-    slots: tuple[str, ...] | None = None        # input slots in schema order; None: not validated
-    optional: int = 0                           # how many trailing slots may be omitted or absent
-    required: int | None = None                 # slots that must be present (default: non-optional)
-    variadic: bool = False                      # the last slot repeats (CONCATENATION)
-    outputs: tuple[int, int] = (1, 1)           # (min, max) outputs
-    options: str | None = None                  # the builtin options table it carries
-    options_required: bool = False              # ... and must carry (no usable default)
-    types: str = SAME                           # SAME | CONVERT | WIDEN
-    all_data: bool = False                      # every input is data of the op's type (ADD...)
-    quantized: bool = False                     # integer activations must carry quantization
-    mac: bool = False                           # multiplies weights: rescale = input * weights
-    rescale: bool = True                        # its rescales are checked (not internal ones)
-    window: bool = True                         # stride / dilation / filter options checked
-    index_outputs: bool = False                 # outputs are indices (any integer type)
-    reads_views: bool = False                   # takes a strided view as input (mli_mov copies)
-    fused_activation: bool = True               # "fused_activation" is an output activation
-    params: tuple[str, ...] = ()                # slots that must be constants, not activations
-    shapes: Callable | None = None              # validation: (graph, op) -> Problems
-    kind: str | None = None                     # the MLI layer kind; None: no MLI kernel
-    not_lowered: str | None = None              # MLI kernels mlitool does not lower (yet)
-    checks: tuple[Callable, ...] = ()           # support checks, in order (after common ones)
-    lower: Callable | None = None               # (builder, op, format) -> None
-    run: tuple[Callable | None, Callable | None] = (None, None)   # (float, tflite) kernels
-    weights: tuple[str, ...] = ()               # slots of its weights, first present wins
+    name: str  # TFLite builtin name, e.g. "CONV_2D"
+    slots: tuple[str, ...] | None = None  # input slots in schema order; None: not validated
+    optional: int = 0  # how many trailing slots may be omitted or absent
+    required: int | None = None  # slots that must be present (default: non-optional)
+    variadic: bool = False  # the last slot repeats (CONCATENATION)
+    outputs: tuple[int, int] = (1, 1)  # (min, max) outputs
+    options: str | None = None  # the builtin options table it carries
+    options_required: bool = False  # ... and must carry (no usable default)
+    types: str = SAME  # SAME | CONVERT | WIDEN
+    all_data: bool = False  # every input is data of the op's type (ADD...)
+    quantized: bool = False  # integer activations must carry quantization
+    mac: bool = False  # multiplies weights: rescale = input * weights
+    rescale: bool = True  # its rescales are checked (not internal ones)
+    window: bool = True  # stride / dilation / filter options checked
+    index_outputs: bool = False  # outputs are indices (any integer type)
+    reads_views: bool = False  # takes a strided view as input (mli_mov copies)
+    fused_activation: bool = True  # "fused_activation" is an output activation
+    params: tuple[str, ...] = ()  # slots that must be constants, not activations
+    shapes: Callable | None = None  # validation: (graph, op) -> Problems
+    kind: str | None = None  # the MLI layer kind; None: no MLI kernel
+    not_lowered: str | None = None  # MLI kernels mlitool does not lower (yet)
+    checks: tuple[Callable, ...] = ()  # support checks, in order (after common ones)
+    lower: Callable | None = None  # (builder, op, format) -> None
+    run: tuple[Callable | None, Callable | None] = (None, None)  # (float, tflite) kernels
+    weights: tuple[str, ...] = ()  # slots of its weights, first present wins
 
     @property
     def arity(self) -> tuple[int, int, int, int, int]:

@@ -21,8 +21,10 @@ def available() -> tuple[bool, str]:
     try:
         import ai_edge_litert.interpreter  # noqa: F401
     except ImportError as exc:
-        return False, (f"the litert oracle needs the ai-edge-litert package ({exc}); "
-                       "install it with `pip install ai-edge-litert`")
+        return False, (
+            f"the litert oracle needs the ai-edge-litert package ({exc}); "
+            "install it with `pip install ai-edge-litert`"
+        )
     return True, "TFLite interpreter (ai-edge-litert), reference kernels, 1 thread"
 
 
@@ -44,8 +46,8 @@ def _reason(text: str) -> str:
     first = text.split(". ")[0]
     repeats = text.count(first) if first else 1
     if repeats > 1:
-        text = text[:text.index(first, len(first))]
-    text = re.sub(r"\.(?=[A-Z])", ". ", text).strip()      # "Was 3.Tensor 33" -> "Was 3. Tensor 33"
+        text = text[: text.index(first, len(first))]
+    text = re.sub(r"\.(?=[A-Z])", ". ", text).strip()  # "Was 3.Tensor 33" -> "Was 3. Tensor 33"
     text = text if len(text) <= 300 else text[:299] + "…"
     return f"{text} ({repeats} such errors)" if repeats > 1 else text
 
@@ -53,13 +55,17 @@ def _reason(text: str) -> str:
 def _interpreter(path: str | Path):
     from ai_edge_litert import interpreter as litert
 
-    return litert.Interpreter(model_path=str(path),
-                              experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
-                              experimental_preserve_all_tensors=True, num_threads=1)
+    return litert.Interpreter(
+        model_path=str(path),
+        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
+        experimental_preserve_all_tensors=True,
+        num_threads=1,
+    )
 
 
-def run_litert(path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray],
-               tensors: list[int]) -> dict[int, np.ndarray]:
+def run_litert(
+    path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray], tensors: list[int]
+) -> dict[int, np.ndarray]:
     """{tensor index: batch} for `tensors`, one interpreter invocation per sample. `inputs` are
     in the model's own dtypes ({input tensor index: batch}). Variable tensors (LSTM state) are
     reset before every sample: each sample is one inference, as in mlitool's executors."""

@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlitool import ir
+from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.target import DEFAULT, Target, check_options
 from mlitool.mli.types import MliModel
-from mlitool.cli.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -22,16 +22,16 @@ class ModelOptions:
     1.x; build preset vpx). The build fields matter only where the model is executed."""
 
     format: str | None = None
-    mli: str | None = None                  # MLI version: 2.0 | 1.1 | 1.0
+    mli: str | None = None  # MLI version: 2.0 | 1.1 | 1.0
     layout: str | None = None
     config: Path | None = None
-    overrides: dict = field(default_factory=dict)     # per-layer, over the config file's
+    overrides: dict = field(default_factory=dict)  # per-layer, over the config file's
     weights_only: bool = False
     calibration: Path | None = None
     calibration_method: str = "minmax"
-    build: str | None = None                # preset (the CLI's --target): vpx | em
-    round_mode: str | None = None           # up | convergent, over the preset's
-    accu: str | None = None                 # full | reduced, over the preset's
+    build: str | None = None  # preset (the CLI's --target): vpx | em
+    round_mode: str | None = None  # up | convergent, over the preset's
+    accu: str | None = None  # full | reduced, over the preset's
 
     def arith(self) -> Arith:
         """The arithmetic of the chosen build (OptionError on a bad name)."""
@@ -48,7 +48,7 @@ class Settings:
     target: Target
     layout: str
     overrides: dict
-    config: str | None                      # the config file read, as shown to the user
+    config: str | None  # the config file read, as shown to the user
 
 
 def resolve(opts: ModelOptions) -> Settings:
@@ -59,13 +59,20 @@ def resolve(opts: ModelOptions) -> Settings:
     fmt = (opts.format or cfg.format or "sa8").lower()
     layout = opts.layout or cfg.layout
     overrides = {**cfg.overrides, **opts.overrides}
-    target, layout = check_options(fmt, opts.mli or cfg.mli or DEFAULT.version,
-                                   layout and layout.lower(), overrides)
+    target, layout = check_options(
+        fmt, opts.mli or cfg.mli or DEFAULT.version, layout and layout.lower(), overrides
+    )
     return Settings(fmt, target, layout, overrides, cfg.path)
 
 
-def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
-                executed_by: str | None = None, progress: Progress | None = None) -> MliModel:
+def lower_model(
+    model: ir.Model,
+    model_path: Path,
+    opts: ModelOptions,
+    *,
+    executed_by: str | None = None,
+    progress: Progress | None = None,
+) -> MliModel:
     """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
     warnings start with the reader's. `executed_by` names a command that runs the result,
     which needs MLI 2.0 and real activation ranges (it has no --weights-only)."""
@@ -75,8 +82,10 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
     s = resolve(opts)
     check_overrides(model.main, s.overrides, s.config)
     if executed_by and not s.target.executable:
-        raise OptionError(f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
-                          f"{s.target.version}, which has no reference build to check against")
+        raise OptionError(
+            f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
+            f"{s.target.version}, which has no reference build to check against"
+        )
     ranges = None
     if opts.calibration is not None:
         from mlitool.calibrate import calibration_ranges
@@ -86,13 +95,25 @@ def lower_model(model: ir.Model, model_path: Path, opts: ModelOptions, *,
         # come before a long run, and the float run meets no tensor without elements.
         check_supported(model.main, s.target, s.layout)
         _check_inputs_have_elements(model.main)
-        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method,
-                                    progress)
-    remedy = {} if executed_by is None else {
-        "ranges_remedy": f"give {executed_by} real inputs to calibrate on (--calibration DATA)"}
-    mli = lower(model.main, format=s.format, mli_version=s.target.version, layout=s.layout,
-                overrides=s.overrides, weights_only=opts.weights_only, ranges=ranges,
-                source=str(model_path), **remedy)
+        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method, progress)
+    remedy = (
+        {}
+        if executed_by is None
+        else {
+            "ranges_remedy": f"give {executed_by} real inputs to calibrate on (--calibration DATA)"
+        }
+    )
+    mli = lower(
+        model.main,
+        format=s.format,
+        mli_version=s.target.version,
+        layout=s.layout,
+        overrides=s.overrides,
+        weights_only=opts.weights_only,
+        ranges=ranges,
+        source=str(model_path),
+        **remedy,
+    )
     mli.warnings[:0] = list(model.warnings)
     mli.config = s.config
     return mli
@@ -102,9 +123,11 @@ def _check_inputs_have_elements(graph: ir.Graph) -> None:
     for i in graph.inputs:
         t = graph.tensors[i]
         if t.size == 0:
-            raise UnsupportedError(f"graph input {t.name or i!r} has no elements (shape "
-                                   f"{list(t.shape)}): calibration takes ranges from inputs "
-                                   "with elements")
+            raise UnsupportedError(
+                f"graph input {t.name or i!r} has no elements (shape "
+                f"{list(t.shape)}): calibration takes ranges from inputs "
+                "with elements"
+            )
 
 
 def read(model_path: Path) -> ir.Model:
@@ -120,9 +143,15 @@ def read(model_path: Path) -> ir.Model:
     return model
 
 
-def load(model_path: Path, opts: ModelOptions, *, executed_by: str | None = None,
-         progress: Progress | None = None) -> tuple[ir.Graph, MliModel]:
+def load(
+    model_path: Path,
+    opts: ModelOptions,
+    *,
+    executed_by: str | None = None,
+    progress: Progress | None = None,
+) -> tuple[ir.Graph, MliModel]:
     """Read, validate, calibrate (a progress stage) and lower: (main graph, its MLI model)."""
     model = read(model_path)
-    return model.main, lower_model(model, Path(model_path), opts, executed_by=executed_by,
-                                   progress=progress)
+    return model.main, lower_model(
+        model, Path(model_path), opts, executed_by=executed_by, progress=progress
+    )

@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from mlitool.errors import OptionError
 from mlitool.cli.parallel import batch_ranges, batch_size, check_jobs, context, map_batches
-from mlitool.pipeline import ModelOptions
 from mlitool.cli.progress import Progress
+from mlitool.errors import OptionError
+from mlitool.pipeline import ModelOptions
 
 MODES = ("float", "tflite", "mli")
 
@@ -32,8 +32,8 @@ class RunOptions:
     mode: str = "mli"
     output: Path | None = None
     dump_layers: bool = False
-    batch: int | None = None                # samples per step (None: by the model's size)
-    jobs: int | None = 1                    # processes (None: every core)
+    batch: int | None = None  # samples per step (None: by the model's size)
+    jobs: int | None = 1  # processes (None: every core)
     progress: Progress | None = None
 
 
@@ -41,8 +41,9 @@ def default_output(model_path: Path, mode: str) -> Path:
     return Path(f"{model_path.stem}.{mode}.npz")
 
 
-def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
-            ) -> tuple[dict[str, np.ndarray], dict]:
+def execute(
+    model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
+) -> tuple[dict[str, np.ndarray], dict]:
     """Run; returns ({npz key: array}, a JSON-ready summary without the file)."""
     from mlitool.datafile import load_inputs
     from mlitool.pipeline import read
@@ -54,27 +55,37 @@ def execute(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions
     graph = model.main
     inputs = load_inputs(opts.input, graph)
     n = next(iter(inputs.values())).shape[0]
-    summary: dict[str, Any] = {"model": str(model_path), "mode": opts.mode,
-                               "input": str(opts.input), "samples": n,
-                               "warnings": list(model.warnings)}
+    summary: dict[str, Any] = {
+        "model": str(model_path),
+        "mode": opts.mode,
+        "input": str(opts.input),
+        "samples": n,
+        "warnings": list(model.warnings),
+    }
     job = {"graph": graph, "inputs": inputs, "mode": opts.mode, "keep": opts.dump_layers}
     if opts.mode == "mli":
         from mlitool.execute.presets import describe
         from mlitool.pipeline import lower_model
 
         job["arith"] = model_opts.arith()
-        job["mli"] = lower_model(model, model_path, model_opts, executed_by="run --mode mli",
-                                 progress=opts.progress)
-        summary.update(format=job["mli"].format, mli=job["mli"].mli_version,
-                       build=describe(job["arith"]), config=job["mli"].config,
-                       warnings=list(job["mli"].warnings))     # the reader's, then lowering's
+        job["mli"] = lower_model(
+            model, model_path, model_opts, executed_by="run --mode mli", progress=opts.progress
+        )
+        summary.update(
+            format=job["mli"].format,
+            mli=job["mli"].mli_version,
+            build=describe(job["arith"]),
+            config=job["mli"].config,
+            warnings=list(job["mli"].warnings),
+        )  # the reader's, then lowering's
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
     size = batch_size(graph, opts.batch)
     parts: list[dict[str, np.ndarray]] = []
     # Batch sizes from the ranges: a graph without outputs (TFLite runs one) gives empty parts.
-    for (start, stop), part in zip(batch_ranges(n, size),
-                                   map_batches(_run_batch, n, size, check_jobs(opts.jobs), job,
-                                               samples_key="inputs")):
+    for (start, stop), part in zip(
+        batch_ranges(n, size),
+        map_batches(_run_batch, n, size, check_jobs(opts.jobs), job, samples_key="inputs"),
+    ):
         parts.append(part)
         advance(stop - start)
     # Batches in order: the arrays one run over every sample gives.

@@ -31,15 +31,16 @@ from pathlib import Path
 from typing import Callable
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")   # bit-stable float kernels while training
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")  # bit-stable float kernels while training
 
+import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
-import keras  # noqa: E402
 from tensorflow.lite.python import schema_py_generated as schema  # noqa: E402
 from tensorflow.lite.tools import flatbuffer_utils  # noqa: E402
 from tensorflow.python.framework.convert_to_constants import (  # noqa: E402
-    convert_variables_to_constants_v2)
+    convert_variables_to_constants_v2,
+)
 
 TF_VERSION = "2.21.0"
 SEED = 20240611
@@ -59,15 +60,23 @@ def rng_for(name: str) -> np.random.Generator:
 # Conversion
 # --------------------------------------------------------------------------------------------
 
-def convert(fn: Callable, shapes: list[tuple[int, ...]], samples: list[list[np.ndarray]] | None,
-            *, io_int8: bool = True, per_tensor_dense: bool = False) -> bytes:
+
+def convert(
+    fn: Callable,
+    shapes: list[tuple[int, ...]],
+    samples: list[list[np.ndarray]] | None,
+    *,
+    io_int8: bool = True,
+    per_tensor_dense: bool = False,
+) -> bytes:
     """Convert a function of float32 inputs; int8 when `samples` (representative data) are given.
 
     Variables (Keras weights) are frozen into constants first, so the file holds plain constant
     tensors with static shapes, batch 1.
     """
     concrete = tf.function(fn, autograph=False).get_concrete_function(
-        *[tf.TensorSpec(s, tf.float32) for s in shapes])
+        *[tf.TensorSpec(s, tf.float32) for s in shapes]
+    )
     frozen = convert_variables_to_constants_v2(concrete)
     conv = tf.lite.TFLiteConverter.from_concrete_functions([frozen])
     if samples is not None:
@@ -99,7 +108,7 @@ def reshape_to_squeeze(model: bytes, squeeze_dims: list[int]) -> bytes:
     code.version = 1
     sub = m.subgraphs[0]
     (op,) = sub.operators
-    op.inputs = op.inputs[:1]                       # SQUEEZE has no shape input
+    op.inputs = op.inputs[:1]  # SQUEEZE has no shape input
     op.builtinOptionsType = schema.BuiltinOptions.SqueezeOptions
     op.builtinOptions = schema.SqueezeOptionsT()
     op.builtinOptions.squeezeDims = list(squeeze_dims)
@@ -110,14 +119,16 @@ def reshape_to_squeeze(model: bytes, squeeze_dims: list[int]) -> bytes:
 # The CNN and the fully connected model
 # --------------------------------------------------------------------------------------------
 
+
 def synthetic_images(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     """Images in [0, 1]: one smooth colour template per class plus noise; labels 0..9."""
     yy, xx = np.mgrid[0:32, 0:32] / 31.0
     freq = rng_for("templates").uniform(0.5, 3.0, size=(CNN_CLASSES, 3, 2))
     phase = rng_for("templates").uniform(0, 2 * np.pi, size=(CNN_CLASSES, 3))
-    templates = 0.5 + 0.4 * np.sin(2 * np.pi * (freq[:, :, 0, None, None] * xx
-                                                + freq[:, :, 1, None, None] * yy)
-                                   + phase[:, :, None, None])          # [class, 3, 32, 32]
+    templates = 0.5 + 0.4 * np.sin(
+        2 * np.pi * (freq[:, :, 0, None, None] * xx + freq[:, :, 1, None, None] * yy)
+        + phase[:, :, None, None]
+    )  # [class, 3, 32, 32]
     labels = rng.integers(0, CNN_CLASSES, size=n)
     images = templates[labels].transpose(0, 2, 3, 1) + rng.normal(0, 0.15, size=(n, 32, 32, 3))
     return np.clip(images, 0.0, 1.0).astype(np.float32), labels
@@ -126,13 +137,13 @@ def synthetic_images(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.n
 def build_cnn() -> keras.Model:
     L = keras.layers
     x_in = keras.Input(CNN_SHAPE[1:])
-    x = L.Conv2D(16, 3, padding="same", activation="relu", name="conv1")(x_in)           # 32x32x16
-    x = L.MaxPooling2D(2, name="maxpool")(x)                                              # 16x16x16
+    x = L.Conv2D(16, 3, padding="same", activation="relu", name="conv1")(x_in)  # 32x32x16
+    x = L.MaxPooling2D(2, name="maxpool")(x)  # 16x16x16
     y = L.DepthwiseConv2D(3, padding="same", activation="relu", name="dwconv")(x)
     y = L.Conv2D(16, 1, name="pwconv")(y)
     x = L.ReLU(name="res_relu")(L.Add(name="residual")([x, y]))
-    x = L.Conv2D(32, 3, strides=2, padding="same", activation="relu", name="conv2")(x)   # 8x8x32
-    x = L.AveragePooling2D(8, name="avgpool")(x)                                          # 1x1x32
+    x = L.Conv2D(32, 3, strides=2, padding="same", activation="relu", name="conv2")(x)  # 8x8x32
+    x = L.AveragePooling2D(8, name="avgpool")(x)  # 1x1x32
     x = L.Flatten(name="flatten")(x)
     x = L.Dense(CNN_CLASSES, name="fc")(x)
     out = L.Softmax(name="softmax")(x)
@@ -141,8 +152,11 @@ def build_cnn() -> keras.Model:
 
 def train(model: keras.Model, x: np.ndarray, y: np.ndarray, epochs: int) -> float:
     """A short fit so weights and activations are not random noise; returns training accuracy."""
-    model.compile(optimizer=keras.optimizers.Adam(3e-3),
-                  loss="sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.compile(
+        optimizer=keras.optimizers.Adam(3e-3),
+        loss="sparse_categorical_crossentropy",
+        metrics=["accuracy"],
+    )
     hist = model.fit(x, y, batch_size=32, epochs=epochs, shuffle=True, verbose=0)
     return float(hist.history["accuracy"][-1])
 
@@ -180,7 +194,7 @@ def make_fc(written: dict[str, list[str]]) -> None:
     labels = rng.integers(0, 4, size=2000)
     feats = rng.normal(0, 1, size=(2000, 64)).astype(np.float32)
     feats[np.arange(2000)[:, None], labels[:, None] * 16 + np.arange(16)] += 1.5
-    acc = train(keras.Model(x_in, L.Softmax()(out)), feats, labels, epochs=3)   # ships logits
+    acc = train(keras.Model(x_in, L.Softmax()(out)), feats, labels, epochs=3)  # ships logits
     print(f"fc: training accuracy {acc:.3f}")
 
     calib = [[f[None]] for f in rng_for("fc-calib").normal(0, 1, (32, 64)).astype(np.float32)]
@@ -200,6 +214,7 @@ def input_quant(model: bytes) -> tuple[float, int]:
 # One model per op
 # --------------------------------------------------------------------------------------------
 
+
 @dataclass
 class OpCase:
     """One tiny model: `make(rng)` returns the function; inputs are (shape, spread) pairs."""
@@ -207,7 +222,7 @@ class OpCase:
     name: str
     make: Callable[[np.random.Generator], Callable]
     inputs: list[tuple[tuple[int, ...], float]]
-    expect: list[str]                        # ops the int8 file must contain
+    expect: list[str]  # ops the int8 file must contain
     float_twin: bool = True
     io_int8: bool = True
     per_tensor_dense: bool = False
@@ -223,15 +238,32 @@ def with_const(f: Callable, c: tf.Tensor) -> Callable:
 
 
 def binary_cases() -> list[OpCase]:
-    fns = {"ADD": tf.add, "SUB": tf.subtract, "MUL": tf.multiply,
-           "MINIMUM": tf.minimum, "MAXIMUM": tf.maximum}
+    fns = {
+        "ADD": tf.add,
+        "SUB": tf.subtract,
+        "MUL": tf.multiply,
+        "MINIMUM": tf.minimum,
+        "MAXIMUM": tf.maximum,
+    }
     cases = []
     for op, f in fns.items():
-        cases.append(OpCase(op.lower(), lambda rng, f=f: (lambda a, b: f(a, b)),
-                            [((1, 4, 4, 8), 1.0), ((1, 4, 4, 8), 3.0)], [op]))
+        cases.append(
+            OpCase(
+                op.lower(),
+                lambda rng, f=f: lambda a, b: f(a, b),
+                [((1, 4, 4, 8), 1.0), ((1, 4, 4, 8), 3.0)],
+                [op],
+            )
+        )
         # The constant is a per-channel vector, broadcast over H and W.
-        cases.append(OpCase(op.lower() + "_const", lambda rng, f=f: with_const(f, const(rng, (8,), 2.0)),
-                            [((1, 4, 4, 8), 1.0)], [op]))
+        cases.append(
+            OpCase(
+                op.lower() + "_const",
+                lambda rng, f=f: with_const(f, const(rng, (8,), 2.0)),
+                [((1, 4, 4, 8), 1.0)],
+                [op],
+            )
+        )
     return cases
 
 
@@ -246,7 +278,7 @@ def conv_dilation(rng):
 
 def conv_stride2_same(rng):
     w, b = conv_bias(rng, 3, 3, 4, 8)
-    return lambda x: tf.nn.conv2d(x, w, 2, "SAME") + b     # 8x8 -> 4x4: padding 0 before, 1 after
+    return lambda x: tf.nn.conv2d(x, w, 2, "SAME") + b  # 8x8 -> 4x4: padding 0 before, 1 after
 
 
 def depthwise_mult2(rng):
@@ -257,7 +289,7 @@ def depthwise_mult2(rng):
 
 def fully_connected_keep_dims(rng):
     w, b = const(rng, (16, 8), 0.25), const(rng, (8,), 0.1)
-    return lambda x: tf.matmul(x, w) + b                    # [1,4,16] -> [1,4,8]
+    return lambda x: tf.matmul(x, w) + b  # [1,4,16] -> [1,4,8]
 
 
 def fully_connected_per_tensor(rng):
@@ -282,61 +314,135 @@ def op_cases() -> list[OpCase]:
     cases = binary_cases() + [
         OpCase("relu", lambda r: tf.nn.relu, [(s, 1.0)], ["RELU"]),
         OpCase("relu6", lambda r: tf.nn.relu6, [(s, 4.0)], ["RELU6"]),
-        OpCase("relu_n1_to_1", lambda r: (lambda x: tf.clip_by_value(x, -1.0, 1.0)), [(s, 2.0)],
-               ["RELU_N1_TO_1"]),
-        OpCase("leaky_relu", lambda r: (lambda x: tf.nn.leaky_relu(x, alpha=0.2)), [(s, 1.0)],
-               ["LEAKY_RELU"]),
+        OpCase(
+            "relu_n1_to_1",
+            lambda r: lambda x: tf.clip_by_value(x, -1.0, 1.0),
+            [(s, 2.0)],
+            ["RELU_N1_TO_1"],
+        ),
+        OpCase(
+            "leaky_relu",
+            lambda r: lambda x: tf.nn.leaky_relu(x, alpha=0.2),
+            [(s, 1.0)],
+            ["LEAKY_RELU"],
+        ),
         OpCase("prelu", prelu, [(s, 1.0)], ["PRELU"]),
         OpCase("logistic", lambda r: tf.sigmoid, [(s, 3.0)], ["LOGISTIC"]),
         OpCase("tanh", lambda r: tf.tanh, [(s, 2.0)], ["TANH"]),
         OpCase("softmax", lambda r: tf.nn.softmax, [((1, 10), 2.0)], ["SOFTMAX"]),
-        OpCase("l2_normalization", lambda r: (lambda x: tf.math.l2_normalize(x, axis=-1)),
-               [(s, 1.0)], ["L2_NORMALIZATION"]),
-        OpCase("arg_max", lambda r: (lambda x: tf.argmax(x, axis=-1, output_type=tf.int32)),
-               [(s, 1.0)], ["ARG_MAX"]),
-        OpCase("transpose", lambda r: (lambda x: tf.transpose(x, [0, 3, 1, 2])),
-               [((1, 4, 6, 8), 1.0)], ["TRANSPOSE"]),
-        OpCase("reshape", lambda r: (lambda x: tf.reshape(x, (1, 16, 8))), [(s, 1.0)], ["RESHAPE"]),
-        OpCase("squeeze", lambda r: (lambda x: tf.reshape(x, (1, 8))), [((1, 1, 1, 8), 1.0)],
-               ["SQUEEZE"], post=lambda m: reshape_to_squeeze(m, [1, 2])),
+        OpCase(
+            "l2_normalization",
+            lambda r: lambda x: tf.math.l2_normalize(x, axis=-1),
+            [(s, 1.0)],
+            ["L2_NORMALIZATION"],
+        ),
+        OpCase(
+            "arg_max",
+            lambda r: lambda x: tf.argmax(x, axis=-1, output_type=tf.int32),
+            [(s, 1.0)],
+            ["ARG_MAX"],
+        ),
+        OpCase(
+            "transpose",
+            lambda r: lambda x: tf.transpose(x, [0, 3, 1, 2]),
+            [((1, 4, 6, 8), 1.0)],
+            ["TRANSPOSE"],
+        ),
+        OpCase("reshape", lambda r: lambda x: tf.reshape(x, (1, 16, 8)), [(s, 1.0)], ["RESHAPE"]),
+        OpCase(
+            "squeeze",
+            lambda r: lambda x: tf.reshape(x, (1, 8)),
+            [((1, 1, 1, 8), 1.0)],
+            ["SQUEEZE"],
+            post=lambda m: reshape_to_squeeze(m, [1, 2]),
+        ),
         # Two model inputs: the int8 quantizer gives them the output's scale (TFLite's int8
         # CONCATENATION requires equal scales and zero points on every input and the output).
         # axis=-1 is stored as -1 in the file; concatenation_requant uses axis=3.
-        OpCase("concatenation", lambda r: (lambda a, b: tf.concat([a, b], axis=-1)),
-               [(s, 1.0), ((1, 4, 4, 4), 4.0)], ["CONCATENATION"]),
+        OpCase(
+            "concatenation",
+            lambda r: lambda a, b: tf.concat([a, b], axis=-1),
+            [(s, 1.0), ((1, 4, 4, 4), 4.0)],
+            ["CONCATENATION"],
+        ),
         # Inputs of different scales: TANH fixes its output at 1/128, so the quantizer inserts a
         # requantizing int8 -> int8 QUANTIZE before the CONCATENATION.
-        OpCase("concatenation_requant", lambda r: (lambda a, b: tf.concat([tf.tanh(a), b], axis=3)),
-               [(s, 1.0), ((1, 4, 4, 4), 4.0)], ["TANH", "QUANTIZE", "CONCATENATION"]),
-        OpCase("pad", lambda r: (lambda x: tf.pad(x, [[0, 0], [1, 2], [2, 1], [0, 0]])),
-               [(s, 1.0)], ["PAD"]),
-        OpCase("mean_hw", lambda r: (lambda x: tf.reduce_mean(x, axis=[1, 2], keepdims=True)),
-               [((1, 5, 5, 8), 1.0)], ["MEAN"]),
+        OpCase(
+            "concatenation_requant",
+            lambda r: lambda a, b: tf.concat([tf.tanh(a), b], axis=3),
+            [(s, 1.0), ((1, 4, 4, 4), 4.0)],
+            ["TANH", "QUANTIZE", "CONCATENATION"],
+        ),
+        OpCase(
+            "pad",
+            lambda r: lambda x: tf.pad(x, [[0, 0], [1, 2], [2, 1], [0, 0]]),
+            [(s, 1.0)],
+            ["PAD"],
+        ),
+        OpCase(
+            "mean_hw",
+            lambda r: lambda x: tf.reduce_mean(x, axis=[1, 2], keepdims=True),
+            [((1, 5, 5, 8), 1.0)],
+            ["MEAN"],
+        ),
         OpCase("conv_dilation", conv_dilation, [((1, 8, 8, 4), 1.0)], ["CONV_2D"]),
         OpCase("conv_stride2_same", conv_stride2_same, [((1, 8, 8, 4), 1.0)], ["CONV_2D"]),
         OpCase("depthwise_mult2", depthwise_mult2, [((1, 6, 6, 4), 1.0)], ["DEPTHWISE_CONV_2D"]),
         # 7x7 window, stride 7, SAME over a 3x3 map: one output, padding 2 on each side; MLI 2.0.2
         # pooling writes out of bounds here (min(pad) < kernel - in_size - 1).
-        OpCase("avg_pool_global_same", lambda r: (lambda x: tf.nn.avg_pool2d(x, 7, 7, "SAME")),
-               [((1, 3, 3, 8), 1.0)], ["AVERAGE_POOL_2D"]),
-        OpCase("max_pool_global_same", lambda r: (lambda x: tf.nn.max_pool2d(x, 7, 7, "SAME")),
-               [((1, 3, 3, 8), 1.0)], ["MAX_POOL_2D"]),
-        OpCase("max_pool", lambda r: (lambda x: tf.nn.max_pool2d(x, 3, 2, "SAME")),
-               [((1, 7, 7, 8), 1.0)], ["MAX_POOL_2D"]),
-        OpCase("fully_connected_keep_dims", fully_connected_keep_dims, [((1, 4, 16), 1.0)],
-               ["FULLY_CONNECTED"]),
-        OpCase("fully_connected_per_tensor", fully_connected_per_tensor, [((1, 16), 1.0)],
-               ["FULLY_CONNECTED"], per_tensor_dense=True),
+        OpCase(
+            "avg_pool_global_same",
+            lambda r: lambda x: tf.nn.avg_pool2d(x, 7, 7, "SAME"),
+            [((1, 3, 3, 8), 1.0)],
+            ["AVERAGE_POOL_2D"],
+        ),
+        OpCase(
+            "max_pool_global_same",
+            lambda r: lambda x: tf.nn.max_pool2d(x, 7, 7, "SAME"),
+            [((1, 3, 3, 8), 1.0)],
+            ["MAX_POOL_2D"],
+        ),
+        OpCase(
+            "max_pool",
+            lambda r: lambda x: tf.nn.max_pool2d(x, 3, 2, "SAME"),
+            [((1, 7, 7, 8), 1.0)],
+            ["MAX_POOL_2D"],
+        ),
+        OpCase(
+            "fully_connected_keep_dims",
+            fully_connected_keep_dims,
+            [((1, 4, 16), 1.0)],
+            ["FULLY_CONNECTED"],
+        ),
+        OpCase(
+            "fully_connected_per_tensor",
+            fully_connected_per_tensor,
+            [((1, 16), 1.0)],
+            ["FULLY_CONNECTED"],
+            per_tensor_dense=True,
+        ),
         # Float input and output around an int8 CONV_2D: QUANTIZE in, DEQUANTIZE out.
-        OpCase("quantize_dequantize", quantize_dequantize, [(s, 1.0)],
-               ["QUANTIZE", "CONV_2D", "DEQUANTIZE"], float_twin=False, io_int8=False),
-        OpCase("split", lambda r: (lambda x: tf.split(x, 2, axis=-1)), [(s, 1.0)], ["SPLIT"]),
-        OpCase("split_v", lambda r: (lambda x: tf.split(x, [3, 5], axis=-1)), [(s, 1.0)],
-               ["SPLIT_V"]),
-        OpCase("slice", lambda r: (lambda x: tf.slice(x, [0, 1, 0, 2], [1, 2, 3, 4])), [(s, 1.0)],
-               ["SLICE"]),
-        OpCase("strided_slice", lambda r: (lambda x: x[:, 1:3, 0:4, 2:6]), [(s, 1.0)],
-               ["STRIDED_SLICE"]),
+        OpCase(
+            "quantize_dequantize",
+            quantize_dequantize,
+            [(s, 1.0)],
+            ["QUANTIZE", "CONV_2D", "DEQUANTIZE"],
+            float_twin=False,
+            io_int8=False,
+        ),
+        OpCase("split", lambda r: lambda x: tf.split(x, 2, axis=-1), [(s, 1.0)], ["SPLIT"]),
+        OpCase(
+            "split_v", lambda r: lambda x: tf.split(x, [3, 5], axis=-1), [(s, 1.0)], ["SPLIT_V"]
+        ),
+        OpCase(
+            "slice",
+            lambda r: lambda x: tf.slice(x, [0, 1, 0, 2], [1, 2, 3, 4]),
+            [(s, 1.0)],
+            ["SLICE"],
+        ),
+        OpCase(
+            "strided_slice", lambda r: lambda x: x[:, 1:3, 0:4, 2:6], [(s, 1.0)], ["STRIDED_SLICE"]
+        ),
     ]
     return cases
 
@@ -345,11 +451,14 @@ def make_op(case: OpCase, written: dict[str, list[str]]) -> None:
     rng = rng_for(case.name)
     fn = case.make(rng)
     shapes = [shape for shape, _ in case.inputs]
-    samples = [[rng.normal(0, spread, size=shape).astype(np.float32) for shape, spread in case.inputs]
-               for _ in range(32)]
+    samples = [
+        [rng.normal(0, spread, size=shape).astype(np.float32) for shape, spread in case.inputs]
+        for _ in range(32)
+    ]
     post = case.post or (lambda m: m)
-    int8 = post(convert(fn, shapes, samples, io_int8=case.io_int8,
-                              per_tensor_dense=case.per_tensor_dense))
+    int8 = post(
+        convert(fn, shapes, samples, io_int8=case.io_int8, per_tensor_dense=case.per_tensor_dense)
+    )
     write(f"ops/{case.name}.tflite", int8, written, case.expect)
     if case.float_twin:
         write(f"ops/{case.name}_float.tflite", post(convert(fn, shapes, None)), written)
@@ -357,12 +466,17 @@ def make_op(case: OpCase, written: dict[str, list[str]]) -> None:
 
 # --------------------------------------------------------------------------------------------
 
-def write(rel: str, model: bytes, written: dict[str, list[str]], expect: list[str] | None = None) -> None:
+
+def write(
+    rel: str, model: bytes, written: dict[str, list[str]], expect: list[str] | None = None
+) -> None:
     ops = op_names(model)
     missing = [op for op in expect or [] if op not in ops]
     if missing:
-        print(f"WARNING {rel}: intended op(s) {missing} not produced; converter gave {ops}",
-              file=sys.stderr)
+        print(
+            f"WARNING {rel}: intended op(s) {missing} not produced; converter gave {ops}",
+            file=sys.stderr,
+        )
     (OUT / rel).parent.mkdir(parents=True, exist_ok=True)
     (OUT / rel).write_bytes(model)
     written[rel] = ops
@@ -371,11 +485,14 @@ def write(rel: str, model: bytes, written: dict[str, list[str]], expect: list[st
 
 def main(argv: list[str]) -> int:
     if tf.__version__ != TF_VERSION:
-        print(f"note: TensorFlow {tf.__version__}, the committed files came from {TF_VERSION}; "
-              "outputs may differ", file=sys.stderr)
+        print(
+            f"note: TensorFlow {tf.__version__}, the committed files came from {TF_VERSION}; "
+            "outputs may differ",
+            file=sys.stderr,
+        )
     keras.utils.set_random_seed(SEED)
     tf.config.experimental.enable_op_determinism()
-    only = set(argv)                # optional: "cnn", "fc", "ops" to write a subset
+    only = set(argv)  # optional: "cnn", "fc", "ops" to write a subset
     written: dict[str, list[str]] = {}
     manifest = OUT / "ops.json"
     if only and manifest.exists():

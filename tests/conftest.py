@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from mlitool.cli.parallel import one_blas_thread
 
-one_blas_thread()       # as the CLI does, before numpy loads: in-process runs equal --jobs N
+one_blas_thread()  # as the CLI does, before numpy loads: in-process runs equal --jobs N
 
 import pytest  # noqa: E402
 

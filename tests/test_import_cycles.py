@@ -39,8 +39,10 @@ def import_graph(package_dir: Path) -> dict[str, set[str]]:
                         anchor = anchor.rpartition(".")[0]
                     base = f"{anchor}.{base}" if base else anchor
                 # `from pkg import mod` names a module; `from mod import name` the module itself
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                           for alias in node.names]
+                targets = [
+                    f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                    for alias in node.names
+                ]
             for target in targets:
                 if target == top or target.startswith(top + "."):
                     found = known(target)
@@ -96,7 +98,7 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_mlitool_has_no_import_cycle():
     edges = import_graph(ROOT / "mlitool")
-    assert "mlitool.execute.call" in edges["mlitool.execute.float_ops"]      # the graph is read
+    assert "mlitool.execute.call" in edges["mlitool.execute.float_ops"]  # the graph is read
     assert cycles(edges) == []
 
 

@@ -12,12 +12,12 @@ import pytest
 
 import mlitool
 from mlitool import ir, opspec, optable
-from mlitool.tflite import validate_ops
 from mlitool.errors import UnsupportedError
 from mlitool.execute import layout_ops
 from mlitool.execute.graph import run_graph
 from mlitool.inspect.command import summarize
 from mlitool.mli.lower import lower, movement, unsupported_ops
+from mlitool.tflite import validate_ops
 from mlitool.tflite.validate import problems
 
 
@@ -27,12 +27,18 @@ def _neg(c):
 
 
 # NEG (a TFLite op mlitool does not know): validated, executed in float mode, no MLI kernel.
-NEG = opspec.OpSpec("NEG", ("input",), options="NegOptions", shapes=validate_ops.same_shape,
-                    run=(_neg, None))
+NEG = opspec.OpSpec(
+    "NEG", ("input",), options="NegOptions", shapes=validate_ops.same_shape, run=(_neg, None)
+)
 # An identity lowered as an MLI view (RESHAPE's lowering), executed in both modes.
-TOY_IDENTITY = opspec.OpSpec("TOY_IDENTITY", ("input",), shapes=validate_ops.same_size,
-                             kind="view", lower=movement.lower_reshape,
-                             run=(layout_ops.reshape,) * 2)
+TOY_IDENTITY = opspec.OpSpec(
+    "TOY_IDENTITY",
+    ("input",),
+    shapes=validate_ops.same_size,
+    kind="view",
+    lower=movement.lower_reshape,
+    run=(layout_ops.reshape,) * 2,
+)
 
 
 def _graph(op_type, n_in=1, out_shape=(1, 4), dtype="float32"):
@@ -43,7 +49,7 @@ def _graph(op_type, n_in=1, out_shape=(1, 4), dtype="float32"):
     return ir.Graph("g", tensors, [op], list(range(n_in)), [n_in])
 
 
-X = np.array([[[1.5, -2.0, 0.0, 7.25]]], np.float32)     # one sample of shape (1, 4)
+X = np.array([[[1.5, -2.0, 0.0, 7.25]]], np.float32)  # one sample of shape (1, 4)
 
 
 def test_an_unknown_op_gets_only_the_graph_checks():
@@ -56,20 +62,22 @@ def test_a_toy_op_flows_through_its_opspec_alone():
     with opspec.registered(NEG):
         # validation: the spec's arity and shape check
         assert [str(p) for p in problems(_graph("NEG", n_in=2))] == [
-            "op 0 (NEG): has 2 inputs, expected 1"]
+            "op 0 (NEG): has 2 inputs, expected 1"
+        ]
         assert [str(p) for p in problems(_graph("NEG", out_shape=(1, 5)))] == [
             "op 0 (NEG), tensor 1 'y': has shape [1, 5], but the input's is [1, 4] (TFLite "
-            "recomputes it); mlitool does not change the shape of a graph output"]
+            "recomputes it); mlitool does not change the shape of a graph output"
+        ]
         g = _graph("NEG")
         assert problems(g) == []
         # the support check: no layer kind, refused
         assert unsupported_ops(g) == ["op 0 (NEG): no MLI kernel for this op"]
         row = summarize(ir.Model("neg.tflite", [g]))["ops"][0]
-        assert (row["supported"], row["unsupported_reason"]) == (False,
-                                                                 "no MLI kernel for this op")
+        assert (row["supported"], row["unsupported_reason"]) == (False, "no MLI kernel for this op")
         # the executors: float runs it, tflite has no kernel
-        np.testing.assert_array_equal(run_graph(g, {0: X}, "float")[1],
-                                      [[[-1.5, 2.0, -0.0, -7.25]]])
+        np.testing.assert_array_equal(
+            run_graph(g, {0: X}, "float")[1], [[[-1.5, 2.0, -0.0, -7.25]]]
+        )
         with pytest.raises(UnsupportedError, match=r"tflite mode cannot run op 0 \(NEG\)"):
             run_graph(g, {0: X}, "tflite")
     assert opspec.get("NEG") is None
@@ -101,7 +109,10 @@ def test_slots_by_name():
         op.input("filter")
     lstm = optable.spec("UNIDIRECTIONAL_SEQUENCE_LSTM")
     assert (lstm.slot("cell_state"), lstm.slot("projection_weights"), lstm.arity) == (
-        19, 16, (20, 24, 1, 1, 1))
+        19,
+        16,
+        (20, 24, 1, 1, 1),
+    )
 
 
 # Collections naming two or more registered ops (optable.py has none: one entry per op), and why
@@ -109,10 +120,10 @@ def test_slots_by_name():
 # Fused activations share names with ops (RELU...): sets of those are not op tables.
 _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {
-    "inspect/opstats.py",       # sequence ops for statistics, with ops mlitool does not know
-    "mli/passes/pad_fusion.py", # convolutions PAD fuses into
-    "mli/quant.py",             # MLI's per-axis weight dim per version (the Target's)
-    "verify/command.py",        # ops that keep values, walked back from an output
+    "inspect/opstats.py",  # sequence ops for statistics, with ops mlitool does not know
+    "mli/passes/pad_fusion.py",  # convolutions PAD fuses into
+    "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)
+    "verify/command.py",  # ops that keep values, walked back from an output
 }
 
 

@@ -22,8 +22,18 @@ def no_shared(monkeypatch, tmp_path):
     return monkeypatch
 
 
-@pytest.mark.parametrize("value, ci", [("", False), ("0", False), ("false", False), ("FALSE", False),
-                                       ("1", True), ("true", True), ("yes", True)])
+@pytest.mark.parametrize(
+    "value, ci",
+    [
+        ("", False),
+        ("0", False),
+        ("false", False),
+        ("FALSE", False),
+        ("1", True),
+        ("true", True),
+        ("yes", True),
+    ],
+)
 def test_ci_values(monkeypatch, value, ci):
     monkeypatch.setenv("CI", value)
     assert paths.in_ci() is ci
@@ -70,8 +80,13 @@ def _pytest(tmp_path, ci: str | None, *args: str) -> subprocess.CompletedProcess
     env["MLITOOL_SHARED"] = str(tmp_path / ABSENT)
     if ci is not None:
         env["CI"] = ci
-    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
-                          cwd=paths.ROOT, env=env, capture_output=True, text=True)
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        cwd=paths.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
 
 
 def test_a_golden_test_without_shared_end_to_end(tmp_path):

@@ -35,12 +35,15 @@ def _mlitool(args: list[str]) -> tuple[int, str, str]:
             code = 0
         except SystemExit as exc:
             code = exc.code or 0
-    return code, out.getvalue(), err.getvalue().replace(str(ROOT), "<root>")   # any checkout
+    return code, out.getvalue(), err.getvalue().replace(str(ROOT), "<root>")  # any checkout
 
 
 def _files(directory: Path) -> dict[str, str]:
-    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(directory.rglob("*")) if p.is_file()}
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
 
 
 def models(quick: bool) -> list[Path]:
@@ -63,17 +66,23 @@ def snapshot(quick: bool) -> dict[str, object]:
         for fmt, mli in CONVERTS:
             for extra in (s + r for s in settings for r in ([], ["--no-runtime"])):
                 with tempfile.TemporaryDirectory() as tmp:
-                    code, _, err = _mlitool(["convert", model, "-o", tmp, "--format", fmt,
-                                             "--mli", mli, "-q", *extra])
+                    code, _, err = _mlitool(
+                        ["convert", model, "-o", tmp, "--format", fmt, "--mli", mli, "-q", *extra]
+                    )
                     flags = " ".join(Path(e).name if isinstance(e, Path) else e for e in extra)
                     key = f"convert {rel} {fmt} {mli} {flags}".strip()
                     result[key] = _files(Path(tmp)) if code == 0 else {"exit": code, "err": err}
         if model.parent.parent == SHARED and "int8" in model.name:
-            for cmd in (["verify", model, "--samples", "8", "--json", "-q"],
-                        ["report", model, "--samples", "4", "--json", "-q"]):
+            for cmd in (
+                ["verify", model, "--samples", "8", "--json", "-q"],
+                ["report", model, "--samples", "4", "--json", "-q"],
+            ):
                 code, out, err = _mlitool(cmd)
-                result[f"{cmd[0]} {rel}"] = {"exit": code, "out": hashlib.sha256(
-                    out.encode()).hexdigest(), "err": err if code else ""}
+                result[f"{cmd[0]} {rel}"] = {
+                    "exit": code,
+                    "out": hashlib.sha256(out.encode()).hexdigest(),
+                    "err": err if code else "",
+                }
         print(rel, file=sys.stderr)
     return result
 

@@ -9,9 +9,11 @@ import typer
 
 from mlitool import __version__
 
-EXIT_CODES = ("\b\nExit codes: 0 ok, 1 internal error (a bug in mlitool), 2 bad input file or\n"
-              "option, 3 a verify threshold failed, 4 unsupported by the MLI target,\n"
-              "5 cannot write an output, 130 interrupted (Ctrl-C).")
+EXIT_CODES = (
+    "\b\nExit codes: 0 ok, 1 internal error (a bug in mlitool), 2 bad input file or\n"
+    "option, 3 a verify threshold failed, 4 unsupported by the MLI target,\n"
+    "5 cannot write an output, 130 interrupted (Ctrl-C)."
+)
 
 app = typer.Typer(
     name="mlitool",
@@ -34,8 +36,9 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
     debug: bool = typer.Option(False, "--debug", help="Show a traceback on internal errors."),
 ) -> None:
     _state["debug"] = debug

@@ -16,9 +16,9 @@ from rich.table import Table
 from rich.text import Text
 
 _NUMBER = re.compile(r"^[-+]?[\d.,]+(e[-+]?\d+)?\s*(%|dB|B|x|×)?$|^[-–…]?$|^(inf|-inf|nan)$")
-_CELL_PAD = 3                 # rich's padding and the separator of one column
-_LONG_WORD = 42               # longer words (fused TFLite names) may wrap inside their cell
-ALWAYS_SHOWN = 2              # the leftmost columns (index, name) are never left out
+_CELL_PAD = 3  # rich's padding and the separator of one column
+_LONG_WORD = 42  # longer words (fused TFLite names) may wrap inside their cell
+ALWAYS_SHOWN = 2  # the leftmost columns (index, name) are never left out
 
 
 def stdout_console() -> Console:
@@ -33,13 +33,22 @@ def is_number(cell: str) -> bool:
     return bool(_NUMBER.match(cell.strip()))
 
 
-def table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]], *,
-          width: int, caption: str | None = None, right: Sequence[bool] | None = None) -> Table:
+def table(
+    title: str | None,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    *,
+    width: int,
+    caption: str | None = None,
+    right: Sequence[bool] | None = None,
+) -> Table:
     """A rich table of plain-text cells (never read as markup) that fits `width` columns:
     no column gets narrower than its widest number or word, so none is cut."""
     numeric = [all(is_number(r[i]) for r in rows) and bool(rows) for i in range(len(headers))]
-    floor = [max([_widest_word(r[i], numeric[i]) for r in rows] + [_widest_word(h, False), 1])
-             for i, h in enumerate(headers)]
+    floor = [
+        max([_widest_word(r[i], numeric[i]) for r in rows] + [_widest_word(h, False), 1])
+        for i, h in enumerate(headers)
+    ]
     shown = list(range(len(headers)))
     while len(shown) > ALWAYS_SHOWN and sum(floor[i] + _CELL_PAD for i in shown) + 1 > width:
         shown.pop()
@@ -47,10 +56,16 @@ def table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str
     notes = [caption] if caption else []
     if dropped:
         notes.append(f"left out at {width} columns: {', '.join(dropped)} (see --json)")
-    t = Table(title=Text(title) if title else None,
-              caption=Text("; ".join(notes)) if notes else None, title_justify="left")
-    widths = _widths([max([len(r[i]) for r in rows] + [len(headers[i])]) for i in shown],
-                     [floor[i] for i in shown], width - 1 - _CELL_PAD * len(shown))
+    t = Table(
+        title=Text(title) if title else None,
+        caption=Text("; ".join(notes)) if notes else None,
+        title_justify="left",
+    )
+    widths = _widths(
+        [max([len(r[i]) for r in rows] + [len(headers[i])]) for i in shown],
+        [floor[i] for i in shown],
+        width - 1 - _CELL_PAD * len(shown),
+    )
     for i, w in zip(shown, widths):
         justify = "right" if (right[i] if right is not None else numeric[i]) else "left"
         t.add_column(Text(headers[i]), justify=justify, width=w, overflow="fold")

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> None:
     click_errors = _click_exception_types()
     from mlitool.cli.parallel import one_blas_thread
 
-    one_blas_thread()                       # before numpy loads: --jobs N equals --jobs 1
+    one_blas_thread()  # before numpy loads: --jobs N equals --jobs 1
     args = _debug_first(sys.argv[1:] if argv is None else list(argv))
     _state["debug"] = args[:1] == ["--debug"]
     command = typer.main.get_command(app)
@@ -32,10 +32,10 @@ def main(argv: list[str] | None = None) -> None:
             code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
-    except click_errors as exc:          # usage errors: click's message, on one line
+    except click_errors as exc:  # usage errors: click's message, on one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
-        if type(exc).__name__ == "NoArgsIsHelpError":       # bare `mlitool`: the help, as is
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `mlitool`: the help, as is
             print(exc.format_message(), file=sys.stderr)
         else:
             print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
@@ -53,9 +53,11 @@ def main(argv: list[str] | None = None) -> None:
             import traceback
 
             traceback.print_exc()
-        print(f"mlitool: internal error: {type(exc).__name__}: {exc}. This is a bug in mlitool; "
-              "please report it with the command line (run again with --debug for a traceback).",
-              file=sys.stderr)
+        print(
+            f"mlitool: internal error: {type(exc).__name__}: {exc}. This is a bug in mlitool; "
+            "please report it with the command line (run again with --debug for a traceback).",
+            file=sys.stderr,
+        )
         code = EXIT_INTERNAL
     sys.exit(code)
 
@@ -78,7 +80,7 @@ def _completion_for_named_shell(args: list[str]) -> int | None:
     for i, arg in enumerate(args):
         option, _, shell = arg.partition("=")
         if not arg.startswith("-"):
-            return None                                 # the subcommand: no root option follows
+            return None  # the subcommand: no root option follows
         if option not in _COMPLETION_OPTIONS:
             continue
         if not shell and i + 1 < len(args) and not args[i + 1].startswith("-"):
@@ -91,12 +93,17 @@ def _completion_for_named_shell(args: list[str]) -> int | None:
         if shell not in names:
             raise OptionError(f"{option} {shell!r}: choose one of {', '.join(names)}")
         if option == "--show-completion":
-            print(get_completion_script(prog_name="mlitool", complete_var="_MLITOOL_COMPLETE",
-                                        shell=shell))
+            print(
+                get_completion_script(
+                    prog_name="mlitool", complete_var="_MLITOOL_COMPLETE", shell=shell
+                )
+            )
         else:
             _, path = install(shell=shell, prog_name="mlitool", complete_var="_MLITOOL_COMPLETE")
-            print(f"{shell} completion installed in {path}\n"
-                  "Completion will take effect once you restart the terminal")
+            print(
+                f"{shell} completion installed in {path}\n"
+                "Completion will take effect once you restart the terminal"
+            )
         return 0
     return None
 

@@ -48,7 +48,7 @@ class _Fsync(threading.Thread):
     def run(self) -> None:
         try:
             os.fsync(self.fd)
-        except BaseException as exc:         # noqa: BLE001 - handed to the waiting thread
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting thread
             self.error = exc
         finally:
             os.close(self.fd)
@@ -74,13 +74,14 @@ def write_files_atomically(files: Mapping[str | Path, Content]) -> list[Path]:
     staged: list[tuple[Path, str]] = []
     syncs: list[_Fsync] = []
     mode = 0o666 & ~_umask()
-    path = None                              # the file being worked on, for the error message
+    path = None  # the file being worked on, for the error message
     try:
         for path, content in files.items():
             path = Path(path)
             remove_stale_temporaries(path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
-                                       dir=path.parent)
+            fd, tmp = tempfile.mkstemp(
+                prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp", dir=path.parent
+            )
             staged.append((path, tmp))
             try:
                 with os.fdopen(fd, "wb", closefd=False) as fh:
@@ -90,7 +91,7 @@ def write_files_atomically(files: Mapping[str | Path, Content]) -> list[Path]:
             except BaseException:
                 os.close(fd)
                 raise
-            syncs.append(_Fsync(fd))         # closes fd
+            syncs.append(_Fsync(fd))  # closes fd
         for (path, _), sync in zip(staged, syncs):
             sync.wait()
         for path, tmp in staged:
@@ -117,7 +118,7 @@ def remove_stale_temporaries(path: Path) -> None:
     except OSError:
         return
     for tmp in leftovers:
-        pid = tmp.name[len(path.name) + 2:].split(".", 1)[0]
+        pid = tmp.name[len(path.name) + 2 :].split(".", 1)[0]
         if pid.isdigit() and not _alive(int(pid)):
             try:
                 os.unlink(tmp)
@@ -130,7 +131,7 @@ def _alive(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except OSError:                          # exists, owned by someone else
+    except OSError:  # exists, owned by someone else
         return True
     return True
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-NAMED = 3                      # subjects named on a grouped line; the rest are counted
+NAMED = 3  # subjects named on a grouped line; the rest are counted
 
 _SUBJECT = re.compile(r"((tensor|op) \d+ (?:'.*'|\(.*?\)))( of subgraph \d+)?: (.+)", re.S)
 
@@ -30,7 +30,7 @@ def warning_lines(warnings: Iterable[str]) -> list[str]:
     lines = []
     for (has_subject, text), subjects in groups.items():
         first = subjects[0]
-        if not has_subject:                 # no subject: the same text repeated is said once
+        if not has_subject:  # no subject: the same text repeated is said once
             lines.append(text if len(subjects) == 1 else f"{text} ({len(subjects)} times)")
         elif len(subjects) == 1:
             lines.append(f"{first[0]}{first[2]}: {text}")
@@ -43,6 +43,7 @@ def warning_lines(warnings: Iterable[str]) -> list[str]:
             more = f" and {len(subjects) - NAMED} more" if len(subjects) > NAMED else ""
             lines.append(f"{len(subjects)} {noun}{where}: {text} ({', '.join(named)}{more})")
     return lines
+
 
 def one_line(text: str) -> str:
     """Control characters (from names in a hostile file) escaped: the message stays one line."""

@@ -23,7 +23,7 @@ def default_jobs() -> int:
     """The cores this process may use."""
     try:
         return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:                       # not Linux
+    except AttributeError:  # not Linux
         return max(1, os.cpu_count() or 1)
 
 
@@ -67,8 +67,14 @@ def context() -> dict[str, Any]:
     return _context
 
 
-def map_batches(fn: Callable[[int, int], Any], n: int, size: int, jobs: int,
-                job_context: dict[str, Any], samples_key: str | None = None) -> Iterator[Any]:
+def map_batches(
+    fn: Callable[[int, int], Any],
+    n: int,
+    size: int,
+    jobs: int,
+    job_context: dict[str, Any],
+    samples_key: str | None = None,
+) -> Iterator[Any]:
     """fn(start, stop) for every batch of `n` samples, in order; `fn` reads `context()`, where
     `samples_key` names {key: array with a leading sample axis} that fn slices [start:stop].
     With more than one job and batch, batches run in worker processes (fn must be
@@ -83,20 +89,23 @@ def map_batches(fn: Callable[[int, int], Any], n: int, size: int, jobs: int,
     shared = {k: v for k, v in job_context.items() if k != samples_key}
     samples = job_context.get(samples_key, {})
     # Fresh interpreters (they inherit the one-thread BLAS environment, see below).
-    with ProcessPoolExecutor(max_workers=min(jobs, len(ranges)),
-                             mp_context=multiprocessing.get_context("spawn"),
-                             initializer=_install, initargs=(shared,)) as pool:
-        import numpy as np                   # not at import: one_blas_thread() comes first
+    with ProcessPoolExecutor(
+        max_workers=min(jobs, len(ranges)),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_install,
+        initargs=(shared,),
+    ) as pool:
+        import numpy as np  # not at import: one_blas_thread() comes first
 
         def submit(start: int, stop: int):
             batch = {k: np.ascontiguousarray(v[start:stop]) for k, v in samples.items()}
             return pool.submit(_with_samples, fn, samples_key, batch, stop - start)
 
-        ahead = 2 * jobs                      # batches in flight: bounded, in order
+        ahead = 2 * jobs  # batches in flight: bounded, in order
         pending = [submit(*r) for r in ranges[:ahead]]
         for k in range(len(ranges)):
             result = pending[k].result()
-            pending[k] = None                 # drop the finished batch's result
+            pending[k] = None  # drop the finished batch's result
             if k + ahead < len(ranges):
                 pending.append(submit(*ranges[k + ahead]))
             yield result

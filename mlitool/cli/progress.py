@@ -24,12 +24,26 @@ class RichProgress(Progress):
 
     def __init__(self, console=None):
         from rich.console import Console
-        from rich.progress import (BarColumn, MofNCompleteColumn, Progress as _P, TextColumn,
-                                   TimeElapsedColumn, TimeRemainingColumn)
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+        from rich.progress import (
+            Progress as _P,
+        )
 
-        self._p = _P(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                     TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
-                     console=console or Console(stderr=True))
+        self._p = _P(
+            TextColumn("{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("left"),
+            TimeRemainingColumn(),
+            console=console or Console(stderr=True),
+        )
         self._p.start()
 
     def stage(self, label: str, total: int) -> Callable[[int], None]:

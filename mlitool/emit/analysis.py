@@ -22,9 +22,9 @@ class TensorInfo:
     key: str
     tensor: MliTensor
     sym: TensorSymbols
-    root: str | None            # key of the buffer a view lives in (None: owns its memory)
-    offset: int                 # element offset into `root`
-    capacity: int               # bytes (0 for a rank-0 inline scalar)
+    root: str | None  # key of the buffer a view lives in (None: owns its memory)
+    offset: int  # element offset into `root`
+    capacity: int  # bytes (0 for a rank-0 inline scalar)
 
     @property
     def is_const(self) -> bool:
@@ -56,18 +56,22 @@ def _check_tensor(model: MliModel, key: str, dialect: Dialect) -> None:
     if t.rank and t.size == 0:
         raise UnsupportedError(f"{where}: empty tensor (shape {list(t.shape)})")
     if len(t.mem_stride) != t.rank or any(int(s) <= 0 for s in t.mem_stride):
-        raise ValueError(f"{where}: mem_stride {list(t.mem_stride)} does not fit shape {list(t.shape)}")
+        raise ValueError(
+            f"{where}: mem_stride {list(t.mem_stride)} does not fit shape {list(t.shape)}"
+        )
     if t.role.is_constant and t.buffer is None:
         if t.data is None:
             raise ValueError(f"{where}: constant without data")
         if t.data.dtype != t.el_type.dtype or tuple(t.data.shape) != t.shape:
-            raise ValueError(f"{where}: data {t.data.dtype}{list(t.data.shape)} does not match "
-                             f"{t.el_type.name}{list(t.shape)}")
+            raise ValueError(
+                f"{where}: data {t.data.dtype}{list(t.data.shape)} does not match "
+                f"{t.el_type.name}{list(t.shape)}"
+            )
     if t.el_type.is_fx and t.frac_bits is None:
         raise ValueError(f"{where}: FX tensor without frac_bits")
     if t.el_type.is_sa:
         n = 1 if t.dim < 0 else (t.shape[t.dim] if t.dim < t.rank else -1)
-        shared_frac = not dialect.target.int16_scales     # 1.1: one frac bits per tensor
+        shared_frac = not dialect.target.int16_scales  # 1.1: one frac bits per tensor
         for name in ("zero_point", "scale", "scale_frac_bits"):
             arr = getattr(t, name)
             sizes = {n, 1} if name == "scale_frac_bits" and shared_frac else {n}
@@ -95,8 +99,9 @@ def _resolve(model: MliModel, key: str) -> tuple[str | None, int]:
 
 def analyze(model: MliModel, dialect: Dialect, syms: Symbols) -> list[TensorInfo]:
     if model.target is not dialect.target:
-        raise ValueError(f"model lowered for MLI {model.mli_version}, writer for "
-                         f"{dialect.target.version}")
+        raise ValueError(
+            f"model lowered for MLI {model.mli_version}, writer for {dialect.target.version}"
+        )
     infos = []
     for key, t in model.tensors.items():
         _check_tensor(model, key, dialect)
@@ -104,26 +109,37 @@ def analyze(model: MliModel, dialect: Dialect, syms: Symbols) -> list[TensorInfo
         if root is not None:
             r, where = model.tensors[root], _where(model, key)
             if r.el_type.c_type != t.el_type.c_type:
-                raise UnsupportedError(f"{where}: a {t.el_type.name} view of the "
-                                       f"{r.el_type.name} buffer '{root}' cannot be expressed")
+                raise UnsupportedError(
+                    f"{where}: a {t.el_type.name} view of the "
+                    f"{r.el_type.name} buffer '{root}' cannot be expressed"
+                )
             if t.rank == 0 or r.rank == 0:
-                raise UnsupportedError(f"{where}: rank-0 tensors hold their value inline and "
-                                       "cannot be views")
+                raise UnsupportedError(
+                    f"{where}: rank-0 tensors hold their value inline and cannot be views"
+                )
             if t.role.is_constant != r.role.is_constant:
-                raise ValueError(f"{where}: a view and its buffer '{root}' must both be constants "
-                                 "or both be activations")
+                raise ValueError(
+                    f"{where}: a view and its buffer '{root}' must both be constants "
+                    "or both be activations"
+                )
             span = t.nbytes // t.el_type.dtype.itemsize
             if offset < 0 or offset + span > r.nbytes // r.el_type.dtype.itemsize:
-                raise ValueError(f"{where}: view [{offset}, {offset + span}) lies outside "
-                                 f"buffer '{root}'")
+                raise ValueError(
+                    f"{where}: view [{offset}, {offset + span}) lies outside buffer '{root}'"
+                )
         capacity = 0 if t.rank == 0 else t.nbytes
         infos.append(TensorInfo(key, t, syms.tensors[key], root, offset, capacity))
     for i, layer in enumerate(model.layers):
-        for name in layer.inputs + layer.outputs + [n for n in (layer.weights, layer.bias) if n] \
-                + list(layer.params.values()):
+        for name in (
+            layer.inputs
+            + layer.outputs
+            + [n for n in (layer.weights, layer.bias) if n]
+            + list(layer.params.values())
+        ):
             if name not in model.tensors:
-                raise ValueError(f"{model.source}: layer {i} ({layer.op_type}) names unknown "
-                                 f"tensor '{name}'")
+                raise ValueError(
+                    f"{model.source}: layer {i} ({layer.op_type}) names unknown tensor '{name}'"
+                )
     return infos
 
 

@@ -17,8 +17,12 @@ from mlitool.errors import UnsupportedError
 from mlitool.mli.target import MLI10, MLI11
 from mlitool.mli.types import ElType, MliTensor, row_major_strides
 
-_EL_NAMES = {ElType.FX8: "MLI_EL_FX_8", ElType.FX16: "MLI_EL_FX_16",
-             ElType.SA8: "MLI_EL_ASYM_I8", ElType.SA32: "MLI_EL_ASYM_I32"}
+_EL_NAMES = {
+    ElType.FX8: "MLI_EL_FX_8",
+    ElType.FX16: "MLI_EL_FX_16",
+    ElType.SA8: "MLI_EL_ASYM_I8",
+    ElType.SA32: "MLI_EL_ASYM_I32",
+}
 
 
 class Mli11:
@@ -26,21 +30,27 @@ class Mli11:
 
     target = MLI11
     el_types = (ElType.FX8, ElType.FX16, ElType.SA8, ElType.SA32)
-    misaligned_status = "MLI_STATUS_ARGUMENT_ERROR"     # 1.x has no MLI_STATUS_MISALIGNMENT_ERROR
+    misaligned_status = "MLI_STATUS_ARGUMENT_ERROR"  # 1.x has no MLI_STATUS_MISALIGNMENT_ERROR
 
     def el_type_name(self, t: MliTensor) -> str:
         return _EL_NAMES[t.el_type]
 
     def check(self, t: MliTensor, where: str) -> None:
         if t.el_type not in self.el_types:
-            raise UnsupportedError(f"{where}: MLI {self.target.version} cannot hold {t.el_type.name} tensors "
-                                   f"(it has {', '.join(e.name for e in self.el_types)})")
+            raise UnsupportedError(
+                f"{where}: MLI {self.target.version} cannot hold {t.el_type.name} tensors "
+                f"(it has {', '.join(e.name for e in self.el_types)})"
+            )
         if t.rank == 0:
-            raise UnsupportedError(f"{where}: MLI {self.target.version} tensors have a data pointer; a "
-                                   "rank-0 inline scalar cannot be expressed (use shape (1,))")
+            raise UnsupportedError(
+                f"{where}: MLI {self.target.version} tensors have a data pointer; a "
+                "rank-0 inline scalar cannot be expressed (use shape (1,))"
+            )
         if t.el_type.is_fx and not 0 <= int(t.frac_bits) <= 255:
-            raise UnsupportedError(f"{where}: MLI {self.target.version} frac_bits are unsigned; "
-                                   f"{t.frac_bits} cannot be expressed")
+            raise UnsupportedError(
+                f"{where}: MLI {self.target.version} frac_bits are unsigned; "
+                f"{t.frac_bits} cannot be expressed"
+            )
         if t.el_type.is_sa:
             if not _in_range(t.zero_point, -(1 << 15), (1 << 15) - 1):
                 raise UnsupportedError(f"{where}: zero point outside int16_t")
@@ -48,8 +58,10 @@ class Mli11:
                 raise UnsupportedError(f"{where}: scale must be an int32_t > 0 for MLI 1.1")
             sfb = np.asarray(t.scale_frac_bits)
             if sfb.size and (sfb != sfb.reshape(-1)[0]).any():
-                raise UnsupportedError(f"{where}: MLI 1.1 has one scale_frac_bits per tensor, "
-                                       f"got {sorted(set(sfb.reshape(-1).tolist()))}")
+                raise UnsupportedError(
+                    f"{where}: MLI 1.1 has one scale_frac_bits per tensor, "
+                    f"got {sorted(set(sfb.reshape(-1).tolist()))}"
+                )
             if not _in_range(sfb, -128, 127):
                 raise UnsupportedError(f"{where}: scale_frac_bits outside int8_t")
 
@@ -66,24 +78,31 @@ class Mli11:
         items = [data_item]
         if self.target.has_mem_stride:
             items.append(f".mem_stride = {{ {_padded(t.mem_stride)} }}")
-        items += [f".shape = {{ {_padded(t.shape)} }}",
-                  f".rank = {t.rank}u",
-                  f".el_type = {self.el_type_name(t)}",
-                  f".el_params = {self._el_params(t, sym)}"]
+        items += [
+            f".shape = {{ {_padded(t.shape)} }}",
+            f".rank = {t.rank}u",
+            f".el_type = {self.el_type_name(t)}",
+            f".el_params = {self._el_params(t, sym)}",
+        ]
         return items
 
     def _el_params(self, t: MliTensor, sym: TensorSymbols) -> str:
         if t.el_type.is_fx:
             return f"{{ .fx = {{ .frac_bits = {int(t.frac_bits)}u }} }}"
         if t.per_axis:
-            zp, sc = f"{{ .pi16 = (int16_t *){sym.zero_point} }}", f"{{ .pi32 = (int32_t *){sym.scale} }}"
+            zp, sc = (
+                f"{{ .pi16 = (int16_t *){sym.zero_point} }}",
+                f"{{ .pi32 = (int32_t *){sym.scale} }}",
+            )
         else:
             zp = f"{{ .i16 = {int(t.zero_point[0])} }}"
             sc = f"{{ .i32 = {int(t.scale[0])} }}"
         frac = int(np.asarray(t.scale_frac_bits).reshape(-1)[0])
         dim = int(t.dim) if t.per_axis else -1
-        return (f"{{ .asym = {{\n        .zero_point = {zp},\n        .scale = {sc},\n"
-                f"        .dim = {dim},\n        .scale_frac_bits = {frac} }} }}")
+        return (
+            f"{{ .asym = {{\n        .zero_point = {zp},\n        .scale = {sc},\n"
+            f"        .dim = {dim},\n        .scale_frac_bits = {frac} }} }}"
+        )
 
     def bind_statement(self, view: str, root: str, c_type: str, offset: int | str) -> str:
         return f"{view}.data = (void *)(({c_type} *){root}.data + {offset});"
@@ -105,5 +124,7 @@ class Mli10(Mli11):
     def check(self, t: MliTensor, where: str) -> None:
         super().check(t, where)
         if tuple(t.mem_stride) != row_major_strides(t.shape):
-            raise UnsupportedError(f"{where}: MLI 1.0 tensors have no mem_stride; this tensor's "
-                                   f"strides {list(t.mem_stride)} are not dense (use --mli 1.1 or 2.0)")
+            raise UnsupportedError(
+                f"{where}: MLI 1.0 tensors have no mem_stride; this tensor's "
+                f"strides {list(t.mem_stride)} are not dense (use --mli 1.1 or 2.0)"
+            )

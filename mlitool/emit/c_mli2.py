@@ -19,6 +19,7 @@ from mlitool.mli.types import ElType, MliTensor
 
 MAX_RANK = 4
 
+
 def _padded(values, n: int = MAX_RANK) -> str:
     vals = [int(v) for v in values] + [0] * (n - len(values))
     return int_list(vals)
@@ -40,14 +41,18 @@ class Mli2:
 
     def check(self, t: MliTensor, where: str) -> None:
         if t.el_type not in self.el_types:
-            raise UnsupportedError(f"{where}: MLI {self.target.version} cannot hold {t.el_type.name} tensors")
+            raise UnsupportedError(
+                f"{where}: MLI {self.target.version} cannot hold {t.el_type.name} tensors"
+            )
         if t.el_type.is_fx and not -128 <= int(t.frac_bits) <= 127:
             raise UnsupportedError(f"{where}: frac_bits {t.frac_bits} does not fit int8_t")
         if t.el_type.is_sa:
             if not _in_range(t.zero_point, -(1 << 15), (1 << 15) - 1):
                 raise UnsupportedError(f"{where}: zero point outside int16_t")
             if not _in_range(t.scale, 1, (1 << 15) - 1):
-                raise UnsupportedError(f"{where}: scale must be an int16_t > 0 for MLI {self.target.version}")
+                raise UnsupportedError(
+                    f"{where}: scale must be an int16_t > 0 for MLI {self.target.version}"
+                )
             if not _in_range(t.scale_frac_bits, -128, 127):
                 raise UnsupportedError(f"{where}: scale_frac_bits outside int8_t")
 
@@ -55,11 +60,15 @@ class Mli2:
         """Per-axis parameter arrays: (C element type, identifier, values)."""
         if not t.per_axis:
             return []
-        return [("int16_t", sym.zero_point, t.zero_point), ("int16_t", sym.scale, t.scale),
-                ("int8_t", sym.scale_frac_bits, t.scale_frac_bits)]
+        return [
+            ("int16_t", sym.zero_point, t.zero_point),
+            ("int16_t", sym.scale, t.scale),
+            ("int8_t", sym.scale_frac_bits, t.scale_frac_bits),
+        ]
 
-    def data_items(self, t: MliTensor, pointer: str | None, capacity: int,
-                   inline: int | float | None) -> str:
+    def data_items(
+        self, t: MliTensor, pointer: str | None, capacity: int, inline: int | float | None
+    ) -> str:
         ct = t.el_type.c_type
         if inline is not None:
             return f".data = {{ .capacity = 0u, .mem = {{ .{val_member(ct)} = {inline} }} }}"
@@ -67,19 +76,23 @@ class Mli2:
         return f".data = {{ .capacity = {capacity}u, .mem = {{ .{ptr_member(ct)} = {ptr} }} }}"
 
     def tensor_items(self, t: MliTensor, sym: TensorSymbols, data_item: str) -> list[str]:
-        items = [data_item,
-                 f".mem_stride = {{ {_padded(t.mem_stride if t.rank else [])} }}",
-                 f".shape = {{ {_padded(t.shape)} }}",
-                 f".rank = {t.rank}u",
-                 f".el_type = {self.el_type_name(t)}",
-                 f".el_params = {self._el_params(t, sym)}"]
+        items = [
+            data_item,
+            f".mem_stride = {{ {_padded(t.mem_stride if t.rank else [])} }}",
+            f".shape = {{ {_padded(t.shape)} }}",
+            f".rank = {t.rank}u",
+            f".el_type = {self.el_type_name(t)}",
+            f".el_params = {self._el_params(t, sym)}",
+        ]
         return items
 
     def _container(self, per_axis: bool, c_type: str, ident: str, n: int, value) -> str:
         if per_axis:
             nbytes = n * np.dtype(c_type.removesuffix("_t")).itemsize
-            return (f"{{ .capacity = {nbytes}u, .mem = {{ .{ptr_member(c_type)} = "
-                    f"({c_type} *){ident} }} }}")
+            return (
+                f"{{ .capacity = {nbytes}u, .mem = {{ .{ptr_member(c_type)} = "
+                f"({c_type} *){ident} }} }}"
+            )
         return f"{{ .capacity = 0u, .mem = {{ .{val_member(c_type)} = {int(value)} }} }}"
 
     def _el_params(self, t: MliTensor, sym: TensorSymbols) -> str:
@@ -90,9 +103,11 @@ class Mli2:
         zp = self._container(pa, "int16_t", sym.zero_point, n, t.zero_point[0])
         sc = self._container(pa, "int16_t", sym.scale, n, t.scale[0])
         fb = self._container(pa, "int8_t", sym.scale_frac_bits, n, t.scale_frac_bits[0])
-        return ("{ .sa = {\n        .type = MLI_EL_PARAM_SC16_ZP16,\n"
-                f"        .zero_point = {zp},\n        .scale = {sc},\n"
-                f"        .dim = {int(t.dim) if pa else -1},\n        .scale_frac_bits = {fb} }} }}")
+        return (
+            "{ .sa = {\n        .type = MLI_EL_PARAM_SC16_ZP16,\n"
+            f"        .zero_point = {zp},\n        .scale = {sc},\n"
+            f"        .dim = {int(t.dim) if pa else -1},\n        .scale_frac_bits = {fb} }} }}"
+        )
 
     def bind_statement(self, view: str, root: str, c_type: str, offset: int | str) -> str:
         m = ptr_member(c_type)

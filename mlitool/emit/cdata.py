@@ -15,11 +15,11 @@ import numpy as np
 
 PER_LINE = 16
 INDENT = b"    "
-_CHUNK_LINES = 1 << 14           # 262144 values per chunk
+_CHUNK_LINES = 1 << 14  # 262144 values per chunk
 _SPACE, _COMMA, _MINUS, _ZERO, _NL = 0x20, 0x2C, 0x2D, 0x30, 0x0A
 
 
-_SMALL = 4096                    # below this many values Python's own formatting is quicker
+_SMALL = 4096  # below this many values Python's own formatting is quicker
 
 
 def _fixed_width(values: np.ndarray, width: int) -> np.ndarray:
@@ -27,11 +27,11 @@ def _fixed_width(values: np.ndarray, width: int) -> np.ndarray:
     if values.size < _SMALL and (values.dtype.kind == "i" or values.dtype.itemsize < 8):
         # one printf-style call for the whole array: far cheaper than a format per value
         text = (f"%{width - 1}d," * values.size) % tuple(values.reshape(-1).tolist())
-        if len(text) == values.size * width:     # every value fits its column
+        if len(text) == values.size * width:  # every value fits its column
             return np.frombuffer(text.encode("ascii"), dtype=np.uint8).reshape(-1, width)
     v = values.astype(np.int64, copy=False)
     neg = v < 0
-    mag = np.abs(v).astype(np.uint64)          # |INT64_MIN| fits in uint64
+    mag = np.abs(v).astype(np.uint64)  # |INT64_MIN| fits in uint64
     out = np.full((v.size, width), _SPACE, dtype=np.uint8)
     out[:, -1] = _COMMA
     ndigits = np.ones(v.size, dtype=np.int64)
@@ -59,7 +59,7 @@ def _table(kind: str) -> np.ndarray:
     else:
         bits = 8 if kind == "i1" else 16
         values = np.arange(1 << bits, dtype=np.int64)
-        values[values >= 1 << (bits - 1)] -= 1 << bits        # two's complement
+        values[values >= 1 << (bits - 1)] -= 1 << bits  # two's complement
     width = _width(16) if kind == "i2" else _width(8)
     return _fixed_width(values, width).view(f"S{width}").reshape(-1)
 
@@ -72,8 +72,11 @@ def _cells(values: np.ndarray) -> np.ndarray:
     kind = f"{values.dtype.kind}{values.dtype.itemsize}"
     if kind in _UNSIGNED_VIEW:
         table = _table(kind)
-        index = values.view(_UNSIGNED_VIEW[kind]) if values.dtype.isnative else \
-            values.astype(values.dtype.newbyteorder("=")).view(_UNSIGNED_VIEW[kind])
+        index = (
+            values.view(_UNSIGNED_VIEW[kind])
+            if values.dtype.isnative
+            else values.astype(values.dtype.newbyteorder("=")).view(_UNSIGNED_VIEW[kind])
+        )
         return table.take(index).view(np.uint8).reshape(-1, table.itemsize)
     if values.dtype.kind in "iu":
         return _fixed_width(values, _width(64) if values.dtype.itemsize == 8 else _width(32))
@@ -101,18 +104,18 @@ def _pair_table(kind: str) -> np.ndarray:
     bytes read as one little-endian uint16 (half as many lookups as one value at a time)."""
     single = _table(kind).view(np.uint8).reshape(256, -1)
     width = single.shape[1]
-    pairs = np.empty((256, 256, 2 * width), dtype=np.uint8)       # [second byte, first byte]
+    pairs = np.empty((256, 256, 2 * width), dtype=np.uint8)  # [second byte, first byte]
     pairs[:, :, :width] = single[None, :, :]
     pairs[:, :, width:] = single[:, None, :]
     return pairs.reshape(65536, 2 * width)
 
 
-_PAIRS_FROM = 1 << 16            # 8-bit arrays at least this long use the pair table
+_PAIRS_FROM = 1 << 16  # 8-bit arrays at least this long use the pair table
 
 
 def _line_cells(values: np.ndarray, lines: int) -> np.ndarray:
     """uint8[(lines, PER_LINE * width)]: the cells of the first `lines` full lines."""
-    head = values[:lines * PER_LINE]
+    head = values[: lines * PER_LINE]
     if head.dtype.kind in "iu" and head.dtype.itemsize == 1 and head.size >= _PAIRS_FROM:
         pairs = _pair_table(f"{head.dtype.kind}1")
         return pairs.take(head.view("<u2"), axis=0).reshape(lines, -1)
@@ -125,12 +128,12 @@ def _lines(values: np.ndarray) -> Iterator[bytes | np.ndarray]:
     if full:
         cells = _line_cells(values, full)
         rows = np.empty((full, len(INDENT) + cells.shape[1] + 1), dtype=np.uint8)
-        rows[:, :len(INDENT)] = np.frombuffer(INDENT, dtype=np.uint8)
-        rows[:, len(INDENT):-1] = cells
+        rows[:, : len(INDENT)] = np.frombuffer(INDENT, dtype=np.uint8)
+        rows[:, len(INDENT) : -1] = cells
         rows[:, -1] = _NL
-        yield rows                                # written as is: no copy into bytes
+        yield rows  # written as is: no copy into bytes
     if values.size % PER_LINE:
-        yield INDENT + _cells(values[full * PER_LINE:]).tobytes() + b"\n"
+        yield INDENT + _cells(values[full * PER_LINE :]).tobytes() + b"\n"
 
 
 def int_lines(data: np.ndarray) -> Iterator[bytes | np.ndarray]:
@@ -139,7 +142,7 @@ def int_lines(data: np.ndarray) -> Iterator[bytes | np.ndarray]:
     flat = np.ascontiguousarray(data).reshape(-1)
     step = _CHUNK_LINES * PER_LINE
     for start in range(0, flat.size, step):
-        yield from _lines(flat[start:start + step])
+        yield from _lines(flat[start : start + step])
 
 
 def float_lines(data: np.ndarray) -> Iterator[bytes]:
@@ -149,7 +152,7 @@ def float_lines(data: np.ndarray) -> Iterator[bytes]:
         raise ValueError("non-finite float value")
     text = [np.format_float_scientific(x, unique=True, trim="0") + "f," for x in flat]
     for start in range(0, len(text), PER_LINE):
-        yield (INDENT.decode() + " ".join(text[start:start + PER_LINE]) + "\n").encode()
+        yield (INDENT.decode() + " ".join(text[start : start + PER_LINE]) + "\n").encode()
 
 
 def int_texts(arrays: list[np.ndarray]) -> list[str]:
@@ -157,22 +160,22 @@ def int_texts(arrays: list[np.ndarray]) -> list[str]:
     formatted in one numpy pass: many small arrays (per-axis parameters) would otherwise cost
     one Python `str` per value. Non-integer values are truncated, as `int()` would."""
     flats = [np.asarray(a).reshape(-1) for a in arrays]
-    if any(f.dtype == np.uint64 for f in flats):           # may not fit the int64 formatted
+    if any(f.dtype == np.uint64 for f in flats):  # may not fit the int64 formatted
         return [",".join(map(str, f.tolist())) for f in flats]
     sizes = [f.size for f in flats]
     if not sum(sizes):
         return [""] * len(flats)
     cells = int_cells(np.concatenate([f.astype(np.int64, copy=False) for f in flats]))
-    chars = cells[cells != _SPACE]                         # "v,v,...,v,"
+    chars = cells[cells != _SPACE]  # "v,v,...,v,"
     text = chars.tobytes().decode("ascii")
     value_starts = np.concatenate([[0], np.flatnonzero(chars == _COMMA) + 1])
     starts = value_starts[np.cumsum([0] + sizes)].tolist()  # text offset of each array
-    return [text[a:b - 1] if n else "" for a, b, n in zip(starts, starts[1:], sizes)]
+    return [text[a : b - 1] if n else "" for a, b, n in zip(starts, starts[1:], sizes)]
 
 
 def int_list(values: np.ndarray | list[int]) -> str:
     """A short list on one line: "1, 2, 3" (shapes, strides, small parameter arrays)."""
     flat = np.asarray(values).reshape(-1)
-    if flat.dtype.kind in "iu":                  # tolist() gives Python ints already
+    if flat.dtype.kind in "iu":  # tolist() gives Python ints already
         return ", ".join(map(str, flat.tolist()))
     return ", ".join(str(int(v)) for v in flat.tolist())

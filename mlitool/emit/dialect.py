@@ -29,7 +29,7 @@ def val_member(c_type: str) -> str:
 @runtime_checkable
 class Dialect(Protocol):
     target: Target
-    misaligned_status: str      # what NAME_init returns for an arena that is NULL or misaligned
+    misaligned_status: str  # what NAME_init returns for an arena that is NULL or misaligned
 
     def check(self, t: MliTensor, where: str) -> None:
         """UnsupportedError when the struct cannot hold `t`."""
@@ -37,8 +37,9 @@ class Dialect(Protocol):
     def param_arrays(self, t: MliTensor, sym: TensorSymbols) -> list[tuple[str, str, np.ndarray]]:
         """Per-axis parameter arrays: (C element type, identifier, values)."""
 
-    def data_items(self, t: MliTensor, pointer: str | None, capacity: int,
-                   inline: float | None) -> str:
+    def data_items(
+        self, t: MliTensor, pointer: str | None, capacity: int, inline: float | None
+    ) -> str:
         """The `.data` designator(s): a pointer with a capacity, or an inline scalar."""
 
     def tensor_items(self, t: MliTensor, sym: TensorSymbols, data_item: str) -> list[str]:
@@ -52,4 +53,3 @@ class Dialect(Protocol):
 
     def input_arg(self, kind: str, ref: str) -> str:
         """The argument `ref` (&tensor) as a `kind` kernel takes its input."""
-

@@ -41,11 +41,13 @@ def _params(t: MliTensor) -> dict[str, Any]:
     if t.el_type.is_fx:
         return {"frac_bits": int(t.frac_bits)}
     if t.el_type.is_sa:
-        return {"dim": int(t.dim) if t.per_axis else -1,
-                "zero_point": _ints(t.zero_point),
-                "scale": _ints(t.scale),
-                "scale_frac_bits": _ints(t.scale_frac_bits),
-                "real_scale": np.asarray(t.real_scale(), dtype=np.float64).reshape(-1)}
+        return {
+            "dim": int(t.dim) if t.per_axis else -1,
+            "zero_point": _ints(t.zero_point),
+            "scale": _ints(t.scale),
+            "scale_frac_bits": _ints(t.scale_frac_bits),
+            "real_scale": np.asarray(t.real_scale(), dtype=np.float64).reshape(-1),
+        }
     return {}
 
 
@@ -77,9 +79,16 @@ def _tensor(model: MliModel, i: TensorInfo, by_key: dict[str, TensorInfo]) -> di
     }
 
 
-def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name: str,
-                  header: str, totals: dict[str, int], cfg_items: list,
-                  runtime: dict | None = None) -> str:
+def manifest_text(
+    model: MliModel,
+    infos: list[TensorInfo],
+    syms: Symbols,
+    name: str,
+    header: str,
+    totals: dict[str, int],
+    cfg_items: list,
+    runtime: dict | None = None,
+) -> str:
     by_key = {i.key: i for i in infos}
 
     def c(n: str) -> str:
@@ -87,33 +96,51 @@ def manifest_text(model: MliModel, infos: list[TensorInfo], syms: Symbols, name:
 
     layers = []
     for pos, layer in enumerate(model.layers):
-        layers.append({
-            "position": pos,
-            "index": layer.index,
-            "op_type": layer.op_type,
-            "kind": layer.kind,
-            "kernel": layer.kernel,
-            "cfg_type": layer.cfg_type,
-            "cfg_symbol": syms.cfgs[pos],
-            "cfg": {str(k): _jsonable(v) for k, v in layer.cfg.items()},
-            "inputs": [c(n) for n in layer.inputs],
-            "outputs": [c(n) for n in layer.outputs],
-            "weights": c(layer.weights) if layer.weights else None,
-            "bias": c(layer.bias) if layer.bias else None,
-            "params": {k: c(v) for k, v in layer.params.items()},
-            "notes": list(layer.notes),
-            **({"slice_calls": {
-                "loop_dims": layer.calls.dims,
-                "calls": math.prod(model.tensor(layer.outputs[0]).shape[:layer.calls.dims]),
-                "views": [c(n) for n in layer.calls.views]}} if layer.calls else {}),
-        })
+        layers.append(
+            {
+                "position": pos,
+                "index": layer.index,
+                "op_type": layer.op_type,
+                "kind": layer.kind,
+                "kernel": layer.kernel,
+                "cfg_type": layer.cfg_type,
+                "cfg_symbol": syms.cfgs[pos],
+                "cfg": {str(k): _jsonable(v) for k, v in layer.cfg.items()},
+                "inputs": [c(n) for n in layer.inputs],
+                "outputs": [c(n) for n in layer.outputs],
+                "weights": c(layer.weights) if layer.weights else None,
+                "bias": c(layer.bias) if layer.bias else None,
+                "params": {k: c(v) for k, v in layer.params.items()},
+                "notes": list(layer.notes),
+                **(
+                    {
+                        "slice_calls": {
+                            "loop_dims": layer.calls.dims,
+                            "calls": math.prod(
+                                model.tensor(layer.outputs[0]).shape[: layer.calls.dims]
+                            ),
+                            "views": [c(n) for n in layer.calls.views],
+                        }
+                    }
+                    if layer.calls
+                    else {}
+                ),
+            }
+        )
     doc = {
         "manifest_version": MANIFEST_VERSION,
         "generator": f"mlitool {__version__}",
-        "model": {"name": name, "source": os.path.basename(model.source), "target": model.mli_version,
-                  "format": model.format, "layout": model.layout, "header": header,
-                  "c_prefix": syms.prefix, "bind_views": syms.bind_views,
-                  "config": model.config},
+        "model": {
+            "name": name,
+            "source": os.path.basename(model.source),
+            "target": model.mli_version,
+            "format": model.format,
+            "layout": model.layout,
+            "header": header,
+            "c_prefix": syms.prefix,
+            "bind_views": syms.bind_views,
+            "config": model.config,
+        },
         "inputs": [c(n) for n in model.inputs],
         "outputs": [c(n) for n in model.outputs],
         "tensors": [_tensor(model, i, by_key) for i in infos],
@@ -147,8 +174,9 @@ def dumps(doc: Any) -> str:
 
 
 def _plain_dumps(doc: Any) -> str:
-    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False,
-                      default=_tolist)
+    return json.dumps(
+        doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False, default=_tolist
+    )
 
 
 def _tolist(v: Any) -> Any:
@@ -172,7 +200,7 @@ class _Encoder:
 
     def __init__(self) -> None:
         self.parts: list[str] = []
-        self.int_slots: list[tuple[int, np.ndarray, str]] = []      # (part index, values, sep)
+        self.int_slots: list[tuple[int, np.ndarray, str]] = []  # (part index, values, sep)
         self.float_slots: list[tuple[int, np.ndarray, str]] = []
         self.sorted_keys: dict[tuple, list[tuple[str, str]]] = {}  # dict keys -> (key, '"key": ')
 
@@ -210,11 +238,11 @@ class _Encoder:
             self.parts.append("{}")
             return
         names = tuple(d)
-        keys = self.sorted_keys.get(names)       # many dicts share their keys (one per tensor)
+        keys = self.sorted_keys.get(names)  # many dicts share their keys (one per tensor)
         if keys is None:
             try:
                 keys = [(k, _str(k) + ": ") for k in sorted(d)]
-            except TypeError:                    # keys json would convert, or cannot sort
+            except TypeError:  # keys json would convert, or cannot sort
                 raise _Fallback from None
             self.sorted_keys[names] = keys
         inner = nl + "  "
@@ -245,7 +273,7 @@ class _Encoder:
         self.parts.append("[" + inner)
         slots = self.float_slots if a.dtype.kind == "f" else self.int_slots
         slots.append((len(self.parts), a, "," + inner))
-        self.parts.append("")                                  # the slot
+        self.parts.append("")  # the slot
         self.parts.append(nl + "]")
 
     def text(self) -> str:
@@ -267,6 +295,6 @@ def _jsonable(v: Any) -> Any:
         return v.item()
     if isinstance(v, dict):
         return {str(k): _jsonable(x) for k, x in v.items()}
-    if hasattr(v, "value") and hasattr(v, "name"):        # enums
+    if hasattr(v, "value") and hasattr(v, "name"):  # enums
         return v.name
     return v

@@ -119,5 +119,5 @@ def comment_text(text: str, limit: int = 200) -> str:
     only what could break the comment escaped. Long texts are cut at `limit` characters."""
     s = _MUST_ESCAPE.sub(_escape, text)
     if len(s) > limit:
-        s = s[:limit] + "..."   # never ends in a backslash or a `/` that could meet a `*`
+        s = s[:limit] + "..."  # never ends in a backslash or a `/` that could meet a `*`
     return s

@@ -36,8 +36,16 @@ from mlitool.mli.types import MliLayer, MliModel
 class Runtime:
     """Declarations (header) and definitions (source) of the runtime of one model."""
 
-    def __init__(self, model: MliModel, infos: list[TensorInfo], syms: Symbols, dialect: Dialect,
-                 base_name: str, static: bool, verified_build: str | None):
+    def __init__(
+        self,
+        model: MliModel,
+        infos: list[TensorInfo],
+        syms: Symbols,
+        dialect: Dialect,
+        base_name: str,
+        static: bool,
+        verified_build: str | None,
+    ):
         self.model, self.syms, self.static, self.base_name = model, syms, static, base_name
         self.d = dialect
         self.rt: RuntimeSymbols = syms.runtime
@@ -45,12 +53,16 @@ class Runtime:
         self.build = verified_build if model.target.executable else None
         self.plan: ArenaPlan = model_arena(model)
         if not model.layers:
-            raise UnsupportedError(f"{model.source}: the model has no layers, so there is nothing to "
-                                   "run (use --no-runtime for the tensors alone)")
+            raise UnsupportedError(
+                f"{model.source}: the model has no layers, so there is nothing to "
+                "run (use --no-runtime for the tensors alone)"
+            )
         for key in model.inputs + model.outputs:
             if self.by_key[key].is_const:
-                raise UnsupportedError(f"{model.source}: model input/output '{key}' is a constant; "
-                                       "the runtime hands out writable tensors (use --no-runtime)")
+                raise UnsupportedError(
+                    f"{model.source}: model input/output '{key}' is a constant; "
+                    "the runtime hands out writable tensors (use --no-runtime)"
+                )
 
     # ------------------------------------------------------------------------------ header
     def _storage(self) -> str:
@@ -58,74 +70,102 @@ class Runtime:
 
     def header_lines(self) -> list[str]:
         rt, m = self.rt, self.model
-        lines = ["", "/* ---- Runtime ----",
-                 f" * Every activation lives in one arena of {rt.arena_bytes} bytes whose address "
-                 f"is a multiple of",
-                 f" * {rt.arena_align}, at the offsets `mlitool report` plans "
-                 f"({comment_text(self.base_name)}.json: runtime.arena). Usage:",
-                 f" *   {rt.init}(arena, sizeof arena);    once; then per inference:",
-                 f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
-                 " * The arena is reused as layers run: an input's memory may hold later activations",
-                 f" * once its last reader is done, so write the inputs again before every {rt.run}().",
-                 f" * Define {rt.layer_hook} as a function name when compiling the source to have "
-                 "it called as",
-                 " *   void hook(unsigned layer, const mli_tensor *output)",
-                 " * after every layer (layer = position in the list above), once per output."]
+        lines = [
+            "",
+            "/* ---- Runtime ----",
+            f" * Every activation lives in one arena of {rt.arena_bytes} bytes whose address "
+            f"is a multiple of",
+            f" * {rt.arena_align}, at the offsets `mlitool report` plans "
+            f"({comment_text(self.base_name)}.json: runtime.arena). Usage:",
+            f" *   {rt.init}(arena, sizeof arena);    once; then per inference:",
+            f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
+            " * The arena is reused as layers run: an input's memory may hold later activations",
+            f" * once its last reader is done, so write the inputs again before every {rt.run}().",
+            f" * Define {rt.layer_hook} as a function name when compiling the source to have "
+            "it called as",
+            " *   void hook(unsigned layer, const mli_tensor *output)",
+            " * after every layer (layer = position in the list above), once per output.",
+        ]
         if rt.luts:
             lut_bytes = 2 * sum(LUT_LENGTHS[k] for k in rt.luts)
-            lines.append(f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
-                         f"static RAM) are filled by {rt.init}.")
+            lines.append(
+                f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
+                f"static RAM) are filled by {rt.init}."
+            )
         scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
         if scratch:
-            lines.append(f" * Recurrent cells work in {scratch} bytes of static RAM (their "
-                         "configs' scratch_data).")
+            lines.append(
+                f" * Recurrent cells work in {scratch} bytes of static RAM (their "
+                "configs' scratch_data)."
+            )
         lines[-1] += " */"
-        lines += [f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
-                  f"#define {rt.arena_align} {self.plan.align}u",
-                  f"#define {rt.num_inputs} {len(m.inputs)}u",
-                  f"#define {rt.num_outputs} {len(m.outputs)}u"]
+        lines += [
+            f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
+            f"#define {rt.arena_align} {self.plan.align}u",
+            f"#define {rt.num_inputs} {len(m.inputs)}u",
+            f"#define {rt.num_outputs} {len(m.outputs)}u",
+        ]
         if self.build:
-            lines += ["/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
-                      "arithmetic (here",
-                      f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
-                      "built with these settings. */",
-                      f'#define {rt.build} "{self.build}"']
+            lines += [
+                "/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
+                "arithmetic (here",
+                f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
+                "built with these settings. */",
+                f'#define {rt.build} "{self.build}"',
+            ]
         else:
-            lines.append(f"/* MLI {m.mli_version}: mlitool does not execute this target (no reference "
-                         "build), so no build is verified. */")
-        lines += ["",
-                  f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
-                  f"{rt.arena_bytes},",
-                  f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
-                  f"{rt.arena_align}. */"]
+            lines.append(
+                f"/* MLI {m.mli_version}: mlitool does not execute this target (no reference "
+                "build), so no build is verified. */"
+            )
+        lines += [
+            "",
+            f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
+            f"{rt.arena_bytes},",
+            f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
+            f"{rt.arena_align}. */",
+        ]
         if not self.static:
-            lines += [f"mli_status {rt.init}(void *arena, size_t arena_bytes);",
-                      "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
-                      f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
-                      f"mli_status {rt.run}(void);",
-                      f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
-                      ".json), NULL if i is out of range. */",
-                      f"mli_tensor *{rt.input}(unsigned i);",
-                      f"mli_tensor *{rt.output}(unsigned i);"]
-        lines += [f"#ifdef {rt.layer_hook}",
-                  f"void {rt.layer_hook}(unsigned layer, const mli_tensor *output);", "#endif"]
+            lines += [
+                f"mli_status {rt.init}(void *arena, size_t arena_bytes);",
+                "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
+                f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
+                f"mli_status {rt.run}(void);",
+                f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
+                ".json), NULL if i is out of range. */",
+                f"mli_tensor *{rt.input}(unsigned i);",
+                f"mli_tensor *{rt.output}(unsigned i);",
+            ]
+        lines += [
+            f"#ifdef {rt.layer_hook}",
+            f"void {rt.layer_hook}(unsigned layer, const mli_tensor *output);",
+            "#endif",
+        ]
         return lines
 
     # ------------------------------------------------------------------------------ source
     def source_text(self) -> str:
         rt = self.rt
-        parts = ["", "/* ---- runtime ---- */",
-                 f"#ifdef {rt.layer_hook}",
-                 f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
-                 "#else",
-                 f"#define {rt.after_layer}(layer, output) ((void)0)",
-                 "#endif", "",
-                 f"static int {rt.ready};"]
+        parts = [
+            "",
+            "/* ---- runtime ---- */",
+            f"#ifdef {rt.layer_hook}",
+            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
+            "#else",
+            f"#define {rt.after_layer}(layer, output) ((void)0)",
+            "#endif",
+            "",
+            f"static int {rt.ready};",
+        ]
         for kind, (lut, data) in rt.luts.items():
-            parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];",
-                      f"static mli_lut {lut};"]
-        parts += ["", self._init(), self._run(), self._accessor(rt.input, self.model.inputs),
-                  self._accessor(rt.output, self.model.outputs)]
+            parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];", f"static mli_lut {lut};"]
+        parts += [
+            "",
+            self._init(),
+            self._run(),
+            self._accessor(rt.input, self.model.inputs),
+            self._accessor(rt.output, self.model.outputs),
+        ]
         return "\n".join(parts)
 
     def _bind(self, key: str, offset: int) -> str:
@@ -134,22 +174,30 @@ class Runtime:
 
     def _init(self) -> str:
         rt = self.rt
-        body = [f"{self._storage()}mli_status {rt.init}(void *arena, size_t arena_bytes) {{",
-                "    unsigned char *base = (unsigned char *)arena;",
-                f"    {rt.ready} = 0;",
-                f"    if (arena == NULL || (size_t)((uintptr_t)arena % {rt.arena_align}) != 0u) {{",
-                f"        return {self.d.misaligned_status};", "    }",
-                f"    if (arena_bytes < {rt.arena_bytes}) {{",
-                "        return MLI_STATUS_NOT_ENGH_MEM;", "    }"]
+        body = [
+            f"{self._storage()}mli_status {rt.init}(void *arena, size_t arena_bytes) {{",
+            "    unsigned char *base = (unsigned char *)arena;",
+            f"    {rt.ready} = 0;",
+            f"    if (arena == NULL || (size_t)((uintptr_t)arena % {rt.arena_align}) != 0u) {{",
+            f"        return {self.d.misaligned_status};",
+            "    }",
+            f"    if (arena_bytes < {rt.arena_bytes}) {{",
+            "        return MLI_STATUS_NOT_ENGH_MEM;",
+            "    }",
+        ]
         body += [self._bind(p.buffer.name, p.offset) for p in self.plan.placements]
         body.append(f"    {self.syms.bind_views}();")
         if rt.luts:
             body.insert(1, "    mli_status status;")
         for kind, (lut, data) in rt.luts.items():
-            body += [f"    {lut}.data.capacity = (uint32_t)sizeof {data};",
-                     f"    {lut}.data.mem.pi16 = {data};",
-                     f"    status = mli_krn_{kind}_create_lut(&{lut});",
-                     "    if (status != MLI_STATUS_OK) {", "        return status;", "    }"]
+            body += [
+                f"    {lut}.data.capacity = (uint32_t)sizeof {data};",
+                f"    {lut}.data.mem.pi16 = {data};",
+                f"    status = mli_krn_{kind}_create_lut(&{lut});",
+                "    if (status != MLI_STATUS_OK) {",
+                "        return status;",
+                "    }",
+            ]
         body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
 
@@ -161,7 +209,7 @@ class Runtime:
         (the order of every MLI 2.x / 1.x kernel mlitool calls but the LSTM cell's)."""
         if layer.kind == "lstm_cell":
             return self._lstm_args(pos, layer)
-        if self.syms.input_lists[pos]:          # MLI 1.x concatenation: an array of inputs
+        if self.syms.input_lists[pos]:  # MLI 1.x concatenation: an array of inputs
             args = [self.syms.input_lists[pos]]
         else:
             args = [self.d.input_arg(layer.kind, self._ref(n)) for n in layer.inputs]
@@ -178,9 +226,11 @@ class Runtime:
         cfg, cell, out): the cell state (the layer's last input) is updated in place."""
         x, prev_out, cell = layer.inputs
         names = [x, prev_out, layer.params["weights_in"], layer.params["weights_out"], layer.bias]
-        return ([self._ref(n) for n in names]
-                + [f"&{self.rt.luts[k][0]}" for k in luts_of(layer.kind)]
-                + [f"&{self.syms.cfgs[pos]}", self._ref(cell), self._ref(layer.outputs[0])])
+        return (
+            [self._ref(n) for n in names]
+            + [f"&{self.rt.luts[k][0]}" for k in luts_of(layer.kind)]
+            + [f"&{self.syms.cfgs[pos]}", self._ref(cell), self._ref(layer.outputs[0])]
+        )
 
     def _run(self) -> str:
         rt = self.rt
@@ -191,19 +241,25 @@ class Runtime:
         body += [f"    if (!{rt.ready}) {{", "        return MLI_STATUS_BAD_TENSOR;", "    }"]
         for pos, layer in enumerate(self.model.layers):
             what = comment_text(layer.kernel) if layer.kernel else "view, no call"
-            body.append(f"    /* {pos}: {comment_text(layer.op_type)} (TFLite op {layer.index}): "
-                        f"{what} */")
+            body.append(
+                f"    /* {pos}: {comment_text(layer.op_type)} (TFLite op {layer.index}): {what} */"
+            )
             if self.syms.input_lists[pos]:
                 refs = ", ".join(self._ref(n) for n in layer.inputs)
-                body.append(f"    {{\n        const mli_tensor *{self.syms.input_lists[pos]}"
-                            f"[{len(layer.inputs)}] = {{ {refs} }};")
+                body.append(
+                    f"    {{\n        const mli_tensor *{self.syms.input_lists[pos]}"
+                    f"[{len(layer.inputs)}] = {{ {refs} }};"
+                )
             if layer.calls:
                 body += self._slice_calls(pos, layer)
             elif layer.kernel:
                 indent = "        " if self.syms.input_lists[pos] else "    "
-                body += [f"{indent}status = {layer.kernel}({', '.join(self._args(pos, layer))});",
-                         f"{indent}if (status != MLI_STATUS_OK) {{",
-                         f"{indent}    return status;", f"{indent}}}"]
+                body += [
+                    f"{indent}status = {layer.kernel}({', '.join(self._args(pos, layer))});",
+                    f"{indent}if (status != MLI_STATUS_OK) {{",
+                    f"{indent}    return status;",
+                    f"{indent}}}",
+                ]
             if self.syms.input_lists[pos]:
                 body.append("    }")
             body += [f"    {rt.after_layer}({pos}u, {self._ref(n)});" for n in layer.outputs]
@@ -227,14 +283,24 @@ class Runtime:
             steps = calls.steps(t.shape, t.mem_stride, out.shape)
             terms = [f"i{d} * {steps[d]}u" for d in loops if steps[d]]
             if terms:
-                lines.append(indent + self.d.bind_statement(
-                    self.by_key[view].sym.name, self.by_key[name].sym.name, t.el_type.c_type,
-                    " + ".join(terms)))
-        one_call = dataclasses.replace(layer, inputs=list(calls.views[:-1]),
-                                       outputs=[calls.views[-1]], calls=None)
-        lines += [f"{indent}status = {layer.kernel}({', '.join(self._args(pos, one_call))});",
-                  f"{indent}if (status != MLI_STATUS_OK) {{", f"{indent}    return status;",
-                  f"{indent}}}"]
+                lines.append(
+                    indent
+                    + self.d.bind_statement(
+                        self.by_key[view].sym.name,
+                        self.by_key[name].sym.name,
+                        t.el_type.c_type,
+                        " + ".join(terms),
+                    )
+                )
+        one_call = dataclasses.replace(
+            layer, inputs=list(calls.views[:-1]), outputs=[calls.views[-1]], calls=None
+        )
+        lines += [
+            f"{indent}status = {layer.kernel}({', '.join(self._args(pos, one_call))});",
+            f"{indent}if (status != MLI_STATUS_OK) {{",
+            f"{indent}    return status;",
+            f"{indent}}}",
+        ]
         for _ in loops:
             indent = indent[:-4]
             lines.append(f"{indent}}}")
@@ -242,8 +308,17 @@ class Runtime:
 
     def _accessor(self, fn: str, keys: list[str]) -> str:
         cases = [f"    case {k}u: return {self._ref(key)};" for k, key in enumerate(keys)]
-        return "\n".join([f"{self._storage()}mli_tensor *{fn}(unsigned i) {{", "    switch (i) {",
-                          *cases, "    default: return NULL;", "    }", "}", ""])
+        return "\n".join(
+            [
+                f"{self._storage()}mli_tensor *{fn}(unsigned i) {{",
+                "    switch (i) {",
+                *cases,
+                "    default: return NULL;",
+                "    }",
+                "}",
+                "",
+            ]
+        )
 
     # ------------------------------------------------------------------------------ manifest
     def manifest(self) -> dict:
@@ -254,13 +329,25 @@ class Runtime:
             "layer_hook_macro": rt.layer_hook,
             "verified_build": self.build,
             "arena": {
-                "bytes": self.plan.arena_bytes, "align": self.plan.align,
-                "lower_bound": self.plan.lower_bound, "unshared_bytes": self.plan.unshared_bytes,
+                "bytes": self.plan.arena_bytes,
+                "align": self.plan.align,
+                "lower_bound": self.plan.lower_bound,
+                "unshared_bytes": self.plan.unshared_bytes,
                 "macros": {"bytes": rt.arena_bytes, "align": rt.arena_align},
-                "buffers": [{"tensor": name[p.buffer.name], "name": p.buffer.name,
-                             "offset": p.offset,
-                             "bytes": p.buffer.size, "first_layer": p.buffer.first,
-                             "last_layer": p.buffer.last} for p in self.plan.placements]},
-            "luts": [{"kind": kind, "object": lut, "data": data, "length": LUT_LENGTHS[kind]}
-                     for kind, (lut, data) in rt.luts.items()],
+                "buffers": [
+                    {
+                        "tensor": name[p.buffer.name],
+                        "name": p.buffer.name,
+                        "offset": p.offset,
+                        "bytes": p.buffer.size,
+                        "first_layer": p.buffer.first,
+                        "last_layer": p.buffer.last,
+                    }
+                    for p in self.plan.placements
+                ],
+            },
+            "luts": [
+                {"kind": kind, "object": lut, "data": data, "length": LUT_LENGTHS[kind]}
+                for kind, (lut, data) in rt.luts.items()
+            ],
         }

@@ -34,7 +34,7 @@ def _derived(suffix: str, doc: str) -> property:
 
 @dataclass(frozen=True)
 class TensorSymbols:
-    name: str                       # the mli_tensor object
+    name: str  # the mli_tensor object
 
     data = _derived(DATA, "static data array (constants)")
     zero_point = _derived(ZP, "per-axis zero point array")
@@ -52,15 +52,15 @@ class RuntimeSymbols:
     run: str
     input: str
     output: str
-    arena_bytes: str                # macros
+    arena_bytes: str  # macros
     arena_align: str
     num_inputs: str
     num_outputs: str
     build: str
-    layer_hook: str                 # the macro an application defines to get a per-layer call
-    after_layer: str                # internal macro: the hook call or nothing
-    ready: str                      # static flag: NAME_init succeeded
-    luts: dict[str, tuple[str, str]]    # layer kind -> (mli_lut object, its int16 data array)
+    layer_hook: str  # the macro an application defines to get a per-layer call
+    after_layer: str  # internal macro: the hook call or nothing
+    ready: str  # static flag: NAME_init succeeded
+    luts: dict[str, tuple[str, str]]  # layer kind -> (mli_lut object, its int16 data array)
 
 
 @dataclass
@@ -70,53 +70,75 @@ class Symbols:
     guard: str
     unused_macro: str
     bind_views: str
-    totals: dict[str, str]                          # total key -> macro name
+    totals: dict[str, str]  # total key -> macro name
     tensors: dict[str, TensorSymbols] = field(default_factory=dict)
-    cfgs: list[str | None] = field(default_factory=list)   # per layer, None if no config
+    cfgs: list[str | None] = field(default_factory=list)  # per layer, None if no config
     runtime: RuntimeSymbols | None = None
     input_lists: list[str | None] = field(default_factory=list)  # per layer: MLI 1.x concat
     scratch: list[str | None] = field(default_factory=list)  # per layer: recurrent cell scratch
 
 
-TOTALS = ("NUM_TENSORS", "NUM_LAYERS", "WEIGHT_BYTES", "BIAS_BYTES", "PARAM_BYTES",
-          "ACTIVATION_BYTES", "LARGEST_ACTIVATION_BYTES")
+TOTALS = (
+    "NUM_TENSORS",
+    "NUM_LAYERS",
+    "WEIGHT_BYTES",
+    "BIAS_BYTES",
+    "PARAM_BYTES",
+    "ACTIVATION_BYTES",
+    "LARGEST_ACTIVATION_BYTES",
+)
 
 
 def check_file_name(name: str) -> str:
     if not _FILE_NAME.fullmatch(name) or len(name) > 100:
-        raise OptionError(f"--name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
-                          "letter or digit (it names the output files and prefixes the C symbols)")
+        raise OptionError(
+            f"--name {name!r}: use letters, digits, '_', '-' and '.', starting with a "
+            "letter or digit (it names the output files and prefixes the C symbols)"
+        )
     return name
 
 
-def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str
-                     ) -> RuntimeSymbols:
+def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str) -> RuntimeSymbols:
     def fn(part: str) -> str:
         return table.reserve(join(prefix, part))
 
     def mac(part: str) -> str:
         return table.reserve(join(macro, part))
 
-    kinds = [k for k in LUT_LENGTHS if model.target.lut_kernels
-             and any(k in luts_of(layer.kind) for layer in model.layers)]
+    kinds = [
+        k
+        for k in LUT_LENGTHS
+        if model.target.lut_kernels and any(k in luts_of(layer.kind) for layer in model.layers)
+    ]
     return RuntimeSymbols(
-        init=fn("init"), run=fn("run"), input=fn("input"), output=fn("output"),
-        arena_bytes=mac("ARENA_BYTES"), arena_align=mac("ARENA_ALIGN"),
-        num_inputs=mac("NUM_INPUTS"), num_outputs=mac("NUM_OUTPUTS"), build=mac("MLI_BUILD"),
-        layer_hook=mac("LAYER_HOOK"), after_layer=mac("AFTER_LAYER"), ready=fn("ready"),
-        luts={k: (fn(f"{k}_lut"), fn(f"{k}_lut_data")) for k in kinds})
+        init=fn("init"),
+        run=fn("run"),
+        input=fn("input"),
+        output=fn("output"),
+        arena_bytes=mac("ARENA_BYTES"),
+        arena_align=mac("ARENA_ALIGN"),
+        num_inputs=mac("NUM_INPUTS"),
+        num_outputs=mac("NUM_OUTPUTS"),
+        build=mac("MLI_BUILD"),
+        layer_hook=mac("LAYER_HOOK"),
+        after_layer=mac("AFTER_LAYER"),
+        ready=fn("ready"),
+        luts={k: (fn(f"{k}_lut"), fn(f"{k}_lut_data")) for k in kinds},
+    )
 
 
 # Headers the emitted files reach with `#include "..."` or that an `-I OUTDIR` would let NAME.h
 # shadow: those of MLI 2.0.2, 1.1 and 1.0 (api/ included), the C standard library's and
 # <stdfix.h>, which every MLI version includes.
-SHADOWED_HEADERS = frozenset("""
+SHADOWED_HEADERS = frozenset(
+    """
 mli_api mli_types mli_config mli_helpers_api mli_kernels_api mli_mov_api mli_krn_avepool_spec_api
 mli_krn_conv2d_spec_api mli_krn_depthwise_conv2d_spec_api mli_krn_maxpool_spec_api arc_vector
 assert complex ctype errno fenv float inttypes iso646 limits locale math setjmp signal stdalign
 stdarg stdatomic stdbool stddef stdfix stdint stdio stdlib stdnoreturn string tgmath threads time
 uchar wchar wctype
-""".split())
+""".split()
+)
 
 
 def check_not_shadowing(name: str, header: str) -> None:
@@ -124,16 +146,29 @@ def check_not_shadowing(name: str, header: str) -> None:
     stem = name.lower()
     own = header.strip("<>").rsplit("/", 1)[-1].lower().removesuffix(".h")
     if stem in SHADOWED_HEADERS or stem == own:
-        raise OptionError(f"--name {name!r}: {name}.h would shadow the header {stem}.h that the "
-                          "generated C includes (from MLI or the C library); choose another name")
+        raise OptionError(
+            f"--name {name!r}: {name}.h would shadow the header {stem}.h that the "
+            "generated C includes (from MLI or the C library); choose another name"
+        )
 
 
 # Short words for MLI layer kinds (others are used as they are).
-KIND_WORDS = {"conv2d": "conv", "depthwise_conv2d": "dwconv", "group_conv2d": "gconv",
-              "transpose_conv2d": "tconv", "fully_connected": "fc", "avepool": "avgpool",
-              "eltwise_add": "add", "eltwise_sub": "sub", "eltwise_mul": "mul",
-              "eltwise_min": "min", "eltwise_max": "max", "l2_normalize": "l2norm",
-              "padding": "pad", "lstm_cell": "lstm"}
+KIND_WORDS = {
+    "conv2d": "conv",
+    "depthwise_conv2d": "dwconv",
+    "group_conv2d": "gconv",
+    "transpose_conv2d": "tconv",
+    "fully_connected": "fc",
+    "avepool": "avgpool",
+    "eltwise_add": "add",
+    "eltwise_sub": "sub",
+    "eltwise_mul": "mul",
+    "eltwise_min": "min",
+    "eltwise_max": "max",
+    "l2_normalize": "l2norm",
+    "padding": "pad",
+    "lstm_cell": "lstm",
+}
 
 
 def layer_word(pos: int, kind: str) -> str:
@@ -149,7 +184,7 @@ def tensor_roles(model: MliModel) -> dict[str, str]:
     roles: dict[str, str] = {}
     for k, key in enumerate(model.inputs):
         roles.setdefault(key, f"in{k}")
-    for pos, layer in enumerate(model.layers):     # a recurrent cell's state, reset before it
+    for pos, layer in enumerate(model.layers):  # a recurrent cell's state, reset before it
         if layer.kind == "lstm_cell":
             word = layer_word(pos, layer.kind)
             roles.setdefault(layer.inputs[1], f"{word}_prev_out")
@@ -162,11 +197,14 @@ def tensor_roles(model: MliModel) -> dict[str, str]:
         outs = layer.outputs
         for j, key in enumerate(outs):
             roles.setdefault(key, f"{word}_out" + (str(j) if len(outs) > 1 else ""))
-        for role, key in (("weights", layer.weights), ("bias", layer.bias),
-                          *sorted(layer.params.items())):
+        for role, key in (
+            ("weights", layer.weights),
+            ("bias", layer.bias),
+            *sorted(layer.params.items()),
+        ):
             if key is not None:
                 roles.setdefault(key, f"{word}_{c_identifier(role, fallback='param')}")
-        if layer.calls:                           # the views one call per slice moves
+        if layer.calls:  # the views one call per slice moves
             *ins, out = layer.calls.views
             roles.setdefault(out, f"{word}_out_slice")
             for j, key in enumerate(ins):
@@ -176,7 +214,7 @@ def tensor_roles(model: MliModel) -> dict[str, str]:
             while buffer is not None and buffer in model.tensors:
                 roles.setdefault(buffer, f"{word}_buf")
                 buffer = model.tensors[buffer].buffer
-    for pos, layer in enumerate(model.layers):     # views only read: by their first reader
+    for pos, layer in enumerate(model.layers):  # views only read: by their first reader
         for j, key in enumerate(layer.inputs):
             roles.setdefault(key, f"{layer_word(pos, layer.kind)}_in{j}")
     return roles

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from mlitool.cli.fsio import write_files_atomically
 from mlitool.emit.analysis import analyze
 from mlitool.emit.c_mli1 import Mli10, Mli11
 from mlitool.emit.c_mli2 import Mli2
@@ -20,7 +21,6 @@ from mlitool.emit.manifest import manifest_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symbols
 from mlitool.errors import OptionError
-from mlitool.cli.fsio import write_files_atomically
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliModel
 
@@ -32,8 +32,10 @@ def check_options(header: str, align: int | None, section: str | None) -> None:
     """Reject option values that would produce broken or injected C."""
     inner = header[1:-1] if header.startswith("<") and header.endswith(">") else header
     if not _HEADER.fullmatch(inner) or ".." in inner.split("/"):
-        raise OptionError(f"--header {header!r}: give a header file name such as mli_api.h or "
-                          "<mli_api.h> (letters, digits, '_', '.', '/', '-', '+')")
+        raise OptionError(
+            f"--header {header!r}: give a header file name such as mli_api.h or "
+            "<mli_api.h> (letters, digits, '_', '.', '/', '-', '+')"
+        )
     if align is not None and (align < 1 or align > 4096 or align & (align - 1)):
         raise OptionError(f"--align {align}: use a power of two from 1 to 4096")
     if section is not None and not _SECTION.fullmatch(section):
@@ -45,10 +47,18 @@ def dialect_for(target: Target) -> Dialect:
     return next(d for d in (Mli2, Mli11, Mli10) if d.target is target)()
 
 
-def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_api.h",
-         align: int | None = None, section: str | None = None,
-         single_header: bool = False, runtime: bool = False,
-         verified_build: str | None = None) -> list[Path]:
+def emit(
+    model: MliModel,
+    out_dir: str | Path,
+    name: str,
+    *,
+    header: str = "mli_api.h",
+    align: int | None = None,
+    section: str | None = None,
+    single_header: bool = False,
+    runtime: bool = False,
+    verified_build: str | None = None,
+) -> list[Path]:
     """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
     `out_dir` for `model.mli_version`; returns the paths written. On any error nothing is written.
     `runtime`: add NAME_init / NAME_run (`mlitool.emit.runtime`; `convert` does by default, its
@@ -60,17 +70,28 @@ def emit(model: MliModel, out_dir: str | Path, name: str, *, header: str = "mli_
     out = Path(out_dir)
     if not out.is_dir():
         raise OptionError(f"--out {out}: not a directory")
-    dialect = dialect_for(model.target)        # OptionError on an unknown version
+    dialect = dialect_for(model.target)  # OptionError on an unknown version
     syms = make_symbols(model, name, runtime=runtime)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
-    rt = Runtime(model, infos, syms, dialect, name, single_header, verified_build) \
-        if runtime else None
+    rt = (
+        Runtime(model, infos, syms, dialect, name, single_header, verified_build)
+        if runtime
+        else None
+    )
     writer = CWriter(model, infos, syms, dialect, opts, name, rt)
 
     def manifest():
-        yield manifest_text(model, infos, syms, name, header, writer.totals, writer.cfg_items,
-                            rt.manifest() if rt else None).encode("ascii")
+        yield manifest_text(
+            model,
+            infos,
+            syms,
+            name,
+            header,
+            writer.totals,
+            writer.cfg_items,
+            rt.manifest() if rt else None,
+        ).encode("ascii")
 
     files = {out / f"{name}.h": writer.header()}
     if not single_header:

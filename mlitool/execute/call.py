@@ -15,7 +15,7 @@ from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 
 Kernel = Callable[["Call"], list]
-Slot = int | str        # an input slot: its index, or its name in the op's OpSpec
+Slot = int | str  # an input slot: its index, or its name in the op's OpSpec
 
 
 @dataclass
@@ -55,7 +55,9 @@ class Call:
         if t is None:
             raise UnsupportedError(f"{self.op.label}: input {i} is missing")
         if not t.is_constant:
-            raise UnsupportedError(f"{self.op.label}: input {i} ({t.name}) must be a constant tensor")
+            raise UnsupportedError(
+                f"{self.op.label}: input {i} ({t.name}) must be a constant tensor"
+            )
         if t.index not in self.consts:
             self.consts[t.index] = const_value(t, self.mode)
         return self.consts[t.index]
@@ -72,8 +74,10 @@ class Call:
         try:
             return self.values[t.index]
         except KeyError:
-            raise UnsupportedError(f"{self.op.label}: input tensor {t.name} has no value "
-                                   "(not produced by an earlier op)") from None
+            raise UnsupportedError(
+                f"{self.op.label}: input tensor {t.name} has no value "
+                "(not produced by an earlier op)"
+            ) from None
 
     def aligned(self, *idx: int) -> list[np.ndarray]:
         """Inputs `idx`, batched and right-aligned to their common rank (TFLite broadcasting)."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-ROW = 2048          # target row length (values)
+ROW = 2048  # target row length (values)
 
 
 def long_rows(values: np.ndarray, *per_channel):
@@ -21,14 +21,16 @@ def long_rows(values: np.ndarray, *per_channel):
     r = 1
     while r * c * 2 <= ROW and values.size % (r * c * 2) == 0:
         r *= 2
-    if r == 1 or any(v is not None and np.ndim(v) and (np.ndim(v) > 1 or np.shape(v)[-1] != c)
-                     for v in per_channel):
+    if r == 1 or any(
+        v is not None and np.ndim(v) and (np.ndim(v) > 1 or np.shape(v)[-1] != c)
+        for v in per_channel
+    ):
         return (values, *per_channel)
     tiled = tuple(v if v is None or not np.ndim(v) else np.tile(v, r) for v in per_channel)
     return (values.reshape(-1, r * c), *tiled)
 
 
-BLOCK = 1 << 18     # values per block of a multi-pass per-channel computation: 2 MB of float64
+BLOCK = 1 << 18  # values per block of a multi-pass per-channel computation: 2 MB of float64
 
 
 def by_blocks(fn, values: np.ndarray, dtype) -> np.ndarray:
@@ -37,10 +39,10 @@ def by_blocks(fn, values: np.ndarray, dtype) -> np.ndarray:
     its temporaries in the L2 cache: twice as fast as passes over a whole layer's output."""
     c = values.shape[-1] if values.ndim else 1
     rows = values.reshape(-1, c)
-    step = 1 << max(0, (BLOCK // max(c, 1)).bit_length() - 1)   # a power of two: long_rows
+    step = 1 << max(0, (BLOCK // max(c, 1)).bit_length() - 1)  # a power of two: long_rows
     if rows.shape[0] <= step:
         return np.asarray(fn(values), dtype=dtype)
     out = np.empty(rows.shape, dtype=dtype)
     for s in range(0, rows.shape[0], step):
-        out[s:s + step] = fn(rows[s:s + step])
+        out[s : s + step] = fn(rows[s : s + step])
     return out.reshape(values.shape)

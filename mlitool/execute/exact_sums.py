@@ -15,7 +15,7 @@ import numpy as np
 
 F32_EXACT = 1 << 24
 F64_EXACT = 1 << 53
-_MIN_F32_CHUNK = 16        # shorter chunks: more sgemm calls than a single dgemm is worth
+_MIN_F32_CHUNK = 16  # shorter chunks: more sgemm calls than a single dgemm is worth
 
 
 def max_abs(a: np.ndarray) -> int:
@@ -53,7 +53,7 @@ def exact_matmul(x: np.ndarray, w: np.ndarray, term_bound: int) -> np.ndarray:
         x32, w32 = x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
         acc = np.matmul(x32[..., :chunk], w32[:chunk]).astype(np.float64)
         for start in range(chunk, k, chunk):
-            acc += np.matmul(x32[..., start:start + chunk], w32[start:start + chunk])
+            acc += np.matmul(x32[..., start : start + chunk], w32[start : start + chunk])
         return acc
     dtype = sum_dtype(k, term_bound)
     return np.matmul(x.astype(dtype, copy=False), w.astype(dtype, copy=False))

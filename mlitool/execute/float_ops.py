@@ -37,7 +37,7 @@ def activate(y: np.ndarray, act: str | None, out: np.ndarray | None = None) -> n
     if act == "RELU_N1_TO_1":
         return np.clip(y, f32(-1), f32(1), out=out)
     if act == "TANH":
-        t = repro.tanh(y)                # not np.tanh: its last bit depends on the CPU
+        t = repro.tanh(y)  # not np.tanh: its last bit depends on the CPU
         if out is None:
             return t
         out[...] = t
@@ -207,7 +207,12 @@ def reduce_axes(c: Call) -> tuple[tuple[int, ...], bool]:
 
 def mean(c: Call):
     axes, keep = reduce_axes(c)
-    return [_fx(c, 0).mean(axis=axes, keepdims=keep, dtype=np.float64).astype(f32).reshape(c.out_shape())]
+    return [
+        _fx(c, 0)
+        .mean(axis=axes, keepdims=keep, dtype=np.float64)
+        .astype(f32)
+        .reshape(c.out_shape())
+    ]
 
 
 def identity(c: Call):
@@ -249,22 +254,32 @@ def unidirectional_sequence_lstm(c: Call):
     time_major = bool(c.opt("time_major", False))
     x = _fx(c, 0)
     if time_major:
-        x = x.swapaxes(1, 2)                                   # (n, B, T, N)
+        x = x.swapaxes(1, 2)  # (n, B, T, N)
     n, batch, steps = x.shape[:3]
-    x = x.reshape(n * batch, steps, -1)                        # sequences are independent
-    w = {k: c.const(k).astype(f32) for k in lstm.INPUT_WEIGHTS + lstm.RECURRENT_WEIGHTS
-         + lstm.PEEPHOLE + lstm.BIASES + lstm.PROJECTION if c.has(k)}
+    x = x.reshape(n * batch, steps, -1)  # sequences are independent
+    w = {
+        k: c.const(k).astype(f32)
+        for k in lstm.INPUT_WEIGHTS
+        + lstm.RECURRENT_WEIGHTS
+        + lstm.PEEPHOLE
+        + lstm.BIASES
+        + lstm.PROJECTION
+        if c.has(k)
+    }
     m = w[lstm.RECURRENT_WEIGHTS[3]].shape[0]
     proj, proj_bias = (w.get(k) for k in lstm.PROJECTION)
     act = c.opt("fused_activation", "TANH")
     clip = float(c.opt("cell_clip", 0.0) or 0.0)
     proj_clip = float(c.opt("proj_clip", 0.0) or 0.0)
 
-    peephole = dict(zip((0, 1, 3), lstm.PEEPHOLE))             # the cell gate has none
+    peephole = dict(zip((0, 1, 3), lstm.PEEPHOLE))  # the cell gate has none
 
     def gate(g: int, xt: np.ndarray, h: np.ndarray, cell: np.ndarray | None = None):
-        v = (matmul(xt, w[lstm.INPUT_WEIGHTS[g]].T) + matmul(h, w[lstm.RECURRENT_WEIGHTS[g]].T)
-             + w.get(lstm.BIASES[g], f32(0)))
+        v = (
+            matmul(xt, w[lstm.INPUT_WEIGHTS[g]].T)
+            + matmul(h, w[lstm.RECURRENT_WEIGHTS[g]].T)
+            + w.get(lstm.BIASES[g], f32(0))
+        )
         return v + cell * w[peephole[g]] if peephole.get(g) in w else v
 
     h = np.zeros((x.shape[0], w[lstm.RECURRENT_WEIGHTS[3]].shape[1]), f32)
@@ -287,7 +302,6 @@ def unidirectional_sequence_lstm(c: Call):
     if c.has(lstm.CELL_STATE):
         # Every step's cell state, under the state tensor: what calibration takes its range from
         # (no graph tensor holds it; nothing reads a variable's value).
-        c.values[c.op.inputs[lstm.CELL_STATE]] = np.stack(cells, axis=1).reshape(n, batch,
-                                                                                 steps, m)
+        c.values[c.op.inputs[lstm.CELL_STATE]] = np.stack(cells, axis=1).reshape(n, batch, steps, m)
     y = np.stack(outs, axis=1).reshape(n, batch, steps, -1)
     return [(y.swapaxes(1, 2) if time_major else y).reshape(c.out_shape())]

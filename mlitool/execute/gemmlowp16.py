@@ -39,7 +39,7 @@ def srdhm16(a, b) -> np.ndarray:
     """SaturatingRoundingDoublingHighMul for int16: (a*b + nudge) / 2^15, -1 * -1 saturating."""
     ab = np.asarray(a, np.int64) * np.asarray(b, np.int64)
     out = wrap16(_trunc_div_pot(ab + np.where(ab >= 0, 1 << 14, 1 - (1 << 14)), 15))
-    return np.where(ab == 1 << 30, INT16_MAX, out)        # only -32768 * -32768 reaches 2^30
+    return np.where(ab == 1 << 30, INT16_MAX, out)  # only -32768 * -32768 reaches 2^30
 
 
 def _sat_add16(a, b) -> np.ndarray:
@@ -50,8 +50,9 @@ def _mul_pot16(x: np.ndarray, exponent: int) -> np.ndarray:
     """SaturatingRoundingMultiplyByPOT<exponent> on int16 values."""
     if exponent > 0:
         threshold = (1 << (15 - exponent)) - 1
-        return np.where(x > threshold, INT16_MAX,
-                        np.where(x < -threshold, INT16_MIN, wrap16(x << exponent)))
+        return np.where(
+            x > threshold, INT16_MAX, np.where(x < -threshold, INT16_MIN, wrap16(x << exponent))
+        )
     if exponent < 0:
         return rdbpot(x, -exponent)
     return x
@@ -64,7 +65,7 @@ def _rescale16(x: np.ndarray, src_integer_bits: int, dst_integer_bits: int) -> n
 def _exp_quarter_interval(a: np.ndarray) -> np.ndarray:
     """exp on [-1/4, 0) for Q0.15 raw values (Taylor series around -1/8)."""
     constant_term, one_third = _const(1895147668), _const(715827883)
-    x = wrap16(a + (1 << 12))                                     # a + 1/8
+    x = wrap16(a + (1 << 12))  # a + 1/8
     x2 = srdhm16(x, x)
     x3 = srdhm16(x2, x)
     x4 = srdhm16(x2, x2)
@@ -73,8 +74,15 @@ def _exp_quarter_interval(a: np.ndarray) -> np.ndarray:
     return _sat_add16(constant_term, srdhm16(constant_term, wrap16(x + poly)))
 
 
-_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
-               (2, 39332535), (3, 720401), (4, 242))
+_EXP_BARREL = (
+    (-2, 1672461947),
+    (-1, 1302514674),
+    (0, 790015084),
+    (1, 290630308),
+    (2, 39332535),
+    (3, 720401),
+    (4, 242),
+)
 
 
 def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
@@ -89,7 +97,7 @@ def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
             bit = (remainder >> (frac_bits + exponent)) & 1
             result = np.where(bit == 1, srdhm16(result, _const(multiplier)), result)
     if integer_bits > 5:
-        result = np.where(a < _const(-(1 << (36 - integer_bits))), 0, result)   # below -32
+        result = np.where(a < _const(-(1 << (36 - integer_bits))), 0, result)  # below -32
     return np.where(a == 0, INT16_MAX, result)
 
 
@@ -97,7 +105,9 @@ def _newton_reciprocal_f2(a: np.ndarray) -> np.ndarray:
     """x ≈ 1 / ((1 + a) / 2) in Q2.13 for a in Q0.15 (three Newton-Raphson steps). a is an exp
     result, never negative: RoundingHalfSum(a, 1) = (a + 32767 + 1) / 2 needs no negative case."""
     half_denominator = (a + INT16_MAX + 1) >> 1
-    x = wrap16(_const(1515870810) + srdhm16(half_denominator, _const(-1010580540)))  # 48/17 - 32/17 d
+    x = wrap16(
+        _const(1515870810) + srdhm16(half_denominator, _const(-1010580540))
+    )  # 48/17 - 32/17 d
     one = 1 << 13
     for _ in range(3):
         one_minus = wrap16(one - srdhm16(half_denominator, x))
@@ -109,7 +119,7 @@ def _logistic(a: np.ndarray, integer_bits: int) -> np.ndarray:
     positive = a > 0
     magnitude = np.where(positive, a, wrap16(-a))
     e = exp_on_negative_values16(wrap16(-magnitude), integer_bits)
-    if_positive = _rescale16(_newton_reciprocal_f2(e), 1, 0)     # 1 / (1 + e)
+    if_positive = _rescale16(_newton_reciprocal_f2(e), 1, 0)  # 1 / (1 + e)
     if_negative = wrap16(INT16_MAX - if_positive)
     return np.where(a == 0, _const(1 << 30), np.where(positive, if_positive, if_negative))
 
@@ -117,7 +127,7 @@ def _logistic(a: np.ndarray, integer_bits: int) -> np.ndarray:
 def _tanh(a: np.ndarray, integer_bits: int) -> np.ndarray:
     negative = a < 0
     e = exp_on_negative_values16(np.where(negative, a, wrap16(-a)), integer_bits + 1)  # exp(-2|a|)
-    t = _rescale16(wrap16(_newton_reciprocal_f2(e) - (1 << 13)), 2, 0)   # (1 - e) / (1 + e)
+    t = _rescale16(wrap16(_newton_reciprocal_f2(e) - (1 << 13)), 2, 0)  # (1 - e) / (1 + e)
     return np.where(a == 0, 0, np.where(negative, wrap16(-t), t))
 
 

@@ -31,12 +31,17 @@ def kernels(mode: str) -> dict[str, Kernel]:
     if mode not in MODES:
         raise OptionError(f"unknown execution mode {mode!r} (choose from {', '.join(MODES)})")
     k = MODES.index(mode)
-    return {name: spec.run[k] for name, spec in optable.REGISTRY.items()
-            if spec.run[k] is not None}
+    return {name: spec.run[k] for name, spec in optable.REGISTRY.items() if spec.run[k] is not None}
 
 
-def run_op(op: ir.Op, graph: ir.Graph, mode: str, values: dict[int, np.ndarray], n: int,
-           consts: dict[int, np.ndarray]) -> None:
+def run_op(
+    op: ir.Op,
+    graph: ir.Graph,
+    mode: str,
+    values: dict[int, np.ndarray],
+    n: int,
+    consts: dict[int, np.ndarray],
+) -> None:
     """Run one op on the batched `values` (n samples), adding its outputs to them; `consts`
     caches converted constants across ops."""
     call = Call(op, graph, mode, values, n, consts)
@@ -82,10 +87,12 @@ def prepare_input(t: ir.Tensor, array, mode: str) -> np.ndarray:
     a = np.asarray(array)
     shape = tuple(t.shape)
     if a.ndim == len(shape) and shape and shape[0] == 1 and a.shape[1:] == shape[1:]:
-        a = a[:, None]              # (N,)+shape[1:] → (N,1)+shape[1:]
+        a = a[:, None]  # (N,)+shape[1:] → (N,1)+shape[1:]
     if a.ndim != len(shape) + 1 or a.shape[1:] != shape:
-        raise InputDataError(f"input {t.name!r}: expected a batch of shape (N, {', '.join(map(str, shape))}) "
-                             f"or (N, {', '.join(map(str, shape[1:]))}), got {a.shape}")
+        raise InputDataError(
+            f"input {t.name!r}: expected a batch of shape (N, {', '.join(map(str, shape))}) "
+            f"or (N, {', '.join(map(str, shape[1:]))}), got {a.shape}"
+        )
     is_float = a.dtype.kind == "f"
     if a.dtype.kind not in "fiub":
         raise InputDataError(f"input {t.name!r}: unsupported array dtype {a.dtype}")
@@ -97,7 +104,9 @@ def prepare_input(t: ir.Tensor, array, mode: str) -> np.ndarray:
         return a.astype(np.float32) if np.dtype(t.dtype).kind == "f" or t.quant is not None else a
     if model_is_int and is_float:
         if t.quant is None:
-            raise InputDataError(f"input {t.name!r}: float data given for an unquantized {t.dtype} input")
+            raise InputDataError(
+                f"input {t.name!r}: float data given for an unquantized {t.dtype} input"
+            )
         return affine_quantize(a, t)
     if model_is_int:
         _check_range(t, a)
@@ -107,11 +116,14 @@ def prepare_input(t: ir.Tensor, array, mode: str) -> np.ndarray:
 def _check_range(t: ir.Tensor, a: np.ndarray) -> None:
     info = np.iinfo(np.dtype(t.dtype))
     if a.size and (a.min() < info.min or a.max() > info.max):
-        raise InputDataError(f"input {t.name!r}: values outside the {t.dtype} range "
-                             f"[{info.min}, {info.max}]")
+        raise InputDataError(
+            f"input {t.name!r}: values outside the {t.dtype} range [{info.min}, {info.max}]"
+        )
 
 
-def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -> dict[int, np.ndarray]:
+def run_graph(
+    graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False
+) -> dict[int, np.ndarray]:
     """Run `graph` on a batch of inputs ({input name or position or tensor index: array}).
 
     Returns {tensor index: batched array} for the graph outputs, or for every tensor computed
@@ -122,8 +134,11 @@ def run_graph(graph: ir.Graph, inputs: dict, mode: str, *, keep: bool = False) -
     for key, array in inputs.items():
         idx = find_input(graph, key)
         values[idx] = prepare_input(graph.tensors[idx], array, mode)
-    missing = [graph.tensors[i].name for i in graph.inputs
-               if i not in values and not graph.tensors[i].is_constant]
+    missing = [
+        graph.tensors[i].name
+        for i in graph.inputs
+        if i not in values and not graph.tensors[i].is_constant
+    ]
     if missing:
         raise InputDataError(f"no data given for input(s) {', '.join(missing)}")
     sizes = {v.shape[0] for v in values.values()}

@@ -42,8 +42,12 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
         kind = np.dtype(t.dtype).kind
         if kind in "iu":
             info = np.iinfo(np.dtype(t.dtype))
-            draw = lambda k: rng.integers(info.min, int(info.max) + 1,   # noqa: E731
-                                          size=(k,) + tuple(t.shape), dtype=np.int64)
+            draw = lambda k: rng.integers(
+                info.min,
+                int(info.max) + 1,  # noqa: E731
+                size=(k,) + tuple(t.shape),
+                dtype=np.int64,
+            )
         elif kind == "b":
             draw = lambda k: rng.integers(0, 2, size=(k,) + tuple(t.shape))  # noqa: E731
         else:
@@ -61,8 +65,9 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
     return out
 
 
-def sample_inputs(graph: ir.Graph, file: Path | None, samples: int, seed: int
-                  ) -> dict[int, np.ndarray]:
+def sample_inputs(
+    graph: ir.Graph, file: Path | None, samples: int, seed: int
+) -> dict[int, np.ndarray]:
     """The arrays of `file` (.npy / .npz, as for run) when given, else `samples` random inputs."""
     if file is not None:
         return load_inputs(file, graph)

@@ -39,7 +39,7 @@ def primary_tensors(graph: ir.Graph, model: MliModel) -> dict[int, str]:
         for name in layer.outputs:
             idx = model.tensor(name).source_index
             if idx is not None and producer.get(idx) == layer.index:
-                out[idx] = name                  # later layers of the same op win
+                out[idx] = name  # later layers of the same op win
     return out
 
 
@@ -62,8 +62,9 @@ def same_sa8(t: ir.Tensor, m: MliTensor) -> bool:
 
 
 def _fp32_like(m: MliTensor) -> MliTensor:
-    return MliTensor(name=f"{m.name}_fp32", role=Role.ACTIVATION, shape=m.shape,
-                     el_type=ElType.FP32)
+    return MliTensor(
+        name=f"{m.name}_fp32", role=Role.ACTIVATION, shape=m.shape, el_type=ElType.FP32
+    )
 
 
 def encode(m: MliTensor, real: np.ndarray) -> np.ndarray:
@@ -117,7 +118,7 @@ def to_model(t: ir.Tensor, m: MliTensor, q: np.ndarray) -> np.ndarray:
     if kind in "iu":
         if same_sa8(t, m):
             return q.reshape(shape).astype(t.dtype)
-        if t.quant is None:                       # e.g. ARG_MAX indices
+        if t.quant is None:  # e.g. ARG_MAX indices
             return q.reshape(shape).astype(t.dtype)
         from mlitool.execute.tflite_params import affine_quantize
 
@@ -141,7 +142,7 @@ def model_inputs(graph: ir.Graph, model: MliModel, inputs: dict) -> dict[str, np
         idx = find_input(graph, key)
         t = graph.tensors[idx]
         if idx not in primary:
-            continue                              # an input no layer reads
+            continue  # an input no layer reads
         m = model.tensor(primary[idx])
         a = np.asarray(array)
         if a.dtype.kind == "f" and not same_sa8(t, m):
@@ -156,8 +157,9 @@ def model_inputs(graph: ir.Graph, model: MliModel, inputs: dict) -> dict[str, np
     return out
 
 
-def run_mli(graph: ir.Graph, model: MliModel, inputs: dict, arith: Arith, *,
-            keep: bool = False) -> tuple[dict[int, np.ndarray], dict[str, np.ndarray]]:
+def run_mli(
+    graph: ir.Graph, model: MliModel, inputs: dict, arith: Arith, *, keep: bool = False
+) -> tuple[dict[int, np.ndarray], dict[str, np.ndarray]]:
     """Run `model` (lowered from `graph`) on user inputs. Returns ({IR tensor index: value in the
     model's representation} for the graph outputs, or for every mapped tensor with `keep`;
     {MLI tensor name: containers} of what was kept)."""
@@ -166,14 +168,23 @@ def run_mli(graph: ir.Graph, model: MliModel, inputs: dict, arith: Arith, *,
     values = run_model(model, model_inputs(graph, model, inputs), arith, keep=keep)
     primary = primary_tensors(graph, model)
     wanted = primary if keep else {i: primary[i] for i in graph.outputs if i in primary}
-    ir_values = {i: to_model(graph.tensors[i], model.tensor(name), values[name])
-                 for i, name in wanted.items() if name in values}
+    ir_values = {
+        i: to_model(graph.tensors[i], model.tensor(name), values[name])
+        for i, name in wanted.items()
+        if name in values
+    }
     return ir_values, values
 
 
-def run_op(graph: ir.Graph, model: MliModel, op_index: int, feed: dict[int, np.ndarray],
-           arith: Arith, groups: dict[int, list] | None = None,
-           primary: dict[int, str] | None = None) -> dict[int, np.ndarray]:
+def run_op(
+    graph: ir.Graph,
+    model: MliModel,
+    op_index: int,
+    feed: dict[int, np.ndarray],
+    arith: Arith,
+    groups: dict[int, list] | None = None,
+    primary: dict[int, str] | None = None,
+) -> dict[int, np.ndarray]:
     """Run the MLI layers of IR op `op_index` alone (isolated): every activation they read from
     outside the group is taken from `feed` ({IR tensor index: batch in the IR representation,
     real floats or the model's integers}) and converted into that MLI tensor. Returns {IR output
@@ -193,8 +204,10 @@ def run_op(graph: ir.Graph, model: MliModel, op_index: int, feed: dict[int, np.n
                 continue
             idx = t.source_index
             if idx is None or idx not in feed:
-                raise KeyError(f"layer {layer.index} ({layer.kind}) reads {name!r}, which has no "
-                               "IR value to feed")
+                raise KeyError(
+                    f"layer {layer.index} ({layer.kind}) reads {name!r}, which has no "
+                    "IR value to feed"
+                )
             values[name] = to_mli(graph.tensors[idx], t, feed[idx])
             n = values[name].shape[0]
     run_layers(model, layers, values, arith, n)

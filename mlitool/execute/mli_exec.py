@@ -31,8 +31,15 @@ _RUNNERS: dict[str, Runner] = {}
 def runners() -> dict[str, Runner]:
     """Layer kind -> runner: the kernel modules' LAYER_RUNNERS plus the data-movement layers."""
     if not _RUNNERS:
-        from mlitool.execute.mli_kernels import (activations, convert_tensor, eltwise, mac,
-                                                 movement, pool, rnn)
+        from mlitool.execute.mli_kernels import (
+            activations,
+            convert_tensor,
+            eltwise,
+            mac,
+            movement,
+            pool,
+            rnn,
+        )
 
         for module in (mac, pool, eltwise, activations, movement, convert_tensor, rnn):
             _RUNNERS.update(module.LAYER_RUNNERS)
@@ -65,9 +72,12 @@ def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
     where raw zero encodes real zero: FX, or SA with zero point 0)."""
     out = model.tensor(layer.outputs[0])
     c = layer.cfg
-    pads = [(0, 0), (int(c["padding_top"]), int(c["padding_bottom"])),
-            (int(c["padding_left"]), int(c["padding_right"])),
-            (int(c.get("padding_channels_before", 0)), int(c.get("padding_channels_after", 0)))]
+    pads = [
+        (0, 0),
+        (int(c["padding_top"]), int(c["padding_bottom"])),
+        (int(c["padding_left"]), int(c["padding_right"])),
+        (int(c.get("padding_channels_before", 0)), int(c.get("padding_channels_after", 0))),
+    ]
     res = np.pad(xs[0], pads, mode="constant", constant_values=0)
     return res.astype(out.el_type.dtype, copy=False)
 
@@ -77,7 +87,9 @@ def check_mli_version(model: MliModel) -> None:
         raise UnsupportedError(
             f"the mli executor reproduces MLI 2.0.2 arithmetic (checked against the real kernels); "
             f"MLI {model.mli_version} has no reference build to check a reproduction against, so this "
-            "model cannot be executed: convert with --mli 2.0 to run or verify it", model.source)
+            "model cannot be executed: convert with --mli 2.0 to run or verify it",
+            model.source,
+        )
 
 
 def layer_inputs(layer: MliLayer, model: MliModel, values: dict[str, np.ndarray]) -> list:
@@ -89,8 +101,11 @@ def layer_inputs(layer: MliLayer, model: MliModel, values: dict[str, np.ndarray]
             continue
         t = model.tensor(name)
         if t.data is None:
-            raise InputDataError(f"layer {layer.index} ({layer.kind}) reads {name!r}, which no "
-                                 "earlier layer wrote and no input provides", model.source)
+            raise InputDataError(
+                f"layer {layer.index} ({layer.kind}) reads {name!r}, which no "
+                "earlier layer wrote and no input provides",
+                model.source,
+            )
         xs.append(t.data)
     return xs
 
@@ -98,16 +113,21 @@ def layer_inputs(layer: MliLayer, model: MliModel, values: dict[str, np.ndarray]
 def run_layer(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int) -> np.ndarray:
     runner = runners().get(layer.kind)
     if runner is None:
-        raise UnsupportedError(f"the mli executor has no kernel for layer {layer.index} "
-                               f"({layer.op_type} as {layer.kind})", model.source)
+        raise UnsupportedError(
+            f"the mli executor has no kernel for layer {layer.index} "
+            f"({layer.op_type} as {layer.kind})",
+            model.source,
+        )
     out = np.asarray(runner(layer, model, xs, arith))
     expected = (n,) + model.tensor(layer.outputs[0]).shape
     if out.shape != expected:
         if out.shape[1:] == expected[1:] and out.shape[0] == 1:
-            out = np.broadcast_to(out, expected)     # every operand was a constant
+            out = np.broadcast_to(out, expected)  # every operand was a constant
         else:
-            raise AssertionError(f"layer {layer.index} ({layer.kind}) produced {out.shape}, "
-                                 f"its output tensor says {expected}")
+            raise AssertionError(
+                f"layer {layer.index} ({layer.kind}) produced {out.shape}, "
+                f"its output tensor says {expected}"
+            )
     return np.ascontiguousarray(out, dtype=model.tensor(layer.outputs[0]).el_type.dtype)
 
 
@@ -117,19 +137,24 @@ def run_slices(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int)
     the results land in the output's slices. The calls are independent, so this is what the
     runtime's loop computes."""
     calls, out = layer.calls, model.tensor(layer.outputs[0])
-    index = (np.indices(out.shape[:calls.dims], np.int64).reshape(calls.dims, -1)  # (dims, calls)
-             if calls.dims else np.zeros((0, 1), np.int64))  # one call over whole tensors
+    index = (
+        np.indices(out.shape[: calls.dims], np.int64).reshape(calls.dims, -1)  # (dims, calls)
+        if calls.dims
+        else np.zeros((0, 1), np.int64)
+    )  # one call over whole tensors
 
     def positions(t: MliTensor, view: MliTensor) -> np.ndarray:
         """(calls, slice elements): flat row-major positions of every call's slice in `t`."""
         lead = (1,) * (out.rank - t.rank)
         strides = row_major_strides(lead + t.shape)
-        start = np.asarray(calls.steps(t.shape, row_major_strides(t.shape), out.shape),
-                           np.int64) @ index
+        start = (
+            np.asarray(calls.steps(t.shape, row_major_strides(t.shape), out.shape), np.int64)
+            @ index
+        )
         inner = np.zeros(1, np.int64)
         if view.size > 1:
             tail = np.indices(view.shape).reshape(view.rank, -1)
-            inner = np.asarray(strides[calls.dims:], np.int64) @ tail
+            inner = np.asarray(strides[calls.dims :], np.int64) @ tail
         return start[:, None] + inner[None, :]
 
     views = [model.tensor(v) for v in calls.views]
@@ -137,11 +162,13 @@ def run_slices(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int)
     for x, name, view in zip(xs, layer.inputs, views):
         t = model.tensor(name)
         where = positions(t, view)
-        flat = np.asarray(x).reshape((-1, t.size))         # a constant is a batch of one
-        gathered.append(np.broadcast_to(flat[:, where], (n,) + where.shape)
-                        .reshape((-1,) + view.shape))
-    one_call = dataclasses.replace(layer, inputs=list(calls.views[:-1]),
-                                   outputs=[calls.views[-1]], calls=None)
+        flat = np.asarray(x).reshape((-1, t.size))  # a constant is a batch of one
+        gathered.append(
+            np.broadcast_to(flat[:, where], (n,) + where.shape).reshape((-1,) + view.shape)
+        )
+    one_call = dataclasses.replace(
+        layer, inputs=list(calls.views[:-1]), outputs=[calls.views[-1]], calls=None
+    )
     res = run_layer(one_call, model, gathered, arith, len(gathered[0]))
     result = np.empty((n, out.size), dtype=out.el_type.dtype)
     where = positions(out, views[-1])
@@ -149,9 +176,16 @@ def run_slices(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int)
     return result.reshape((n,) + out.shape)
 
 
-def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np.ndarray],
-               arith: Arith, n: int, *, keep: bool = True, wanted: set[str] | None = None
-               ) -> dict[str, np.ndarray]:
+def run_layers(
+    model: MliModel,
+    layers: Iterable[MliLayer],
+    values: dict[str, np.ndarray],
+    arith: Arith,
+    n: int,
+    *,
+    keep: bool = True,
+    wanted: set[str] | None = None,
+) -> dict[str, np.ndarray]:
     """Run `layers` in order over `values` (updated in place and returned). Without `keep`,
     arrays no later layer reads are dropped unless in `wanted`."""
     layers = list(layers)
@@ -160,7 +194,7 @@ def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np
         for name in layer.inputs:
             last_use[name] = pos
     for pos, layer in enumerate(layers):
-        if layer.kind == "view":       # no call: outputs are views of the inputs' buffer
+        if layer.kind == "view":  # no call: outputs are views of the inputs' buffer
             values.update(mli_view_layers.run_view(layer, model, values))
         else:
             xs = layer_inputs(layer, model, values)
@@ -173,8 +207,9 @@ def run_layers(model: MliModel, layers: Iterable[MliLayer], values: dict[str, np
     return values
 
 
-def run_model(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith,
-              keep: bool = False) -> dict[str, np.ndarray]:
+def run_model(
+    model: MliModel, inputs: dict[str, np.ndarray], arith: Arith, keep: bool = False
+) -> dict[str, np.ndarray]:
     """Run every layer in order. `inputs` maps MLI input tensor names to batched arrays in the
     tensors' element types. Returns the model outputs (or every tensor when `keep`)."""
     check_mli_version(model)
@@ -190,11 +225,11 @@ def run_model(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith,
         t = model.tensor(name)
         a = np.asarray(array)
         if a.shape[1:] != t.shape:
-            raise InputDataError(f"MLI input {name!r}: expected (N,) + {t.shape}, got {a.shape}",
-                                 model.source)
+            raise InputDataError(
+                f"MLI input {name!r}: expected (N,) + {t.shape}, got {a.shape}", model.source
+            )
         values[name] = a.astype(t.el_type.dtype, copy=False)
-    values = run_layers(model, model.layers, values, arith, n, keep=keep,
-                        wanted=set(model.outputs))
+    values = run_layers(model, model.layers, values, arith, n, keep=keep, wanted=set(model.outputs))
     if keep:
         return values
     return {name: values[name] for name in model.outputs}

@@ -24,7 +24,9 @@ class Arith:
 
     def __post_init__(self) -> None:
         if self.round_mode not in (UP, CONVERGENT):
-            raise ValueError(f"round_mode must be {UP!r} or {CONVERGENT!r}, not {self.round_mode!r}")
+            raise ValueError(
+                f"round_mode must be {UP!r} or {CONVERGENT!r}, not {self.round_mode!r}"
+            )
 
     @property
     def name(self) -> str:

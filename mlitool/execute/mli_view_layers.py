@@ -25,12 +25,16 @@ def _root(model: MliModel, layer: MliLayer) -> MliTensor:
         t = model.tensor(name)
         root = model.tensor(t.buffer) if t.buffer is not None else t
         if root.buffer is not None:
-            raise AssertionError(f"tensor '{name}' views '{t.buffer}', itself a view: views "
-                                 "must name their root buffer")
+            raise AssertionError(
+                f"tensor '{name}' views '{t.buffer}', itself a view: views "
+                "must name their root buffer"
+            )
         roots.add(root.name)
     if len(roots) != 1:
-        raise AssertionError(f"view layer {layer.index} ({layer.op_type}) spans buffers "
-                             f"{sorted(roots)}; a view layer lives in one buffer")
+        raise AssertionError(
+            f"view layer {layer.index} ({layer.op_type}) spans buffers "
+            f"{sorted(roots)}; a view layer lives in one buffer"
+        )
     return model.tensor(roots.pop())
 
 
@@ -61,8 +65,10 @@ def run_view(layer: MliLayer, model: MliModel, values: dict) -> dict[str, np.nda
         t = model.tensor(name)
         idx = flat_index(t, size).reshape(-1)
         if not written[idx].all():
-            raise AssertionError(f"view '{name}' of layer {layer.index} ({layer.op_type}) reads "
-                                 f"elements of '{root.name}' that none of its inputs holds")
+            raise AssertionError(
+                f"view '{name}' of layer {layer.index} ({layer.op_type}) reads "
+                f"elements of '{root.name}' that none of its inputs holds"
+            )
         out[name] = flat[:, idx].reshape((n,) + t.shape)
     return out
 
@@ -72,7 +78,7 @@ def run_copy(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
     destination offset: the destination is a whole tensor, possibly a view)."""
     out = model.tensor(layer.outputs[0])
     x = xs[0]
-    if model.tensor(layer.inputs[0]).data is not None:     # a constant: a batch of one
+    if model.tensor(layer.inputs[0]).data is not None:  # a constant: a batch of one
         x = np.asarray(x)[None]
     box = mov_source_box(layer.cfg, x.ndim - 1)
     return np.ascontiguousarray(x[(slice(None),) + box]).reshape((x.shape[0],) + out.shape)

@@ -24,8 +24,9 @@ BUILD_PRESETS: dict[str, Arith] = {
 DEFAULT_BUILD = "vpx"
 
 
-def arith_for(build: str | None = None, round_mode: str | None = None,
-              accu: str | None = None) -> Arith:
+def arith_for(
+    build: str | None = None, round_mode: str | None = None, accu: str | None = None
+) -> Arith:
     """The Arith of the `build` preset (default vpx), with explicit `round_mode` (up|convergent)
     and `accu` (full|reduced) overriding the preset."""
     build = (build or DEFAULT_BUILD).lower()

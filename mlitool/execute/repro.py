@@ -19,12 +19,12 @@ import math
 
 import numpy as np
 
-W_BITS = 16                 # w keeps 2 * 16 bits of its column's largest magnitude
+W_BITS = 16  # w keeps 2 * 16 bits of its column's largest magnitude
 
 
 def _pow2_scale(m: np.ndarray, bits: int) -> np.ndarray:
     """The power of two (float64) that maps max magnitudes `m` just below 2^bits."""
-    _, e = np.frexp(m)                                                # m < 2^e
+    _, e = np.frexp(m)  # m < 2^e
     return np.ldexp(1.0, bits - e)
 
 
@@ -48,11 +48,11 @@ def grid_matmul(xi: np.ndarray, x_scale: np.ndarray, w: np.ndarray) -> np.ndarra
     w_scale = _pow2_scale(np.abs(w).max(axis=0, initial=0), W_BITS)
     s = np.multiply(w, w_scale, dtype=np.float64)
     w_hi = np.rint(s)
-    w_lo = np.rint((s - w_hi) * 2.0 ** W_BITS)                        # s - w_hi is exact
-    both = xi @ np.concatenate([w_hi, w_lo], axis=1)                  # one exact dgemm
-    acc = both[:, n:] * 2.0 ** -W_BITS
+    w_lo = np.rint((s - w_hi) * 2.0**W_BITS)  # s - w_hi is exact
+    both = xi @ np.concatenate([w_hi, w_lo], axis=1)  # one exact dgemm
+    acc = both[:, n:] * 2.0**-W_BITS
     acc += both[:, :n]
-    acc /= x_scale[:, None]                                           # exact: powers of two
+    acc /= x_scale[:, None]  # exact: powers of two
     acc /= w_scale
     return acc.astype(np.float32)
 
@@ -74,7 +74,7 @@ def matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 # on every machine): x = k ln2 + r with |r| <= ln2 / 2, exp(r) by its Taylor series to r^13/13!
 # (truncation below 2^-56), then times 2^k built from its bits. Rounded to float32 it is float32's
 # exp correctly rounded except within about 2^-50 of a rounding tie.
-_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10   # fdlibm's split
+_LN2_HI, _LN2_LO = 6.93147180369123816490e-01, 1.90821492927058770002e-10  # fdlibm's split
 _TAYLOR = [1.0 / math.factorial(n) for n in range(13, -1, -1)]
 
 
@@ -87,7 +87,7 @@ def _exp64(x: np.ndarray) -> np.ndarray:
     for coef in _TAYLOR[1:]:
         p *= r
         p += coef
-    p *= ((np.nan_to_num(k).astype(np.int64) + 1023) << 52).view(np.float64)   # 2^k, exact
+    p *= ((np.nan_to_num(k).astype(np.int64) + 1023) << 52).view(np.float64)  # 2^k, exact
     return p
 
 
@@ -102,7 +102,7 @@ def tanh(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, np.float64)
     e = _exp64(2 * np.abs(x))
     big = np.copysign((e - 1) / (e + 1), x)
-    xs = np.clip(x, -1.0, 1.0)                                        # no inf - inf
+    xs = np.clip(x, -1.0, 1.0)  # no inf - inf
     x2 = xs * xs
     small = xs - xs * x2 / 3 + 2 * xs * x2 * x2 / 15
-    return np.where(np.abs(x) < 2.0 ** -12, small, big).astype(np.float32)
+    return np.where(np.abs(x) < 2.0**-12, small, big).astype(np.float32)

@@ -58,7 +58,7 @@ def srdhm(a, b) -> np.ndarray:
     np.subtract(s, (1 << 31) - 1, out=s, where=ab < 0)
     s += (s >> 63) & ((1 << 31) - 1)
     s >>= 31
-    if np.any(b == INT32_MIN):                  # the one product that overflows
+    if np.any(b == INT32_MIN):  # the one product that overflows
         s = np.where((a == b) & (a == INT32_MIN), INT32_MAX, s)
     return s
 
@@ -94,12 +94,19 @@ def _in_int32(x: np.ndarray) -> bool:
     return x.size == 0 or (INT32_MIN <= int(x.min()) and int(x.max()) <= INT32_MAX)
 
 
-def _srdhm_then_rdbpot(x: np.ndarray, multiplier: np.ndarray, e: np.ndarray,
-                       int32: bool = False) -> np.ndarray:
+def _srdhm_then_rdbpot(
+    x: np.ndarray, multiplier: np.ndarray, e: np.ndarray, int32: bool = False
+) -> np.ndarray:
     """rdbpot(srdhm(x, m), e): in one rounding shift where its conditions hold (`int32`: the
     caller knows x is inside the int32 range)."""
-    if x.ndim and x.size and int(e.max()) <= 31 and int(e.min()) >= 0 \
-            and not np.any(multiplier == INT32_MIN) and (int32 or _in_int32(x)):
+    if (
+        x.ndim
+        and x.size
+        and int(e.max()) <= 31
+        and int(e.min()) >= 0
+        and not np.any(multiplier == INT32_MIN)
+        and (int32 or _in_int32(x))
+    ):
         return _srdhm_rdbpot(x, multiplier, e)
     return rdbpot(srdhm(x, multiplier), e)
 
@@ -114,17 +121,18 @@ def _srdhm_rdbpot(x: np.ndarray, multiplier: np.ndarray, e: np.ndarray) -> np.nd
     """
     p = np.multiply(x, multiplier)
     p += 1 << 30
-    below = np.right_shift(p, 63)                 # -1 where the srdhm result is negative
+    below = np.right_shift(p, 63)  # -1 where the srdhm result is negative
     p += np.where(e >= 1, np.left_shift(np.int64(1), 30 + e), 0)
-    np.left_shift(below, 31, out=below)           # (masked ops with where= are 10x slower)
+    np.left_shift(below, 31, out=below)  # (masked ops with where= are 10x slower)
     if not np.all(e >= 1):
         below &= np.where(e >= 1, np.int64(-1), np.int64(0))
     p += below
     return np.right_shift(p, 31 + e, out=p)
 
 
-def mul_by_quantized_multiplier_f64(acc: np.ndarray, bias, multiplier, shift,
-                                    offset: int) -> np.ndarray | None:
+def mul_by_quantized_multiplier_f64(
+    acc: np.ndarray, bias, multiplier, shift, offset: int
+) -> np.ndarray | None:
     """MultiplyByQuantizedMultiplier(acc + bias, m, shift) + offset in float64 (integer-valued
     result), or None where float64 cannot hold every step exactly.
 
@@ -136,19 +144,24 @@ def mul_by_quantized_multiplier_f64(acc: np.ndarray, bias, multiplier, shift,
     """
     m, e = _i64(multiplier), -_i64(shift)
     b = _i64(bias)
-    if acc.size == 0 or int(e.min()) < 0 or int(e.max()) > 31 or int(m.min()) < 0 \
-            or int(m.max()) >= (1 << 31):
+    if (
+        acc.size == 0
+        or int(e.min()) < 0
+        or int(e.max()) > 31
+        or int(m.min()) < 0
+        or int(m.max()) >= (1 << 31)
+    ):
         return None
     amax = max(-float(acc.min()), float(acc.max())) + float(np.abs(b).max(initial=0))
     emax = int(e.max())
-    if amax >= 2.0 ** 31 or amax * float(m.max()) + (abs(offset) + 3) * 2.0 ** (31 + emax) >= 2.0 ** 52:
+    if amax >= 2.0**31 or amax * float(m.max()) + (abs(offset) + 3) * 2.0 ** (31 + emax) >= 2.0**52:
         return None
     scale = np.ldexp(m.astype(np.float64), -(31 + e))
     up = np.where(e >= 1, np.ldexp(1.0, 30 + e), 0.0)
     k = b * scale + np.ldexp((1 << 30) + up, -(31 + e)) + offset
     t = np.multiply(acc, scale, dtype=np.float64)
     t += k
-    below = t < np.where(e >= 1, offset + 0.5, -np.inf)      # srdhm result negative (e >= 1)
+    below = t < np.where(e >= 1, offset + 0.5, -np.inf)  # srdhm result negative (e >= 1)
     t -= below * np.where(e >= 1, np.ldexp(1.0, -e), 0.0)
     return np.floor(t, out=t)
 
@@ -176,7 +189,9 @@ def sat_shift_left(x, exponent: int) -> np.ndarray:
     """gemmlowp SaturatingRoundingMultiplyByPOT with a positive exponent, on int32."""
     x = _i64(x)
     threshold = (1 << (31 - exponent)) - 1
-    return np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, wrap32(x << exponent)))
+    return np.where(
+        x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, wrap32(x << exponent))
+    )
 
 
 def rescale(x, src_int_bits: int, dst_int_bits: int) -> np.ndarray:
@@ -202,8 +217,15 @@ def _exp_quarter_interval(a: np.ndarray) -> np.ndarray:
     return wrap32(constant_term + srdhm(constant_term, wrap32(x + poly)))
 
 
-_EXP_BARREL = ((-2, 1672461947), (-1, 1302514674), (0, 790015084), (1, 290630308),
-               (2, 39332535), (3, 720401), (4, 242))
+_EXP_BARREL = (
+    (-2, 1672461947),
+    (-1, 1302514674),
+    (0, 790015084),
+    (1, 290630308),
+    (2, 39332535),
+    (3, 720401),
+    (4, 242),
+)
 
 
 def exp_on_negative_values(a, integer_bits: int) -> np.ndarray:
@@ -267,11 +289,11 @@ def inv_sqrt_multiplier(x, reverse_shift: int) -> tuple[np.ndarray, np.ndarray]:
     x = _i64(x).copy()
     small = x <= 1
     shift = np.full(x.shape, 11, dtype=np.int64)
-    for _ in range(2):   # x < 2^31: at most two divisions by 4 bring it below 2^29
+    for _ in range(2):  # x < 2^31: at most two divisions by 4 bring it below 2^29
         big = x >= (1 << 29)
         x = np.where(big, x // 4, x)
         shift += big
-    x = np.where(small, 1 << 28, x)      # placeholder, result replaced below
+    x = np.where(small, 1 << 28, x)  # placeholder, result replaced below
     max_left_shift_bits = count_leading_zeros32(x) - 1
     left_shift_bit_pairs = max_left_shift_bits // 2 - 1
     shift -= left_shift_bit_pairs
@@ -279,7 +301,7 @@ def inv_sqrt_multiplier(x, reverse_shift: int) -> tuple[np.ndarray, np.ndarray]:
     f3_input = x >> 1
     f3_half_input = rdbpot(f3_input, 1)
     half_three = (1 << 28) + (1 << 27)
-    v = np.full(x.shape, 1 << 28, dtype=np.int64)      # F3::One()
+    v = np.full(x.shape, 1 << 28, dtype=np.int64)  # F3::One()
     for _ in range(5):
         v3 = rescale(srdhm(srdhm(v, v), v), 9, 3)
         v = rescale(wrap32(srdhm(half_three, v) - srdhm(f3_half_input, v3)), 6, 3)
@@ -290,4 +312,3 @@ def inv_sqrt_multiplier(x, reverse_shift: int) -> tuple[np.ndarray, np.ndarray]:
     shift = np.where(neg, 0, shift)
     shift = shift * reverse_shift
     return np.where(small, INT32_MAX, v), np.where(small, 0, shift)
-

@@ -20,11 +20,18 @@ from mlitool import lstm_slots as lstm
 from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute.call import Call
-from mlitool.execute.gemmlowp16 import INT16_MAX, INT16_MIN, logistic_table, lookup, tanh_table, wrap16
+from mlitool.execute.gemmlowp16 import (
+    INT16_MAX,
+    INT16_MIN,
+    logistic_table,
+    lookup,
+    tanh_table,
+    wrap16,
+)
 from mlitool.execute.tflite_params import scale_of, zp_of
 
 f32 = np.float32
-GATE_INTEGER_BITS = 3                      # gates are Q3.12 (TFLite's default intermediate 2^-12)
+GATE_INTEGER_BITS = 3  # gates are Q3.12 (TFLite's default intermediate 2^-12)
 
 
 def unidirectional_sequence_lstm(c: Call):
@@ -38,15 +45,17 @@ def unidirectional_sequence_lstm(c: Call):
         if any(c.has(k) for k in slots):
             raise c.unsupported(f"an integer LSTM with {what}")
     if c.opt("fused_activation", "TANH") != "TANH":
-        raise c.unsupported(f"an integer LSTM with activation {c.opt('fused_activation')} "
-                            "(TFLite's integer LSTM computes TANH only)")
+        raise c.unsupported(
+            f"an integer LSTM with activation {c.opt('fused_activation')} "
+            "(TFLite's integer LSTM computes TANH only)"
+        )
     cell = _Cell(c)
     time_major = bool(c.opt("time_major", False))
     x = np.asarray(c.x(0), np.int64)
     if time_major:
-        x = x.swapaxes(1, 2)                                      # (n, B, T, N)
+        x = x.swapaxes(1, 2)  # (n, B, T, N)
     n, batch, steps = x.shape[:3]
-    y = cell.run(x.reshape(n * batch, steps, -1))                 # (n*B, T, M)
+    y = cell.run(x.reshape(n * batch, steps, -1))  # (n*B, T, M)
     y = y.reshape(n, batch, steps, -1)
     return [(y.swapaxes(1, 2) if time_major else y).astype(np.int8).reshape(c.out_shape())]
 
@@ -59,7 +68,7 @@ class _Cell:
         self.gates = [1, 2, 3] if self.cifg else [0, 1, 2, 3]
         x_t, h_t, cell_t = c.tin(0), c.tin(lstm.OUTPUT_STATE), c.tin(lstm.CELL_STATE)
         self.cell_power = _cell_scale_power(c, scale_of(cell_t))
-        gate_scale = f32(2.0 ** -12)
+        gate_scale = f32(2.0**-12)
         w_in, w_rec, bias_in, bias_rec, m_in, m_rec = [], [], [], [], [], []
         for g in self.gates:
             wi = np.asarray(c.const(lstm.INPUT_WEIGHTS[g]), np.int64)
@@ -69,25 +78,30 @@ class _Cell:
             w_rec.append(wr)
             bias_in.append(b - zp_of(x_t) * wi.sum(axis=1))
             bias_rec.append(-zp_of(h_t) * wr.sum(axis=1))
-            m_in.append(f32(scale_of(c.tin(lstm.INPUT_WEIGHTS[g]))) * f32(scale_of(x_t)) / gate_scale)
-            m_rec.append(f32(scale_of(c.tin(lstm.RECURRENT_WEIGHTS[g]))) * f32(scale_of(h_t))
-                         / gate_scale)
+            m_in.append(
+                f32(scale_of(c.tin(lstm.INPUT_WEIGHTS[g]))) * f32(scale_of(x_t)) / gate_scale
+            )
+            m_rec.append(
+                f32(scale_of(c.tin(lstm.RECURRENT_WEIGHTS[g]))) * f32(scale_of(h_t)) / gate_scale
+            )
         cells = w_in[0].shape[0]
         self.cells = cells
         # All gates side by side: one product per step; multipliers repeat per gate row.
-        self.w_in = np.concatenate(w_in).T.astype(np.float64)       # (N, G*M), exact sums
-        self.w_rec = np.concatenate(w_rec).T.astype(np.float64)     # (M, G*M)
+        self.w_in = np.concatenate(w_in).T.astype(np.float64)  # (N, G*M), exact sums
+        self.w_rec = np.concatenate(w_rec).T.astype(np.float64)  # (M, G*M)
         self.bias_in, self.bias_rec = np.concatenate(bias_in), np.concatenate(bias_rec)
         self.mult_in = [np.repeat(v, cells) for v in fp.quantize_multiplier(np.array(m_in))]
         self.mult_rec = [np.repeat(v, cells) for v in fp.quantize_multiplier(np.array(m_rec))]
         hidden = _hidden(c)
         self.hidden_zp = zp_of(hidden)
-        self.hidden_mult = fp.quantize_multiplier(f32(2.0 ** -15) / f32(scale_of(hidden))
-                                                  * f32(2.0 ** -15))
+        self.hidden_mult = fp.quantize_multiplier(
+            f32(2.0**-15) / f32(scale_of(hidden)) * f32(2.0**-15)
+        )
         self.h0 = zp_of(h_t)
         clip = float(c.opt("cell_clip", 0.0) or 0.0)
-        self.clip = int(np.clip(f32(clip) / f32(scale_of(cell_t)), INT16_MIN, INT16_MAX)) \
-            if clip > 0 else 0
+        self.clip = (
+            int(np.clip(f32(clip) / f32(scale_of(cell_t)), INT16_MIN, INT16_MAX)) if clip > 0 else 0
+        )
         self.sigmoid = logistic_table(GATE_INTEGER_BITS)
         self.tanh_gate = tanh_table(GATE_INTEGER_BITS)
         self.tanh_cell = tanh_table(15 + self.cell_power)
@@ -101,8 +115,9 @@ class _Cell:
         cell = np.zeros((batch, m), np.int64)
         out = np.empty((batch, steps, h.shape[1]), np.int64)
         for t in range(steps):
-            pre = _requantize16(h.astype(np.float64) @ self.w_rec, self.bias_rec, self.mult_rec,
-                                from_input[:, t])
+            pre = _requantize16(
+                h.astype(np.float64) @ self.w_rec, self.bias_rec, self.mult_rec, from_input[:, t]
+            )
             gate = dict(zip(self.gates, np.split(pre, len(self.gates), axis=1)))
             forget = lookup(self.sigmoid, gate[1])
             cell_in = lookup(self.tanh_gate, gate[2])
@@ -114,8 +129,11 @@ class _Cell:
             if self.clip > 0:
                 cell = np.clip(cell, -self.clip, self.clip)
             hidden = output * lookup(self.tanh_cell, cell)
-            h = np.clip(fp.mul_by_quantized_multiplier(hidden, *self.hidden_mult) + self.hidden_zp,
-                        -128, 127)
+            h = np.clip(
+                fp.mul_by_quantized_multiplier(hidden, *self.hidden_mult) + self.hidden_zp,
+                -128,
+                127,
+            )
             out[:, t] = h
         return out
 
@@ -132,8 +150,10 @@ def _cell_scale_power(c: Call, scale: float) -> int:
     log2 = f32(math.log(scale)) * f32(1.0 / math.log(2.0))
     power = int(np.round(log2))
     if abs(float(log2) - power) >= 1e-3 or not -15 <= power <= -9:
-        raise c.unsupported(f"an integer LSTM whose cell state scale {scale:g} is not a power "
-                            "of two between 2^-15 and 2^-9")
+        raise c.unsupported(
+            f"an integer LSTM whose cell state scale {scale:g} is not a power "
+            "of two between 2^-15 and 2^-9"
+        )
     return power
 
 
@@ -142,6 +162,8 @@ def _hidden(c: Call):
     inter, k = c.op.intermediates, lstm.HIDDEN_INTERMEDIATE
     t = c.graph.tensor(inter[k]) if len(inter) > k and inter[k] >= 0 else None
     if t is None or t.quant is None:
-        raise c.unsupported("an integer LSTM without the quantized hidden-state intermediate "
-                            "(intermediate 4) TFLite reads its output scale from")
+        raise c.unsupported(
+            "an integer LSTM without the quantized hidden-state intermediate "
+            "(intermediate 4) TFLite reads its output scale from"
+        )
     return t

@@ -14,8 +14,15 @@ from mlitool.execute.call import Call
 from mlitool.execute.channels import by_blocks, long_rows
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.tflite_ops import _is_float, _merge
-from mlitool.execute.tflite_params import (activation_range, channel_multipliers, finish,
-                                           quant_of, requant_channels, scale_of, zp_of)
+from mlitool.execute.tflite_params import (
+    activation_range,
+    channel_multipliers,
+    finish,
+    quant_of,
+    requant_channels,
+    scale_of,
+    zp_of,
+)
 
 f32 = np.float32
 
@@ -25,8 +32,10 @@ def _weighted_float(c: Call) -> bool:
     x_t, w_t = c.tin("input"), c.tin("weights")
     if _is_float(x_t):
         if not _is_float(w_t):
-            raise UnsupportedError(f"{c.op.label}: hybrid (dynamic-range) op with {w_t.dtype} weights "
-                                   "and float activations; run it in float mode")
+            raise UnsupportedError(
+                f"{c.op.label}: hybrid (dynamic-range) op with {w_t.dtype} weights "
+                "and float activations; run it in float mode"
+            )
         return True
     if x_t.dtype not in ("int8", "int16") or w_t.dtype != "int8":
         raise c.unsupported(f"{x_t.dtype} activations with {w_t.dtype} weights")
@@ -79,9 +88,10 @@ def _per_channel_output(c: Call, acc: np.ndarray) -> list:
             y = fp.mul_by_quantized_multiplier_f64(rows, b, m, s, zp_of(out_t))
             if y is not None:
                 return np.clip(y, lo, hi, out=y).astype(out_t.dtype).reshape(a.shape)
-        a = a.astype(np.int64)               # integer-valued floats: the cast is exact
+        a = a.astype(np.int64)  # integer-valued floats: the cast is exact
         a += bias
         return finish(requant_channels(a, in_t, w_t, out_t), out_t, act)
+
     return [by_blocks(block, acc, out_t.dtype).reshape(c.out_shape())]
 
 
@@ -93,15 +103,19 @@ def conv_2d(c: Call):
     if x.shape[3] != ci:
         raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    return _per_channel_output(c, exact_matmul(win.im2col(x, kh, kw, geom), w.reshape(o, -1).T, bound))
+    return _per_channel_output(
+        c, exact_matmul(win.im2col(x, kh, kw, geom), w.reshape(o, -1).T, bound)
+    )
 
 
 def depthwise_conv_2d(c: Call):
     if _weighted_float(c):
         return float_ops.depthwise_conv_2d(c)
     x, zp, w = _merge(c.x("input")), zp_of(c.tin("input")), _weights(c)
-    info = np.iinfo(x.dtype)                 # |x - zp| from the type: no pass over the data
-    dtype = sum_dtype(w.shape[1] * w.shape[2], max(zp - int(info.min), int(info.max) - zp) * max_abs(w))
+    info = np.iinfo(x.dtype)  # |x - zp| from the type: no pass over the data
+    dtype = sum_dtype(
+        w.shape[1] * w.shape[2], max(zp - int(info.min), int(info.max) - zp) * max_abs(w)
+    )
     if dtype is np.int64:
         raise UnsupportedError(f"{c.op.label}: depthwise sums beyond 2^53")
     # the raw integers, padded with the zero point: x - zp is formed block by block in the sum
@@ -116,8 +130,9 @@ def transpose_conv(c: Call):
     x, w, _ = _offsets(c)
     out_h, out_w = c.tout().shape[1:3]
     # float64 taps: a 16x8 product reaches 2^23, so float32 sums would not stay exact
-    acc = win.transpose_conv_sum(x.astype(np.float64), w.astype(np.float64), c.op.options,
-                                 out_h, out_w)
+    acc = win.transpose_conv_sum(
+        x.astype(np.float64), w.astype(np.float64), c.op.options, out_h, out_w
+    )
     return _per_channel_output(c, acc)
 
 
@@ -131,7 +146,9 @@ def fully_connected(c: Call):
         w = w - int(wq.zero_point[0])
     depth = w.shape[-1]
     x = c.x("input").reshape(-1, depth).astype(np.float64) - zp_of(x_t)
-    acc = exact_matmul(x, w.reshape(-1, depth).T, max_abs(x) * max_abs(w)).astype(np.int64) + _bias(c)
+    acc = exact_matmul(x, w.reshape(-1, depth).T, max_abs(x) * max_abs(w)).astype(np.int64) + _bias(
+        c
+    )
     # BUILTIN_REF requantizes in double: round(acc * (in_scale * w_scale / out_scale)), C round()
     # (int8 and 16x8 alike; measured against LiteRT).
     real = (np.float64(scale_of(x_t)) * wq.scale) / np.float64(scale_of(out_t))

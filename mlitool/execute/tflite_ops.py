@@ -19,8 +19,15 @@ from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
 from mlitool.execute.call import Call
 from mlitool.execute.layout_ops import concat_parts, pad_with
+from mlitool.execute.tflite_params import (
+    activation_range,
+    affine_quantize,
+    finish,
+    quant_of,
+    scale_of,
+    zp_of,
+)
 from mlitool.execute.tflite_softmax16 import softmax_int16
-from mlitool.execute.tflite_params import (activation_range, affine_quantize, finish, quant_of, scale_of, zp_of)
 
 f32 = np.float32
 
@@ -55,7 +62,9 @@ def average_pool_2d(c: Call):
     x, kh, kw, (oh, ow, pt, pl, sh, sw, _, _) = _pool_setup(c)
     v = win.windows(x.astype(np.int64), kh, kw, oh, ow, pt, pl, sh, sw)
     acc = v.sum(axis=(4, 5))
-    count = win.valid_counts(x.shape[1], x.shape[2], kh, kw, oh, ow, pt, pl, sh, sw)[None, :, :, None]
+    count = win.valid_counts(x.shape[1], x.shape[2], kh, kw, oh, ow, pt, pl, sh, sw)[
+        None, :, :, None
+    ]
     half = count // 2
     # C integer division truncates toward zero.
     num = np.where(acc > 0, acc + half, acc - half)
@@ -87,7 +96,7 @@ def _add_sub(c: Call, sign: int):
         raise c.unsupported(f"{out_t.dtype} {c.op.type}")
     if out_t.dtype == "int16" and c.opt("pot_scale_int16", True):
         raise c.unsupported(f"int16 {c.op.type} with power-of-two scales (pot_scale_int16)")
-    left_shift = 15 if out_t.dtype == "int16" else 20   # 16x8 general-scale path: 15
+    left_shift = 15 if out_t.dtype == "int16" else 20  # 16x8 general-scale path: 15
     s1, s2, so = f32(scale_of(t1)), f32(scale_of(t2)), f32(scale_of(out_t))
     twice_max = np.float64(f32(2) * max(s1, s2))
     m1, sh1 = fp.quantize_multiplier(np.float64(s1) / twice_max)
@@ -99,7 +108,7 @@ def _add_sub(c: Call, sign: int):
     sa = fp.mul_smaller_than_one(a << left_shift, m1, sh1)
     sb = fp.mul_smaller_than_one(b << left_shift, m2, sh2)
     raw = sa + sb if sign > 0 else sa - sb
-    if sho > 0:   # SUB allows an output multiplier above one
+    if sho > 0:  # SUB allows an output multiplier above one
         out = fp.mul_by_quantized_multiplier(raw, mo, sho)
     else:
         out = fp.mul_smaller_than_one(raw, mo, sho)
@@ -153,7 +162,11 @@ def _relu_x(c: Call, act_min: float, act_max: float | None, float_kernel):
     info = np.iinfo(np.dtype(out_t.dtype))
     so, zo = f32(scale_of(out_t)), zp_of(out_t)
     lo = max(int(info.min), zo + int(fp.round_away_f32(f32(act_min) / so)))
-    hi = int(info.max) if act_max is None else min(int(info.max), zo + int(fp.round_away_f32(f32(act_max) / so)))
+    hi = (
+        int(info.max)
+        if act_max is None
+        else min(int(info.max), zo + int(fp.round_away_f32(f32(act_max) / so)))
+    )
     # ReluPrepare divides the float scales in float32.
     m, s = fp.quantize_multiplier(np.float64(f32(scale_of(in_t)) / so))
     x = c.x(0).astype(np.int64) - zp_of(in_t)
@@ -180,7 +193,7 @@ def leaky_relu(c: Call):
     alpha = f32(c.opt("alpha", 0.2))
     si, so = f32(scale_of(in_t)), f32(scale_of(out_t))
     m_a, s_a = fp.quantize_multiplier(np.float64(si * alpha / so))
-    m_i, s_i = fp.quantize_multiplier(np.float64(si / so))      # float32 division, as Prepare
+    m_i, s_i = fp.quantize_multiplier(np.float64(si / so))  # float32 division, as Prepare
     x = c.x(0).astype(np.int64) - zp_of(in_t)
     pos = fp.mul_by_quantized_multiplier(x, m_i, s_i)
     neg = fp.mul_by_quantized_multiplier(x, m_a, s_a)
@@ -194,7 +207,7 @@ def prelu(c: Call):
     if _is_float(in_t):
         return float_ops.prelu(c)
     si, sa, so = f32(scale_of(in_t)), f32(scale_of(a_t)), f32(scale_of(out_t))
-    m1, s1 = fp.quantize_multiplier(np.float64(si / so))          # float32 math, as Prepare
+    m1, s1 = fp.quantize_multiplier(np.float64(si / so))  # float32 math, as Prepare
     m2, s2 = fp.quantize_multiplier(np.float64(si * sa / so))
     x, alpha = c.aligned(0, 1)
     x = x.astype(np.int64) - zp_of(in_t)
@@ -212,8 +225,11 @@ def _lut(c: Call, fn, float_kernel):
     if _is_float(in_t):
         return float_kernel(c)
     if in_t.dtype != "int8":
-        why = ": TFLite's int16 kernel interpolates a sigmoid table mlitool does not reproduce" \
-            if in_t.dtype == "int16" else ""
+        why = (
+            ": TFLite's int16 kernel interpolates a sigmoid table mlitool does not reproduce"
+            if in_t.dtype == "int16"
+            else ""
+        )
         raise UnsupportedError(f"{c.unsupported(f'{in_t.dtype} {c.op.type}')}{why}")
     vals = np.arange(-128, 128, dtype=np.int64)
     deq = f32(scale_of(in_t)) * (vals - zp_of(in_t)).astype(f32)
@@ -256,9 +272,13 @@ def softmax(c: Call):
         raise c.unsupported(f"{in_t.dtype}→{out_t.dtype} SOFTMAX")
     beta = np.float64(f32(c.opt("beta", 1.0)))
     int_bits = 5
-    real = min(beta * np.float64(scale_of(in_t)) * float(1 << (31 - int_bits)), float((1 << 31) - 1))
+    real = min(
+        beta * np.float64(scale_of(in_t)) * float(1 << (31 - int_bits)), float((1 << 31) - 1)
+    )
     mult, left_shift = (int(v) for v in fp.quantize_multiplier(real))
-    radius = np.floor(1.0 * ((1 << int_bits) - 1) * float(1 << (31 - int_bits)) / float(1 << left_shift))
+    radius = np.floor(
+        1.0 * ((1 << int_bits) - 1) * float(1 << (31 - int_bits)) / float(1 << left_shift)
+    )
     diff_min = -int(radius)
 
     x = c.x(0).astype(np.int64)
@@ -302,7 +322,10 @@ def mean(c: Call):
     total = x.sum(axis=axes, keepdims=keep) - zp_of(in_t) * count
     # reduce.cc Prepare: QuantizeMultiplier(in_scale / out_scale); the reference QuantizedMeanOrSum
     # folds 1/count into the multiplier: shift = floor(log2 count) (<= 32, <= 31 + out shift).
-    m, s = (int(v) for v in fp.quantize_multiplier(np.float64(scale_of(in_t)) / np.float64(scale_of(out_t))))
+    m, s = (
+        int(v)
+        for v in fp.quantize_multiplier(np.float64(scale_of(in_t)) / np.float64(scale_of(out_t)))
+    )
     bits = min(count.bit_length() - 1, 32, 31 + s)
     m = fp.wrap32((m << bits) // count)
     y = fp.mul_by_quantized_multiplier(total, m, s - bits) + zp_of(out_t)
@@ -327,7 +350,7 @@ def dequantize(c: Call):
         return [c.x(0).astype(out_t.dtype)]
     q = quant_of(in_t)
     x = c.x(0)
-    if q.per_axis:     # the sample axis shifts the quantized axis by one
+    if q.per_axis:  # the sample axis shifts the quantized axis by one
         q = ir.Quant(q.scale, q.zero_point, q.axis + 1)
     return [q.dequantize(x).astype(out_t.dtype)]
 

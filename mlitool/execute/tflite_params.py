@@ -59,14 +59,14 @@ def affine_quantize(x: np.ndarray, t: ir.Tensor) -> np.ndarray:
     """Reference AffineQuantize: round(val / float(scale)) + zero_point, clamped (float32 math)."""
     q = quant_of(t)
     info = np.iinfo(np.dtype(t.dtype))
-    if q.per_axis:     # the sample axis shifts the quantized axis by one
+    if q.per_axis:  # the sample axis shifts the quantized axis by one
         scale = q.scale.astype(f32).reshape([-1 if i == q.axis + 1 else 1 for i in range(x.ndim)])
         zp = q.zero_point.reshape(scale.shape)
     else:
         scale, zp = f32(q.scale[0]), int(q.zero_point[0])
-    with np.errstate(over="ignore"):           # a tiny scale: ±inf, clamped below
+    with np.errstate(over="ignore"):  # a tiny scale: ±inf, clamped below
         v = np.asarray(x, dtype=f32) / scale
-    r = fp.round_away_f32(np.clip(v, f32(-2.0 ** 31), f32(2.0 ** 31))).astype(np.int64) + zp
+    r = fp.round_away_f32(np.clip(v, f32(-(2.0**31)), f32(2.0**31))).astype(np.int64) + zp
     return np.clip(r, info.min, info.max).astype(t.dtype)
 
 

@@ -20,12 +20,13 @@ from mlitool.execute.call import Call
 from mlitool.execute.tflite_params import scale_of, zp_of
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
-_RANGE = INT16_MAX - INT16_MIN                 # 65535
-_STEPS = 512                                   # table entries - 1
+_RANGE = INT16_MAX - INT16_MIN  # 65535
+_STEPS = 512  # table entries - 1
 
 
-def lut_int16(transform, input_scale: float, input_zp: int, output_scale: float,
-              output_zp: int) -> np.ndarray:
+def lut_int16(
+    transform, input_scale: float, input_zp: int, output_scale: float, output_zp: int
+) -> np.ndarray:
     """TFLite's int16 table of `transform` (513 entries): samples at 512 even steps over the
     input range, each lowered by half the error its linear interpolation makes at the step's
     midpoint, and the exact value at the end."""
@@ -54,9 +55,9 @@ def lut_lookup(value: np.ndarray, table: np.ndarray) -> np.ndarray:
     index = 256 + (value >> 7)
     base = table[index]
     slope = fp.wrap32(table[index + 1] - base)
-    slope = ((slope + (1 << 15)) & 0xFFFF) - (1 << 15)          # int16_t
+    slope = ((slope + (1 << 15)) & 0xFFFF) - (1 << 15)  # int16_t
     delta = (slope * (value & 0x7F) + 64) >> 7
-    return ((base + delta + (1 << 15)) & 0xFFFF) - (1 << 15)    # int16_t
+    return ((base + delta + (1 << 15)) & 0xFFFF) - (1 << 15)  # int16_t
 
 
 def _exp_table() -> np.ndarray:
@@ -79,7 +80,7 @@ def softmax_int16(c: Call) -> list:
     diff = x - x.max(axis=-1, keepdims=True)
     scaled = fp.mul_by_quantized_multiplier(diff, mult, shift)
     exps = lut_lookup(np.clip(scaled + INT16_MAX, INT16_MIN, INT16_MAX), _exp_table())
-    total = exps.sum(axis=-1, keepdims=True)                    # Q16.15, int32 in TFLite
+    total = exps.sum(axis=-1, keepdims=True)  # Q16.15, int32 in TFLite
     headroom_plus_one = fp.count_leading_zeros32(total)
     shifted = ((total << (headroom_plus_one - 1)) + (1 << 13)) >> 14
     centred = np.clip(shifted - ((1 << 15) + (1 << 16)), INT16_MIN, INT16_MAX)

@@ -10,7 +10,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from mlitool.geometry import tflite_padding, transpose_conv_padding
 
-_TAP_BLOCK_BYTES = 1 << 21     # depthwise sums per block of samples: fits the L2 cache
+_TAP_BLOCK_BYTES = 1 << 21  # depthwise sums per block of samples: fits the L2 cache
 
 
 def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
@@ -32,8 +32,20 @@ def pad_hw(x: np.ndarray, top: int, left: int, need_h: int, need_w: int, value=0
     return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)
 
 
-def windows(x: np.ndarray, k_h: int, k_w: int, oh: int, ow: int, pt: int, pl: int,
-            sh: int, sw: int, dh: int = 1, dw: int = 1, value=0) -> np.ndarray:
+def windows(
+    x: np.ndarray,
+    k_h: int,
+    k_w: int,
+    oh: int,
+    ow: int,
+    pt: int,
+    pl: int,
+    sh: int,
+    sw: int,
+    dh: int = 1,
+    dw: int = 1,
+    value=0,
+) -> np.ndarray:
     """Strided view (B, OH, OW, C, KH, KW) of the padded input's receptive fields."""
     eh, ew = (k_h - 1) * dh + 1, (k_w - 1) * dw + 1
     xp = pad_hw(x, pt, pl, (oh - 1) * sh + eh, (ow - 1) * sw + ew, value)
@@ -41,8 +53,9 @@ def windows(x: np.ndarray, k_h: int, k_w: int, oh: int, ow: int, pt: int, pl: in
     return v[:, : (oh - 1) * sh + 1 : sh, : (ow - 1) * sw + 1 : sw, :, ::dh, ::dw]
 
 
-def valid_counts(in_h: int, in_w: int, k_h: int, k_w: int, oh: int, ow: int, pt: int, pl: int,
-                 sh: int, sw: int) -> np.ndarray:
+def valid_counts(
+    in_h: int, in_w: int, k_h: int, k_w: int, oh: int, ow: int, pt: int, pl: int, sh: int, sw: int
+) -> np.ndarray:
     """Number of in-bounds taps per output position, (OH, OW) — TFLite pooling divides by it."""
     rows = np.arange(oh) * sh - pt
     cols = np.arange(ow) * sw - pl
@@ -70,14 +83,27 @@ def depthwise_sum(x: np.ndarray, w: np.ndarray, options: dict, offset=0, dtype=N
     if mult > 1:
         x = np.repeat(x, mult, axis=3)
     oh, ow, pt, pl, sh, sw, dh, dw = geometry(options, x.shape[1], x.shape[2], kh, kw)
-    xp = pad_hw(x, pt, pl, (oh - 1) * sh + (kh - 1) * dh + 1, (ow - 1) * sw + (kw - 1) * dw + 1,
-                value=offset)
+    xp = pad_hw(
+        x,
+        pt,
+        pl,
+        (oh - 1) * sh + (kh - 1) * dh + 1,
+        (ow - 1) * sw + (kw - 1) * dw + 1,
+        value=offset,
+    )
     dtype = np.result_type(x, w) if dtype is None else dtype
     return tap_sum(xp, w[0], (sh, sw), (dh, dw), (oh, ow), dtype, offset)
 
 
-def tap_sum(xp: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tuple[int, int],
-            out_hw: tuple[int, int], dtype, offset=0) -> np.ndarray:
+def tap_sum(
+    xp: np.ndarray,
+    w: np.ndarray,
+    stride: tuple[int, int],
+    dilation: tuple[int, int],
+    out_hw: tuple[int, int],
+    dtype,
+    offset=0,
+) -> np.ndarray:
     """Σ over the kernel taps (i, j) of (xp[:, i*dh + oh*sh, j*dw + ow*sw, c] - offset) * w[i, j, c]:
     the depthwise sum of a padded NHWC input `xp` with weights w (KH, KW, C), as (B, OH, OW, C)
     in `dtype`.
@@ -94,7 +120,7 @@ def tap_sum(xp: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tu
     taps = [(i, j, w[i, j]) for i in range(w.shape[0]) for j in range(w.shape[1])]
     tiled = [np.tile(wt.astype(dtype, copy=False), ow) for _, _, wt in taps]
     for s in range(0, b, step):
-        block, tmp, xb = acc[s:s + step], prod[:min(step, b - s)], xp[s:s + step]
+        block, tmp, xb = acc[s : s + step], prod[: min(step, b - s)], xp[s : s + step]
         if sw == 1 and not offset and xb.dtype == dtype:
             phases = [xb]
         else:
@@ -102,17 +128,18 @@ def tap_sum(xp: np.ndarray, w: np.ndarray, stride: tuple[int, int], dilation: tu
         for (i, j, _), wt in zip(taps, tiled):
             rows = slice(i * dh, i * dh + (oh - 1) * sh + 1, sh)
             phase, start = phases[(j * dw) % sw], (j * dw) // sw
-            tap = phase[:, rows, start:start + ow, :].reshape(len(block), oh, ow * c)
+            tap = phase[:, rows, start : start + ow, :].reshape(len(block), oh, ow * c)
             if i == j == 0:
                 np.multiply(tap, wt, out=block)
-            else:                        # in place: no temporary per tap
+            else:  # in place: no temporary per tap
                 np.multiply(tap, wt, out=tmp)
                 block += tmp
     return acc.reshape(b, oh, ow, c)
 
 
-def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int,
-                       dot=np.matmul) -> np.ndarray:
+def transpose_conv_sum(
+    x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int, dot=np.matmul
+) -> np.ndarray:
     """TRANSPOSE_CONV sums of NHWC `x` and TFLite filter `w` (O, KH, KW, I) into an
     (B, out_h, out_w, O) output: out[i * stride + k - pad] += x[i] @ w[:, k, :].T, taps that
     land outside the output dropped (TFLite's scatter). One matmul per kernel tap, added to a
@@ -128,6 +155,7 @@ def transpose_conv_sum(x: np.ndarray, w: np.ndarray, options: dict, out_h: int, 
     acc = np.zeros((b, full_h, full_w, o), dtype=np.result_type(x, w))
     for i in range(kh):
         for j in range(kw):
-            acc[:, i: i + (h - 1) * sh + 1: sh, j: j + (wd - 1) * sw + 1: sw, :] += \
-                dot(x.reshape(-1, x.shape[3]), w[:, i, j, :].T).reshape(b, h, wd, o)
-    return acc[:, pt: pt + out_h, pl: pl + out_w, :]
+            acc[:, i : i + (h - 1) * sh + 1 : sh, j : j + (wd - 1) * sw + 1 : sw, :] += dot(
+                x.reshape(-1, x.shape[3]), w[:, i, j, :].T
+            ).reshape(b, h, wd, o)
+    return acc[:, pt : pt + out_h, pl : pl + out_w, :]

@@ -43,8 +43,12 @@ def summarize(model: ir.Model) -> dict[str, Any]:
         "outputs": [_io_row(g, i) for i in g.outputs],
         "ops": rows,
         "op_counts": dict(sorted(Counter(r["type"] for r in rows).items())),
-        "totals": {**graph_totals(g, stats), "ops": len(rows), "tensors": len(g.tensors),
-                   "unsupported_ops": sum(not r["supported"] for r in rows)},
+        "totals": {
+            **graph_totals(g, stats),
+            "ops": len(rows),
+            "tensors": len(g.tensors),
+            "unsupported_ops": sum(not r["supported"] for r in rows),
+        },
         "unsupported_op_types": unsupported,
         "warnings": list(model.warnings),
         "problems": [str(p) for p in malformed],  # what convert / run / ... call malformed
@@ -56,10 +60,18 @@ def quant_dict(q: ir.Quant | None) -> dict[str, Any] | None:
     if q is None:
         return None
     if not q.per_axis:
-        return {"kind": "per-tensor", "axis": None, "scale": _finite(q.scale[0]),
-                "zero_point": int(q.zero_point[0])}
-    return {"kind": "per-axis", "axis": q.axis, "scale": [_finite(v) for v in q.scale],
-            "zero_point": [int(v) for v in q.zero_point]}
+        return {
+            "kind": "per-tensor",
+            "axis": None,
+            "scale": _finite(q.scale[0]),
+            "zero_point": int(q.zero_point[0]),
+        }
+    return {
+        "kind": "per-axis",
+        "axis": q.axis,
+        "scale": [_finite(v) for v in q.scale],
+        "zero_point": [int(v) for v in q.zero_point],
+    }
 
 
 def _finite(x) -> float | None:
@@ -70,22 +82,29 @@ def _finite(x) -> float | None:
 
 def _io_row(g: ir.Graph, index: int) -> dict[str, Any]:
     t = g.tensors[index]
-    return {"index": index, "name": t.name, "shape": list(t.shape), "dtype": t.dtype,
-            "shape_signature": None if t.shape_signature is None else list(t.shape_signature),
-            "quant": quant_dict(t.quant)}
+    return {
+        "index": index,
+        "name": t.name,
+        "shape": list(t.shape),
+        "dtype": t.dtype,
+        "shape_signature": None if t.shape_signature is None else list(t.shape_signature),
+        "quant": quant_dict(t.quant),
+    }
 
 
 def _support(g: ir.Graph) -> dict[int, str | None]:
     """Op index -> why `convert` refuses it (None: it converts), from the lowering's own check
     on the graph `convert` lowers (float16 weights folded: their DEQUANTIZE ops convert), for
     the default target (MLI 2.0)."""
-    from mlitool.tflite.fold import fold_float16_dequantize
     from mlitool.mli.lower.support import refusal
     from mlitool.mli.target import DEFAULT
+    from mlitool.tflite.fold import fold_float16_dequantize
 
     folded = fold_float16_dequantize(g)
     reasons: dict[int, str | None] = {op.index: None for op in g.ops}
-    reasons.update({op.index: refusal(folded, op, DEFAULT, DEFAULT.default_layout) for op in folded.ops})
+    reasons.update(
+        {op.index: refusal(folded, op, DEFAULT, DEFAULT.default_layout) for op in folded.ops}
+    )
     return reasons
 
 
@@ -94,10 +113,15 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str
     weights = None
     if w is not None:
         q = w.quant
-        weights = {"index": w.index, "shape": list(w.shape), "dtype": w.dtype,
-                   "via_dequantize": via_dequantize,
-                   "quant": None if q is None else {"kind": "per-axis" if q.per_axis else
-                                                    "per-tensor", "axis": q.axis}}
+        weights = {
+            "index": w.index,
+            "shape": list(w.shape),
+            "dtype": w.dtype,
+            "via_dequantize": via_dequantize,
+            "quant": None
+            if q is None
+            else {"kind": "per-axis" if q.per_axis else "per-tensor", "axis": q.axis},
+        }
     outs = [g.tensors[i] for i in op.outputs if i >= 0]
     lowered = op.type in optable.lowered_ops()
     return {

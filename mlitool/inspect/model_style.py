@@ -10,14 +10,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlitool import ir, optable as opspec
+from mlitool import ir
+from mlitool import optable as opspec
 
 # Ops mlitool does not lower that carry weights (its own name their weight slots in their
 # OpSpec): their input 1 is a weight tensor; the LSTMs' first gate weights among inputs 1-4.
-FOREIGN_WEIGHTED_OPS = frozenset({
-    "CONV_3D", "CONV_3D_TRANSPOSE", "BATCH_MATMUL", "LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "SVDF",
-    "UNIDIRECTIONAL_SEQUENCE_RNN", "RNN", "EMBEDDING_LOOKUP",
-})
+FOREIGN_WEIGHTED_OPS = frozenset(
+    {
+        "CONV_3D",
+        "CONV_3D_TRANSPOSE",
+        "BATCH_MATMUL",
+        "LSTM",
+        "BIDIRECTIONAL_SEQUENCE_LSTM",
+        "SVDF",
+        "UNIDIRECTIONAL_SEQUENCE_RNN",
+        "RNN",
+        "EMBEDDING_LOOKUP",
+    }
+)
 _INDEX_TYPES = frozenset({"int32", "int64", "bool", "string", "resource", "variant"})
 
 STYLES = ("int8", "int16x8", "uint8", "float32", "float16-weights", "dynamic-range", "mixed/other")
@@ -25,8 +35,8 @@ STYLES = ("int8", "int16x8", "uint8", "float32", "float16-weights", "dynamic-ran
 
 @dataclass(frozen=True)
 class Style:
-    name: str                           # one of STYLES
-    weights: str | None = None          # quantized weights: "per-axis" (any per-axis) | "per-tensor"
+    name: str  # one of STYLES
+    weights: str | None = None  # quantized weights: "per-axis" (any per-axis) | "per-tensor"
 
     @property
     def label(self) -> str:
@@ -41,8 +51,11 @@ def weight_input(op: ir.Op) -> int:
     its OpSpec's weight slots present (CIFG LSTMs omit the input-to-input weights)."""
     spec = opspec.get(op.type)
     if spec is not None and spec.weights:
-        return next((i for i in map(op.input, spec.weights) if i >= 0), -1) \
-            if len(op.inputs) >= 2 else -1
+        return (
+            next((i for i in map(op.input, spec.weights) if i >= 0), -1)
+            if len(op.inputs) >= 2
+            else -1
+        )
     if op.type not in FOREIGN_WEIGHTED_OPS or len(op.inputs) < 2:
         return -1
     if op.type in ("LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM"):
@@ -57,8 +70,9 @@ def activation_input(op: ir.Op) -> int:
     return op.inputs[pos] if len(op.inputs) > pos else -1
 
 
-def stored_constant(graph: ir.Graph, index: int,
-                    producers: dict[int, ir.Op] | None = None) -> tuple[ir.Tensor | None, bool]:
+def stored_constant(
+    graph: ir.Graph, index: int, producers: dict[int, ir.Op] | None = None
+) -> tuple[ir.Tensor | None, bool]:
     """(constant tensor, True when reached through a DEQUANTIZE) for tensor `index`.
 
     A constant tensor is returned as is; the output of a DEQUANTIZE of a constant yields that constant
@@ -81,7 +95,7 @@ def detect_style(graph: ir.Graph) -> Style:
     """The quantization style of `graph` (see module docstring)."""
     producers = graph.producers()
     acts: set[str] = set()
-    weights: list[tuple[ir.Tensor, bool]] = []     # (stored tensor, reached through DEQUANTIZE)
+    weights: list[tuple[ir.Tensor, bool]] = []  # (stored tensor, reached through DEQUANTIZE)
     for op in graph.ops:
         w, via = stored_constant(graph, weight_input(op), producers)
         if w is None:
@@ -91,9 +105,13 @@ def detect_style(graph: ir.Graph) -> Style:
         if src is not None and src.dtype not in _INDEX_TYPES:
             acts.add(src.dtype)
     if not weights:
-        acts = {t.dtype for i, t in enumerate(graph.tensors)
-                if not t.is_constant and t.dtype not in _INDEX_TYPES
-                and (i in producers or i in graph.inputs)}
+        acts = {
+            t.dtype
+            for i, t in enumerate(graph.tensors)
+            if not t.is_constant
+            and t.dtype not in _INDEX_TYPES
+            and (i in producers or i in graph.inputs)
+        }
     wtypes = {w.dtype for w, _ in weights}
     via_dequant = {w.dtype for w, via in weights if via}
     granularity = _granularity([w for w, _ in weights if w.quant is not None])
@@ -106,7 +124,7 @@ def detect_style(graph: ir.Graph) -> Style:
         if wtypes <= {"int8", "float32", "int4"} and not via_dequant:
             return Style("dynamic-range", granularity)
         return Style("mixed/other", granularity)
-    quant_acts = acts - {"float32"}    # integer models may take float at the edges (QUANTIZE)
+    quant_acts = acts - {"float32"}  # integer models may take float at the edges (QUANTIZE)
     if quant_acts == {"int8"} and wtypes <= {"int8", "int4"}:
         return Style("int8", granularity)
     if quant_acts == {"int16"} and wtypes and wtypes <= {"int8"}:
@@ -114,7 +132,7 @@ def detect_style(graph: ir.Graph) -> Style:
     if quant_acts == {"uint8"} and wtypes <= {"uint8"}:
         return Style("uint8", granularity)
     if quant_acts == {"int8", "int16"} and wtypes <= {"int8", "int16"}:
-        return Style("int8", granularity)   # int8 model with int16 internals (LSTM cell state)
+        return Style("int8", granularity)  # int8 model with int16 internals (LSTM cell state)
     return Style("mixed/other", granularity)
 
 

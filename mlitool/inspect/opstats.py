@@ -26,8 +26,16 @@ from mlitool import ir
 from mlitool.inspect.model_style import stored_constant, weight_input
 
 _FLOAT = frozenset({"float16", "float32", "float64", "bfloat16"})
-_SEQUENCE_OPS = frozenset({"UNIDIRECTIONAL_SEQUENCE_LSTM", "LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM",
-                           "UNIDIRECTIONAL_SEQUENCE_RNN", "RNN", "SVDF"})
+_SEQUENCE_OPS = frozenset(
+    {
+        "UNIDIRECTIONAL_SEQUENCE_LSTM",
+        "LSTM",
+        "BIDIRECTIONAL_SEQUENCE_LSTM",
+        "UNIDIRECTIONAL_SEQUENCE_RNN",
+        "RNN",
+        "SVDF",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,7 @@ class OpStats:
     params: int
     weight_bytes: int
     macs: int
-    param_tensors: tuple[int, ...]      # tensor indices counted as parameters
+    param_tensors: tuple[int, ...]  # tensor indices counted as parameters
 
 
 def is_parameter(t: ir.Tensor) -> bool:
@@ -53,8 +61,7 @@ def tensor_bytes(t: ir.Tensor) -> int:
 def op_stats(graph: ir.Graph, op: ir.Op, producers: dict[int, ir.Op] | None = None) -> OpStats:
     """Counts for one op; pass `graph.producers()` when calling for many ops."""
     producers = graph.producers() if producers is None else producers
-    params = tuple(i for i in dict.fromkeys(op.inputs)
-                   if i >= 0 and is_parameter(graph.tensors[i]))
+    params = tuple(i for i in dict.fromkeys(op.inputs) if i >= 0 and is_parameter(graph.tensors[i]))
     return OpStats(
         params=sum(graph.tensors[i].size for i in params),
         weight_bytes=sum(tensor_bytes(graph.tensors[i]) for i in params),

@@ -15,20 +15,29 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
     console = console or stdout_console()
     s = summary
     console.print(Text.assemble(("Model ", "bold"), s["file"]))
-    console.print(f"  style: [bold]{s['style']['label']}[/]   subgraphs: {s['subgraphs']}   "
-                  f"signatures: {', '.join(s['signatures']) or '-'}   "
-                  f"schema: {s['schema_version']}", highlight=False)
+    console.print(
+        f"  style: [bold]{s['style']['label']}[/]   subgraphs: {s['subgraphs']}   "
+        f"signatures: {', '.join(s['signatures']) or '-'}   "
+        f"schema: {s['schema_version']}",
+        highlight=False,
+    )
     if s["description"]:
         console.print(f"  description: {s['description']}", highlight=False, markup=False)
     console.print(_io_table(s, console.width))
     console.print(_op_table(s, console.width))
     t = s["totals"]
-    console.print(f"[bold]Totals[/]: {t['ops']} ops, {t['params']:,} parameters, "
-                  f"{t['weight_bytes']:,} weight bytes, {t['macs']:,} MACs", highlight=False)
+    console.print(
+        f"[bold]Totals[/]: {t['ops']} ops, {t['params']:,} parameters, "
+        f"{t['weight_bytes']:,} weight bytes, {t['macs']:,} MACs",
+        highlight=False,
+    )
     if s["unsupported_op_types"]:
         n = t["unsupported_ops"]
-        console.print(f"[red]Unsupported by the MLI converter[/]: {n} op{'s' if n != 1 else ''} "
-                      f"({', '.join(s['unsupported_op_types'])})", highlight=False)
+        console.print(
+            f"[red]Unsupported by the MLI converter[/]: {n} op{'s' if n != 1 else ''} "
+            f"({', '.join(s['unsupported_op_types'])})",
+            highlight=False,
+        )
         for r in s["ops"]:
             if not r["supported"]:
                 console.print(Text(f"  op {r['index']} ({r['type']}): {r['unsupported_reason']}"))
@@ -49,10 +58,15 @@ def _io_table(s: dict[str, Any], width: int) -> Table:
                 zp = str(q["zero_point"])
             elif q is not None:
                 scale, zp = f"per-axis (axis {q['axis']})", "…"
-            rows.append([kind, str(r["index"]), r["name"], _shape(r["shape"]), r["dtype"], scale,
-                         zp])
-    return table("Inputs and outputs", ("", "#", "name", "shape", "dtype", "scale", "zero point"),
-                 rows, width=width)
+            rows.append(
+                [kind, str(r["index"]), r["name"], _shape(r["shape"]), r["dtype"], scale, zp]
+            )
+    return table(
+        "Inputs and outputs",
+        ("", "#", "name", "shape", "dtype", "scale", "zero point"),
+        rows,
+        width=width,
+    )
 
 
 def _op_table(s: dict[str, Any], width: int) -> Table:
@@ -62,19 +76,36 @@ def _op_table(s: dict[str, Any], width: int) -> Table:
         w = r["weights"]
         weights = quant = "-"
         if w is not None:
-            weights = f"{_shape(w['shape'])} {w['dtype']}" + (" (dequant)" if w["via_dequantize"]
-                                                                  else "")
+            weights = f"{_shape(w['shape'])} {w['dtype']}" + (
+                " (dequant)" if w["via_dequantize"] else ""
+            )
             if w["quant"] is not None:
-                quant = w["quant"]["kind"] + (f" ({w['quant']['axis']})" if w["quant"]["axis"]
-                                              is not None else "")
+                quant = w["quant"]["kind"] + (
+                    f" ({w['quant']['axis']})" if w["quant"]["axis"] is not None else ""
+                )
         out = _shape(r["output_shapes"][0]) if r["output_shapes"] else "-"
         if len(r["output_shapes"]) > 1:
             out += f" +{len(r['output_shapes']) - 1}"
         act = r["fused_activation"] if r["fused_activation"] not in (None, "NONE") else "-"
-        rows.append([str(r["index"]), name, "yes" if r["supported"] else "NO", out, f"{r['macs']:,}",
-                     f"{r['params']:,}", act, weights, quant])
-    return table("Operators (main graph)", ("#", "op", "MLI", "output", "MACs", "params", "act",
-                                            "weights", "quant"), rows, width=width)
+        rows.append(
+            [
+                str(r["index"]),
+                name,
+                "yes" if r["supported"] else "NO",
+                out,
+                f"{r['macs']:,}",
+                f"{r['params']:,}",
+                act,
+                weights,
+                quant,
+            ]
+        )
+    return table(
+        "Operators (main graph)",
+        ("#", "op", "MLI", "output", "MACs", "params", "act", "weights", "quant"),
+        rows,
+        width=width,
+    )
 
 
 def _shape(shape: list[int]) -> str:

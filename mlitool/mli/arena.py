@@ -26,10 +26,10 @@ from mlitool.mli.types import MliModel
 
 @dataclass(frozen=True)
 class Buffer:
-    name: str           # root tensor name
-    size: int           # bytes
-    first: int          # first layer position it is alive at
-    last: int           # last layer position it is alive at (inclusive)
+    name: str  # root tensor name
+    size: int  # bytes
+    first: int  # first layer position it is alive at
+    last: int  # last layer position it is alive at (inclusive)
 
     def overlaps_in_time(self, other: "Buffer") -> bool:
         return self.first <= other.last and other.first <= self.last
@@ -47,10 +47,10 @@ class Placement:
 
 @dataclass(frozen=True)
 class ArenaPlan:
-    placements: tuple[Placement, ...]   # in buffer order (first use, then name)
-    arena_bytes: int                    # peak: max(offset + aligned size)
-    unshared_bytes: int                 # sum of (aligned) sizes: every buffer on its own
-    lower_bound: int                    # max over time of the bytes alive together
+    placements: tuple[Placement, ...]  # in buffer order (first use, then name)
+    arena_bytes: int  # peak: max(offset + aligned size)
+    unshared_bytes: int  # sum of (aligned) sizes: every buffer on its own
+    lower_bound: int  # max over time of the bytes alive together
     align: int
 
 
@@ -119,10 +119,11 @@ def plan_arena(buffers: list[Buffer], align: int = 1) -> ArenaPlan:
     placed: list[Placement] = []
     for buf in order:
         size = _align_up(buf.size, align)
-        busy = sorted((p.offset, _align_up(p.end, align)) for p in placed
-                      if p.buffer.overlaps_in_time(buf))
+        busy = sorted(
+            (p.offset, _align_up(p.end, align)) for p in placed if p.buffer.overlaps_in_time(buf)
+        )
         offset = 0
-        for lo, hi in busy:                 # first gap (in offset order) that holds the buffer
+        for lo, hi in busy:  # first gap (in offset order) that holds the buffer
             if offset + size <= lo:
                 break
             offset = max(offset, hi)

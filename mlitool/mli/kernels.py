@@ -18,6 +18,7 @@ def luts_of(kind: str) -> tuple[str, ...]:
     """The look-up tables a layer kind's MLI 2.x kernel takes, in argument order."""
     return _LUT_ARGS.get(kind, (kind,) if kind in LUT_LENGTHS else ())
 
+
 # MLI relu_type enum values (mli_relu_type).
 RELU_NONE, RELU_GEN, RELU_1, RELU_6 = 0, 1, 2, 3
 
@@ -60,12 +61,18 @@ def mli1_kernels(with_sa8: bool) -> dict[str, dict[str, str]]:
         "fully_connected": {f"*:{f}": f"mli_krn_fully_connected_{f}" for f in fx},
     }
     for kind in ("avepool", "maxpool"):
-        t[kind] = {f"{lay}:{f}": f"mli_krn_{kind}_{lay}_{s}" for lay in ("chw", "hwc")
-                   for f, s in act.items()}
+        t[kind] = {
+            f"{lay}:{f}": f"mli_krn_{kind}_{lay}_{s}"
+            for lay in ("chw", "hwc")
+            for f, s in act.items()
+        }
     for kind in _ELT + ("relu", "leaky_relu", "sigm", "tanh", "softmax", "permute", "concat"):
         t[kind] = {f"*:{f}": f"mli_krn_{kind}_{s}" for f, s in act.items()}
-    t["padding"] = {f"{lay}:{f}": f"mli_krn_padding2d_{lay}_{s}" for lay in ("chw", "hwc")
-                    for f, s in act.items()}
+    t["padding"] = {
+        f"{lay}:{f}": f"mli_krn_padding2d_{lay}_{s}"
+        for lay in ("chw", "hwc")
+        for f, s in act.items()
+    }
     t["convert"] = {f"*:{f}": "mli_hlp_convert_tensor" for f in act}
     t["view"] = {f"*:{f}": "" for f in act}
     if with_sa8:

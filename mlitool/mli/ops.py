@@ -14,11 +14,13 @@ import numpy as np
 from mlitool.mli.types import MliTensor
 
 # Layer kinds whose kernels multiply-accumulate weights (weights + bias tensors, MAC headroom).
-MAC_KINDS: frozenset[str] = frozenset({
-    "conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"})
+MAC_KINDS: frozenset[str] = frozenset(
+    {"conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"}
+)
 
 
 # --- what a kernel leaves in its output tensor -------------------------------------------------
+
 
 @dataclasses.dataclass(frozen=True)
 class FixedParams:
@@ -31,23 +33,26 @@ class FixedParams:
     fx_frac_bits: int | None = None
 
 
-COPIES_INPUT = "copies the input's"     # the kernel copies its input's parameters
+COPIES_INPUT = "copies the input's"  # the kernel copies its input's parameters
 # MLI refuses FX input and output frac bits that differ (MLI_STATUS_SPEC_PARAM_MISMATCH): the
 # output takes the input's; SA8 outputs keep the model's parameters.
 SAME_FX_FRAC_BITS = "the input's FX frac bits"
 
 OUTPUT_PARAMS: dict[str, FixedParams | str] = {
-    "relu": COPIES_INPUT, "maxpool": COPIES_INPUT,
-    "permute": COPIES_INPUT,            # a per-axis dim follows the permutation
-    "sigm": FixedParams(-128, 1, 8, 15), "tanh": FixedParams(0, 1, 7, 15),
-    "softmax": FixedParams(-128, 1, 8, 15), "l2_normalize": FixedParams(0, 1, 7, 15),
-    "argmax": FixedParams(0, 1, 0),     # SA32 indices
-    "leaky_relu": SAME_FX_FRAC_BITS, "prelu": SAME_FX_FRAC_BITS,
+    "relu": COPIES_INPUT,
+    "maxpool": COPIES_INPUT,
+    "permute": COPIES_INPUT,  # a per-axis dim follows the permutation
+    "sigm": FixedParams(-128, 1, 8, 15),
+    "tanh": FixedParams(0, 1, 7, 15),
+    "softmax": FixedParams(-128, 1, 8, 15),
+    "l2_normalize": FixedParams(0, 1, 7, 15),
+    "argmax": FixedParams(0, 1, 0),  # SA32 indices
+    "leaky_relu": SAME_FX_FRAC_BITS,
+    "prelu": SAME_FX_FRAC_BITS,
 }
 
 
-def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = None
-                  ) -> MliTensor:
+def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = None) -> MliTensor:
     """`out` as the kernel of layer kind `kind` leaves it (unchanged for kinds that keep it)."""
     rule = OUTPUT_PARAMS.get(kind)
     if rule is None:
@@ -55,10 +60,13 @@ def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = 
     if isinstance(rule, FixedParams):
         if out.el_type.is_fx and rule.fx_frac_bits is not None:
             return dataclasses.replace(out, frac_bits=rule.fx_frac_bits)
-        return dataclasses.replace(out, zero_point=np.array([rule.zero_point], np.int16),
-                                   scale=np.array([rule.scale], np.int16),
-                                   scale_frac_bits=np.array([rule.scale_frac_bits], np.int8),
-                                   dim=-1)
+        return dataclasses.replace(
+            out,
+            zero_point=np.array([rule.zero_point], np.int16),
+            scale=np.array([rule.scale], np.int16),
+            scale_frac_bits=np.array([rule.scale_frac_bits], np.int8),
+            dim=-1,
+        )
     if inp.el_type.is_fx:
         return dataclasses.replace(out, frac_bits=inp.frac_bits)
     if rule == SAME_FX_FRAC_BITS:
@@ -66,6 +74,11 @@ def output_params(kind: str, inp: MliTensor, out: MliTensor, cfg: dict | None = 
     dim = inp.dim
     if kind == "permute" and dim >= 0:
         dim = [int((cfg or {})[f"perm_dim{i}"]) for i in range(inp.rank)].index(dim)
-    return dataclasses.replace(out, frac_bits=inp.frac_bits, zero_point=inp.zero_point.copy(),
-                               scale=inp.scale.copy(),
-                               scale_frac_bits=inp.scale_frac_bits.copy(), dim=dim)
+    return dataclasses.replace(
+        out,
+        frac_bits=inp.frac_bits,
+        zero_point=inp.zero_point.copy(),
+        scale=inp.scale.copy(),
+        scale_frac_bits=inp.scale_frac_bits.copy(),
+        dim=dim,
+    )

@@ -21,9 +21,11 @@ def _frexp32(s) -> tuple[np.ndarray, np.ndarray]:
     s32 = np.asarray(s, dtype=np.float64).astype(np.float32)
     if s32.ndim == 0:
         s32 = s32.reshape(1)
-    if not (np.isfinite(s32) & (s32 > 0)).all():          # also rejects NaN
-        raise UnsupportedError(f"quantization scale(s) {s32[~(s32 > 0) | ~np.isfinite(s32)][:4]} "
-                               "are not finite positive numbers")
+    if not (np.isfinite(s32) & (s32 > 0)).all():  # also rejects NaN
+        raise UnsupportedError(
+            f"quantization scale(s) {s32[~(s32 > 0) | ~np.isfinite(s32)][:4]} "
+            "are not finite positive numbers"
+        )
     _, e = np.frexp(s32)
     return s32, e.astype(np.int64)
 
@@ -36,8 +38,10 @@ def _scaled_f32(s32: np.ndarray, frac: np.ndarray) -> np.ndarray:
 
 def _check_int8(frac: np.ndarray, what: str) -> None:
     if frac.size and (frac.min() < -128 or frac.max() > 127):
-        raise UnsupportedError(f"{what}: scale frac bits {frac.min()}..{frac.max()} do not fit "
-                               "int8 (scale too small or too large for MLI)")
+        raise UnsupportedError(
+            f"{what}: scale frac bits {frac.min()}..{frac.max()} do not fit "
+            "int8 (scale too small or too large for MLI)"
+        )
 
 
 def encode_scale_mli2(s) -> tuple[np.ndarray, np.ndarray]:
@@ -95,8 +99,9 @@ def encode_scale_mli11(s, per_axis: bool) -> tuple[np.ndarray, int]:
     return scale.astype(np.int32), frac
 
 
-def bias_scale_mli2(in_scale16: int, in_frac: int, w_scale16, w_frac, bias_float_scale
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def bias_scale_mli2(
+    in_scale16: int, in_frac: int, w_scale16, w_frac, bias_float_scale
+) -> tuple[np.ndarray, np.ndarray]:
     """SA32 bias (scale int16[n], frac int8[n]) consistent with the emitted in/weight encodings.
 
     bias_frac[k] = 15 - e of TFLite's float bias scale; then, as `AdjustBiasTensor` does,
@@ -120,13 +125,16 @@ def bias_scale_mli2(in_scale16: int, in_frac: int, w_scale16, w_frac, bias_float
     scale = np.where(over, shifted(shift + 1), scale)
     b_frac = np.where(over, b_frac - 1, b_frac)
     if np.any(scale <= 0) or np.any(scale > 32767):
-        raise UnsupportedError(f"bias scale {scale.min()}..{scale.max()} does not fit a positive "
-                               "int16 (inconsistent input/weight/bias quantization)")
+        raise UnsupportedError(
+            f"bias scale {scale.min()}..{scale.max()} does not fit a positive "
+            "int16 (inconsistent input/weight/bias quantization)"
+        )
     _check_int8(b_frac, "bias scale")
     return scale.astype(np.int16), b_frac.astype(np.int8)
 
 
 # --- FX (fixed point) -------------------------------------------------------------------------
+
 
 def fx_frac_bits(max_abs: float, bits: int) -> int:
     """MLI's conversion-tool rule: int_bits = ceil(log2(max|x|)), frac = (bits - 1) - int_bits."""
@@ -177,15 +185,19 @@ def _fx_quantize_mask(x, frac: int, bits: int) -> tuple[np.ndarray, np.ndarray]:
 # as `dequantize` + `fx_quantize` and looking the data up gives identical results without float64
 # copies of the whole tensor (8x its size, several times over).
 
-_LUT_CHUNK = 1 << 20             # elements looked up per step: bounds the int64 index temporary
+_LUT_CHUNK = 1 << 20  # elements looked up per step: bounds the int64 index temporary
 
 
 def lut_applies(q: np.ndarray, scale, axis: int | None) -> bool:
     """True when `q` (with these scales) can take the table path."""
     scale = np.asarray(scale)
-    return (q.dtype.kind in "iu" and q.dtype.itemsize == 1 and q.size > 0
-            and bool(np.all(np.isfinite(scale)))
-            and (axis is None or (0 <= axis < q.ndim and q.shape[axis] == scale.size)))
+    return (
+        q.dtype.kind in "iu"
+        and q.dtype.itemsize == 1
+        and q.size > 0
+        and bool(np.all(np.isfinite(scale)))
+        and (axis is None or (0 <= axis < q.ndim and q.shape[axis] == scale.size))
+    )
 
 
 def _by_channel(q: np.ndarray, axis: int | None) -> np.ndarray:
@@ -227,9 +239,9 @@ def _lookup(table: np.ndarray, codes: np.ndarray) -> np.ndarray:
     flat_table = table.reshape(-1)
     rows = max(1, _LUT_CHUNK // max(k, 1))
     for r0 in range(0, channels, rows):
-        idx = codes[r0:r0 + rows].astype(np.intp)
+        idx = codes[r0 : r0 + rows].astype(np.intp)
         idx += np.arange(r0, r0 + idx.shape[0], dtype=np.intp)[:, None] * 256
-        np.take(flat_table, idx, out=out[r0:r0 + rows], mode="clip")
+        np.take(flat_table, idx, out=out[r0 : r0 + rows], mode="clip")
     return out
 
 
@@ -244,13 +256,18 @@ def dequantized_abs_max(q: np.ndarray, scale, zero_point, axis: int | None) -> f
         others = tuple(i for i in range(q.ndim) if i != axis)
         lo, hi = q.min(axis=others).reshape(-1), q.max(axis=others).reshape(-1)
     rows = np.arange(table.shape[0])
-    ends = np.concatenate([table[rows, lo.astype(q.dtype).view(np.uint8)],
-                           table[rows, hi.astype(q.dtype).view(np.uint8)]])
+    ends = np.concatenate(
+        [
+            table[rows, lo.astype(q.dtype).view(np.uint8)],
+            table[rows, hi.astype(q.dtype).view(np.uint8)],
+        ]
+    )
     return float(np.max(np.abs(ends)))
 
 
-def fx_requantize_8bit(q: np.ndarray, scale, zero_point, axis: int | None, frac: int, bits: int
-                       ) -> tuple[np.ndarray, int]:
+def fx_requantize_8bit(
+    q: np.ndarray, scale, zero_point, axis: int | None, frac: int, bits: int
+) -> tuple[np.ndarray, int]:
     """`fx_quantize(dequantize(q), frac, bits)` for 8-bit quantized `q` (see `lut_applies`),
     through per-channel tables; same values and saturation count."""
     fx_table, sat_table = _fx_quantize_mask(_real_table(q, scale, zero_point, axis), frac, bits)
@@ -262,8 +279,9 @@ def fx_requantize_8bit(q: np.ndarray, scale, zero_point, axis: int | None, frac:
     return _from_channel(out, q, axis), n_sat
 
 
-def int_quantize(x, scale, zero_point, bits: int, axis: int | None = None
-                 ) -> tuple[np.ndarray, int]:
+def int_quantize(
+    x, scale, zero_point, bits: int, axis: int | None = None
+) -> tuple[np.ndarray, int]:
     """Real values -> affine integers q = round(x / scale) + zp (half away from zero), saturated."""
     x = np.asarray(x, dtype=np.float64)
     scale = np.asarray(scale, dtype=np.float64)
@@ -303,6 +321,7 @@ def symmetric_scales(w: np.ndarray, axis: int | None, bits: int = 8) -> np.ndarr
 
 # --- per-axis dimension in MLI layouts -------------------------------------------------------
 
+
 def mli_quant_dim(op_type: str, target: Target, layout: str) -> int:
     """The MLI per-axis `dim` of the weights of a TFLite op after the layout change.
 
@@ -311,8 +330,9 @@ def mli_quant_dim(op_type: str, target: Target, layout: str) -> int:
     1.1 SA8 depthwise (1,Kh,Kw,Cout) dim 3; FC (M,N) dim 0.
     """
     if target.hwcn_weights:
-        return {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "TRANSPOSE_CONV": 3,
-                "FULLY_CONNECTED": 1}[op_type]
+        return {"CONV_2D": 3, "DEPTHWISE_CONV_2D": 3, "TRANSPOSE_CONV": 3, "FULLY_CONNECTED": 1}[
+            op_type
+        ]
     if op_type == "DEPTHWISE_CONV_2D":
         return 0 if layout == "chw" else 3
     return 0

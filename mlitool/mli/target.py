@@ -19,7 +19,7 @@ from mlitool.mli import kernels as K
 from mlitool.mli.cfg_structs import MLI1_CFG_STRUCTS, MLI2_CFG_STRUCTS
 
 LAYOUTS = ("hwc", "chw")
-FORMAT_NAMES = ("sa8", "fx16", "fx8w16d", "fx8")    # their element types: types.FORMATS
+FORMAT_NAMES = ("sa8", "fx16", "fx8w16d", "fx8")  # their element types: types.FORMATS
 
 
 def choose(option: str, value: str, allowed: Iterable[str], path: str | None = None) -> str:
@@ -33,36 +33,36 @@ def choose(option: str, value: str, allowed: Iterable[str], path: str | None = N
 
 @dataclass(frozen=True, eq=False)
 class Target:
-    version: str                                # the data: "2.0" | "1.1" | "1.0"
-    kernels: Mapping[str, Mapping[str, str]]    # kind -> {"layout:fmt" | "*:fmt": C function}
-    layouts: tuple[str, ...]                    # activation layouts allowed, the default first
-    cfg_structs: Mapping[str, list]             # config struct -> fields (cfg_structs.py)
+    version: str  # the data: "2.0" | "1.1" | "1.0"
+    kernels: Mapping[str, Mapping[str, str]]  # kind -> {"layout:fmt" | "*:fmt": C function}
+    layouts: tuple[str, ...]  # activation layouts allowed, the default first
+    cfg_structs: Mapping[str, list]  # config struct -> fields (cfg_structs.py)
     # -- the mli_tensor struct (the C dialect: mlitool.emit.dialect)
-    data_container: bool        # data is an mli_data_container (capacity + union); 1.x: void *
-    has_mem_stride: bool        # mli_tensor has mem_stride (1.0 has none: dense tensors only)
-    sa_tensors: bool            # SA8 / SA32 tensors exist (1.0: FX only)
-    float_tensors: bool         # FP32 tensors exist (QUANTIZE / DEQUANTIZE of float data)
-    int16_scales: bool          # SA scales are int16 with int8 frac bits per axis; 1.1: int32
-                                # scales, one frac bits value per tensor
-    fx_frac_bits: tuple[int, int]           # range of fx.frac_bits (int8; 1.x: uint8)
-    per_axis_bytes: tuple[int, int, int]    # bytes per channel of (zero points, scales, frac
-                                            # bits) arrays of one per-axis tensor
+    data_container: bool  # data is an mli_data_container (capacity + union); 1.x: void *
+    has_mem_stride: bool  # mli_tensor has mem_stride (1.0 has none: dense tensors only)
+    sa_tensors: bool  # SA8 / SA32 tensors exist (1.0: FX only)
+    float_tensors: bool  # FP32 tensors exist (QUANTIZE / DEQUANTIZE of float data)
+    int16_scales: bool  # SA scales are int16 with int8 frac bits per axis; 1.1: int32
+    # scales, one frac bits value per tensor
+    fx_frac_bits: tuple[int, int]  # range of fx.frac_bits (int8; 1.x: uint8)
+    per_axis_bytes: tuple[int, int, int]  # bytes per channel of (zero points, scales, frac
+    # bits) arrays of one per-axis tensor
     # -- the kernels
-    strided_views: bool         # kernels read and write through mem_stride (1.x ignore it,
-                                # so only contiguous views)
-    hwcn_weights: bool          # conv weights HWCN / HW1N, fully connected NM; 1.x: TFLite's
-                                # order (OHWI, or NCHW / N1HW in CHW layout)
-    lut_kernels: bool           # sigm, tanh, softmax, l2_normalize, lstm take a table that
-                                # mli_krn_<kind>_create_lut fills; 1.x have theirs built in
-    softmax_axis: bool          # softmax / l2_normalize take their axis in a config; 1.x work
-                                # on the whole tensor
-    padding_via_mov: bool       # PAD is an mli_mov copy (every dimension, any element type,
-                                # SA32 included); 1.x: mli_krn_padding2d (H and W)
-    fuses_pad_into_conv: bool   # a PAD before a convolution becomes its config's padding
-    concat_kernel: bool         # concatenation is one kernel over an array of inputs; 2.x
-                                # copies each piece with mli_mov (or writes it in place)
-    executable: bool            # the executor reproduces this version's kernels (MLI 2.0.2):
-                                # run / verify / report accuracy, a verified build
+    strided_views: bool  # kernels read and write through mem_stride (1.x ignore it,
+    # so only contiguous views)
+    hwcn_weights: bool  # conv weights HWCN / HW1N, fully connected NM; 1.x: TFLite's
+    # order (OHWI, or NCHW / N1HW in CHW layout)
+    lut_kernels: bool  # sigm, tanh, softmax, l2_normalize, lstm take a table that
+    # mli_krn_<kind>_create_lut fills; 1.x have theirs built in
+    softmax_axis: bool  # softmax / l2_normalize take their axis in a config; 1.x work
+    # on the whole tensor
+    padding_via_mov: bool  # PAD is an mli_mov copy (every dimension, any element type,
+    # SA32 included); 1.x: mli_krn_padding2d (H and W)
+    fuses_pad_into_conv: bool  # a PAD before a convolution becomes its config's padding
+    concat_kernel: bool  # concatenation is one kernel over an array of inputs; 2.x
+    # copies each piece with mli_mov (or writes it in place)
+    executable: bool  # the executor reproduces this version's kernels (MLI 2.0.2):
+    # run / verify / report accuracy, a verified build
 
     def __repr__(self) -> str:
         return f"Target({self.version!r})"
@@ -85,8 +85,9 @@ class Target:
         choose("--layout", layout, LAYOUTS)
         if layout not in self.layouts:
             takes = " or ".join(x.upper() for x in self.layouts)
-            raise OptionError(f"--layout {layout}: MLI {self.version} kernels take {takes} "
-                              "activations")
+            raise OptionError(
+                f"--layout {layout}: MLI {self.version} kernels take {takes} activations"
+            )
         return layout
 
     def offers(self, kind: str) -> bool:
@@ -103,8 +104,11 @@ class Target:
         return [f for f in FORMAT_NAMES if self.kernel(kind, f, layout) is not None]
 
     def layouts_for(self, kind: str, fmt: str) -> list[str]:
-        return [lay for lay in ("chw", "hwc")
-                if lay in self.layouts and self.kernel(kind, fmt, lay) is not None]
+        return [
+            lay
+            for lay in ("chw", "hwc")
+            if lay in self.layouts and self.kernel(kind, fmt, lay) is not None
+        ]
 
     def no_kernel(self, kind: str, fmt: str, layout: str) -> str:
         """Why `kind` has no kernel here, and the formats / layout / target that have one."""
@@ -112,35 +116,75 @@ class Target:
         lays = [lay for lay in self.layouts_for(kind, fmt) if lay != layout]
         hint = []
         if alts:
-            hint.append(f"formats available for it: {', '.join(alts)} (--format or a per-layer "
-                        "override)")
+            hint.append(
+                f"formats available for it: {', '.join(alts)} (--format or a per-layer override)"
+            )
         if lays:
             hint.append(f"or --layout {lays[0]}")
         if not alts and not lays:
             hint.append("another --mli target")
-        return (f"MLI {self.version} has no {fmt} kernel for {layout.upper()} layout; "
-                + " ".join(hint))
+        return f"MLI {self.version} has no {fmt} kernel for {layout.upper()} layout; " + " ".join(
+            hint
+        )
 
 
-_MLI1 = {"layouts": ("chw", "hwc"), "cfg_structs": MLI1_CFG_STRUCTS, "data_container": False,
-         "float_tensors": False, "int16_scales": False, "fx_frac_bits": (0, 255),
-         "strided_views": False, "hwcn_weights": False, "lut_kernels": False,
-         "softmax_axis": False, "padding_via_mov": False, "fuses_pad_into_conv": False,
-         "concat_kernel": True, "executable": False}
+_MLI1 = {
+    "layouts": ("chw", "hwc"),
+    "cfg_structs": MLI1_CFG_STRUCTS,
+    "data_container": False,
+    "float_tensors": False,
+    "int16_scales": False,
+    "fx_frac_bits": (0, 255),
+    "strided_views": False,
+    "hwcn_weights": False,
+    "lut_kernels": False,
+    "softmax_axis": False,
+    "padding_via_mov": False,
+    "fuses_pad_into_conv": False,
+    "concat_kernel": True,
+    "executable": False,
+}
 
-MLI2 = Target("2.0", K.mli2_kernels(), layouts=("hwc",), cfg_structs=MLI2_CFG_STRUCTS,
-              data_container=True, has_mem_stride=True, sa_tensors=True, float_tensors=True,
-              int16_scales=True, fx_frac_bits=(-128, 127), per_axis_bytes=(2, 2, 1),
-              strided_views=True, hwcn_weights=True, lut_kernels=True, softmax_axis=True,
-              padding_via_mov=True, fuses_pad_into_conv=True, concat_kernel=False,
-              executable=True)
-MLI11 = Target("1.1", K.mli1_kernels(with_sa8=True), has_mem_stride=True, sa_tensors=True,
-               per_axis_bytes=(2, 4, 0), **_MLI1)
-MLI10 = Target("1.0", K.mli1_kernels(with_sa8=False), has_mem_stride=False, sa_tensors=False,
-               per_axis_bytes=(0, 0, 0), **_MLI1)
+MLI2 = Target(
+    "2.0",
+    K.mli2_kernels(),
+    layouts=("hwc",),
+    cfg_structs=MLI2_CFG_STRUCTS,
+    data_container=True,
+    has_mem_stride=True,
+    sa_tensors=True,
+    float_tensors=True,
+    int16_scales=True,
+    fx_frac_bits=(-128, 127),
+    per_axis_bytes=(2, 2, 1),
+    strided_views=True,
+    hwcn_weights=True,
+    lut_kernels=True,
+    softmax_axis=True,
+    padding_via_mov=True,
+    fuses_pad_into_conv=True,
+    concat_kernel=False,
+    executable=True,
+)
+MLI11 = Target(
+    "1.1",
+    K.mli1_kernels(with_sa8=True),
+    has_mem_stride=True,
+    sa_tensors=True,
+    per_axis_bytes=(2, 4, 0),
+    **_MLI1,
+)
+MLI10 = Target(
+    "1.0",
+    K.mli1_kernels(with_sa8=False),
+    has_mem_stride=False,
+    sa_tensors=False,
+    per_axis_bytes=(0, 0, 0),
+    **_MLI1,
+)
 
 TARGETS: dict[str, Target] = {t.version: t for t in (MLI2, MLI11, MLI10)}
-MLI_VERSIONS = tuple(TARGETS)           # what `--mli` and the config's `mli` accept
+MLI_VERSIONS = tuple(TARGETS)  # what `--mli` and the config's `mli` accept
 DEFAULT = MLI2
 
 
@@ -149,8 +193,9 @@ def target_of(version: str, path: str | None = None) -> Target:
     return TARGETS[choose("--mli", version, TARGETS, path)]
 
 
-def check_options(fmt: str, version: str, layout: str | None, overrides: Mapping
-                  ) -> tuple[Target, str]:
+def check_options(
+    fmt: str, version: str, layout: str | None, overrides: Mapping
+) -> tuple[Target, str]:
     """The one check of a model's options: (its Target, the layout, by default the target's)."""
     choose("--format", fmt, FORMAT_NAMES)
     target = target_of(version)

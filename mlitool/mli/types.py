@@ -51,16 +51,36 @@ class ElType(enum.Enum):
 
     @property
     def mli2_name(self) -> str:
-        return {ElType.FX4: "MLI_EL_FX_4", ElType.FX8: "MLI_EL_FX_8", ElType.FX16: "MLI_EL_FX_16",
-                ElType.SA8: "MLI_EL_SA_8", ElType.SA32: "MLI_EL_SA_32",
-                ElType.FP16: "MLI_EL_FP_16", ElType.FP32: "MLI_EL_FP_32"}[self]
+        return {
+            ElType.FX4: "MLI_EL_FX_4",
+            ElType.FX8: "MLI_EL_FX_8",
+            ElType.FX16: "MLI_EL_FX_16",
+            ElType.SA8: "MLI_EL_SA_8",
+            ElType.SA32: "MLI_EL_SA_32",
+            ElType.FP16: "MLI_EL_FP_16",
+            ElType.FP32: "MLI_EL_FP_32",
+        }[self]
 
 
-_NUMPY_DTYPE = {ElType.FX4: "int8", ElType.FX8: "int8", ElType.FX16: "int16", ElType.SA8: "int8",
-                ElType.SA32: "int32", ElType.FP16: "float16", ElType.FP32: "float32"}
-_DTYPES = {el: np.dtype(name) for el, name in _NUMPY_DTYPE.items()}    # parsed once
-_C_TYPE = {ElType.FX4: "int8_t", ElType.FX8: "int8_t", ElType.FX16: "int16_t", ElType.SA8: "int8_t",
-           ElType.SA32: "int32_t", ElType.FP16: "uint16_t", ElType.FP32: "float"}
+_NUMPY_DTYPE = {
+    ElType.FX4: "int8",
+    ElType.FX8: "int8",
+    ElType.FX16: "int16",
+    ElType.SA8: "int8",
+    ElType.SA32: "int32",
+    ElType.FP16: "float16",
+    ElType.FP32: "float32",
+}
+_DTYPES = {el: np.dtype(name) for el, name in _NUMPY_DTYPE.items()}  # parsed once
+_C_TYPE = {
+    ElType.FX4: "int8_t",
+    ElType.FX8: "int8_t",
+    ElType.FX16: "int16_t",
+    ElType.SA8: "int8_t",
+    ElType.SA32: "int32_t",
+    ElType.FP16: "uint16_t",
+    ElType.FP32: "float",
+}
 
 
 # Formats the user chooses (`--format`): element types of (activations, weights, bias).
@@ -73,12 +93,12 @@ FORMATS: dict[str, tuple[ElType, ElType, ElType]] = {
 
 
 class Role(str, enum.Enum):
-    INPUT = "input"            # model input: the application sets the data pointer
-    OUTPUT = "output"          # model output: likewise
+    INPUT = "input"  # model input: the application sets the data pointer
+    OUTPUT = "output"  # model output: likewise
     ACTIVATION = "activation"  # intermediate buffer
     WEIGHTS = "weights"
     BIAS = "bias"
-    PARAM = "param"            # other constants: slopes, epsilon, LUT-free scalars
+    PARAM = "param"  # other constants: slopes, epsilon, LUT-free scalars
 
     @property
     def is_constant(self) -> bool:
@@ -108,25 +128,25 @@ class MliTensor:
     (MLI's `data.capacity`) and, for per-axis views, `param_offset`.
     """
 
-    name: str                                   # unique key in MliModel.tensors
+    name: str  # unique key in MliModel.tensors
     role: Role
     shape: tuple[int, ...]
     el_type: ElType
-    layout: str = ""                            # "HWC", "HWCN", "HW1N", "NM", "C", ... for people
+    layout: str = ""  # "HWC", "HWCN", "HW1N", "NM", "C", ... for people
     data: np.ndarray | None = None
     frac_bits: int | None = None
     zero_point: np.ndarray | None = None
     scale: np.ndarray | None = None
     scale_frac_bits: np.ndarray | None = None
     dim: int = -1
-    mem_stride: tuple[int, ...] | None = None   # None means row-major of `shape`
-    buffer: str | None = None                   # name of the tensor whose memory this one views
-    offset: int = 0                             # element offset into `buffer`
-    capacity: int | None = None                 # bytes `data` may address (None: nbytes)
-    param_offset: int = 0                       # per-axis views: index of zero_point/scale[0]
-                                                # in the root buffer's parameter arrays
-    source: str | None = None                   # original TFLite tensor name
-    source_index: int | None = None             # original TFLite tensor index
+    mem_stride: tuple[int, ...] | None = None  # None means row-major of `shape`
+    buffer: str | None = None  # name of the tensor whose memory this one views
+    offset: int = 0  # element offset into `buffer`
+    capacity: int | None = None  # bytes `data` may address (None: nbytes)
+    param_offset: int = 0  # per-axis views: index of zero_point/scale[0]
+    # in the root buffer's parameter arrays
+    source: str | None = None  # original TFLite tensor name
+    source_index: int | None = None  # original TFLite tensor index
     notes: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -140,7 +160,7 @@ class MliTensor:
 
     @property
     def size(self) -> int:
-        return math.prod(self.shape)             # shape holds Python ints (see __post_init__)
+        return math.prod(self.shape)  # shape holds Python ints (see __post_init__)
 
     @property
     def nbytes(self) -> int:
@@ -173,8 +193,9 @@ class SliceCalls:
     dims: int
     views: tuple[str, ...]
 
-    def steps(self, shape: tuple[int, ...], strides: tuple[int, ...],
-              out_shape: tuple[int, ...]) -> list[int]:
+    def steps(
+        self, shape: tuple[int, ...], strides: tuple[int, ...], out_shape: tuple[int, ...]
+    ) -> list[int]:
         """Elements the slice of an operand of `shape` (row-major or memory `strides`) moves per
         index of each looped dimension: its stride, or 0 where it repeats."""
         lead = len(out_shape) - len(shape)
@@ -197,8 +218,8 @@ class MliLayer:
     ("mli_conv2d_cfg", "mli_pool_cfg", ...) and `cfg` its fields in declaration order.
     """
 
-    index: int                                  # TFLite op index it came from
-    op_type: str                                # TFLite op type
+    index: int  # TFLite op index it came from
+    op_type: str  # TFLite op type
     kind: str
     kernel: str
     inputs: list[str]
@@ -208,22 +229,22 @@ class MliLayer:
     params: dict[str, str] = field(default_factory=dict)
     cfg_type: str | None = None
     cfg: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)   # what lowering decided and why
-    calls: SliceCalls | None = None             # one call per slice instead of one call
+    notes: list[str] = field(default_factory=list)  # what lowering decided and why
+    calls: SliceCalls | None = None  # one call per slice instead of one call
 
 
 @dataclass
 class MliModel:
-    source: str                                 # path of the .tflite
-    mli_version: str                            # the data; code asks `target`
-    format: str                                 # default format ("sa8", "fx16", ...)
-    layout: str                                 # "hwc" (2.x, 1.x) | "chw" (1.x)
+    source: str  # path of the .tflite
+    mli_version: str  # the data; code asks `target`
+    format: str  # default format ("sa8", "fx16", ...)
+    layout: str  # "hwc" (2.x, 1.x) | "chw" (1.x)
     tensors: dict[str, MliTensor]
     layers: list[MliLayer]
     inputs: list[str]
     outputs: list[str]
     warnings: list[str] = field(default_factory=list)
-    config: str | None = None                   # the settings file it was made with
+    config: str | None = None  # the settings file it was made with
 
     @property
     def target(self) -> Target:

@@ -66,8 +66,10 @@ def split_boxes(shape: tuple[int, ...], axis: int, sizes: list[int]) -> list[Box
     if sizes.count(-1) == 1:
         sizes[sizes.index(-1)] = shape[axis] - (sum(sizes) + 1)
     if sum(sizes) != shape[axis] or any(s <= 0 for s in sizes):
-        raise UnsupportedError(f"split sizes {sizes} do not cover dimension {axis} "
-                               f"({shape[axis]}) with non-empty pieces")
+        raise UnsupportedError(
+            f"split sizes {sizes} do not cover dimension {axis} "
+            f"({shape[axis]}) with non-empty pieces"
+        )
     boxes, start = [], 0
     for s in sizes:
         begin = [0] * len(shape)
@@ -85,8 +87,9 @@ def slice_box(shape: tuple[int, ...], begin: list[int], size: list[int]) -> Box:
     return Box(tuple(b), tuple(s), (1,) * len(shape), tuple(s))
 
 
-def strided_slice_box(shape: tuple[int, ...], begin: list[int], end: list[int],
-                      strides: list[int], options: dict) -> Box:
+def strided_slice_box(
+    shape: tuple[int, ...], begin: list[int], end: list[int], strides: list[int], options: dict
+) -> Box:
     """STRIDED_SLICE with Python slice semantics (as the executors and TFLite compute it)."""
     if options.get("ellipsis_mask", 0) or options.get("new_axis_mask", 0):
         raise UnsupportedError("STRIDED_SLICE with ellipsis_mask or new_axis_mask")
@@ -98,8 +101,9 @@ def strided_slice_box(shape: tuple[int, ...], begin: list[int], end: list[int],
         if options.get("offset", False):
             e = b + e
         if s <= 0:
-            raise UnsupportedError(f"STRIDED_SLICE stride {s} on axis {d} (MLI copies and views "
-                                   "step forward only)")
+            raise UnsupportedError(
+                f"STRIDED_SLICE stride {s} on axis {d} (MLI copies and views step forward only)"
+            )
         if sm >> d & 1:
             sl = slice(b, b + 1 if b != -1 else None, 1)
         else:
@@ -123,16 +127,24 @@ def mov_cfg(offset: list[int], size: list[int], step: list[int]) -> dict:
     rank = len(offset)
     src_size = [(n - 1) * s + 1 for n, s in zip(size, step)]
     pad = [0] * (4 - rank)
-    return {"offset": list(offset) + pad, "size": src_size + pad,
-            "sub_sample_step": list(step) + [1] * (4 - rank), "dst_offset": [0] * 4,
-            "dst_mem_stride": [0] * 4, "perm_dim": list(range(4)),
-            "padding_pre": [0] * 4, "padding_post": [0] * 4}
+    return {
+        "offset": list(offset) + pad,
+        "size": src_size + pad,
+        "sub_sample_step": list(step) + [1] * (4 - rank),
+        "dst_offset": [0] * 4,
+        "dst_mem_stride": [0] * 4,
+        "perm_dim": list(range(4)),
+        "padding_pre": [0] * 4,
+        "padding_post": [0] * 4,
+    }
 
 
 def mov_source_box(cfg: dict, rank: int) -> tuple[tuple, ...]:
     """numpy index of the elements a `mov_cfg` copy reads (for the executor)."""
-    return tuple(slice(int(o), int(o) + int(n), int(s)) for o, n, s in
-                 zip(cfg["offset"][:rank], cfg["size"][:rank], cfg["sub_sample_step"][:rank]))
+    return tuple(
+        slice(int(o), int(o) + int(n), int(s))
+        for o, n, s in zip(cfg["offset"][:rank], cfg["size"][:rank], cfg["sub_sample_step"][:rank])
+    )
 
 
 def flat_index(t: MliTensor, root_size: int) -> np.ndarray:

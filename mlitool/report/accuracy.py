@@ -11,8 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from mlitool.mli.types import MliModel
-from mlitool.report.build import (REMEDY_NOTE, LayerAccuracy, accuracy_section, layer_label,
-                                  remedy)
+from mlitool.report.build import REMEDY_NOTE, LayerAccuracy, accuracy_section, layer_label, remedy
 from mlitool.report.document import Chart, Section, Series, make_table
 from mlitool.report.sensitivity import LayerSensitivity
 
@@ -41,13 +40,18 @@ def accuracy_rows(doc: dict[str, Any], model: MliModel) -> list[LayerAccuracy]:
     for entry in doc["layers"]:
         pos, kind = main.get(entry["op"], (None, ""))
         accu = entry.get("reduced_accumulator")
-        rows.append(LayerAccuracy(
-            position=pos, kind=kind,
-            snr_chained_db=_num(entry["chained"]["snr_db"]),
-            snr_isolated_db=_num(entry["isolated"]["snr_db"]),
-            max_abs_lsb=entry["chained"].get("max_lsb"),
-            reduced_accu_lsb=accu["max_lsb"] if accu else None,
-            op_index=entry["op"], op_type=entry["type"]))
+        rows.append(
+            LayerAccuracy(
+                position=pos,
+                kind=kind,
+                snr_chained_db=_num(entry["chained"]["snr_db"]),
+                snr_isolated_db=_num(entry["isolated"]["snr_db"]),
+                max_abs_lsb=entry["chained"].get("max_lsb"),
+                reduced_accu_lsb=accu["max_lsb"] if accu else None,
+                op_index=entry["op"],
+                op_type=entry["type"],
+            )
+        )
     return rows
 
 
@@ -57,53 +61,96 @@ def accuracy_from_verify(doc: dict[str, Any], model: MliModel) -> Section:
     ra = doc["reduced_accumulator"]
     base = accuracy_section(accuracy_rows(doc, model), max_reduced_lsb=ra["limit_lsb"])
     outputs = make_table(
-        "accuracy-outputs", "Model outputs",
-        [("tensor", "Output"), ("snr_db", "SNR vs float", "dB", 2),
-         ("max_abs_err", "Max abs error", "", 6), ("rmse", "RMSE", "", 6),
-         ("cosine", "Cosine", "", 6), ("tflite_differing", "Differing from tflite", "", 4),
-         ("tflite_max_lsb", "Max diff. from tflite", "LSB"),
-         ("top1_float", "Top-1 agreement vs float", "", 4),
-         ("top1_tflite", "Top-1 agreement vs tflite", "", 4)],
-        [(o["tensor"], _num(o["vs_float"]["snr_db"]), o["vs_float"]["max_abs_err"],
-          o["vs_float"]["rmse"], o["vs_float"]["cosine"],
-          o.get("vs_tflite", {}).get("differing_share"), o.get("vs_tflite", {}).get("max_lsb"),
-          o.get("top1", {}).get("vs_float"), o.get("top1", {}).get("vs_tflite"))
-         for o in doc["outputs"]],
+        "accuracy-outputs",
+        "Model outputs",
+        [
+            ("tensor", "Output"),
+            ("snr_db", "SNR vs float", "dB", 2),
+            ("max_abs_err", "Max abs error", "", 6),
+            ("rmse", "RMSE", "", 6),
+            ("cosine", "Cosine", "", 6),
+            ("tflite_differing", "Differing from tflite", "", 4),
+            ("tflite_max_lsb", "Max diff. from tflite", "LSB"),
+            ("top1_float", "Top-1 agreement vs float", "", 4),
+            ("top1_tflite", "Top-1 agreement vs tflite", "", 4),
+        ],
+        [
+            (
+                o["tensor"],
+                _num(o["vs_float"]["snr_db"]),
+                o["vs_float"]["max_abs_err"],
+                o["vs_float"]["rmse"],
+                o["vs_float"]["cosine"],
+                o.get("vs_tflite", {}).get("differing_share"),
+                o.get("vs_tflite", {}).get("max_lsb"),
+                o.get("top1", {}).get("vs_float"),
+                o.get("top1", {}).get("vs_tflite"),
+            )
+            for o in doc["outputs"]
+        ],
         note="Whole model in MLI arithmetic against the float model (and against tflite mode, "
-             "the TFLite integer reference, for int8 models). Top-1: share of samples whose "
-             "largest class agrees (outputs written by SOFTMAX)."
-             + (f" No tflite reference: {doc['references']['tflite_refusal']}."
-                if doc["references"].get("tflite_refusal") else ""))
+        "the TFLite integer reference, for int8 models). Top-1: share of samples whose "
+        "largest class agrees (outputs written by SOFTMAX)."
+        + (
+            f" No tflite reference: {doc['references']['tflite_refusal']}."
+            if doc["references"].get("tflite_refusal")
+            else ""
+        ),
+    )
     main = main_layers(model)
-    named = [LayerAccuracy(main.get(e["op"], (None, ""))[0], main.get(e["op"], (None, ""))[1],
-                           None, None, None, e["max_lsb"], e["op"], e["type"])
-             for e in ra["layers"]]
+    named = [
+        LayerAccuracy(
+            main.get(e["op"], (None, ""))[0],
+            main.get(e["op"], (None, ""))[1],
+            None,
+            None,
+            None,
+            e["max_lsb"],
+            e["op"],
+            e["type"],
+        )
+        for e in ra["layers"]
+    ]
     accu = make_table(
-        "reduced-accumulator", f"Layers the reduced accumulator costs more than "
-                               f"{ra['limit_lsb']} LSB",
-        [("layer", "Layer"), ("op_index", "TFLite op"), ("op_type", "Op"),
-         ("cost_lsb", "Cost", "LSB"), ("differing_share", "Differing elements", "", 4),
-         ("remedy", "Remedy")],
-        [(r.position, r.op_index, r.op_type, r.reduced_accu_lsb, e["differing_share"], remedy(r))
-         for r, e in zip(named, ra["layers"])],
+        "reduced-accumulator",
+        f"Layers the reduced accumulator costs more than {ra['limit_lsb']} LSB",
+        [
+            ("layer", "Layer"),
+            ("op_index", "TFLite op"),
+            ("op_type", "Op"),
+            ("cost_lsb", "Cost", "LSB"),
+            ("differing_share", "Differing elements", "", 4),
+            ("remedy", "Remedy"),
+        ],
+        [
+            (r.position, r.op_index, r.op_type, r.reduced_accu_lsb, e["differing_share"], remedy(r))
+            for r, e in zip(named, ra["layers"])
+        ],
         note=f"{ra['compared']}; {ra['layers_checked']} SA8 MAC layer(s) checked, worst "
-             f"{ra['worst']} LSB. {REMEDY_NOTE}")
+        f"{ra['worst']} LSB. {REMEDY_NOTE}",
+    )
     inputs = doc["inputs"]
     source = inputs.get("note") or f"inputs from {inputs['source']}"
-    text = (f"{inputs['samples']} sample(s); {source}.",
-            f"MLI arithmetic: {doc['arith']['build']}.")
+    text = (
+        f"{inputs['samples']} sample(s); {source}.",
+        f"MLI arithmetic: {doc['arith']['build']}.",
+    )
     return Section(base.id, base.title, text, base.tables + (outputs, accu), base.charts)
 
 
-def sensitivity_section(rows: list[LayerSensitivity], doc: dict[str, Any] | None = None
-                        ) -> Section:
+def sensitivity_section(rows: list[LayerSensitivity], doc: dict[str, Any] | None = None) -> Section:
     """One row per MAC layer: model output SNR with only that layer in MLI arithmetic."""
     isolated = {e["op"]: _num(e["isolated"]["snr_db"]) for e in (doc or {}).get("layers", [])}
     order = sorted(range(len(rows)), key=lambda k: (rows[k].output_snr_db, rows[k].position))
     rank = {k: r + 1 for r, k in enumerate(order)}
     has_top1 = any(r.top1 is not None for r in rows)
-    cols = [("layer", "Layer"), ("op_index", "TFLite op"), ("op_type", "Op"), ("kind", "Kind"),
-            ("output_snr_db", "Output SNR, only this layer in MLI", "dB", 2)]
+    cols = [
+        ("layer", "Layer"),
+        ("op_index", "TFLite op"),
+        ("op_type", "Op"),
+        ("kind", "Kind"),
+        ("output_snr_db", "Output SNR, only this layer in MLI", "dB", 2),
+    ]
     cols += [("top1", "Top-1 agreement", "", 4)] if has_top1 else []
     cols += [("layer_snr_db", "Layer SNR isolated", "dB", 2), ("rank", "Rank")]
     table_rows = []
@@ -112,21 +159,36 @@ def sensitivity_section(rows: list[LayerSensitivity], doc: dict[str, Any] | None
         row += [r.top1] if has_top1 else []
         table_rows.append((*row, isolated.get(r.op_index), rank[k]))
     table = make_table(
-        "sensitivity", "Per-layer sensitivity", cols, table_rows,
+        "sensitivity",
+        "Per-layer sensitivity",
+        cols,
+        table_rows,
         note="Every layer float except this one, which runs in MLI arithmetic (its float input "
-             "encoded into its MLI input tensor, its output decoded back); SNR of the model "
-             "outputs against the all-float model. Rank 1 = most sensitive: the first layer to "
-             "keep in a wider format (fx16).")
+        "encoded into its MLI input tensor, its output decoded back); SNR of the model "
+        "outputs against the all-float model. Rank 1 = most sensitive: the first layer to "
+        "keep in a wider format (fx16).",
+    )
     worst = [rows[k] for k in order[:3]]
     text = ()
     if worst:
-        text = ("Most sensitive: " + "; ".join(
-            f"layer {r.position} (TFLite op {r.op_index}, {r.op_type}) "
-            f"{r.output_snr_db:.2f} dB" for r in worst) + ".",)
-    chart = Chart("sensitivity", "Output SNR with only one layer in MLI arithmetic", "bars",
-                  tuple(layer_label(r.position, r.kind) for r in rows),
-                  (Series("only this layer in MLI", tuple(r.output_snr_db for r in rows)),),
-                  x_label="layer", y_label="output SNR [dB]", precision=2)
+        text = (
+            "Most sensitive: "
+            + "; ".join(
+                f"layer {r.position} (TFLite op {r.op_index}, {r.op_type}) {r.output_snr_db:.2f} dB"
+                for r in worst
+            )
+            + ".",
+        )
+    chart = Chart(
+        "sensitivity",
+        "Output SNR with only one layer in MLI arithmetic",
+        "bars",
+        tuple(layer_label(r.position, r.kind) for r in rows),
+        (Series("only this layer in MLI", tuple(r.output_snr_db for r in rows)),),
+        x_label="layer",
+        y_label="output SNR [dB]",
+        precision=2,
+    )
     return Section("sensitivity", "Per-layer sensitivity", text, (table,), (chart,))
 
 

@@ -14,21 +14,29 @@ from mlitool.report.quant_stats import ActivationObservation
 BATCH = 16
 
 
-def observe_activations(graph: ir.Graph, model: MliModel, inputs: dict, *, batch: int = BATCH,
-                        progress: Callable[[int], None] | None = None
-                        ) -> dict[str, ActivationObservation]:
+def observe_activations(
+    graph: ir.Graph,
+    model: MliModel,
+    inputs: dict,
+    *,
+    batch: int = BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, ActivationObservation]:
     """{MLI tensor name: observation} over the batched `inputs` (float executor, batch by
     batch); `progress(1)` after each batch."""
     from mlitool.execute import mli_bridge as B
     from mlitool.execute.graph import run_graph
 
-    primary = {i: name for i, name in B.primary_tensors(graph, model).items()
-               if not graph.tensors[i].is_constant
-               and (model.tensor(name).el_type.is_sa or model.tensor(name).el_type.is_fx)}
+    primary = {
+        i: name
+        for i, name in B.primary_tensors(graph, model).items()
+        if not graph.tensors[i].is_constant
+        and (model.tensor(name).el_type.is_sa or model.tensor(name).el_type.is_fx)
+    }
     obs = {name: ActivationObservation() for name in primary.values()}
     n = next(iter(inputs.values())).shape[0]
     for start in range(0, n, batch):
-        chunk = {k: np.asarray(v)[start:start + batch] for k, v in inputs.items()}
+        chunk = {k: np.asarray(v)[start : start + batch] for k, v in inputs.items()}
         ref = run_graph(graph, chunk, "float", keep=True)
         for i, name in primary.items():
             if i not in ref or np.asarray(ref[i]).dtype.kind != "f":

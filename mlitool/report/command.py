@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlitool.errors import OptionError
 from mlitool.cli.parallel import batch_size
-from mlitool.pipeline import ModelOptions, load
 from mlitool.cli.progress import Progress, RichProgress, progress_for
+from mlitool.errors import OptionError
+from mlitool.pipeline import ModelOptions, load
 from mlitool.report.document import Report, Section
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
 
@@ -33,11 +33,11 @@ class ReportOptions:
     samples: int = DEFAULT_SAMPLES
     seed: int = 0
     min_snr_flag: float = DEFAULT_SNR_THRESHOLD_DB
-    accuracy: bool = True               # False: static sections only (no execution)
-    batch: int | None = None            # samples per step (None: by the model's size)
-    min_snr: float | None = None        # verify's thresholds: the verdict fails below / above
+    accuracy: bool = True  # False: static sections only (no execution)
+    batch: int | None = None  # samples per step (None: by the model's size)
+    min_snr: float | None = None  # verify's thresholds: the verdict fails below / above
     max_lsb: int | None = None
-    jobs: int | None = 1                # processes for the accuracy runs (None: every core)
+    jobs: int | None = 1  # processes for the accuracy runs (None: every core)
 
 
 def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:
@@ -45,13 +45,18 @@ def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:
         raise OptionError(f"--samples {opts.samples}: give at least 1")
     if opts.batch is not None and opts.batch < 1:
         raise OptionError(f"batch {opts.batch}: give at least 1")
-    model_opts.arith()                  # bad build names fail before any work
+    model_opts.arith()  # bad build names fail before any work
 
 
 # --- the report --------------------------------------------------------------------------------
 
-def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOptions,
-                progress: Progress | None = None) -> Report:
+
+def make_report(
+    model_path: str | Path,
+    model_opts: ModelOptions,
+    opts: ReportOptions,
+    progress: Progress | None = None,
+) -> Report:
     from mlitool.report.build import build_report
 
     model_path = Path(model_path)
@@ -65,31 +70,45 @@ def make_report(model_path: str | Path, model_opts: ModelOptions, opts: ReportOp
     if not opts.accuracy:
         note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
     elif not mli.target.executable:
-        note = (f"Accuracy and sensitivity are not evaluated for MLI {mli.mli_version}: the executor "
-                "reproduces MLI 2.0.2 arithmetic only.")
+        note = (
+            f"Accuracy and sensitivity are not evaluated for MLI {mli.mli_version}: the executor "
+            "reproduces MLI 2.0.2 arithmetic only."
+        )
     else:
-        extra_meta, extra, activations, failed = _executed(model_path, graph, mli,
-                                                           model_opts.arith(), opts, progress)
-    report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag,
-                          activations=activations)
+        extra_meta, extra, activations, failed = _executed(
+            model_path, graph, mli, model_opts.arith(), opts, progress
+        )
+    report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag, activations=activations)
     sections = list(report.sections)
     if note:
         sections[0] = _with_text(sections[0], note)
     config = (("config", mli.config or "none"),)
-    report = Report(report.title, (*report.meta, *config, *(extra_meta or ())), (*sections, *extra),
-                    report.warnings)
-    return Report(report.title, (*verdict(report, opts, failed, executed=note is None),
-                                 *report.meta), report.sections, report.warnings)
+    report = Report(
+        report.title,
+        (*report.meta, *config, *(extra_meta or ())),
+        (*sections, *extra),
+        report.warnings,
+    )
+    return Report(
+        report.title,
+        (*verdict(report, opts, failed, executed=note is None), *report.meta),
+        report.sections,
+        report.warnings,
+    )
 
 
-def verdict(report: Report, opts: ReportOptions, failed: list[str], *, executed: bool
-            ) -> tuple[tuple[str, str], ...]:
+def verdict(
+    report: Report, opts: ReportOptions, failed: list[str], *, executed: bool
+) -> tuple[tuple[str, str], ...]:
     """The headline: FAIL when a threshold (--min-snr, --max-lsb) fails, REVIEW when tensors are
     flagged (--min-snr-flag, saturation, ...), else PASS; with the checks that decided it."""
     flagged = len(report.table("quant-risks").rows)
-    checks = [f"{flagged} tensor(s) flagged (quantization SNR < {opts.min_snr_flag:g} dB, "
-              "saturation, limits)" if flagged else
-              f"no tensor flagged (quantization SNR >= {opts.min_snr_flag:g} dB, no saturation)"]
+    checks = [
+        f"{flagged} tensor(s) flagged (quantization SNR < {opts.min_snr_flag:g} dB, "
+        "saturation, limits)"
+        if flagged
+        else f"no tensor flagged (quantization SNR >= {opts.min_snr_flag:g} dB, no saturation)"
+    ]
     if not executed:
         checks.append("accuracy not evaluated")
     else:
@@ -102,12 +121,12 @@ def verdict(report: Report, opts: ReportOptions, failed: list[str], *, executed:
 
 
 def _with_text(section: Section, text: str) -> Section:
-    return Section(section.id, section.title, (*section.text, text), section.tables,
-                   section.charts)
+    return Section(section.id, section.title, (*section.text, text), section.tables, section.charts)
 
 
-def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress: Progress
-              ) -> tuple[list, list[Section], dict]:
+def _executed(
+    model_path: Path, graph, mli, arith, opts: ReportOptions, progress: Progress
+) -> tuple[list, list[Section], dict]:
     from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.presets import describe
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
@@ -119,21 +138,43 @@ def _executed(model_path: Path, graph, mli, arith, opts: ReportOptions, progress
     n = next(iter(data.values())).shape[0]
     size = batch_size(graph, opts.batch)
     batches = -(-n // size)
-    vopts = VerifyOptions(input=opts.input, samples=opts.samples, seed=opts.seed,
-                          batch=size, min_snr=opts.min_snr, max_lsb=opts.max_lsb,
-                          jobs=opts.jobs, progress=progress)
+    vopts = VerifyOptions(
+        input=opts.input,
+        samples=opts.samples,
+        seed=opts.seed,
+        batch=size,
+        min_snr=opts.min_snr,
+        max_lsb=opts.max_lsb,
+        jobs=opts.jobs,
+        progress=progress,
+    )
     doc = compare(model_path, graph, mli, arith, vopts)
-    activations = observe_activations(graph, mli, data, batch=size,
-                                      progress=progress.stage("activation ranges", batches))
-    sens = layer_sensitivity(graph, mli, data, arith, batch=size,
-                             progress=progress.stage("sensitivity", steps(graph, mli, n, size)))
-    meta = [("arithmetic", describe(arith)), ("samples", n),
-            ("inputs", str(opts.input) if opts.input is not None else f"random, seed {opts.seed}")]
-    return (meta, [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)], activations,
-            doc["thresholds"]["failed"])
+    activations = observe_activations(
+        graph, mli, data, batch=size, progress=progress.stage("activation ranges", batches)
+    )
+    sens = layer_sensitivity(
+        graph,
+        mli,
+        data,
+        arith,
+        batch=size,
+        progress=progress.stage("sensitivity", steps(graph, mli, n, size)),
+    )
+    meta = [
+        ("arithmetic", describe(arith)),
+        ("samples", n),
+        ("inputs", str(opts.input) if opts.input is not None else f"random, seed {opts.seed}"),
+    ]
+    return (
+        meta,
+        [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)],
+        activations,
+        doc["thresholds"]["failed"],
+    )
 
 
 # --- output ----------------------------------------------------------------------------------
+
 
 @dataclass
 class Outputs:
@@ -176,13 +217,27 @@ def write_outputs(report: Report, out: Outputs) -> list[Path]:
     return write_files_atomically(files)
 
 
-def run(model_path: str | Path, model_opts: ModelOptions, opts: ReportOptions, out: Outputs, *,
-        show_progress: bool = False) -> tuple[Report, list[Path]]:
+def run(
+    model_path: str | Path,
+    model_opts: ModelOptions,
+    opts: ReportOptions,
+    out: Outputs,
+    *,
+    show_progress: bool = False,
+) -> tuple[Report, list[Path]]:
     """Build the report and write the requested files; returns the report and the paths."""
     with progress_for(show_progress) as progress:
         report = make_report(model_path, model_opts, opts, progress)
     return report, write_outputs(report, out)
 
 
-__all__ = ["ReportOptions", "Outputs", "make_report", "output_files", "write_outputs",
-           "run", "Progress", "RichProgress"]
+__all__ = [
+    "ReportOptions",
+    "Outputs",
+    "make_report",
+    "output_files",
+    "write_outputs",
+    "run",
+    "Progress",
+    "RichProgress",
+]

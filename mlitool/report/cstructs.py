@@ -71,23 +71,30 @@ MAX_RANK = 4
 def tensor_struct(target: Target, pointer_bytes: int = 4) -> CType:
     """`mli_tensor` of an MLI version: data, (mem_stride), shape, rank, el_type, el_params."""
     ptr = scalar(pointer_bytes)
-    fx = struct(I8)                                                # frac_bits
+    fx = struct(I8)  # frac_bits
     if target.data_container:
-        container = _container(pointer_bytes)                      # capacity + mem
+        container = _container(pointer_bytes)  # capacity + mem
         data = [container]
-        sa = struct(ENUM, container, container, I32, container)    # type, zp, scale, dim, sfb
+        sa = struct(ENUM, container, container, I32, container)  # type, zp, scale, dim, sfb
     else:
-        data = [ptr, I32]                                          # void *data, capacity
+        data = [ptr, I32]  # void *data, capacity
         container = union(ptr, I32, I16, I8)
-        sa = struct(container, container, I32, I8)                 # asym: zp, scale, dim, sfb
+        sa = struct(container, container, I32, I8)  # asym: zp, scale, dim, sfb
     params = union(fx, sa) if target.sa_tensors else union(fx)
     stride = [array(I32, MAX_RANK)] if target.has_mem_stride else []
     return struct(*data, *stride, array(I32, MAX_RANK), I32, ENUM, params)
 
 
-_FIELD = {"relu": struct(ENUM), "relu_type": ENUM, "u8": I8, "i32": I32,
-          "u8x4": array(I8, MAX_RANK), "u32[4]": array(I32, MAX_RANK),
-          "i32[4]": array(I32, MAX_RANK), "u8[4]": array(I8, MAX_RANK)}
+_FIELD = {
+    "relu": struct(ENUM),
+    "relu_type": ENUM,
+    "u8": I8,
+    "i32": I32,
+    "u8x4": array(I8, MAX_RANK),
+    "u32[4]": array(I32, MAX_RANK),
+    "i32[4]": array(I32, MAX_RANK),
+    "u8[4]": array(I8, MAX_RANK),
+}
 
 
 def _container(pointer_bytes: int) -> CType:
@@ -98,9 +105,16 @@ def _container(pointer_bytes: int) -> CType:
 def cfg_struct(target: Target, cfg_type: str, pointer_bytes: int = 4) -> CType:
     """A kernel config struct of an MLI version (KeyError when it has no such struct)."""
     fields = target.cfg_structs[cfg_type]
-    return struct(*(ENUM if kind.startswith("enum:") else
-                    _container(pointer_bytes) if kind == "scratch" else _FIELD[kind]
-                    for _, kind, _, _ in fields))
+    return struct(
+        *(
+            ENUM
+            if kind.startswith("enum:")
+            else _container(pointer_bytes)
+            if kind == "scratch"
+            else _FIELD[kind]
+            for _, kind, _, _ in fields
+        )
+    )
 
 
 def tensor_struct_bytes(target: Target) -> int:

@@ -55,7 +55,7 @@ def format_float(v: float, precision: int) -> str:
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
     s = f"{v:.{precision}f}"
-    return s[1:] if s.startswith("-") and not s.strip("-0.") else s     # no "-0.000"
+    return s[1:] if s.startswith("-") and not s.strip("-0.") else s  # no "-0.000"
 
 
 def format_value(v: Value, precision: int = 3, *, grouped: bool = False) -> str:
@@ -84,11 +84,11 @@ def json_value(v: Value, precision: int = 3) -> Value:
 
 @dataclass(frozen=True)
 class Column:
-    key: str                    # machine name: JSON row key, CSV header
-    label: str                  # header people read
+    key: str  # machine name: JSON row key, CSV header
+    label: str  # header people read
     unit: str = ""
-    precision: int = 3          # decimals of float values
-    terminal: bool = True       # shown in the terminal view (files always have every column)
+    precision: int = 3  # decimals of float values
+    terminal: bool = True  # shown in the terminal view (files always have every column)
 
     def header(self) -> str:
         return f"{self.label} [{self.unit}]" if self.unit else self.label
@@ -111,8 +111,9 @@ class Table:
         rows = tuple(tuple(plain(v) for v in row) for row in self.rows)
         for row in rows:
             if len(row) != len(cols):
-                raise ValueError(f"table {self.id}: a row has {len(row)} values for "
-                                 f"{len(cols)} columns")
+                raise ValueError(
+                    f"table {self.id}: a row has {len(row)} values for {len(cols)} columns"
+                )
         object.__setattr__(self, "columns", cols)
         object.__setattr__(self, "rows", rows)
 
@@ -127,8 +128,9 @@ class Series:
     values: tuple[float | None, ...]
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "values", tuple(None if v is None else float(plain(v))
-                                                 for v in self.values))
+        object.__setattr__(
+            self, "values", tuple(None if v is None else float(plain(v)) for v in self.values)
+        )
 
 
 @dataclass(frozen=True)
@@ -162,14 +164,21 @@ class Chart:
         n = len(self.categories)
         for s in self.series:
             if len(s.values) != n:
-                raise ValueError(f"chart {self.id}: series {s.name!r} has {len(s.values)} values "
-                                 f"for {n} categories")
+                raise ValueError(
+                    f"chart {self.id}: series {s.name!r} has {len(s.values)} values "
+                    f"for {n} categories"
+                )
         if self.kind == "range" and [s.name for s in self.series] != ["min", "median", "max"]:
             raise ValueError(f"chart {self.id}: a range chart has series min, median, max")
         if self.kind == "intervals" and [s.name for s in self.series] != [
-                "first", "last", "offset", "size"]:
-            raise ValueError(f"chart {self.id}: an intervals chart has series first, last, "
-                             "offset, size")
+            "first",
+            "last",
+            "offset",
+            "size",
+        ]:
+            raise ValueError(
+                f"chart {self.id}: an intervals chart has series first, last, offset, size"
+            )
         if self.kind == "histogram" and (len(self.series) != 1 or len(self.bin_edges) != n + 1):
             raise ValueError(f"chart {self.id}: a histogram has one series and n + 1 bin edges")
 
@@ -202,9 +211,11 @@ class Report:
         object.__setattr__(self, "meta", tuple((str(k), plain(v)) for k, v in meta))
         object.__setattr__(self, "sections", tuple(self.sections))
         object.__setattr__(self, "warnings", tuple(self.warnings))
-        for kind, ids in (("section", [s.id for s in self.sections]),
-                          ("table", [t.id for s in self.sections for t in s.tables]),
-                          ("chart", [c.id for s in self.sections for c in s.charts])):
+        for kind, ids in (
+            ("section", [s.id for s in self.sections]),
+            ("table", [t.id for s in self.sections for t in s.tables]),
+            ("chart", [c.id for s in self.sections for c in s.charts]),
+        ):
             dup = sorted({i for i in ids if ids.count(i) > 1})
             if dup:
                 raise ValueError(f"duplicate {kind} ids in the report: {', '.join(dup)}")
@@ -222,7 +233,8 @@ class Report:
         raise KeyError(table_id)
 
 
-def make_table(id: str, title: str, columns: Sequence, rows: Iterable[Sequence], note: str = ""
-               ) -> Table:
+def make_table(
+    id: str, title: str, columns: Sequence, rows: Iterable[Sequence], note: str = ""
+) -> Table:
     """`columns` as Column objects or (key, label[, unit[, precision]]) tuples."""
     return Table(id, title, tuple(columns), tuple(tuple(r) for r in rows), note)

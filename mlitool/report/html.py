@@ -47,8 +47,8 @@ svg .whisker { stroke: #0072B2; stroke-width: 2; }
 """.strip()
 
 
-TEXT_CHARS = 40        # longer text is cut (whole in the tooltip)
-LONG_CHARS = 24        # longer text gets a wider column
+TEXT_CHARS = 40  # longer text is cut (whole in the tooltip)
+LONG_CHARS = 24  # longer text gets a wider column
 
 
 def _e(text) -> str:
@@ -62,8 +62,9 @@ def _numeric(v) -> bool:
 def _breakable(text: str) -> str:
     """Escaped text with line-break opportunities after the separators of long TFLite tensor
     names ("model/conv2d/BiasAdd;model/...")."""
-    return "".join(_e(part) + ("<wbr>" if part in (";", "/") else "")
-                   for part in re.split(r"([;/])", text))
+    return "".join(
+        _e(part) + ("<wbr>" if part in (";", "/") else "") for part in re.split(r"([;/])", text)
+    )
 
 
 def _text_cell(text: str) -> str:
@@ -73,8 +74,9 @@ def _text_cell(text: str) -> str:
         return f'<td class="text">{_breakable(text)}</td>'
     if len(text) <= TEXT_CHARS:
         return f'<td class="text long">{_breakable(text)}</td>'
-    return (f'<td class="text long" title="{_e(text)}">{_breakable(text[:TEXT_CHARS - 1])}'
-            "\u2026</td>")
+    return (
+        f'<td class="text long" title="{_e(text)}">{_breakable(text[: TEXT_CHARS - 1])}\u2026</td>'
+    )
 
 
 def _table(t: Table) -> list[str]:
@@ -87,15 +89,20 @@ def _table(t: Table) -> list[str]:
     note = t.note
     if len(shown) < len(t.columns):
         note = f"{note} " if note else ""
-        note += (f"{len(t.columns) - len(shown)} more columns "
-                 f"({', '.join(t.columns[i].header() for i in range(len(t.columns)) if i not in shown)})"
-                 " are in the JSON and CSV files.")
+        note += (
+            f"{len(t.columns) - len(shown)} more columns "
+            f"({', '.join(t.columns[i].header() for i in range(len(t.columns)) if i not in shown)})"
+            " are in the JSON and CSV files."
+        )
     if note:
         out.append(f'<p class="note">{_e(note)}</p>')
     wide = ' class="wide"' if len(shown) > 10 else ""
     out.append(f'<div class="scroll"><table{wide} data-table="{_e(t.id)}">')
-    out.append("<thead><tr>" + "".join(f"<th>{_e(t.columns[i].header())}</th>" for i in shown)
-               + "</tr></thead>")
+    out.append(
+        "<thead><tr>"
+        + "".join(f"<th>{_e(t.columns[i].header())}</th>" for i in shown)
+        + "</tr></thead>"
+    )
     out.append("<tbody>")
     for row in t.rows:
         cells = []
@@ -111,36 +118,53 @@ def _table(t: Table) -> list[str]:
 def _headline(meta: dict) -> list[str]:
     """Verdict, what was checked, and for what: the first thing a reader sees."""
     word = str(meta["verdict"])
-    what = " \u00b7 ".join(str(meta[k]) for k in ("model", "target", "format", "arithmetic")
-                            if k in meta)
+    what = " \u00b7 ".join(
+        str(meta[k]) for k in ("model", "target", "format", "arithmetic") if k in meta
+    )
     checks = [c for c in str(meta.get("checks", "")).split("; ") if c]
-    return [f'<div class="headline {_e(word.lower())}" data-verdict="{_e(word)}">',
-            f'<span class="verdict">{_e(word)}</span><span>{_e(what)}</span>',
-            "<ul>" + "".join(f"<li>{_e(c)}</li>" for c in checks) + "</ul>", "</div>"]
+    return [
+        f'<div class="headline {_e(word.lower())}" data-verdict="{_e(word)}">',
+        f'<span class="verdict">{_e(word)}</span><span>{_e(what)}</span>',
+        "<ul>" + "".join(f"<li>{_e(c)}</li>" for c in checks) + "</ul>",
+        "</div>",
+    ]
 
 
 def render_html(report: Report) -> str:
-    out = ["<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-           '<meta name="viewport" content="width=device-width, initial-scale=1">',
-           f"<title>{_e(report.title)}</title>", f"<style>\n{CSS}\n</style>", "</head>", "<body>",
-           f"<h1>{_e(report.title)}</h1>"]
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(report.title)}</title>",
+        f"<style>\n{CSS}\n</style>",
+        "</head>",
+        "<body>",
+        f"<h1>{_e(report.title)}</h1>",
+    ]
     meta = dict(report.meta)
     if "verdict" in meta:
         out += _headline(meta)
     rest = [(k, v) for k, v in report.meta if k not in ("verdict", "checks")]
     if rest:
         out.append('<table class="meta"><tbody>')
-        out += [f"<tr><td>{_e(k)}</td><td>{_e(format_value(v, grouped=True))}</td></tr>"
-                for k, v in rest]
+        out += [
+            f"<tr><td>{_e(k)}</td><td>{_e(format_value(v, grouped=True))}</td></tr>"
+            for k, v in rest
+        ]
         out.append("</tbody></table>")
     if len(report.sections) > 1:
-        out.append("<nav><ul>" + "".join(f'<li><a href="#{_e(s.id)}">{_e(s.title)}</a></li>'
-                                         for s in report.sections) + "</ul></nav>")
+        out.append(
+            "<nav><ul>"
+            + "".join(f'<li><a href="#{_e(s.id)}">{_e(s.title)}</a></li>' for s in report.sections)
+            + "</ul></nav>"
+        )
     for s in report.sections:
         out.append(f'<section id="{_e(s.id)}">')
         out.append(f"<h2>{_e(s.title)}</h2>")
         out += [f"<p>{_e(p)}</p>" for p in s.text]
-        beside = {f"{t.id}-plan" for t in s.tables}   # a chart drawn next to its table
+        beside = {f"{t.id}-plan" for t in s.tables}  # a chart drawn next to its table
         for t in s.tables:
             out += _table(t)
             out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts if c.id == f"{t.id}-plan"]

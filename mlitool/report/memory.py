@@ -20,28 +20,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlitool import ir
+from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliModel, Role
-from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.report.cstructs import cfg_struct_bytes, tensor_struct_bytes
 
-
 # --- ROM -------------------------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LayerRom:
     position: int
-    index: int              # TFLite op index
+    index: int  # TFLite op index
     kind: str
     weights: int
     bias: int
-    params: int             # data of other constants (slopes, ...)
-    per_axis: int           # per-axis zero point / scale / frac-bit arrays
-    structs: int            # const mli_tensor structs
-    config: int             # const config struct
-    tflite_bytes: int       # the original constants' bytes in the .tflite (None-free: 0 if unknown)
-    float32_bytes: int      # parameters x 4
+    params: int  # data of other constants (slopes, ...)
+    per_axis: int  # per-axis zero point / scale / frac-bit arrays
+    structs: int  # const mli_tensor structs
+    config: int  # const config struct
+    tflite_bytes: int  # the original constants' bytes in the .tflite (None-free: 0 if unknown)
+    float32_bytes: int  # parameters x 4
 
     @property
     def total(self) -> int:
@@ -54,13 +54,13 @@ class MemoryReport:
     tensor_struct_bytes: int
     layers: tuple[LayerRom, ...]
     rom_total: int
-    tflite_weight_bytes: int        # all constant tensors of the IR graph
-    float32_bytes: int              # IR parameters x 4
+    tflite_weight_bytes: int  # all constant tensors of the IR graph
+    float32_bytes: int  # IR parameters x 4
     buffers: tuple[Buffer, ...]
     arena: ArenaPlan
-    activation_structs: int         # bytes of the non-const mli_tensor structs
-    static_ram: int                 # the runtime's look-up tables and recurrent scratch
-    ram_total: int                  # arena + activation structs + static RAM
+    activation_structs: int  # bytes of the non-const mli_tensor structs
+    static_ram: int  # the runtime's look-up tables and recurrent scratch
+    ram_total: int  # arena + activation structs + static RAM
 
     def rom_totals(self) -> dict[str, int]:
         keys = ("weights", "bias", "params", "per_axis", "structs", "config")
@@ -98,7 +98,7 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
             seen.add(name)
             structs += struct
             per_axis += _per_axis_bytes(model, name)
-            if t.buffer is None and t.rank > 0:   # rank 0: the value sits inline in the struct
+            if t.buffer is None and t.rank > 0:  # rank 0: the value sits inline in the struct
                 key = {Role.WEIGHTS: "weights", Role.BIAS: "bias"}.get(t.role, "params")
                 by_role[key] += t.nbytes
             src = _ir_tensor(graph, model, name)
@@ -106,26 +106,50 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
                 seen_ir.add(src.index)
                 tfl += tensor_bytes(src)
                 f32 += 4 * src.size if is_parameter(src) else 0
-        rows.append(LayerRom(pos, layer.index, layer.kind, by_role["weights"], by_role["bias"],
-                             by_role["params"], per_axis, structs,
-                             cfg_struct_bytes(model.target, layer.cfg_type), tfl, f32))
+        rows.append(
+            LayerRom(
+                pos,
+                layer.index,
+                layer.kind,
+                by_role["weights"],
+                by_role["bias"],
+                by_role["params"],
+                per_axis,
+                structs,
+                cfg_struct_bytes(model.target, layer.cfg_type),
+                tfl,
+                f32,
+            )
+        )
     return rows
 
 
-def memory_report(model: MliModel, graph: ir.Graph | None = None, align: int | None = None
-                  ) -> MemoryReport:
+def memory_report(
+    model: MliModel, graph: ir.Graph | None = None, align: int | None = None
+) -> MemoryReport:
     """ROM per layer and total, and the RAM arena plan, of `model` (lowered from `graph`).
     `align` None: the runtime's own alignment, so the plan is the one the C runtime binds."""
     layers = rom_by_layer(model, graph)
     plan = model_arena(model, align)
     struct = tensor_struct_bytes(model.target)
     # constants no layer names (none in practice) still take ROM: count them into the total
-    used = {n for layer in model.layers
-            for n in (layer.weights, layer.bias, *layer.params.values(), *layer.inputs) if n}
+    used = {
+        n
+        for layer in model.layers
+        for n in (layer.weights, layer.bias, *layer.params.values(), *layer.inputs)
+        if n
+    }
     stray = [n for n, t in model.tensors.items() if t.role.is_constant and n not in used]
-    stray_bytes = sum(struct + _per_axis_bytes(model, n)
-                      + (model.tensors[n].nbytes if model.tensors[n].buffer is None
-                         and model.tensors[n].rank > 0 else 0) for n in stray)
+    stray_bytes = sum(
+        struct
+        + _per_axis_bytes(model, n)
+        + (
+            model.tensors[n].nbytes
+            if model.tensors[n].buffer is None and model.tensors[n].rank > 0
+            else 0
+        )
+        for n in stray
+    )
     act_structs = struct * sum(1 for t in model.tensors.values() if not t.role.is_constant)
     tfl = f32 = 0
     if graph is not None:

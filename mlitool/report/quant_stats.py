@@ -37,10 +37,10 @@ class TensorStats:
     role: str
     el_type: str
     shape: tuple[int, ...]
-    channels: int                   # per-axis channels (1 for per-tensor parameters)
+    channels: int  # per-axis channels (1 for per-tensor parameters)
     int_min: int | None
     int_max: int | None
-    real_min: float | None          # of the dequantized MLI values
+    real_min: float | None  # of the dequantized MLI values
     real_max: float | None
     scale_min: float
     scale_median: float
@@ -48,8 +48,8 @@ class TensorStats:
     frac_min: int
     frac_median: float
     frac_max: int
-    snr_db: float | None            # None without real values
-    saturated: int | None           # None without real values
+    snr_db: float | None  # None without real values
+    saturated: int | None  # None without real values
     at_limits: int | None
     unused_range: float | None
     zero_channels: int
@@ -74,8 +74,10 @@ def _steps(t: MliTensor) -> tuple[np.ndarray, np.ndarray]:
     """(real value of one integer step, zero point), broadcastable against the data."""
     if t.el_type.is_fx:
         return np.array(2.0 ** -int(t.frac_bits)), np.array(0.0)
-    return (_broadcast(t, t.real_scale()),
-            _broadcast(t, np.asarray(t.zero_point, dtype=np.float64)))
+    return (
+        _broadcast(t, t.real_scale()),
+        _broadcast(t, np.asarray(t.zero_point, dtype=np.float64)),
+    )
 
 
 def dequantize(t: MliTensor, data: np.ndarray | None = None) -> np.ndarray:
@@ -106,9 +108,15 @@ def _frac_values(t: MliTensor) -> np.ndarray:
     return np.asarray(t.scale_frac_bits, dtype=np.int64).reshape(-1)
 
 
-def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray | None = None,
-                 *, target: Target = DEFAULT, channel_axis: int | None = None,
-                 snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
+def tensor_stats(
+    t: MliTensor,
+    real: np.ndarray | None = None,
+    data: np.ndarray | None = None,
+    *,
+    target: Target = DEFAULT,
+    channel_axis: int | None = None,
+    snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB,
+) -> TensorStats:
     """Statistics of `t` (integers: `data`, default `t.data`; `real`: the real values in the same
     layout). `channel_axis` is the output-channel axis for the zero-channel check of weights
     (default: `t.dim` when per-axis, else the last axis)."""
@@ -138,8 +146,10 @@ def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray 
         if real is not None:
             real = np.asarray(real, dtype=np.float64)
             if real.shape != q.shape:
-                raise ValueError(f"tensor '{t.name}': real values {real.shape} do not match the "
-                                 f"data shape {q.shape}")
+                raise ValueError(
+                    f"tensor '{t.name}': real values {real.shape} do not match the "
+                    f"data shape {q.shape}"
+                )
             snr = snr_db(real, deq)
             step, zp = _steps(t)
             ideal = real / step + zp
@@ -154,17 +164,32 @@ def tensor_stats(t: MliTensor, real: np.ndarray | None = None, data: np.ndarray 
     if zero_channels:
         flags.append("zero_channel")
     return TensorStats(
-        name=t.name, role=t.role.value, el_type=t.el_type.name, shape=t.shape,
-        channels=int(scales.size), int_min=int_min, int_max=int_max,
-        real_min=real_min, real_max=real_max,
-        scale_min=float(scales.min()), scale_median=float(np.median(scales)),
+        name=t.name,
+        role=t.role.value,
+        el_type=t.el_type.name,
+        shape=t.shape,
+        channels=int(scales.size),
+        int_min=int_min,
+        int_max=int_max,
+        real_min=real_min,
+        real_max=real_max,
+        scale_min=float(scales.min()),
+        scale_median=float(np.median(scales)),
         scale_max=float(scales.max()),
-        frac_min=int(fracs.min()), frac_median=float(np.median(fracs)), frac_max=int(fracs.max()),
-        snr_db=snr, saturated=saturated, at_limits=at_limits, unused_range=unused,
-        zero_channels=zero_channels, flags=tuple(flags))
+        frac_min=int(fracs.min()),
+        frac_median=float(np.median(fracs)),
+        frac_max=int(fracs.max()),
+        snr_db=snr,
+        saturated=saturated,
+        at_limits=at_limits,
+        unused_range=unused,
+        zero_channels=zero_channels,
+        flags=tuple(flags),
+    )
 
 
 # --- real values of a lowered constant ----------------------------------------------------------
+
 
 def real_values(src: ir.Tensor) -> np.ndarray | None:
     """The real values a TFLite constant stands for (float data, or dequantized integers)."""
@@ -189,8 +214,11 @@ def in_mli_layout(real: np.ndarray, t: MliTensor) -> np.ndarray | None:
         return None
     cands = [real.reshape(t.shape)]
     if real.ndim == t.rank:
-        cands += [real.transpose(p) for p in itertools.permutations(range(real.ndim))
-                  if tuple(real.transpose(p).shape) == t.shape]
+        cands += [
+            real.transpose(p)
+            for p in itertools.permutations(range(real.ndim))
+            if tuple(real.transpose(p).shape) == t.shape
+        ]
     if len(cands) == 1:
         return np.ascontiguousarray(cands[0])
     deq = dequantize(t)
@@ -199,6 +227,7 @@ def in_mli_layout(real: np.ndarray, t: MliTensor) -> np.ndarray | None:
 
 
 # --- activations, observed on executed samples --------------------------------------------------
+
 
 @dataclass
 class ActivationObservation:
@@ -234,8 +263,13 @@ class ActivationObservation:
         self.noise += float(np.sum(np.square(real - deq)))
 
 
-def activation_stats(t: MliTensor, obs: ActivationObservation, *, target: Target = DEFAULT,
-                     snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB) -> TensorStats:
+def activation_stats(
+    t: MliTensor,
+    obs: ActivationObservation,
+    *,
+    target: Target = DEFAULT,
+    snr_threshold_db: float = DEFAULT_SNR_THRESHOLD_DB,
+) -> TensorStats:
     """`tensor_stats` of an activation from observed values: value range = the float values seen,
     integers = their quantization, SNR = float values against their dequantized quantization."""
     base = tensor_stats(t, target=target, snr_threshold_db=snr_threshold_db)
@@ -250,8 +284,17 @@ def activation_stats(t: MliTensor, obs: ActivationObservation, *, target: Target
         snr = float(10.0 * np.log10(obs.signal / obs.noise))
     observed = {"low_snr": snr < snr_threshold_db, "saturation": obs.saturated > 0}
     flags = [f for f in FLAGS if observed.get(f, f in base.flags)]
-    return TensorStats(**{**base.__dict__, "int_min": obs.int_min, "int_max": obs.int_max,
-                          "real_min": obs.real_min, "real_max": obs.real_max, "snr_db": snr,
-                          "saturated": obs.saturated, "at_limits": obs.at_limits,
-                          "unused_range": 1.0 - (obs.int_max - obs.int_min) / (qmax - qmin),
-                          "flags": tuple(flags)})
+    return TensorStats(
+        **{
+            **base.__dict__,
+            "int_min": obs.int_min,
+            "int_max": obs.int_max,
+            "real_min": obs.real_min,
+            "real_max": obs.real_max,
+            "snr_db": snr,
+            "saturated": obs.saturated,
+            "at_limits": obs.at_limits,
+            "unused_range": 1.0 - (obs.int_max - obs.int_min) / (qmax - qmin),
+            "flags": tuple(flags),
+        }
+    )

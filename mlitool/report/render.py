@@ -37,23 +37,35 @@ SCHEMA_VERSION = 1
 
 # --- JSON --------------------------------------------------------------------------------------
 
+
 def _table_json(t: Table) -> dict[str, Any]:
     return {
-        "id": t.id, "title": t.title, "note": t.note,
-        "columns": [{"key": c.key, "label": c.label, "unit": c.unit, "precision": c.precision}
-                    for c in t.columns],
-        "rows": [{c.key: json_value(v, c.precision) for c, v in zip(t.columns, row)}
-                 for row in t.rows],
+        "id": t.id,
+        "title": t.title,
+        "note": t.note,
+        "columns": [
+            {"key": c.key, "label": c.label, "unit": c.unit, "precision": c.precision}
+            for c in t.columns
+        ],
+        "rows": [
+            {c.key: json_value(v, c.precision) for c, v in zip(t.columns, row)} for row in t.rows
+        ],
     }
 
 
 def _chart_json(c: Chart) -> dict[str, Any]:
     p = c.precision
     return {
-        "id": c.id, "title": c.title, "kind": c.kind, "x_label": c.x_label,
-        "y_label": c.y_label, "log_y": c.log_y, "categories": list(c.categories),
-        "series": [{"name": s.name, "values": [json_value(v, p) for v in s.values]}
-                   for s in c.series],
+        "id": c.id,
+        "title": c.title,
+        "kind": c.kind,
+        "x_label": c.x_label,
+        "y_label": c.y_label,
+        "log_y": c.log_y,
+        "categories": list(c.categories),
+        "series": [
+            {"name": s.name, "values": [json_value(v, p) for v in s.values]} for s in c.series
+        ],
         "bin_edges": [json_value(e, p) for e in c.bin_edges],
     }
 
@@ -64,18 +76,30 @@ def to_json_dict(report: Report) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "title": report.title,
         "meta": {k: json_value(v) for k, v in report.meta},
-        "sections": [{"id": s.id, "title": s.title, "text": list(s.text),
-                      "tables": [_table_json(t) for t in s.tables],
-                      "charts": [_chart_json(c) for c in s.charts]} for s in report.sections],
+        "sections": [
+            {
+                "id": s.id,
+                "title": s.title,
+                "text": list(s.text),
+                "tables": [_table_json(t) for t in s.tables],
+                "charts": [_chart_json(c) for c in s.charts],
+            }
+            for s in report.sections
+        ],
     }
 
 
 def render_json(report: Report) -> str:
-    return json.dumps(to_json_dict(report), sort_keys=True, indent=2, ensure_ascii=True,
-                      allow_nan=False) + "\n"
+    return (
+        json.dumps(
+            to_json_dict(report), sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False
+        )
+        + "\n"
+    )
 
 
 # --- CSV ---------------------------------------------------------------------------------------
+
 
 def csv_files(report: Report) -> dict[str, str]:
     """File name -> CSV text, one per table."""
@@ -98,6 +122,7 @@ def render_csv(report: Report, directory: str | Path) -> list[Path]:
 
 # --- Markdown ----------------------------------------------------------------------------------
 
+
 def _md(text: str) -> str:
     """Inline Markdown text: HTML-escaped, table pipes and emphasis characters neutralised."""
     text = str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -112,18 +137,23 @@ def _md_table(t: Table) -> list[str]:
     if t.note:
         lines += [_md(t.note), ""]
     lines.append("| " + " | ".join(_md(c.header()) for c in t.columns) + " |")
-    lines.append("|" + "|".join("---:" if _numeric(t, i) else "---"
-                                for i in range(len(t.columns))) + "|")
+    lines.append(
+        "|" + "|".join("---:" if _numeric(t, i) else "---" for i in range(len(t.columns))) + "|"
+    )
     for row in t.rows:
-        lines.append("| " + " | ".join(_md(format_value(v, c.precision, grouped=True))
-                                       for c, v in zip(t.columns, row)) + " |")
+        lines.append(
+            "| "
+            + " | ".join(
+                _md(format_value(v, c.precision, grouped=True)) for c, v in zip(t.columns, row)
+            )
+            + " |"
+        )
     return lines + [""]
 
 
 def _numeric(t: Table, i: int) -> bool:
     vals = [r[i] for r in t.rows if r[i] is not None]
-    return bool(vals) and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                              for v in vals)
+    return bool(vals) and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
 
 
 def render_markdown(report: Report) -> str:
@@ -143,6 +173,7 @@ def render_markdown(report: Report) -> str:
 
 # --- terminal ----------------------------------------------------------------------------------
 
+
 def render_terminal(report: Report, console=None) -> None:
     """Print the report with rich tables (text is never read as rich markup). Columns marked
     `terminal=False` are left out (the files have them); tables fit the console's width
@@ -159,15 +190,24 @@ def render_terminal(report: Report, console=None) -> None:
         console.print()
         console.rule(Text(s.title, style="bold"))
         for para in s.text:
-            if para not in report.warnings:         # those go to stderr (mlitool.cli)
+            if para not in report.warnings:  # those go to stderr (mlitool.cli)
                 console.print(Text(para))
         for t in s.tables:
             shown = [i for i, c in enumerate(t.columns) if c.terminal]
-            rows = [[format_value(row[i], t.columns[i].precision, grouped=True) for i in shown]
-                    for row in t.rows]
-            console.print(table(t.title, [t.columns[i].header() for i in shown], rows,
-                                width=console.width, caption=t.note or None,
-                                right=[_numeric(t, i) for i in shown]))
+            rows = [
+                [format_value(row[i], t.columns[i].precision, grouped=True) for i in shown]
+                for row in t.rows
+            ]
+            console.print(
+                table(
+                    t.title,
+                    [t.columns[i].header() for i in shown],
+                    rows,
+                    width=console.width,
+                    caption=t.note or None,
+                    right=[_numeric(t, i) for i in shown],
+                )
+            )
         for c in s.charts:
             console.print(Text(f"chart: {c.title} (see the HTML report)", style="dim"))
 
@@ -177,12 +217,17 @@ def terminal_text(report: Report, width: int = 120) -> str:
     from rich.console import Console
 
     buf = io.StringIO()
-    render_terminal(report, Console(file=buf, width=width, color_system=None,
-                                    force_terminal=False, legacy_windows=False))
+    render_terminal(
+        report,
+        Console(
+            file=buf, width=width, color_system=None, force_terminal=False, legacy_windows=False
+        ),
+    )
     return buf.getvalue()
 
 
 # --- files -------------------------------------------------------------------------------------
+
 
 def write_json(report: Report, path: str | Path) -> Path:
     return write_file_atomically(path, render_json(report))
@@ -194,4 +239,5 @@ def write_markdown(report: Report, path: str | Path) -> Path:
 
 def write_html(report: Report, path: str | Path) -> Path:
     from mlitool.report.html import render_html
+
     return write_file_atomically(path, render_html(report))

@@ -34,10 +34,10 @@ BATCH = 16
 class LayerSensitivity:
     op_index: int
     op_type: str
-    position: int               # of the op's MAC layer in `model.layers`
-    kind: str                   # that layer's kind
-    output_snr_db: float        # model outputs vs float, only this op in MLI arithmetic
-    top1: float | None          # agreement with float on classifier outputs (None: no classifier)
+    position: int  # of the op's MAC layer in `model.layers`
+    kind: str  # that layer's kind
+    output_snr_db: float  # model outputs vs float, only this op in MLI arithmetic
+    top1: float | None  # agreement with float on classifier outputs (None: no classifier)
 
 
 def mac_ops(graph: ir.Graph, model: MliModel) -> list[tuple[ir.Op, int, str]]:
@@ -56,8 +56,11 @@ def mac_ops(graph: ir.Graph, model: MliModel) -> list[tuple[ir.Op, int, str]]:
 
 
 def classifier_outputs(graph: ir.Graph) -> set[int]:
-    return {i for i in graph.outputs
-            if any(op.type == "SOFTMAX" and i in op.outputs for op in graph.ops)}
+    return {
+        i
+        for i in graph.outputs
+        if any(op.type == "SOFTMAX" and i in op.outputs for op in graph.ops)
+    }
 
 
 class _FloatTail:
@@ -68,15 +71,16 @@ class _FloatTail:
         self.consts: dict[int, np.ndarray] = {}
         self.pos = {op.index: p for p, op in enumerate(graph.ops)}
 
-    def run(self, ref: dict[int, np.ndarray], op: ir.Op, value: np.ndarray, n: int
-            ) -> dict[int, np.ndarray]:
+    def run(
+        self, ref: dict[int, np.ndarray], op: ir.Op, value: np.ndarray, n: int
+    ) -> dict[int, np.ndarray]:
         """The graph outputs when `op`'s first output is `value` instead of its reference."""
         from mlitool.execute.graph import run_op
 
-        values = dict(ref)                      # shallow: reference arrays are never written
+        values = dict(ref)  # shallow: reference arrays are never written
         values[op.outputs[0]] = value
         dirty = {op.outputs[0]}
-        for later in self.graph.ops[self.pos[op.index] + 1:]:
+        for later in self.graph.ops[self.pos[op.index] + 1 :]:
             if not dirty.intersection(later.inputs):
                 continue
             run_op(later, self.graph, "float", values, n, self.consts)
@@ -84,9 +88,15 @@ class _FloatTail:
         return {i: values[i] for i in self.graph.outputs}
 
 
-def layer_sensitivity(graph: ir.Graph, model: MliModel, inputs: dict, arith: Arith, *,
-                      batch: int = BATCH,
-                      progress: Callable[[int], None] | None = None) -> list[LayerSensitivity]:
+def layer_sensitivity(
+    graph: ir.Graph,
+    model: MliModel,
+    inputs: dict,
+    arith: Arith,
+    *,
+    batch: int = BATCH,
+    progress: Callable[[int], None] | None = None,
+) -> list[LayerSensitivity]:
     """Sensitivity of every MAC op (see the module docstring) over the batched `inputs`
     ({input name / position / tensor index: array}). `progress(k)` is called after each
     (op, batch) step with k = 1."""
@@ -101,7 +111,7 @@ def layer_sensitivity(graph: ir.Graph, model: MliModel, inputs: dict, arith: Ari
     tail = _FloatTail(graph)
     n = next(iter(inputs.values())).shape[0]
     for start in range(0, n, batch):
-        chunk = {k: np.asarray(v)[start:start + batch] for k, v in inputs.items()}
+        chunk = {k: np.asarray(v)[start : start + batch] for k, v in inputs.items()}
         ref = run_graph(graph, chunk, "float", keep=True)
         m = next(iter(chunk.values())).shape[0]
         for op, _, _ in ops:
@@ -116,10 +126,17 @@ def layer_sensitivity(graph: ir.Graph, model: MliModel, inputs: dict, arith: Ari
                     top1.add(ref[o], outs[o])
             if progress is not None:
                 progress(1)
-    return [LayerSensitivity(op.index, op.type, pos, kind,
-                             stats[op.index][0].result()["snr_db"],
-                             stats[op.index][1].result() if classifier else None)
-            for op, pos, kind in ops]
+    return [
+        LayerSensitivity(
+            op.index,
+            op.type,
+            pos,
+            kind,
+            stats[op.index][0].result()["snr_db"],
+            stats[op.index][1].result() if classifier else None,
+        )
+        for op, pos, kind in ops
+    ]
 
 
 def steps(graph: ir.Graph, model: MliModel, samples: int, batch: int = BATCH) -> int:

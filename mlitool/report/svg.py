@@ -15,10 +15,9 @@ from html import escape
 
 from mlitool.report.document import Chart, format_float
 
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F",
-           "#F0E442")
-LEFT, RIGHT, TOP, BOTTOM = 78, 24, 64, 126       # margins around the plot area
-HIST_BOTTOM = 52                                 # histograms: bin edges are not rotated
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#F0E442")
+LEFT, RIGHT, TOP, BOTTOM = 78, 24, 64, 126  # margins around the plot area
+HIST_BOTTOM = 52  # histograms: bin edges are not rotated
 PLOT_H = 220
 MIN_GROUP_W = 22
 LABEL_CHARS = 22
@@ -39,6 +38,7 @@ def _finite(values) -> list[float]:
 
 # --- scales ------------------------------------------------------------------------------------
 
+
 def _nice_step(span: float, count: int = 5) -> float:
     raw = span / count
     mag = 10.0 ** math.floor(math.log10(raw))
@@ -57,7 +57,7 @@ class _Linear:
         self.lo = math.floor(lo / self.step + 1e-9) * self.step
         self.hi = math.ceil(hi / self.step - 1e-9) * self.step
         self.decimals = max(0, -math.floor(math.log10(self.step) + 1e-9)) if self.step < 1 else 0
-        if round(self.step * 10 ** self.decimals, 6) % 1:          # steps like 2.5
+        if round(self.step * 10**self.decimals, 6) % 1:  # steps like 2.5
             self.decimals += 1
 
     def frac(self, v: float) -> float:
@@ -65,8 +65,10 @@ class _Linear:
 
     def ticks(self) -> list[tuple[float, str]]:
         n = int(round((self.hi - self.lo) / self.step))
-        return [(self.lo + i * self.step, format_float(self.lo + i * self.step, self.decimals))
-                for i in range(n + 1)]
+        return [
+            (self.lo + i * self.step, format_float(self.lo + i * self.step, self.decimals))
+            for i in range(n + 1)
+        ]
 
     @property
     def base(self) -> float:
@@ -85,15 +87,15 @@ class _Log:
 
     def ticks(self) -> list[tuple[float, str]]:
         step = max(1, (self.e1 - self.e0 + 7) // 8)
-        return [(10.0 ** e, _pow10(e)) for e in range(self.e0, self.e1 + 1, step)]
+        return [(10.0**e, _pow10(e)) for e in range(self.e0, self.e1 + 1, step)]
 
     @property
     def base(self) -> float:
-        return 10.0 ** self.e0
+        return 10.0**self.e0
 
 
 def _pow10(e: int) -> str:
-    return f"1e{e}" if abs(e) >= 4 else format_float(10.0 ** e, max(0, -e))
+    return f"1e{e}" if abs(e) >= 4 else format_float(10.0**e, max(0, -e))
 
 
 def _scale(chart: Chart, values: list[float]):
@@ -105,6 +107,7 @@ def _scale(chart: Chart, values: list[float]):
 
 
 # --- frame -------------------------------------------------------------------------------------
+
 
 class _Frame:
     def __init__(self, chart: Chart, n_slots: int, scale):
@@ -135,47 +138,65 @@ class _Frame:
         c = self.chart
         for v, label in self.scale.ticks():
             y = self.y(v)
-            self.add(f'<line class="grid" x1="{_f(LEFT)}" y1="{_f(y)}" x2="{_f(LEFT + self.plot_w)}" '
-                     f'y2="{_f(y)}"/>')
-            self.add(f'<text class="tick" x="{_f(LEFT - 6)}" y="{_f(y + 4)}" '
-                     f'text-anchor="end">{_e(label)}</text>')
-        self.add(f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(TOP)}" x2="{_f(LEFT)}" '
-                 f'y2="{_f(TOP + PLOT_H)}"/>')
-        self.add(f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(TOP + PLOT_H)}" '
-                 f'x2="{_f(LEFT + self.plot_w)}" y2="{_f(TOP + PLOT_H)}"/>')
+            self.add(
+                f'<line class="grid" x1="{_f(LEFT)}" y1="{_f(y)}" x2="{_f(LEFT + self.plot_w)}" '
+                f'y2="{_f(y)}"/>'
+            )
+            self.add(
+                f'<text class="tick" x="{_f(LEFT - 6)}" y="{_f(y + 4)}" '
+                f'text-anchor="end">{_e(label)}</text>'
+            )
+        self.add(
+            f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(TOP)}" x2="{_f(LEFT)}" '
+            f'y2="{_f(TOP + PLOT_H)}"/>'
+        )
+        self.add(
+            f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(TOP + PLOT_H)}" '
+            f'x2="{_f(LEFT + self.plot_w)}" y2="{_f(TOP + PLOT_H)}"/>'
+        )
         if c.y_label:
             yc = TOP + PLOT_H / 2
-            self.add(f'<text class="label" x="16" y="{_f(yc)}" text-anchor="middle" '
-                     f'transform="rotate(-90 16 {_f(yc)})">{_e(c.y_label)}</text>')
+            self.add(
+                f'<text class="label" x="16" y="{_f(yc)}" text-anchor="middle" '
+                f'transform="rotate(-90 16 {_f(yc)})">{_e(c.y_label)}</text>'
+            )
         if c.x_label:
-            self.add(f'<text class="label" x="{_f(LEFT + self.plot_w / 2)}" '
-                     f'y="{_f(self.height - 8)}" text-anchor="middle">{_e(c.x_label)}</text>')
+            self.add(
+                f'<text class="label" x="{_f(LEFT + self.plot_w / 2)}" '
+                f'y="{_f(self.height - 8)}" text-anchor="middle">{_e(c.x_label)}</text>'
+            )
         self.add(f'<text class="title" x="{_f(LEFT)}" y="20">{_e(c.title)}</text>')
 
     def category_labels(self, labels) -> None:
         for i, label in enumerate(labels):
             x, y = self.x(i + 0.5), TOP + PLOT_H + 12
-            short = label if len(label) <= LABEL_CHARS else label[:LABEL_CHARS - 1] + "\u2026"
-            self.add(f'<text class="cat" x="{_f(x)}" y="{_f(y)}" text-anchor="end" '
-                     f'transform="rotate(-45 {_f(x)} {_f(y)})"><title>{_e(label)}</title>'
-                     f'{_e(short)}</text>')
+            short = label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "\u2026"
+            self.add(
+                f'<text class="cat" x="{_f(x)}" y="{_f(y)}" text-anchor="end" '
+                f'transform="rotate(-45 {_f(x)} {_f(y)})"><title>{_e(label)}</title>'
+                f"{_e(short)}</text>"
+            )
 
     def legend(self, names) -> None:
         if len(names) < 2:
             return
         x = LEFT
         for i, name in enumerate(names):
-            self.add(f'<rect x="{_f(x)}" y="30" width="10" height="10" '
-                     f'fill="{PALETTE[i % len(PALETTE)]}"/>')
+            self.add(
+                f'<rect x="{_f(x)}" y="30" width="10" height="10" '
+                f'fill="{PALETTE[i % len(PALETTE)]}"/>'
+            )
             self.add(f'<text class="legend" x="{_f(x + 14)}" y="39">{_e(name)}</text>')
             x += 24 + 7 * len(name)
 
     def svg(self) -> str:
         c = self.chart
-        head = (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{_e(c.id)}" '
-                f'data-kind="{c.kind}" width="{_f(self.width)}" height="{_f(self.height)}" '
-                f'viewBox="0 0 {_f(self.width)} {_f(self.height)}" role="img" '
-                f'aria-label="{_e(c.title)}">')
+        head = (
+            f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{_e(c.id)}" '
+            f'data-kind="{c.kind}" width="{_f(self.width)}" height="{_f(self.height)}" '
+            f'viewBox="0 0 {_f(self.width)} {_f(self.height)}" role="img" '
+            f'aria-label="{_e(c.title)}">'
+        )
         return head + f"<title>{_e(c.title)}</title>" + "".join(self.parts) + "</svg>"
 
 
@@ -187,20 +208,27 @@ def _bar(fr: _Frame, x: float, w: float, v: float | None, color: str, tip: str) 
     """One bar from the baseline to `v`, with the non-finite cases marked."""
     base_y = fr.y(fr.scale.base)
     if v is None or math.isnan(v):
-        fr.add(f'<text class="mark" x="{_f(x + w / 2)}" y="{_f(base_y - 3)}" '
-               f'text-anchor="middle"><title>{_e(tip)}</title>n/a</text>')
+        fr.add(
+            f'<text class="mark" x="{_f(x + w / 2)}" y="{_f(base_y - 3)}" '
+            f'text-anchor="middle"><title>{_e(tip)}</title>n/a</text>'
+        )
         return
     top = fr.y(v) if math.isfinite(v) else (TOP if v > 0 else TOP + PLOT_H)
     y0, y1 = min(base_y, top), max(base_y, top)
-    fr.add(f'<rect x="{_f(x)}" y="{_f(y0)}" width="{_f(w)}" height="{_f(max(y1 - y0, 0.5))}" '
-           f'fill="{color}"><title>{_e(tip)}</title></rect>')
+    fr.add(
+        f'<rect x="{_f(x)}" y="{_f(y0)}" width="{_f(w)}" height="{_f(max(y1 - y0, 0.5))}" '
+        f'fill="{color}"><title>{_e(tip)}</title></rect>'
+    )
     if not math.isfinite(v):
         ty = TOP - 3 if v > 0 else TOP + PLOT_H + 10
-        fr.add(f'<text class="mark" x="{_f(x + w / 2)}" y="{_f(ty)}" text-anchor="middle">'
-               f'{"inf" if v > 0 else "-inf"}</text>')
+        fr.add(
+            f'<text class="mark" x="{_f(x + w / 2)}" y="{_f(ty)}" text-anchor="middle">'
+            f"{'inf' if v > 0 else '-inf'}</text>"
+        )
 
 
 # --- kinds -------------------------------------------------------------------------------------
+
 
 def _bars(chart: Chart) -> str:
     values = [v for s in chart.series for v in s.values]
@@ -219,9 +247,14 @@ def _bars(chart: Chart) -> str:
 
 
 def _stacked(chart: Chart) -> str:
-    totals = [sum(max(s.values[i] or 0.0, 0.0) for s in chart.series
-                  if s.values[i] is None or math.isfinite(s.values[i]))
-              for i in range(len(chart.categories))]
+    totals = [
+        sum(
+            max(s.values[i] or 0.0, 0.0)
+            for s in chart.series
+            if s.values[i] is None or math.isfinite(s.values[i])
+        )
+        for i in range(len(chart.categories))
+    ]
     fr = _Frame(chart, len(chart.categories), _Linear(0.0, max(totals, default=0.0)))
     fr.axes()
     for i, cat in enumerate(chart.categories):
@@ -232,9 +265,11 @@ def _stacked(chart: Chart) -> str:
                 continue
             y0, y1 = fr.y(acc + v), fr.y(acc)
             tip = f"{cat} \u2014 {s.name}: {_value_text(chart, v)}"
-            fr.add(f'<rect x="{_f(fr.x(i) + 3)}" y="{_f(y0)}" width="{_f(fr.slot - 6)}" '
-                   f'height="{_f(max(y1 - y0, 0.5))}" fill="{PALETTE[j % len(PALETTE)]}">'
-                   f'<title>{_e(tip)}</title></rect>')
+            fr.add(
+                f'<rect x="{_f(fr.x(i) + 3)}" y="{_f(y0)}" width="{_f(fr.slot - 6)}" '
+                f'height="{_f(max(y1 - y0, 0.5))}" fill="{PALETTE[j % len(PALETTE)]}">'
+                f"<title>{_e(tip)}</title></rect>"
+            )
             acc += v
     fr.category_labels(chart.categories)
     fr.legend([s.name for s in chart.series])
@@ -249,27 +284,35 @@ def _range(chart: Chart) -> str:
     for i, cat in enumerate(chart.categories):
         lo, med, hi = lo_s.values[i], med_s.values[i], hi_s.values[i]
         xc = fr.x(i + 0.5)
-        tip = (f"{cat} \u2014 min {_value_text(chart, lo)}, median {_value_text(chart, med)}, "
-               f"max {_value_text(chart, hi)}")
+        tip = (
+            f"{cat} \u2014 min {_value_text(chart, lo)}, median {_value_text(chart, med)}, "
+            f"max {_value_text(chart, hi)}"
+        )
         if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
-            fr.add(f'<text class="mark" x="{_f(xc)}" y="{_f(TOP + PLOT_H - 3)}" '
-                   f'text-anchor="middle"><title>{_e(tip)}</title>n/a</text>')
+            fr.add(
+                f'<text class="mark" x="{_f(xc)}" y="{_f(TOP + PLOT_H - 3)}" '
+                f'text-anchor="middle"><title>{_e(tip)}</title>n/a</text>'
+            )
             continue
         y_lo, y_hi = fr.y(lo), fr.y(hi)
-        fr.add(f'<g><title>{_e(tip)}</title>'
-               f'<line class="whisker" x1="{_f(xc)}" y1="{_f(y_lo)}" x2="{_f(xc)}" y2="{_f(y_hi)}"/>'
-               f'<line class="whisker" x1="{_f(xc - 5)}" y1="{_f(y_lo)}" x2="{_f(xc + 5)}" '
-               f'y2="{_f(y_lo)}"/>'
-               f'<line class="whisker" x1="{_f(xc - 5)}" y1="{_f(y_hi)}" x2="{_f(xc + 5)}" '
-               f'y2="{_f(y_hi)}"/>')
+        fr.add(
+            f"<g><title>{_e(tip)}</title>"
+            f'<line class="whisker" x1="{_f(xc)}" y1="{_f(y_lo)}" x2="{_f(xc)}" y2="{_f(y_hi)}"/>'
+            f'<line class="whisker" x1="{_f(xc - 5)}" y1="{_f(y_lo)}" x2="{_f(xc + 5)}" '
+            f'y2="{_f(y_lo)}"/>'
+            f'<line class="whisker" x1="{_f(xc - 5)}" y1="{_f(y_hi)}" x2="{_f(xc + 5)}" '
+            f'y2="{_f(y_hi)}"/>'
+        )
         if med is not None and math.isfinite(med):
             fr.add(f'<circle cx="{_f(xc)}" cy="{_f(fr.y(med))}" r="3.5" fill="{PALETTE[1]}"/>')
         fr.add("</g>")
     fr.category_labels(chart.categories)
-    fr.add(f'<line class="whisker" x1="{_f(LEFT)}" y1="35" x2="{_f(LEFT + 12)}" y2="35"/>'
-           f'<text class="legend" x="{_f(LEFT + 16)}" y="39">min \u2013 max</text>'
-           f'<circle cx="{_f(LEFT + 110)}" cy="35" r="3.5" fill="{PALETTE[1]}"/>'
-           f'<text class="legend" x="{_f(LEFT + 118)}" y="39">median</text>')
+    fr.add(
+        f'<line class="whisker" x1="{_f(LEFT)}" y1="35" x2="{_f(LEFT + 12)}" y2="35"/>'
+        f'<text class="legend" x="{_f(LEFT + 16)}" y="39">min \u2013 max</text>'
+        f'<circle cx="{_f(LEFT + 110)}" cy="35" r="3.5" fill="{PALETTE[1]}"/>'
+        f'<text class="legend" x="{_f(LEFT + 118)}" y="39">median</text>'
+    )
     return fr.svg()
 
 
@@ -281,16 +324,20 @@ def _histogram(chart: Chart) -> str:
     fr.axes()
     edges = chart.bin_edges
     for i, v in enumerate(counts):
-        tip = (f"[{format_float(edges[i], chart.precision)}, "
-               f"{format_float(edges[i + 1], chart.precision)}): {_value_text(chart, v)}")
+        tip = (
+            f"[{format_float(edges[i], chart.precision)}, "
+            f"{format_float(edges[i + 1], chart.precision)}): {_value_text(chart, v)}"
+        )
         _bar(fr, fr.x(i), fr.slot, v, PALETTE[0], tip)
     marks = sorted({0, n // 2, n}) if n else []
     for i in marks:
         x = fr.x(i)
-        fr.add(f'<line class="axis" x1="{_f(x)}" y1="{_f(TOP + PLOT_H)}" x2="{_f(x)}" '
-               f'y2="{_f(TOP + PLOT_H + 4)}"/>'
-               f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" text-anchor="middle">'
-               f'{_e(format_float(edges[i], chart.precision))}</text>')
+        fr.add(
+            f'<line class="axis" x1="{_f(x)}" y1="{_f(TOP + PLOT_H)}" x2="{_f(x)}" '
+            f'y2="{_f(TOP + PLOT_H + 4)}"/>'
+            f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" text-anchor="middle">'
+            f"{_e(format_float(edges[i], chart.precision))}</text>"
+        )
     return fr.svg()
 
 
@@ -306,21 +353,32 @@ def _intervals(chart: Chart) -> str:
     for i, name in enumerate(chart.categories):
         x0, x1 = fr.x(first[i]), fr.x(last[i] + 1)
         y0, y1 = fr.y(offset[i] + size[i]), fr.y(offset[i])
-        tip = (f"{name}: {int(size[i]):,} B at offset {int(offset[i]):,}, layers "
-               f"{int(first[i])}\u2013{int(last[i])}")
-        fr.add(f'<rect class="buffer" x="{_f(x0 + 0.5)}" y="{_f(y0)}" width="{_f(x1 - x0 - 1)}" '
-               f'height="{_f(max(y1 - y0, 0.5))}" fill="{PALETTE[i % len(PALETTE)]}" '
-               f'fill-opacity="0.8" stroke="#fff"><title>{_e(tip)}</title></rect>')
+        tip = (
+            f"{name}: {int(size[i]):,} B at offset {int(offset[i]):,}, layers "
+            f"{int(first[i])}\u2013{int(last[i])}"
+        )
+        fr.add(
+            f'<rect class="buffer" x="{_f(x0 + 0.5)}" y="{_f(y0)}" width="{_f(x1 - x0 - 1)}" '
+            f'height="{_f(max(y1 - y0, 0.5))}" fill="{PALETTE[i % len(PALETTE)]}" '
+            f'fill-opacity="0.8" stroke="#fff"><title>{_e(tip)}</title></rect>'
+        )
     step = max(1, math.ceil(n_layers / 20))
     for k in range(0, n_layers, step):
         x = fr.x(k + 0.5)
-        fr.add(f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" '
-               f'text-anchor="middle">{k}</text>')
+        fr.add(
+            f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" '
+            f'text-anchor="middle">{k}</text>'
+        )
     return fr.svg()
 
 
-_KINDS = {"bars": _bars, "stacked": _stacked, "range": _range, "histogram": _histogram,
-          "intervals": _intervals}
+_KINDS = {
+    "bars": _bars,
+    "stacked": _stacked,
+    "range": _range,
+    "histogram": _histogram,
+    "intervals": _intervals,
+}
 
 
 def chart_svg(chart: Chart) -> str:

@@ -39,9 +39,10 @@ class Checked:
         """`obj._tab.Offset(slot)`: the field's offset from its table, 0 when it is absent."""
         pos = obj._tab.Pos
         vtable = pos - _I32.unpack_from(self.buf, pos)[0]
-        if vtable < 0:                           # unpack_from would count from the end
-            raise Corrupt(f"a vtable lies outside the file (byte {vtable}): the file is "
-                           "truncated or corrupt")
+        if vtable < 0:  # unpack_from would count from the end
+            raise Corrupt(
+                f"a vtable lies outside the file (byte {vtable}): the file is truncated or corrupt"
+            )
         if slot < _U16.unpack_from(self.buf, vtable)[0]:
             return _U16.unpack_from(self.buf, vtable + slot)[0]
         return 0
@@ -53,8 +54,10 @@ class Checked:
 
     def span(self, start: int, nbytes: int, what: str) -> None:
         if start < 0 or nbytes < 0 or start + nbytes > self.size:
-            raise Corrupt(f"{what} lies outside the file (bytes {start}..{start + nbytes} of "
-                           f"{self.size}): the file is truncated or corrupt")
+            raise Corrupt(
+                f"{what} lies outside the file (bytes {start}..{start + nbytes} of "
+                f"{self.size}): the file is truncated or corrupt"
+            )
 
     def vector(self, obj: Any, slot: int, elem_size: int, what: str) -> tuple[int, int] | None:
         """(start, length) of the vector in `slot` of table `obj`, checked; None when absent."""
@@ -93,12 +96,24 @@ class Checked:
         self.span(off, 4, what)
         n = struct.unpack_from("<I", self.buf, off)[0]
         self.span(off + 4, n, what)
-        return self.buf[off + 4: off + 4 + n].decode("utf-8", errors="replace")
+        return self.buf[off + 4 : off + 4 + n].decode("utf-8", errors="replace")
 
 
 # Vtable slots (4 + 2 * field id) of the fields read through Checked, from schema.fbs.
-_MODEL_OPCODES, _MODEL_SUBGRAPHS, _MODEL_DESCRIPTION, _MODEL_BUFFERS, _MODEL_SIGNATURES = 6, 8, 10, 12, 18
-_SUBGRAPH_TENSORS, _SUBGRAPH_INPUTS, _SUBGRAPH_OUTPUTS, _SUBGRAPH_OPS, _SUBGRAPH_NAME = 4, 6, 8, 10, 12
+_MODEL_OPCODES, _MODEL_SUBGRAPHS, _MODEL_DESCRIPTION, _MODEL_BUFFERS, _MODEL_SIGNATURES = (
+    6,
+    8,
+    10,
+    12,
+    18,
+)
+_SUBGRAPH_TENSORS, _SUBGRAPH_INPUTS, _SUBGRAPH_OUTPUTS, _SUBGRAPH_OPS, _SUBGRAPH_NAME = (
+    4,
+    6,
+    8,
+    10,
+    12,
+)
 _TENSOR_SHAPE, _TENSOR_TYPE, _TENSOR_BUFFER, _TENSOR_NAME = 4, 6, 8, 10
 _TENSOR_QUANT, _TENSOR_IS_VARIABLE, _TENSOR_SHAPE_SIGNATURE = 12, 14, 18
 _QUANT_SCALE, _QUANT_ZERO_POINT, _QUANT_DIMENSION = 8, 10, 16
@@ -109,10 +124,24 @@ _SIGNATURE_KEY = 8
 
 # TensorType code -> (IR dtype name, numpy storage dtype or None when data is not decoded).
 TYPES: dict[int, tuple[str, str | None]] = {
-    0: ("float32", "<f4"), 1: ("float16", "<f2"), 2: ("int32", "<i4"), 3: ("uint8", "u1"),
-    4: ("int64", "<i8"), 5: ("string", None), 6: ("bool", "?"), 7: ("int16", "<i2"),
-    8: ("complex64", "<c8"), 9: ("int8", "i1"), 10: ("float64", "<f8"), 11: ("complex128", "<c16"),
-    12: ("uint64", "<u8"), 13: ("resource", None), 14: ("variant", None), 15: ("uint32", "<u4"),
-    16: ("uint16", "<u2"), 17: ("int4", "int4"), 18: ("bfloat16", None),
+    0: ("float32", "<f4"),
+    1: ("float16", "<f2"),
+    2: ("int32", "<i4"),
+    3: ("uint8", "u1"),
+    4: ("int64", "<i8"),
+    5: ("string", None),
+    6: ("bool", "?"),
+    7: ("int16", "<i2"),
+    8: ("complex64", "<c8"),
+    9: ("int8", "i1"),
+    10: ("float64", "<f8"),
+    11: ("complex128", "<c16"),
+    12: ("uint64", "<u8"),
+    13: ("resource", None),
+    14: ("variant", None),
+    15: ("uint32", "<u4"),
+    16: ("uint16", "<u2"),
+    17: ("int4", "int4"),
+    18: ("bfloat16", None),
 }
 STORAGE = dict(TYPES.values())

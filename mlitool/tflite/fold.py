@@ -22,12 +22,15 @@ def fold_float16_dequantize(graph: ir.Graph) -> ir.Graph:
     tensors, keep = list(graph.tensors), []
     for op in graph.ops:
         src = graph.tensor(op.inputs[0]) if op.type == "DEQUANTIZE" and op.inputs else None
-        if src is not None and src.data is not None and src.dtype == "float16" \
-                and len(op.outputs) == 1:
+        if (
+            src is not None
+            and src.data is not None
+            and src.dtype == "float16"
+            and len(op.outputs) == 1
+        ):
             out = graph.tensors[op.outputs[0]]
             if out.dtype == "float32" and tuple(out.shape) == tuple(src.shape):
-                tensors[out.index] = dataclasses.replace(out, data=np.asarray(src.data,
-                                                                                np.float32))
+                tensors[out.index] = dataclasses.replace(out, data=np.asarray(src.data, np.float32))
                 continue
         keep.append(op)
     if len(keep) == len(graph.ops):

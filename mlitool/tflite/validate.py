@@ -30,8 +30,15 @@ import numpy as np
 
 from mlitool import ir, optable
 from mlitool.errors import ModelFormatError, UnsupportedError
-from mlitool.tflite.validate_ops import (OpCheck, Problem, activation_types, arity, options_table,
-                                  rescale_range, window_options)
+from mlitool.tflite.validate_ops import (
+    OpCheck,
+    Problem,
+    activation_types,
+    arity,
+    options_table,
+    rescale_range,
+    window_options,
+)
 
 __all__ = ["Problem", "check_graph", "normalise_output_shapes", "problems"]
 
@@ -39,6 +46,7 @@ GraphCheck = Callable[[ir.Graph], Iterator[Problem]]
 
 
 # --- graph-wide checks --------------------------------------------------------------------------
+
 
 def tensors_defined_before_use(g: ir.Graph) -> Iterator[Problem]:
     """Ops run in file order: each consumed tensor must exist by then (also rules out cycles)."""
@@ -50,13 +58,20 @@ def tensors_defined_before_use(g: ir.Graph) -> Iterator[Problem]:
                 continue
             t = g.tensors[i]
             if i not in writer:
-                if op.type == "CUSTOM":          # a custom op's own buffers (e.g. Ethos-U scratch)
+                if op.type == "CUSTOM":  # a custom op's own buffers (e.g. Ethos-U scratch)
                     continue
-                yield Problem("is read but no op writes it and it is neither constant nor a graph "
-                              "input", op, t)
+                yield Problem(
+                    "is read but no op writes it and it is neither constant nor a graph input",
+                    op,
+                    t,
+                )
             elif writer[i].index >= op.index:
-                yield Problem(f"is written by {writer[i].label}, which runs at or after this op "
-                              "(a cycle or an out-of-order graph)", op, t)
+                yield Problem(
+                    f"is written by {writer[i].label}, which runs at or after this op "
+                    "(a cycle or an out-of-order graph)",
+                    op,
+                    t,
+                )
         ready.update(op.outputs)
 
 
@@ -91,8 +106,12 @@ def zero_points_in_range(g: ir.Graph) -> Iterator[Problem]:
         bad = zp[(zp < limits[0]) | (zp > limits[1])]
         if bad.size:
             # TFLite reads zero points as int64 and runs such files
-            yield Problem(f"zero point {int(bad[0])} is outside the {t.dtype} range "
-                          f"[{limits[0]}, {limits[1]}]", tensor=t, unsupported=True)
+            yield Problem(
+                f"zero point {int(bad[0])} is outside the {t.dtype} range "
+                f"[{limits[0]}, {limits[1]}]",
+                tensor=t,
+                unsupported=True,
+            )
 
 
 def _int_range(dtype: str) -> tuple[int, int] | None:
@@ -112,9 +131,12 @@ def scales_finite_positive(g: ir.Graph) -> Iterator[Problem]:
             continue
         s = t.quant.scale
         bad = s[~(np.isfinite(s) & (s > 0))]
-        if bad.size:            # TFLite's scale checks pass an infinite scale: it runs those
-            yield Problem(f"quantization scale {float(bad[0])!r} is not finite and > 0", tensor=t,
-                          unsupported=bool(np.all(bad == np.inf)))
+        if bad.size:  # TFLite's scale checks pass an infinite scale: it runs those
+            yield Problem(
+                f"quantization scale {float(bad[0])!r} is not finite and > 0",
+                tensor=t,
+                unsupported=bool(np.all(bad == np.inf)),
+            )
 
 
 def constants_finite(g: ir.Graph) -> Iterator[Problem]:
@@ -125,9 +147,14 @@ def constants_finite(g: ir.Graph) -> Iterator[Problem]:
                 yield Problem(f"constant data holds {bad} NaN or inf value(s)", tensor=t)
 
 
-GRAPH_CHECKS: tuple[GraphCheck, ...] = (tensors_defined_before_use, one_writer_per_tensor,
-                                        graph_outputs_defined, zero_points_in_range,
-                                        scales_finite_positive, constants_finite)
+GRAPH_CHECKS: tuple[GraphCheck, ...] = (
+    tensors_defined_before_use,
+    one_writer_per_tensor,
+    graph_outputs_defined,
+    zero_points_in_range,
+    scales_finite_positive,
+    constants_finite,
+)
 
 
 def op_checks(op_type: str) -> tuple[OpCheck, ...]:
@@ -144,8 +171,11 @@ def runtime_shaped(g: ir.Graph) -> dict[int, str]:
     """Tensor index -> why TFLite knows its shape only at run time: a -1 in its shape signature,
     the output of a RESHAPE whose shape input is not a constant, or of an op reading such a
     tensor."""
-    found = {t.index: f"shape signature {list(t.shape_signature)}" for t in g.tensors
-             if t.shape_signature is not None and -1 in t.shape_signature}
+    found = {
+        t.index: f"shape signature {list(t.shape_signature)}"
+        for t in g.tensors
+        if t.shape_signature is not None and -1 in t.shape_signature
+    }
     for op in g.ops:
         shape_in = op.input("shape") if op.type == "RESHAPE" else -1
         why = next((f"computed from tensor {i}" for i in op.inputs if i in found), None)
@@ -159,11 +189,12 @@ def runtime_shaped(g: ir.Graph) -> dict[int, str]:
 
 # --- entry points --------------------------------------------------------------------------------
 
+
 def problems(g: ir.Graph) -> list[Problem]:
     """Every problem of `g`, graph-wide first, then per op in order. An op's shape checks run
     only when its arity and options are sound (they index its inputs and read its options)."""
     found = [p for check in GRAPH_CHECKS for p in check(g)]
-    dynamic: dict[int, str] | None = None            # computed on the first failed shape check
+    dynamic: dict[int, str] | None = None  # computed on the first failed shape check
     for op in g.ops:
         spec = optable.get(op.type)
         if spec is None or spec.slots is None:
@@ -195,8 +226,12 @@ def normalise_output_shapes(g: ir.Graph) -> list[str]:
     dynamic: dict[int, str] | None = None
     for op in g.ops:
         spec = optable.get(op.type)
-        if spec is None or spec.slots is None or spec.shapes is None \
-                or any(True for c in (arity, options_table, window_options) for _ in c(g, op)):
+        if (
+            spec is None
+            or spec.slots is None
+            or spec.shapes is None
+            or any(True for c in (arity, options_table, window_options) for _ in c(g, op))
+        ):
             continue
         p = next(spec.shapes(g, op), None)
         t = p and p.tensor
@@ -205,9 +240,11 @@ def normalise_output_shapes(g: ir.Graph) -> list[str]:
         dynamic = runtime_shaped(g) if dynamic is None else dynamic
         if not any(i in dynamic for i in op.inputs + op.outputs):
             g.tensors[t.index] = replace(t, shape=tuple(p.computed))
-            warnings.append(f"{op.label}: tensor {t.index} {t.name!r} is stored with shape "
-                            f"{list(t.shape)}; the op computes {list(p.computed)} (as "
-                            "TFLite does), which mlitool takes")
+            warnings.append(
+                f"{op.label}: tensor {t.index} {t.name!r} is stored with shape "
+                f"{list(t.shape)}; the op computes {list(p.computed)} (as "
+                "TFLite does), which mlitool takes"
+            )
     return warnings
 
 
@@ -216,20 +253,25 @@ def _unsupported_if_graph_output(g: ir.Graph, p: Problem) -> Problem:
     recomputes the shape), mlitool keeps the shape users read from the file."""
     if p.unsupported or p.computed is None or p.tensor.index not in g.outputs:
         return p
-    return replace(p, text=p.text + " (TFLite recomputes it); mlitool does not change the shape "
-                   "of a graph output", unsupported=True)
+    return replace(
+        p,
+        text=p.text + " (TFLite recomputes it); mlitool does not change the shape "
+        "of a graph output",
+        unsupported=True,
+    )
 
 
-def _unsupported_if_dynamic(g: ir.Graph, op: ir.Op, p: Problem, dynamic: dict[int, str]
-                            ) -> Problem:
+def _unsupported_if_dynamic(g: ir.Graph, op: ir.Op, p: Problem, dynamic: dict[int, str]) -> Problem:
     """`p` as an unsupported problem when the op touches a tensor of run-time shape (the one
     `p` names first, else its inputs, else its outputs)."""
     first = () if p.tensor is None else (p.tensor.index,)
     i = next((i for i in first + op.inputs + op.outputs if i in dynamic), None)
     if i is None:
         return p
-    why = (f"; the shape of tensor {i} {g.tensors[i].name!r} is only known at run time "
-           f"({dynamic[i]}), and mlitool needs static shapes")
+    why = (
+        f"; the shape of tensor {i} {g.tensors[i].name!r} is only known at run time "
+        f"({dynamic[i]}), and mlitool needs static shapes"
+    )
     return replace(p, text=p.text + why, unsupported=True)
 
 
@@ -239,10 +281,11 @@ def check_graph(g: ir.Graph, path: str) -> None:
     found = problems(g)
     malformed = [p for p in found if not p.unsupported]
     if malformed:
-        more = f" (and {len(malformed) - 1} more problem(s); `mlitool inspect` lists them)" \
-            if len(malformed) > 1 else ""
+        more = (
+            f" (and {len(malformed) - 1} more problem(s); `mlitool inspect` lists them)"
+            if len(malformed) > 1
+            else ""
+        )
         raise ModelFormatError(f"malformed graph: {malformed[0]}{more}", path=path)
     if found:
         raise UnsupportedError(str(found[0]), path=path)
-
-

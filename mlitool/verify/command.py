@@ -29,14 +29,14 @@ from typing import Any
 import numpy as np
 
 from mlitool import ir
+from mlitool.cli.parallel import batch_size, check_jobs, context, map_batches
+from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
-from mlitool.mli.types import MliModel
-from mlitool.cli.parallel import batch_size, check_jobs, context, map_batches
-from mlitool.pipeline import ModelOptions, load
-from mlitool.cli.progress import Progress
-from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 from mlitool.mli.ops import MAC_KINDS
+from mlitool.mli.types import MliModel
+from mlitool.pipeline import ModelOptions, load
+from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 
 ACCU_LIMIT_LSB = 1
 
@@ -51,9 +51,9 @@ class VerifyOptions:
     oracle: str | None = None
     min_snr: float | None = None
     max_lsb: int | None = None
-    batch: int | None = None                # samples per step (None: by the model's size)
-    progress: Progress | None = None        # shows a stage "verify" over the samples
-    jobs: int | None = 1                            # processes (None: every core)
+    batch: int | None = None  # samples per step (None: by the model's size)
+    progress: Progress | None = None  # shows a stage "verify" over the samples
+    jobs: int | None = 1  # processes (None: every core)
 
 
 @dataclass
@@ -83,8 +83,12 @@ def classifier_outputs(graph: ir.Graph) -> set[int]:
         op, shape = producers.get(i), tuple(graph.tensors[i].shape)
         while op is not None and op.type in ("DEQUANTIZE", "RESHAPE", "SQUEEZE"):
             op = producers.get(op.inputs[0])
-        scores = len(shape) >= 1 and 2 <= shape[-1] <= 1000 and \
-            int(np.prod(shape)) == shape[-1] and shape[-1] not in sizes
+        scores = (
+            len(shape) >= 1
+            and 2 <= shape[-1] <= 1000
+            and int(np.prod(shape)) == shape[-1]
+            and shape[-1] not in sizes
+        )
         if op is not None and (op.type == "SOFTMAX" or scores):
             found.add(i)
     return found
@@ -99,15 +103,21 @@ def _input_note(opts: VerifyOptions, graph: ir.Graph) -> dict[str, Any]:
     if opts.input is not None:
         return {"source": str(opts.input), "random": False}
     kinds = {np.dtype(graph.tensors[i].dtype).kind for i in graph.inputs}
-    span = ("every level of each input's quantized range" if kinds <= set("iu")
-            else "uniform over each input's range (float inputs: [-1, 1), or the range of the "
-                 "QUANTIZE op reading them)")
-    return {"source": "random", "random": True, "seed": opts.seed,
-            "note": f"no --input given: {opts.samples} random samples (seed {opts.seed}), {span}"}
+    span = (
+        "every level of each input's quantized range"
+        if kinds <= set("iu")
+        else "uniform over each input's range (float inputs: [-1, 1), or the range of the "
+        "QUANTIZE op reading them)"
+    )
+    return {
+        "source": "random",
+        "random": True,
+        "seed": opts.seed,
+        "note": f"no --input given: {opts.samples} random samples (seed {opts.seed}), {span}",
+    }
 
 
-def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions
-           ) -> dict[str, Any]:
+def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions) -> dict[str, Any]:
     """Read, lower and compare; returns a JSON-ready document (see `mlitool.verify.render`)."""
     model_path = Path(model_path)
     arith = model_opts.arith()
@@ -115,8 +125,9 @@ def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions
     return compare(model_path, graph, mli, arith, opts)
 
 
-def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
-            opts: VerifyOptions) -> dict[str, Any]:
+def compare(
+    model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith, opts: VerifyOptions
+) -> dict[str, Any]:
     """Run the comparison of an already lowered model with `arith`."""
     from mlitool.execute import mli_bridge as B
     from mlitool.execute.graph import cannot_run
@@ -129,8 +140,9 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
     n = next(iter(data.values())).shape[0]
 
     int_model = any(_is_int(t) for t in graph.tensors if not t.is_constant)
-    tflite_refusal = cannot_run(graph, "tflite", {k: v[:1] for k, v in data.items()}) \
-        if int_model else None
+    tflite_refusal = (
+        cannot_run(graph, "tflite", {k: v[:1] for k, v in data.items()}) if int_model else None
+    )
     use_tflite = int_model and tflite_refusal is None
     oracle_info = None
     if opts.oracle is not None:
@@ -140,37 +152,61 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
             raise OptionError(f"--oracle {opts.oracle!r}: choose {', '.join(O.ORACLES)}")
         ok, message = O.available()
         refusal = O.cannot_load(model_path) if ok else None
-        if refusal is not None:                 # the other references still run
+        if refusal is not None:  # the other references still run
             ok, message = False, refusal
         oracle_info = {"name": opts.oracle, "available": ok, "message": message}
     if opts.max_lsb is not None and not use_tflite:
-        raise OptionError("--max-lsb needs an integer reference: an int8 model that tflite mode "
-                          f"runs ({tflite_refusal or 'this model has no integer activations'})")
+        raise OptionError(
+            "--max-lsb needs an integer reference: an int8 model that tflite mode "
+            f"runs ({tflite_refusal or 'this model has no integer activations'})"
+        )
 
     primary = B.primary_tensors(graph, mli)
     groups = B.layers_by_op(mli)
     ops = [op for op in graph.ops if op.index in groups and op.outputs[0] in primary]
-    accu_ops = [op.index for op in ops
-                if any(layer.kind in MAC_KINDS and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
-                       for layer in groups[op.index])]
+    accu_ops = [
+        op.index
+        for op in ops
+        if any(
+            layer.kind in MAC_KINDS and mli.tensor(layer.outputs[0]).el_type.name == "SA8"
+            for layer in groups[op.index]
+        )
+    ]
     other_accu = Arith(arith.round_mode, not arith.full_accu)
     classifier = classifier_outputs(graph)
     # Float outputs behind a final DEQUANTIZE: LSB figures in the units of its int8 input.
-    units = {i: op.inputs[0] for op in graph.ops if op.type == "DEQUANTIZE"
-             for i in op.outputs if i in graph.outputs and _is_int(graph.tensors[op.inputs[0]])
-             and op.inputs[0] in primary}
+    units = {
+        i: op.inputs[0]
+        for op in graph.ops
+        if op.type == "DEQUANTIZE"
+        for i in op.outputs
+        if i in graph.outputs and _is_int(graph.tensors[op.inputs[0]]) and op.inputs[0] in primary
+    }
     rows = {op.index: _Row() for op in ops}
     outs = {i: _out_stats() for i in graph.outputs if i in primary}
-    job = {"model_path": model_path, "graph": graph, "mli": mli, "arith": arith,
-           "other_accu": other_accu, "data": data, "use_tflite": use_tflite,
-           "litert": bool(oracle_info and oracle_info["available"]), "ops": ops,
-           "accu_ops": set(accu_ops), "classifier": classifier, "units": units,
-           "primary": primary, "groups": groups, "outs": list(outs)}
+    job = {
+        "model_path": model_path,
+        "graph": graph,
+        "mli": mli,
+        "arith": arith,
+        "other_accu": other_accu,
+        "data": data,
+        "use_tflite": use_tflite,
+        "litert": bool(oracle_info and oracle_info["available"]),
+        "ops": ops,
+        "accu_ops": set(accu_ops),
+        "classifier": classifier,
+        "units": units,
+        "primary": primary,
+        "groups": groups,
+        "outs": list(outs),
+    }
     advance, done = (opts.progress or Progress()).stage("verify (samples)", n), 0
     size = batch_size(graph, opts.batch)
-    for batch_rows, batch_outs in map_batches(_compare_batch, n, size,
-                                              check_jobs(opts.jobs), job, samples_key="data"):
-        for k, row in batch_rows.items():            # in batch order: the sums --jobs 1 makes
+    for batch_rows, batch_outs in map_batches(
+        _compare_batch, n, size, check_jobs(opts.jobs), job, samples_key="data"
+    ):
+        for k, row in batch_rows.items():  # in batch order: the sums --jobs 1 makes
             rows[k].merge(row)
         for i, stats in batch_outs.items():
             for key, st in stats.items():
@@ -178,15 +214,41 @@ def compare(model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith,
         advance(min(size, n - done))
         done += size
 
-    return _document(model_path, graph, mli, mli.format, arith, describe(arith), opts, n, ops, rows,
-                     groups, outs, classifier, accu_ops, other_accu, units,
-                     references={"float": True, "tflite": use_tflite,
-                                 "tflite_refusal": tflite_refusal, "oracle": oracle_info})
+    return _document(
+        model_path,
+        graph,
+        mli,
+        mli.format,
+        arith,
+        describe(arith),
+        opts,
+        n,
+        ops,
+        rows,
+        groups,
+        outs,
+        classifier,
+        accu_ops,
+        other_accu,
+        units,
+        references={
+            "float": True,
+            "tflite": use_tflite,
+            "tflite_refusal": tflite_refusal,
+            "oracle": oracle_info,
+        },
+    )
 
 
 def _out_stats() -> dict[str, Any]:
-    return {"float": RealStats(), "tflite": LsbStats(), "litert": LsbStats(),
-            "top1_float": Top1Stats(), "top1_tflite": Top1Stats(), "top1_litert": Top1Stats()}
+    return {
+        "float": RealStats(),
+        "tflite": LsbStats(),
+        "litert": LsbStats(),
+        "top1_float": Top1Stats(),
+        "top1_tflite": Top1Stats(),
+        "top1_litert": Top1Stats(),
+    }
 
 
 def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, dict]]:
@@ -203,7 +265,7 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
     fl = run_graph(graph, batch, "float", keep=True)
     tf = run_graph(graph, batch, "tflite", keep=True) if c["use_tflite"] else {}
     _, raw = B.run_mli(graph, mli, batch, arith, keep=True)
-    iso_float = dict(fl)                        # what isolated runs are fed (as before: a copy)
+    iso_float = dict(fl)  # what isolated runs are fed (as before: a copy)
     lit = {}
     if c["litert"]:
         from mlitool.oracle import run_litert
@@ -252,9 +314,25 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
     return rows, outs
 
 
-def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, groups, outs,
-              classifier, accu_ops, other_accu, units, references: dict[str, Any]
-              ) -> dict[str, Any]:
+def _document(
+    model_path,
+    graph,
+    mli,
+    fmt,
+    arith,
+    build,
+    opts,
+    n,
+    ops,
+    rows,
+    groups,
+    outs,
+    classifier,
+    accu_ops,
+    other_accu,
+    units,
+    references: dict[str, Any],
+) -> dict[str, Any]:
     from mlitool.verify.metrics import finite
 
     def real(stats: RealStats) -> dict:
@@ -266,9 +344,14 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
     for op in ops:
         i = op.outputs[0]
         row = rows[op.index]
-        entry = {"op": op.index, "type": op.type, "tensor": graph.tensors[i].name,
-                 "kernels": [layer.kernel or "(view)" for layer in groups[op.index]],
-                 "chained": real(row.chained), "isolated": real(row.isolated)}
+        entry = {
+            "op": op.index,
+            "type": op.type,
+            "tensor": graph.tensors[i].name,
+            "kernels": [layer.kernel or "(view)" for layer in groups[op.index]],
+            "chained": real(row.chained),
+            "isolated": real(row.isolated),
+        }
         if row.chained_lsb.count:
             entry["chained"].update(row.chained_lsb.result())
             entry["isolated"].update(row.isolated_lsb.result())
@@ -280,11 +363,14 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
 
     outputs = []
     for i, st in outs.items():
-        entry: dict[str, Any] = {"tensor": graph.tensors[i].name, "index": i,
-                                 "vs_float": real(st["float"])}
+        entry: dict[str, Any] = {
+            "tensor": graph.tensors[i].name,
+            "index": i,
+            "vs_float": real(st["float"]),
+        }
         if st["tflite"].count:
             entry["vs_tflite"] = st["tflite"].result()
-            if i in units:                      # a float output: LSB of the int8 tensor before it
+            if i in units:  # a float output: LSB of the int8 tensor before it
                 entry["vs_tflite"]["units"] = graph.tensors[units[i]].name
         if litert_on and st["litert"].count:
             entry["vs_litert"] = st["litert"].result()
@@ -303,24 +389,35 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
         res = rows[op.index].accu.result()
         if res["max_lsb"] > ACCU_LIMIT_LSB:
             name = graph.tensors[op.outputs[0]].name
-            accu_rows.append({
-                "op": op.index, "type": op.type, "tensor": name, **res,
-                "remedy": (f"run this layer in fx16 (a config override: [[tool.mlitool.layer]] "
-                           f"index = {op.index}, format = \"fx16\"), or use the full-accumulator "
-                           "build (FULL_ACCU=ON, --target em)")})
+            accu_rows.append(
+                {
+                    "op": op.index,
+                    "type": op.type,
+                    "tensor": name,
+                    **res,
+                    "remedy": (
+                        f"run this layer in fx16 (a config override: [[tool.mlitool.layer]] "
+                        f'index = {op.index}, format = "fx16"), or use the full-accumulator '
+                        "build (FULL_ACCU=ON, --target em)"
+                    ),
+                }
+            )
     failed = []
     if opts.min_snr is not None:
         for o in outputs:
             snr = o["vs_float"]["snr_db"]
             value = float(snr) if isinstance(snr, str) else snr
             if value < opts.min_snr:
-                failed.append(f"output {o['tensor']!r}: SNR {value:.2f} dB < --min-snr "
-                              f"{opts.min_snr:g}")
+                failed.append(
+                    f"output {o['tensor']!r}: SNR {value:.2f} dB < --min-snr {opts.min_snr:g}"
+                )
     if opts.max_lsb is not None:
         for o in outputs:
             if "vs_tflite" in o and o["vs_tflite"]["max_lsb"] > opts.max_lsb:
-                failed.append(f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
-                              f"tflite > --max-lsb {opts.max_lsb}")
+                failed.append(
+                    f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
+                    f"tflite > --max-lsb {opts.max_lsb}"
+                )
     return {
         "model": str(model_path),
         "config": mli.config,
@@ -333,13 +430,19 @@ def _document(model_path, graph, mli, fmt, arith, build, opts, n, ops, rows, gro
         "layers": layers,
         "reduced_accumulator": {
             "compared": "FULL_ACCU OFF vs ON, isolated, ROUND_MODE="
-                        f"{other_accu.round_mode.upper()}",
+            f"{other_accu.round_mode.upper()}",
             "limit_lsb": ACCU_LIMIT_LSB,
             "layers_checked": len(accu_ops),
             "layers": accu_rows,
             "worst": max((rows[o].accu.result()["max_lsb"] for o in accu_ops), default=0),
         },
         "thresholds": {"min_snr": opts.min_snr, "max_lsb": opts.max_lsb, "failed": failed},
-        "warnings": [*mli.warnings, *([f"--oracle {oracle['name']} not used: {oracle['message']}"]
-                                      if oracle and not oracle["available"] else [])],
+        "warnings": [
+            *mli.warnings,
+            *(
+                [f"--oracle {oracle['name']} not used: {oracle['message']}"]
+                if oracle and not oracle["available"]
+                else []
+            ),
+        ],
     }

@@ -53,9 +53,12 @@ class RealStats:
             cos = 1.0 if self.signal == self.test_energy else 0.0
         else:
             cos = self.dot / math.sqrt(self.signal * self.test_energy)
-        return {"snr_db": snr, "max_abs_err": self.max_abs,
-                "rmse": math.sqrt(self.noise / self.count) if self.count else 0.0,
-                "cosine": cos}
+        return {
+            "snr_db": snr,
+            "max_abs_err": self.max_abs,
+            "rmse": math.sqrt(self.noise / self.count) if self.count else 0.0,
+            "cosine": cos,
+        }
 
 
 @dataclass
@@ -67,8 +70,10 @@ class LsbStats:
     max_lsb: int = 0
 
     def add(self, reference_q: np.ndarray, test_q: np.ndarray) -> None:
-        diff = np.abs(np.asarray(reference_q, dtype=np.int64).reshape(-1)
-                      - np.asarray(test_q, dtype=np.int64).reshape(-1))
+        diff = np.abs(
+            np.asarray(reference_q, dtype=np.int64).reshape(-1)
+            - np.asarray(test_q, dtype=np.int64).reshape(-1)
+        )
         self.differing += int(np.count_nonzero(diff))
         self.count += diff.size
         if diff.size:
@@ -80,8 +85,10 @@ class LsbStats:
         self.max_lsb = max(self.max_lsb, o.max_lsb)
 
     def result(self) -> dict[str, float]:
-        return {"differing_share": self.differing / self.count if self.count else 0.0,
-                "max_lsb": self.max_lsb}
+        return {
+            "differing_share": self.differing / self.count if self.count else 0.0,
+            "max_lsb": self.max_lsb,
+        }
 
 
 @dataclass

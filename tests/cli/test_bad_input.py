@@ -11,8 +11,13 @@ import pytest
 from tests.support.paths import ROOT, SHARED, shared_path
 from tests.support.tflite_build import Buf, build, fc_spec
 
-MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
-                for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []
+MODELS = (
+    sorted(
+        p.relative_to(SHARED / "models").as_posix() for p in (SHARED / "models").glob("**/*.tflite")
+    )
+    if (SHARED / "models").is_dir()
+    else []
+)
 
 
 def run_main(args, capsys):
@@ -38,6 +43,7 @@ def assert_bad_input(path, capsys, *, mentions: str | None = None):
 
 
 # -- the file itself -----------------------------------------------------------------------------
+
 
 def test_missing_file(tmp_path, capsys):
     assert_bad_input(tmp_path / "nope.tflite", capsys, mentions="no such file")
@@ -72,7 +78,7 @@ def test_random_bytes(tmp_path, capsys, seed):
     rng = random.Random(seed)
     data = bytearray(rng.randbytes(rng.choice([9, 64, 1000, 20000])))
     if seed % 2:
-        data[4:8] = b"TFL3"                    # get past the identifier check into the parser
+        data[4:8] = b"TFL3"  # get past the identifier check into the parser
     p = tmp_path / f"random{seed}.tflite"
     p.write_bytes(bytes(data))
     assert_bad_input(p, capsys)
@@ -97,6 +103,7 @@ def test_corrupted_bytes_never_crash(tmp_path, capsys):
 
 # -- truncated copies of every shared model --------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", MODELS or ["<none>"])
 def test_truncated_shared_model(tmp_path, capsys, name):
     data = shared_path("models", name).read_bytes()
@@ -109,6 +116,7 @@ def test_truncated_shared_model(tmp_path, capsys, name):
 
 # -- hostile or inconsistent contents --------------------------------------------------------------
 
+
 def _hostile(tmp_path, mutate) -> str:
     spec = fc_spec()
     mutate(spec)
@@ -120,6 +128,7 @@ def _hostile(tmp_path, mutate) -> str:
 def test_huge_constant_shape(tmp_path, capsys):
     def m(s):
         s.tensors[1].shape = [2**30, 2**30]
+
     line = assert_bad_input(_hostile(tmp_path, m), capsys, mentions="'weights'")
     assert "implausible shape" in line
 
@@ -127,12 +136,14 @@ def test_huge_constant_shape(tmp_path, capsys):
 def test_huge_activation_shape(tmp_path, capsys):
     def m(s):
         s.tensors[3].shape = [1, 2**31 - 1, 4]
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="'output'")
 
 
 def test_shape_does_not_match_buffer_length(tmp_path, capsys):
     def m(s):
         s.tensors[1].shape = [3, 5]
+
     line = assert_bad_input(_hostile(tmp_path, m), capsys, mentions="'weights'")
     assert "needs 15 bytes" in line and "holds 12" in line
 
@@ -140,42 +151,49 @@ def test_shape_does_not_match_buffer_length(tmp_path, capsys):
 def test_negative_dimension(tmp_path, capsys):
     def m(s):
         s.tensors[3].shape = [1, -3]
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="negative")
 
 
 def test_external_buffer_beyond_end_of_file(tmp_path, capsys):
     def m(s):
         s.buffers[1] = Buf(offset=10**12, size=12)
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="outside the file")
 
 
 def test_external_buffer_size_beyond_end_of_file(tmp_path, capsys):
     def m(s):
         s.buffers[1] = Buf(offset=16, size=2**62)
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="outside the file")
 
 
 def test_buffer_index_out_of_range(tmp_path, capsys):
     def m(s):
         s.tensors[1].buffer = 99
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="buffer 99")
 
 
 def test_tensor_index_out_of_range(tmp_path, capsys):
     def m(s):
         s.ops[0].inputs = [0, 1, 42]
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="tensor 42")
 
 
 def test_graph_output_index_out_of_range(tmp_path, capsys):
     def m(s):
         s.outputs = [-1]
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="outputs of subgraph 0")
 
 
 def test_opcode_index_out_of_range(tmp_path, capsys):
     def m(s):
         s.ops[0].opcode = 7
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="operator code 7")
 
 
@@ -183,12 +201,14 @@ def test_per_axis_scale_count_mismatch(tmp_path, capsys):
     def m(s):
         s.tensors[1].scale = [0.1, 0.2]
         s.tensors[1].zero_point = [0, 0]
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="2 quantization scales")
 
 
 def test_quantized_axis_out_of_range(tmp_path, capsys):
     def m(s):
         s.tensors[1].axis = 5
+
     assert_bad_input(_hostile(tmp_path, m), capsys, mentions="axis 5")
 
 
@@ -198,8 +218,8 @@ def test_patched_vector_length_in_real_model(tmp_path, capsys):
 
     data = bytearray(shared_path("models", "tflm", "hello_world_int8.tflite").read_bytes())
     t = tflite.Model.GetRootAs(bytes(data), 0).Subgraphs(0).Tensors(0)
-    start = t._tab.Vector(t._tab.Offset(4))        # the length word sits just before the data
-    data[start - 4:start] = (2**30).to_bytes(4, "little")
+    start = t._tab.Vector(t._tab.Offset(4))  # the length word sits just before the data
+    data[start - 4 : start] = (2**30).to_bytes(4, "little")
     p = tmp_path / "patched.tflite"
     p.write_bytes(bytes(data))
     assert_bad_input(p, capsys, mentions="outside the file")
@@ -207,10 +227,16 @@ def test_patched_vector_length_in_real_model(tmp_path, capsys):
 
 # -- through a real process: exit status, one line, no traceback -----------------------------------
 
+
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "mlitool", *args], capture_output=True, text=True,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-                          timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "mlitool", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=60,
+    )
 
 
 def test_subprocess_bad_inputs(tmp_path):

@@ -33,30 +33,40 @@ def inputs(tmp_path):
 
 
 def _commands(inputs):
-    return {"inspect": ["inspect", CNN],
-            "convert": ["convert", CNN],
-            "run": ["run", CNN, "-i", inputs],
-            "verify": ["verify", CNN, "-n", 2],
-            "report": ["report", CNN, "-n", 2]}
+    return {
+        "inspect": ["inspect", CNN],
+        "convert": ["convert", CNN],
+        "run": ["run", CNN, "-i", inputs],
+        "verify": ["verify", CNN, "-n", 2],
+        "report": ["report", CNN, "-n", 2],
+    }
 
 
 @pytest.mark.parametrize("command", ["inspect", "convert", "run", "verify", "report"])
-def test_json_flag_json_out_and_out_dir_mean_the_same_everywhere(command, tmp_path, inputs,
-                                                                  capsys, monkeypatch):
+def test_json_flag_json_out_and_out_dir_mean_the_same_everywhere(
+    command, tmp_path, inputs, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
     args = _commands(inputs)[command]
-    code, out, err = run_main([*args, "--json", "--json-out", tmp_path / "doc.json",
-                               "-o", tmp_path / "out"], capsys)
+    code, out, err = run_main(
+        [*args, "--json", "--json-out", tmp_path / "doc.json", "-o", tmp_path / "out"], capsys
+    )
     assert code == 0, err
-    doc = json.loads(out)                       # stdout: exactly one JSON document
+    doc = json.loads(out)  # stdout: exactly one JSON document
     assert json.loads((tmp_path / "doc.json").read_text()) == doc
     written = sorted(p.name for p in (tmp_path / "out").iterdir())
-    expected = {"inspect": ["cnn_int8.inspect.json"],
-                "convert": ["cnn_int8.c", "cnn_int8.h", "cnn_int8.json"],
-                "run": ["cnn_int8.mli.npz"],
-                "verify": ["cnn_int8.verify.json"],
-                "report": ["cnn_int8.csv", "cnn_int8.report.html", "cnn_int8.report.json",
-                           "cnn_int8.report.md"]}[command]
+    expected = {
+        "inspect": ["cnn_int8.inspect.json"],
+        "convert": ["cnn_int8.c", "cnn_int8.h", "cnn_int8.json"],
+        "run": ["cnn_int8.mli.npz"],
+        "verify": ["cnn_int8.verify.json"],
+        "report": [
+            "cnn_int8.csv",
+            "cnn_int8.report.html",
+            "cnn_int8.report.json",
+            "cnn_int8.report.md",
+        ],
+    }[command]
     assert written == expected
     assert sorted(p.name for p in tmp_path.iterdir()) == ["doc.json", "out", "x.npy"]
 
@@ -78,6 +88,7 @@ def test_run_out_is_a_directory_and_npz_names_the_file(tmp_path, inputs, capsys)
 
 
 # --- config discovery --------------------------------------------------------------------------
+
 
 def _kernels(out: str) -> list[str]:
     return [layer["kernel"] for layer in json.loads(out)["layers"]]
@@ -121,12 +132,15 @@ def test_no_config_anywhere_is_named_none(tmp_path, capsys, monkeypatch):
     assert "Settings from" not in (tmp_path / "cnn_int8.h").read_text()
 
 
-@pytest.mark.parametrize("layer, hint", [
-    ("index = 99", "the model has ops 0..8"),
-    ('op = "CONV2D"', "did you mean op = 'CONV_2D'?"),
-    ('name = "cnn_1/conv1_1/Relu"', "did you mean name = 'cnn_1/conv1_1/Relu;cnn_1/conv1_1/"),
-    ('name = "no/such/layer"', "names are op output tensors"),
-])
+@pytest.mark.parametrize(
+    "layer, hint",
+    [
+        ("index = 99", "the model has ops 0..8"),
+        ('op = "CONV2D"', "did you mean op = 'CONV_2D'?"),
+        ('name = "cnn_1/conv1_1/Relu"', "did you mean name = 'cnn_1/conv1_1/Relu;cnn_1/conv1_1/"),
+        ('name = "no/such/layer"', "names are op output tensors"),
+    ],
+)
 def test_override_that_matches_no_layer_is_an_error(tmp_path, capsys, monkeypatch, layer, hint):
     (tmp_path / "mlitool.toml").write_text(f'[[layer]]\n{layer}\nformat = "fx16"\n')
     monkeypatch.chdir(tmp_path)
@@ -142,7 +156,7 @@ def test_warnings_go_to_stderr(tmp_path, capsys):
     from tests.support.tflite_build import build, fc_spec
 
     spec = fc_spec()
-    spec.tensors[1].zero_point = [0]                   # normalised by the reader, with a warning
+    spec.tensors[1].zero_point = [0]  # normalised by the reader, with a warning
     model = tmp_path / "fc.tflite"
     model.write_bytes(build(spec))
     for command in (["inspect", model], ["convert", model, "-o", tmp_path]):
@@ -155,18 +169,22 @@ def test_warnings_go_to_stderr(tmp_path, capsys):
 def test_warning_lines_group_by_kind_in_first_seen_order():
     from mlitool.cli.notices import warning_lines
 
-    lines = warning_lines([
-        "tensor 1 'a: b' of subgraph 0: one zero point for all its scales; broadcast to all",
-        "op 3 (CONV_2D): 2 channel(s) clamped",
-        "4 constant tensor(s) saturated",
-        "tensor 7 'c' of subgraph 1: one zero point for all its scales; broadcast to all",
-        "op 5 (CONV_2D): 2 channel(s) clamped",
-        "4 constant tensor(s) saturated",
-        "tensor 9 'd' of subgraph 0: options of unknown type 7 ignored",
-    ])
+    lines = warning_lines(
+        [
+            "tensor 1 'a: b' of subgraph 0: one zero point for all its scales; broadcast to all",
+            "op 3 (CONV_2D): 2 channel(s) clamped",
+            "4 constant tensor(s) saturated",
+            "tensor 7 'c' of subgraph 1: one zero point for all its scales; broadcast to all",
+            "op 5 (CONV_2D): 2 channel(s) clamped",
+            "4 constant tensor(s) saturated",
+            "tensor 9 'd' of subgraph 0: options of unknown type 7 ignored",
+        ]
+    )
     assert lines == [
-        ("2 tensors: one zero point for all its scales; broadcast to all (tensor 1 'a: b' of "
-         "subgraph 0, tensor 7 'c' of subgraph 1)"),
+        (
+            "2 tensors: one zero point for all its scales; broadcast to all (tensor 1 'a: b' of "
+            "subgraph 0, tensor 7 'c' of subgraph 1)"
+        ),
         "2 ops: 2 channel(s) clamped (op 3 (CONV_2D), op 5 (CONV_2D))",
         "4 constant tensor(s) saturated (2 times)",
         "tensor 9 'd' of subgraph 0: options of unknown type 7 ignored",
@@ -175,17 +193,29 @@ def test_warning_lines_group_by_kind_in_first_seen_order():
 
 # --- help, completion, usage errors ------------------------------------------------------------
 
+
 def _help(*args) -> str:
-    r = subprocess.run([sys.executable, "-m", "mlitool", *args, "--help"], capture_output=True,
-                       text=True, env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-m", "mlitool", *args, "--help"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
 
 def test_help_shows_choices_and_exit_codes():
     text = _help("convert")
-    for choices in ("sa8|fx16|fx8w16d|fx8", "2.0|1.1|1.0", "vpx|em", "up|convergent",
-                    "full|reduced", "minmax|percentile", "hwc|chw"):
+    for choices in (
+        "sa8|fx16|fx8w16d|fx8",
+        "2.0|1.1|1.0",
+        "vpx|em",
+        "up|convergent",
+        "full|reduced",
+        "minmax|percentile",
+        "hwc|chw",
+    ):
         assert choices in text
     assert "mli|tflite|float" in _help("run")
     for args in ((), ("inspect",), ("convert",), ("run",), ("verify",), ("report",)):
@@ -198,23 +228,37 @@ def test_shell_completion_is_available():
     assert "--install-completion" in _help() and "--show-completion" in _help()
     # typer detects the shell from the parent process: run it from bash, as a user would (a
     # compound command, so bash does not exec python in its place).
-    r = subprocess.run(["bash", "-c", f"'{sys.executable}' -m mlitool --show-completion; exit $?"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        ["bash", "-c", f"'{sys.executable}' -m mlitool --show-completion; exit $?"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and "_MLITOOL_COMPLETE" in r.stdout
 
 
 def test_bare_mlitool_prints_the_help_as_click_does():
-    r = subprocess.run([sys.executable, "-m", "mlitool"], capture_output=True, text=True,
-                       env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"}, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "mlitool"],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": "100", "PATH": "/usr/bin:/bin"},
+        check=False,
+    )
     lines = r.stderr.splitlines()
     assert r.returncode == 2 and r.stdout == ""
     assert lines[0] == "Usage: mlitool [OPTIONS] COMMAND [ARGS]..." and "Commands:" in lines
     assert "\\n" not in r.stderr and "mlitool: error" not in r.stderr and len(lines) > 15
 
 
-@pytest.mark.parametrize("shell, first", [
-    ("zsh", "#compdef mlitool"), ("fish", "complete --command mlitool --no-files"),
-    ("bash", "_mlitool_completion() {"), ("pwsh", "Import-Module PSReadLine")])
+@pytest.mark.parametrize(
+    "shell, first",
+    [
+        ("zsh", "#compdef mlitool"),
+        ("fish", "complete --command mlitool --no-files"),
+        ("bash", "_mlitool_completion() {"),
+        ("pwsh", "Import-Module PSReadLine"),
+    ],
+)
 @pytest.mark.parametrize("form", ["two words", "equals"])
 def test_show_completion_prints_the_script_of_the_shell_named(shell, first, form, capsys):
     args = ["--show-completion", shell] if form == "two words" else [f"--show-completion={shell}"]
@@ -226,8 +270,10 @@ def test_show_completion_prints_the_script_of_the_shell_named(shell, first, form
 def test_show_completion_of_an_unknown_shell_is_a_usage_error(capsys):
     code, out, err = run_main(["--show-completion", "tcsh"], capsys)
     assert code == 2 and out == ""
-    assert err == ("mlitool: error: --show-completion 'tcsh': choose one of bash, zsh, fish, "
-                   "powershell, pwsh\n")
+    assert err == (
+        "mlitool: error: --show-completion 'tcsh': choose one of bash, zsh, fish, "
+        "powershell, pwsh\n"
+    )
 
 
 @pytest.mark.parametrize("where", ["first", "after the command", "last"])
@@ -238,8 +284,11 @@ def test_debug_is_taken_anywhere(where, tmp_path, capsys, monkeypatch):
         raise RuntimeError("simulated bug")
 
     monkeypatch.setattr(insp, "summarize", boom)
-    args = {"first": ["--debug", "inspect", CNN], "after the command": ["inspect", "--debug", CNN],
-            "last": ["inspect", CNN, "--json", "--debug"]}[where]
+    args = {
+        "first": ["--debug", "inspect", CNN],
+        "after the command": ["inspect", "--debug", CNN],
+        "last": ["inspect", CNN, "--json", "--debug"],
+    }[where]
     code, _, err = run_main(args, capsys)
     assert code == 1 and "Traceback" in err and "RuntimeError: simulated bug" in err
 
@@ -247,15 +296,20 @@ def test_debug_is_taken_anywhere(where, tmp_path, capsys, monkeypatch):
 def test_debug_after_the_command_changes_nothing_else(tmp_path, capsys):
     code, out, err = run_main(["convert", CNN, "--debug", "-o", tmp_path, "--json"], capsys)
     assert code == 0, err
-    assert json.loads(out)["files"] == [str(tmp_path / f"cnn_int8{s}") for s in (".h", ".c", ".json")]
+    assert json.loads(out)["files"] == [
+        str(tmp_path / f"cnn_int8{s}") for s in (".h", ".c", ".json")
+    ]
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["convert", CNN, "--format", "int4"], "'int4' is not one of 'sa8'"),
-    (["run", CNN, "-i", "x.npy", "--mode", "fast"], "--mode"),
-    (["report", CNN, "--json", "r.json"], "unexpected extra argument"),
-    (["convrt", CNN], "Did you mean 'convert'?"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["convert", CNN, "--format", "int4"], "'int4' is not one of 'sa8'"),
+        (["run", CNN, "-i", "x.npy", "--mode", "fast"], "--mode"),
+        (["report", CNN, "--json", "r.json"], "unexpected extra argument"),
+        (["convrt", CNN], "Did you mean 'convert'?"),
+    ],
+)
 def test_usage_errors_are_one_line(args, needle, capsys):
     code, out, err = run_main(args, capsys)
     assert code == 2 and out == ""
@@ -263,31 +317,40 @@ def test_usage_errors_are_one_line(args, needle, capsys):
 
 
 def test_choices_are_case_insensitive(tmp_path, capsys):
-    code, out, err = run_main(["convert", CNN, "-o", tmp_path, "--format", "FX16", "--json"],
-                              capsys)
+    code, out, err = run_main(
+        ["convert", CNN, "-o", tmp_path, "--format", "FX16", "--json"], capsys
+    )
     assert code == 0 and json.loads(out)["format"] == "fx16"
 
 
 # --- input shapes ------------------------------------------------------------------------------
+
 
 def test_run_takes_the_batch_form_people_have(tmp_path, capsys):
     x = np.random.default_rng(2).integers(-128, 128, (3, 32, 32, 3), dtype=np.int8)
     np.save(tmp_path / "nhwc.npy", x)
     np.save(tmp_path / "n1hwc.npy", x[:, None])
     for name in ("nhwc", "n1hwc"):
-        code, _, err = run_main(["run", CNN, "-i", tmp_path / f"{name}.npy", "--npz",
-                                 tmp_path / f"{name}.npz"], capsys)
+        code, _, err = run_main(
+            ["run", CNN, "-i", tmp_path / f"{name}.npy", "--npz", tmp_path / f"{name}.npz"], capsys
+        )
         assert code == 0, err
     a, b = np.load(tmp_path / "nhwc.npz"), np.load(tmp_path / "n1hwc.npz")
     np.testing.assert_array_equal(a["Identity"], b["Identity"])
 
 
-@pytest.mark.parametrize("shape, hint", [
-    ((3, 16, 16, 3), "got shape (3, 16, 16, 3), expected (N, 32, 32, 3) for N samples of the "
-                     "model's [1, 32, 32, 3]"),
-    ((3, 3, 32, 32), "channels-first: the model takes HWC (np.transpose(a, (0, 2, 3, 1)))"),
-    ((32, 32, 3), "one sample without the sample axis: save a[None]"),
-])
+@pytest.mark.parametrize(
+    "shape, hint",
+    [
+        (
+            (3, 16, 16, 3),
+            "got shape (3, 16, 16, 3), expected (N, 32, 32, 3) for N samples of the "
+            "model's [1, 32, 32, 3]",
+        ),
+        ((3, 3, 32, 32), "channels-first: the model takes HWC (np.transpose(a, (0, 2, 3, 1)))"),
+        ((32, 32, 3), "one sample without the sample axis: save a[None]"),
+    ],
+)
 def test_shape_errors_suggest_the_shape_people_have(shape, hint, tmp_path, capsys):
     np.save(tmp_path / "x.npy", np.zeros(shape, np.int8))
     code, out, err = run_main(["run", CNN, "-i", tmp_path / "x.npy"], capsys)

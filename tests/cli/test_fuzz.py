@@ -33,9 +33,15 @@ def _campaign(tmp_path, cases: int, seed: int, mutator) -> tuple[list[str], set[
         work = tmp_path / "case"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
-        argv, how, outcome, problem = M.run_case(model.name, originals[model], slots[model],
-                                                 inputs[model], random.Random(seed * 7919 + case),
-                                                 work, mutator)
+        argv, how, outcome, problem = M.run_case(
+            model.name,
+            originals[model],
+            slots[model],
+            inputs[model],
+            random.Random(seed * 7919 + case),
+            work,
+            mutator,
+        )
         codes.add(outcome.code)
         if problem:
             failures.append(f"case {case} {model.name} {argv[0]} ({how}): {problem}")
@@ -45,7 +51,7 @@ def _campaign(tmp_path, cases: int, seed: int, mutator) -> tuple[list[str], set[
 def test_mutated_models_end_in_one_clear_line(tmp_path):
     failures, codes = _campaign(tmp_path, CASES, SEED, M.mutate)
     assert not failures, "\n".join(failures)
-    assert {0, 2} <= codes          # the mutations reach both accepted and refused models
+    assert {0, 2} <= codes  # the mutations reach both accepted and refused models
 
 
 def test_shortened_quantization_and_graph_io_lists_end_in_one_clear_line(tmp_path):

@@ -19,8 +19,12 @@ MOBILENET = "models/embarc_mli/mobilenet_v1_int8.tflite"
 
 
 def _cli(*args, columns: int = 80) -> str:
-    r = subprocess.run([sys.executable, "-m", "mlitool", *map(str, args)], capture_output=True,
-                       text=True, env={"COLUMNS": str(columns), "PATH": "/usr/bin:/bin"})
+    r = subprocess.run(
+        [sys.executable, "-m", "mlitool", *map(str, args)],
+        capture_output=True,
+        text=True,
+        env={"COLUMNS": str(columns), "PATH": "/usr/bin:/bin"},
+    )
     assert r.returncode == 0, r.stderr
     return r.stdout
 
@@ -79,7 +83,7 @@ def test_report_tables_show_every_value_of_the_columns_they_keep():
     _fits(text)
     tables = [t for section in report.sections for t in section.tables]
     checked = 0
-    for n, t in enumerate(tables):            # each table's text: from its title to the next
+    for n, t in enumerate(tables):  # each table's text: from its title to the next
         start = text.index(t.title)
         end = text.index(tables[n + 1].title, start) if n + 1 < len(tables) else len(text)
         chunk = text[start:end]
@@ -90,7 +94,7 @@ def test_report_tables_show_every_value_of_the_columns_they_keep():
                 continue
             for row in t.rows:
                 value = format_value(row[i], col.precision, grouped=True)
-                if len(value) > 40:           # a fused TFLite name wraps inside its cell
+                if len(value) > 40:  # a fused TFLite name wraps inside its cell
                     assert any(w.startswith(value[:20]) for w in words), value
                 elif " " not in value:
                     assert value in words, (t.title, col.header(), value)
@@ -100,17 +104,23 @@ def test_report_tables_show_every_value_of_the_columns_they_keep():
 
 @pytest.mark.parametrize("width", [40, 60, 80, 120])
 def test_table_drops_rightmost_columns_and_says_so(width):
-    rows = [[str(i), f"layer_{i}_with_a_long_identifier", f"{i * 123456789:,}", "x" * 30,
-             f"{i * 7:,}"] for i in range(5)]
+    rows = [
+        [str(i), f"layer_{i}_with_a_long_identifier", f"{i * 123456789:,}", "x" * 30, f"{i * 7:,}"]
+        for i in range(5)
+    ]
     buf = io.StringIO()
-    Console(file=buf, width=width).print(table("t", ("#", "name", "MACs", "notes", "bytes"), rows,
-                                               width=width))
+    Console(file=buf, width=width).print(
+        table("t", ("#", "name", "MACs", "notes", "bytes"), rows, width=width)
+    )
     text = buf.getvalue()
     _fits(text, width)
     words = _words(text)
     flat = " ".join(text.split())
     for r in rows:
-        assert r[0] in words and r[1] in words              # the first two are always shown
+        assert r[0] in words and r[1] in words  # the first two are always shown
         for value, header in ((r[2], "MACs"), (r[3], "notes"), (r[4], "bytes")):
-            assert value in words or f"left out at {width} columns:" in flat and header in \
-                flat.split("left out")[-1]
+            assert (
+                value in words
+                or f"left out at {width} columns:" in flat
+                and header in flat.split("left out")[-1]
+            )

@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.support.paths import ROOT, mli_unavailable, shared_path
 from tests.support.mli_build import MliUnavailable, mli2_root
+from tests.support.paths import ROOT, mli_unavailable, shared_path
 from tests.support.real_inputs import RESNET8_CLASSES, assert_resnet8_classes, cifar10_test20_int8
 
 SAMPLE = ROOT / "samples" / "c"
@@ -22,8 +22,10 @@ MLITOOL = [sys.executable, "-m", "mlitool"]
 # The sample's default build: ROUND_MODE=UP, FULL_ACCU=OFF, which `run` calls --round up --accu reduced.
 RUN_BUILD = ["--round", "up", "--accu", "reduced"]
 
-pytestmark = pytest.mark.skipif(not all(shutil.which(t) for t in ("cmake", "gcc", "g++")),
-                                reason="cmake, gcc and g++ are needed to build the CMake sample")
+pytestmark = pytest.mark.skipif(
+    not all(shutil.which(t) for t in ("cmake", "gcc", "g++")),
+    reason="cmake, gcc and g++ are needed to build the CMake sample",
+)
 
 
 class Sample:
@@ -33,10 +35,27 @@ class Sample:
         self.build, self.mli_root = build, mli_root
 
     def configure(self, model: Path, **cache) -> None:
-        defs = {"MLI_ROOT": self.mli_root, "MODEL": model, "MODEL_NAME": "", "MLITOOL": ";".join(MLITOOL),
-                "FORMAT": "sa8", "CMAKE_C_FLAGS": "-Werror", **cache}
+        defs = {
+            "MLI_ROOT": self.mli_root,
+            "MODEL": model,
+            "MODEL_NAME": "",
+            "MLITOOL": ";".join(MLITOOL),
+            "FORMAT": "sa8",
+            "CMAKE_C_FLAGS": "-Werror",
+            **cache,
+        }
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        _run(["cmake", "-S", SAMPLE, "-B", self.build, *generator, *[f"-D{k}={v}" for k, v in defs.items()]])
+        _run(
+            [
+                "cmake",
+                "-S",
+                SAMPLE,
+                "-B",
+                self.build,
+                *generator,
+                *[f"-D{k}={v}" for k, v in defs.items()],
+            ]
+        )
 
     def make(self) -> str:
         return _run(["cmake", "--build", self.build, "--parallel", "2"])
@@ -57,7 +76,9 @@ class Sample:
 
 def _run(cmd) -> str:
     res = subprocess.run([str(c) for c in cmd], capture_output=True, text=True)
-    assert res.returncode == 0, f"{' '.join(map(str, cmd))}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    assert res.returncode == 0, (
+        f"{' '.join(map(str, cmd))}\n{res.stdout[-4000:]}\n{res.stderr[-4000:]}"
+    )
     return res.stdout
 
 
@@ -83,7 +104,9 @@ def test_kws_classifies_the_real_input(sample, tmp_path):
     values, top = sample.classify(model, data)
     assert top == 5
     header = (sample.build / "model" / "kws_ref_model_int8.h").read_text()
-    assert '#define KWS_REF_MODEL_INT8_MLI_BUILD "ROUND_MODE=UP FULL_ACCU=OFF"' in header  # the sample's build
+    assert (
+        '#define KWS_REF_MODEL_INT8_MLI_BUILD "ROUND_MODE=UP FULL_ACCU=OFF"' in header
+    )  # the sample's build
     assert values == _mli_outputs(model, data, tmp_path / "mli.npz")
 
 
@@ -98,8 +121,9 @@ def test_resnet8_classifies_real_images(sample, tmp_path):
     assert [top for _, top in runs] == RESNET8_CLASSES
     assert_resnet8_classes(values)
     np.save(tmp_path / "all.npy", images)
-    assert values.reshape(-1).tolist() == _mli_outputs(model, tmp_path / "all.npy",
-                                                       tmp_path / "mli.npz")
+    assert values.reshape(-1).tolist() == _mli_outputs(
+        model, tmp_path / "all.npy", tmp_path / "mli.npz"
+    )
 
 
 def test_convert_reruns_only_when_the_model_or_a_setting_changes(sample, tmp_path):
@@ -107,14 +131,14 @@ def test_convert_reruns_only_when_the_model_or_a_setting_changes(sample, tmp_pat
     shutil.copyfile(SAMPLE.parent / "fc_int8.tflite", model)
     sample.configure(model)
     assert "mlitool convert" in sample.make()
-    assert "mlitool convert" not in sample.make()          # nothing changed
+    assert "mlitool convert" not in sample.make()  # nothing changed
     model.touch()
-    assert "mlitool convert" in sample.make()              # the .tflite changed
+    assert "mlitool convert" in sample.make()  # the .tflite changed
     sample.configure(model, FORMAT="fx16")
-    assert "mlitool convert" in sample.make()              # a convert setting changed
+    assert "mlitool convert" in sample.make()  # a convert setting changed
     assert "format fx16" in (sample.build / "model" / "fc.h").read_text()
     sample.configure(model, FORMAT="fx16")
-    assert "mlitool convert" not in sample.make()          # reconfiguring alone converts nothing
+    assert "mlitool convert" not in sample.make()  # reconfiguring alone converts nothing
 
 
 def test_a_float_output_prints_real_values(sample, tmp_path):

@@ -12,18 +12,30 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import SAMPLES, mli_cflags, shared_path
 from mlitool.convert import EmitOptions, convert
 from mlitool.pipeline import ModelOptions
+from tests.support.paths import SAMPLES, mli_cflags, shared_path
 
 CXX = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
 
-TARGETS = [("2.0", "sa8"), ("2.0", "fx16"), ("2.0", "fx8w16d"), ("1.1", "fx16"), ("1.1", "fx8w16d"),
-           ("1.0", "fx16"), ("1.0", "fx8")]
-MODELS = ["samples/cnn_int8", "shared/mlperf_tiny/kws_ref_model_int8", "shared/mlperf_tiny/ad01_int8"]
+TARGETS = [
+    ("2.0", "sa8"),
+    ("2.0", "fx16"),
+    ("2.0", "fx8w16d"),
+    ("1.1", "fx16"),
+    ("1.1", "fx8w16d"),
+    ("1.0", "fx16"),
+    ("1.0", "fx8"),
+]
+MODELS = [
+    "samples/cnn_int8",
+    "shared/mlperf_tiny/kws_ref_model_int8",
+    "shared/mlperf_tiny/ad01_int8",
+]
 
-pytestmark = pytest.mark.skipif(not (shutil.which("g++") and shutil.which("nm")),
-                                reason="g++/nm not installed")
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("g++") and shutil.which("nm")), reason="g++/nm not installed"
+)
 
 
 def _model_path(model: str) -> Path:
@@ -49,8 +61,7 @@ def _defined_globals(obj: Path) -> dict[str, str]:
 def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     path = _model_path(model)
     convert(path, ModelOptions(format=fmt, mli=target), EmitOptions(out=tmp_path, name="net"))
-    cmd = CXX + [*mli_cflags(target), "-I", str(tmp_path),
-                 "-c", "net.c", "-o", "net.o"]
+    cmd = CXX + [*mli_cflags(target), "-I", str(tmp_path), "-c", "net.c", "-o", "net.o"]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[:4000]}"
 
@@ -58,7 +69,7 @@ def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     want = {t["c_name"] for t in manifest["tensors"]}
     want |= {layer["cfg_symbol"] for layer in manifest["layers"] if layer["cfg_symbol"]}
     want.add(manifest["model"]["bind_views"])
-    want |= set(manifest["runtime"]["functions"].values())      # NAME_init, NAME_run, ...
+    want |= set(manifest["runtime"]["functions"].values())  # NAME_init, NAME_run, ...
     defined = _defined_globals(tmp_path / "net.o")
     missing = sorted(want - defined.keys())
     assert not missing, f"not defined with C linkage: {missing[:10]}"

@@ -12,14 +12,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mlitool.emit.writer as writer
 import mlitool.cli.fsio as fsio
-from tests.support.emit_models import mli2_model
+import mlitool.emit.writer as writer
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps
-from mlitool.errors import OutputError
 from mlitool.emit.names import comment_text
+from mlitool.errors import OutputError
+from tests.support.emit_models import mli2_model
 
 INT_TYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64"]
 
@@ -31,8 +31,9 @@ def _lists(v):
 
 
 def _plain(doc):
-    return json.dumps(doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False,
-                      default=_lists)
+    return json.dumps(
+        doc, sort_keys=True, indent=2, ensure_ascii=True, allow_nan=False, default=_lists
+    )
 
 
 def _random_array(rng, dtype, n):
@@ -41,13 +42,15 @@ def _random_array(rng, dtype, n):
         return (rng.standard_normal(n) * 10.0 ** rng.integers(-span, span, n)).astype(dtype)
     info = np.iinfo(dtype)
     values = rng.integers(info.min, info.max, n, endpoint=True, dtype=dtype)
-    values[:2] = [info.min, info.max][:min(n, 2)]
+    values[:2] = [info.min, info.max][: min(n, 2)]
     return values
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from(INT_TYPES), st.integers(0, 40)), max_size=8),
-       st.integers(0, 2**32 - 1))
+@given(
+    st.lists(st.tuples(st.sampled_from(INT_TYPES), st.integers(0, 40)), max_size=8),
+    st.integers(0, 2**32 - 1),
+)
 def test_int_texts_match_str(specs, seed):
     rng = np.random.default_rng(seed)
     arrays = [_random_array(rng, dtype, n) for dtype, n in specs]
@@ -59,18 +62,32 @@ def test_int_texts_match_str(specs, seed):
 def test_int_lines_of_large_arrays_match_python_formatting(dtype, n):
     values = _random_array(np.random.default_rng(n), dtype, n)
     width = 6 if dtype == "int16" else 4
-    want = "".join("    " + "".join(f"{v:>{width}}," for v in values[i:i + 16].tolist()) + "\n"
-                   for i in range(0, n, 16))
+    want = "".join(
+        "    " + "".join(f"{v:>{width}}," for v in values[i : i + 16].tolist()) + "\n"
+        for i in range(0, n, 16)
+    )
     assert b"".join(int_lines(values)).decode() == want
 
 
-_scalars = (st.none() | st.booleans() | st.integers(-2**70, 2**70)
-            | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=6))
-_arrays = st.tuples(st.sampled_from(INT_TYPES + ["float16", "float32", "float64"]),
-                    st.integers(0, 5), st.integers(0, 2**32 - 1)).map(
-    lambda s: _random_array(np.random.default_rng(s[2]), s[0], s[1]))
-_docs = st.recursive(_scalars | _arrays, lambda inner: st.lists(inner, max_size=4)
-                     | st.dictionaries(st.text(max_size=5), inner, max_size=4), max_leaves=25)
+_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=6)
+)
+_arrays = st.tuples(
+    st.sampled_from(INT_TYPES + ["float16", "float32", "float64"]),
+    st.integers(0, 5),
+    st.integers(0, 2**32 - 1),
+).map(lambda s: _random_array(np.random.default_rng(s[2]), s[0], s[1]))
+_docs = st.recursive(
+    _scalars | _arrays,
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4)
+    ),
+    max_leaves=25,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -79,10 +96,18 @@ def test_manifest_dumps_is_json_dumps(doc):
     assert dumps(doc) == _plain(doc)
 
 
-@pytest.mark.parametrize("doc", [
-    {"a": float("nan")}, {"a": [1.0, float("inf")]}, {"a": np.array([0.5, np.nan])},
-    {1: "int key"}, {"a": object()}, {"a": np.zeros((2, 2), np.int8)}, {"s": "nul \x00 é \u2028"},
-])
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"a": float("nan")},
+        {"a": [1.0, float("inf")]},
+        {"a": np.array([0.5, np.nan])},
+        {1: "int key"},
+        {"a": object()},
+        {"a": np.zeros((2, 2), np.int8)},
+        {"s": "nul \x00 é \u2028"},
+    ],
+)
 def test_manifest_dumps_odd_documents_as_json_does(doc):
     try:
         want = _plain(doc)
@@ -105,6 +130,7 @@ def test_manifest_failure_leaves_old_files(tmp_path, monkeypatch):
 
     def broken(*args):
         raise RuntimeError("manifest bug")
+
     monkeypatch.setattr(writer, "manifest_text", broken)
     with pytest.raises(RuntimeError, match="manifest bug"):
         emit(mli2_model("sa8"), tmp_path, "m")
@@ -117,9 +143,10 @@ def test_fsync_failure_replaces_nothing(tmp_path, monkeypatch):
 
     def failing(fd):
         calls.append(fd)
-        if len(calls) == 2:                      # the second of the three files
+        if len(calls) == 2:  # the second of the three files
             raise OSError(5, "Input/output error")
         real_fsync(fd)
+
     monkeypatch.setattr(fsio.os, "fsync", failing)
     with pytest.raises(OutputError) as exc:
         emit(mli2_model("sa8"), tmp_path, "m")
@@ -147,7 +174,7 @@ def _unescape(s: str) -> str:
     out, i = bytearray(), 0
     while i < len(s):
         if s.startswith("\\x", i):
-            out.append(int(s[i + 2:i + 4], 16))
+            out.append(int(s[i + 2 : i + 4], 16))
             i += 4
         else:
             out.append(ord(s[i]))
@@ -156,17 +183,21 @@ def _unescape(s: str) -> str:
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
-       | st.text(alphabet="*/?\\\na", max_size=30) | st.text(max_size=30), st.integers(1, 80))
+@given(
+    st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+    | st.text(alphabet="*/?\\\na", max_size=30)
+    | st.text(max_size=30),
+    st.integers(1, 80),
+)
 def test_comment_text_is_safe_and_lossless(text, limit):
     s = comment_text(text, limit)
     assert all(" " <= c <= "~" for c in s)
     for bad in ("*/", "/*", "??"):
         assert bad not in s and bad not in f"/* {s} */"[3:-3]
     full = comment_text(text, 10_000)
-    assert _unescape(full) == text          # nothing lost: every escape is ours
+    assert _unescape(full) == text  # nothing lost: every escape is ours
     assert full.count("\\") == full.count("\\x")
     if all(c.isalnum() or c in "/ _-.;:" for c in text) and text.isascii():
-        assert full == text                 # names read as written
+        assert full == text  # names read as written
     if len(full) > limit:
         assert s == full[:limit] + "..."

@@ -11,24 +11,32 @@ import subprocess
 
 import pytest
 
+from mlitool.emit import emit
 from tests.support.emit_probe import expected_lines, probe_source
 from tests.support.paths import mli_cflags, shared_path
-from mlitool.emit import emit
 
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
-SMALL = ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/resnet8_int8", "mlperf_tiny/ad01_int8",
-         "tflm/hello_world_int8", "tflm/micro_speech_int8"]
+SMALL = [
+    "mlperf_tiny/kws_ref_model_int8",
+    "mlperf_tiny/resnet8_int8",
+    "mlperf_tiny/ad01_int8",
+    "tflm/hello_world_int8",
+    "tflm/micro_speech_int8",
+]
 LARGE = ["mlperf_tiny/vww_96_int8", "embarc_mli/mobilenet_v1_int8"]
 
 # (model, format, target, layout)
-CASES = ([(m, "sa8", "2.0", "hwc") for m in SMALL + LARGE]
-         + [(m, f, "2.0", "hwc") for m in SMALL for f in ("fx16", "fx8w16d")]
-         + [(m, "fx16", "1.1", "chw") for m in SMALL]
-         + [(m, "fx8w16d", "1.0", "chw") for m in SMALL]
-         + [(m, "sa8", "1.1", "hwc") for m in ("mlperf_tiny/ad01_int8", "tflm/hello_world_int8")])
+CASES = (
+    [(m, "sa8", "2.0", "hwc") for m in SMALL + LARGE]
+    + [(m, f, "2.0", "hwc") for m in SMALL for f in ("fx16", "fx8w16d")]
+    + [(m, "fx16", "1.1", "chw") for m in SMALL]
+    + [(m, "fx8w16d", "1.0", "chw") for m in SMALL]
+    + [(m, "sa8", "1.1", "hwc") for m in ("mlperf_tiny/ad01_int8", "tflm/hello_world_int8")]
+)
 
-pytestmark = pytest.mark.skipif(not (shutil.which("gcc") and shutil.which("g++")),
-                                reason="gcc/g++ not installed")
+pytestmark = pytest.mark.skipif(
+    not (shutil.which("gcc") and shutil.which("g++")), reason="gcc/g++ not installed"
+)
 
 _graphs: dict = {}
 
@@ -49,8 +57,9 @@ def _run(cmd, cwd):
     return res.stdout
 
 
-@pytest.mark.parametrize("name,fmt,target,layout", CASES,
-                         ids=[f"{m.split('/')[1]}-{f}-{t}" for m, f, t, _ in CASES])
+@pytest.mark.parametrize(
+    "name,fmt,target,layout", CASES, ids=[f"{m.split('/')[1]}-{f}-{t}" for m, f, t, _ in CASES]
+)
 def test_real_model_compiles_and_reads_back(tmp_path, name, fmt, target, layout):
     model = _lowered(name, fmt, target, layout)
     emit(model, tmp_path, "net")
@@ -73,9 +82,13 @@ def test_real_model_compiles_and_reads_back(tmp_path, name, fmt, target, layout)
             assert t["sha256"] == hashlib.sha256(le.tobytes()).hexdigest()
         assert t["shape"] == list(mt.shape) and t["bytes"] == (mt.nbytes if mt.rank else 0)
     assert [lay["kernel"] for lay in manifest["layers"]] == [lay.kernel for lay in model.layers]
-    assert [lay["inputs"] for lay in manifest["layers"]] == \
-        [[c_names[n] for n in lay.inputs] for lay in model.layers]
-    weights = sum(t.data.nbytes for t in model.tensors.values()
-                  if t.role.value == "weights" and t.buffer is None)
+    assert [lay["inputs"] for lay in manifest["layers"]] == [
+        [c_names[n] for n in lay.inputs] for lay in model.layers
+    ]
+    weights = sum(
+        t.data.nbytes
+        for t in model.tensors.values()
+        if t.role.value == "weights" and t.buffer is None
+    )
     assert manifest["totals"]["weight_bytes"] == weights
     assert (tmp_path / "net.h").read_text().isascii()

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import mli_cflags
 from tests.support.mli_build import CONFIGS, build_mli
+from tests.support.paths import mli_cflags
 
 PROBE = Path(__file__).parents[1] / "support" / "c" / "mli_build_probe.c"
 CC = ["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -55,5 +55,6 @@ def test_second_build_reuses_the_cache(mli_builds):
 def test_real_headers_compile_as_c99(mli_version, tmp_path):
     src = tmp_path / "t.c"
     src.write_text('#include "mli_api.h"\nint main(void) { return (int)MLI_STATUS_OK; }\n')
-    subprocess.run(CC + mli_cflags(mli_version) + ["-c", str(src), "-o", str(tmp_path / "t.o")],
-                   check=True)
+    subprocess.run(
+        CC + mli_cflags(mli_version) + ["-c", str(src), "-o", str(tmp_path / "t.o")], check=True
+    )

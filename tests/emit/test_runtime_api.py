@@ -11,18 +11,38 @@ import subprocess
 import numpy as np
 import pytest
 
+from mlitool.emit.writer import emit
 from tests.support import runtime_harness as H
 from tests.support.paths import SAMPLES, mli_cflags
-from mlitool.emit.writer import emit
 
 UP_OFF = ("UP", "OFF")
 
 
-def _build_and_run(tmp_path, sources: list[str], build, *, compiler: str = "gcc",
-                   std: str = "-std=c99", extra: list[str] = ()) -> str:
+def _build_and_run(
+    tmp_path,
+    sources: list[str],
+    build,
+    *,
+    compiler: str = "gcc",
+    std: str = "-std=c99",
+    extra: list[str] = (),
+) -> str:
     exe = tmp_path / "prog"
-    cmd = [compiler, std, *H.STRICT[1:], *extra, *build.cflags, "-I", str(tmp_path),
-           *[str(tmp_path / s) for s in sources], "-x", "none", "-o", str(exe), *build.ldflags]
+    cmd = [
+        compiler,
+        std,
+        *H.STRICT[1:],
+        *extra,
+        *build.cflags,
+        "-I",
+        str(tmp_path),
+        *[str(tmp_path / s) for s in sources],
+        "-x",
+        "none",
+        "-o",
+        str(exe),
+        *build.ldflags,
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr[-3000:]}"
     r = subprocess.run([str(exe)], capture_output=True, text=True)
@@ -74,10 +94,11 @@ def test_init_statuses_and_every_activation_in_the_planned_arena(mli_builds, tmp
     arena = man["runtime"]["arena"]
     by_name = {t["name"]: t for t in man["tensors"]}
     bound = []
-    for b in arena["buffers"]:            # each buffer exactly at its planned offset
-        bound.append(f"    EXPECT((unsigned char *){b['tensor']}.data.mem.pi8 - base, "
-                     f"{b['offset']});")
-    for t in man["tensors"]:              # and every activation, views too, inside the arena
+    for b in arena["buffers"]:  # each buffer exactly at its planned offset
+        bound.append(
+            f"    EXPECT((unsigned char *){b['tensor']}.data.mem.pi8 - base, {b['offset']});"
+        )
+    for t in man["tensors"]:  # and every activation, views too, inside the arena
         if not t["constant"]:
             bound.append(f'    in_arena("{t["c_name"]}", &{t["c_name"]}, base);')
     for k, name in enumerate(man["inputs"]):
@@ -85,8 +106,11 @@ def test_init_statuses_and_every_activation_in_the_planned_arena(mli_builds, tmp
     for k, name in enumerate(man["outputs"]):
         bound.append(f"    EXPECT(net_output({k}u) == &{name}, 1);")
     assert {b["name"] for b in arena["buffers"]} <= set(by_name)
-    src = (INIT_CHECKS.replace("@BOUND@", "\n".join(bound))
-           .replace("@NIN@", f"{len(man['inputs'])}u").replace("@NOUT@", f"{len(man['outputs'])}u"))
+    src = (
+        INIT_CHECKS.replace("@BOUND@", "\n".join(bound))
+        .replace("@NIN@", f"{len(man['inputs'])}u")
+        .replace("@NOUT@", f"{len(man['outputs'])}u")
+    )
     (tmp_path / "checks.c").write_text(src)
     assert _build_and_run(tmp_path, ["net.c", "checks.c"], mli_builds[UP_OFF]) == ""
 
@@ -98,8 +122,22 @@ def test_report_plans_the_arena_the_runtime_binds(model, fmt, tmp_path):
 
     path = SAMPLES / f"{model}.tflite"
     conv = H.convert(path, fmt, tmp_path)
-    r = subprocess.run([sys.executable, "-m", "mlitool", "report", str(path), "--format", fmt,
-                        "--no-accuracy", "--json", "-q"], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mlitool",
+            "report",
+            str(path),
+            "--format",
+            fmt,
+            "--no-accuracy",
+            "--json",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
     tables = {t["id"]: t for s in json.loads(r.stdout)["sections"] for t in s["tables"]}
     planned = {row["buffer"]: (row["offset"], row["bytes"]) for row in tables["arena"]["rows"]}
@@ -140,12 +178,17 @@ def test_single_header_runtime_runs(lang, mli_builds, tmp_path):
     (tmp_path / "main.c").write_text(SINGLE)
     compiler, std = ("gcc", "-std=c99") if lang == "c99" else ("g++", "-std=c++20")
     extra = ["-x", "c++"] if lang == "c++20" else []
-    got = [int(v) for v in _build_and_run(tmp_path, ["main.c"], mli_builds[UP_OFF],
-                                          compiler=compiler, std=std, extra=extra).split()]
+    got = [
+        int(v)
+        for v in _build_and_run(
+            tmp_path, ["main.c"], mli_builds[UP_OFF], compiler=compiler, std=std, extra=extra
+        ).split()
+    ]
     x = (np.arange(32 * 32 * 3, dtype=np.uint32) * 37 % 256).astype(np.uint8).view(np.int8)
     name = conv.model.inputs[0]
-    values = H.executor_values(conv.model, {name: x.reshape((1,) + conv.model.tensor(name).shape)},
-                               H.ARITH[UP_OFF])
+    values = H.executor_values(
+        conv.model, {name: x.reshape((1,) + conv.model.tensor(name).shape)}, H.ARITH[UP_OFF]
+    )
     assert got == values[conv.model.outputs[0]][0].tolist()
 
 
@@ -156,10 +199,34 @@ def test_cxx_compiled_network_is_bit_exact(mli_builds, tmp_path):
     hook = f"-D{conv.manifest['runtime']['layer_hook_macro']}=driver_hook"
     objs = [tmp_path / "net.o", tmp_path / "driver.o"]
     cflags = mli_cflags("2.0")
-    for cmd in (["g++", "-std=c++20", *H.STRICT[1:], "-x", "c++", hook, *cflags, "-I",
-                 str(tmp_path), "-c", str(tmp_path / "net.c"), "-o", str(objs[0])],
-                ["gcc", *H.STRICT, *cflags, "-I", str(tmp_path), "-c", str(tmp_path / "driver.c"),
-                 "-o", str(objs[1])]):
+    for cmd in (
+        [
+            "g++",
+            "-std=c++20",
+            *H.STRICT[1:],
+            "-x",
+            "c++",
+            hook,
+            *cflags,
+            "-I",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "net.c"),
+            "-o",
+            str(objs[0]),
+        ],
+        [
+            "gcc",
+            *H.STRICT,
+            *cflags,
+            "-I",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "driver.c"),
+            "-o",
+            str(objs[1]),
+        ],
+    ):
         r = subprocess.run(cmd, capture_output=True, text=True)
         assert r.returncode == 0, r.stderr[-3000:]
     inputs = H.random_inputs(conv.model, 4, 7)
@@ -168,26 +235,56 @@ def test_cxx_compiled_network_is_bit_exact(mli_builds, tmp_path):
 
 # Tensor names that collide with the runtime's own identifiers (prefix "NET": functions and macros
 # share it), try to end a comment, form trigraphs or line continuations, or are not ASCII.
-HOSTILE = ["input", "run", "init", "ready", "output", "ARENA_BYTES", "LAYER_HOOK", "AFTER_LAYER",
-           "softmax_lut", "softmax_lut_data", "*/ int evil; /*", "a??/\nb", "x\\",
-           "\u00e9t\u00e9/\u4e2d\u6587", " ", "9lives", "__reserved", "mli_tensor", "NULL",
-           "input_BYTES"]
+HOSTILE = [
+    "input",
+    "run",
+    "init",
+    "ready",
+    "output",
+    "ARENA_BYTES",
+    "LAYER_HOOK",
+    "AFTER_LAYER",
+    "softmax_lut",
+    "softmax_lut_data",
+    "*/ int evil; /*",
+    "a??/\nb",
+    "x\\",
+    "\u00e9t\u00e9/\u4e2d\u6587",
+    " ",
+    "9lives",
+    "__reserved",
+    "mli_tensor",
+    "NULL",
+    "input_BYTES",
+]
 
 
 def _renamed(model, names: dict[str, str]):
     def r(n):
         return names.get(n, n)
 
-    tensors = {r(k): dataclasses.replace(t, name=r(t.name), buffer=t.buffer and r(t.buffer))
-               for k, t in model.tensors.items()}
-    layers = [dataclasses.replace(la, inputs=[r(n) for n in la.inputs],
-                                  outputs=[r(n) for n in la.outputs],
-                                  weights=la.weights and r(la.weights), bias=la.bias and r(la.bias),
-                                  params={k: r(v) for k, v in la.params.items()})
-              for la in model.layers]
-    return dataclasses.replace(model, tensors=tensors, layers=layers,
-                               inputs=[r(n) for n in model.inputs],
-                               outputs=[r(n) for n in model.outputs])
+    tensors = {
+        r(k): dataclasses.replace(t, name=r(t.name), buffer=t.buffer and r(t.buffer))
+        for k, t in model.tensors.items()
+    }
+    layers = [
+        dataclasses.replace(
+            la,
+            inputs=[r(n) for n in la.inputs],
+            outputs=[r(n) for n in la.outputs],
+            weights=la.weights and r(la.weights),
+            bias=la.bias and r(la.bias),
+            params={k: r(v) for k, v in la.params.items()},
+        )
+        for la in model.layers
+    ]
+    return dataclasses.replace(
+        model,
+        tensors=tensors,
+        layers=layers,
+        inputs=[r(n) for n in model.inputs],
+        outputs=[r(n) for n in model.outputs],
+    )
 
 
 def test_hostile_tensor_names_run_bit_exact(mli_builds, tmp_path):
@@ -202,8 +299,23 @@ def test_hostile_tensor_names_run_bit_exact(mli_builds, tmp_path):
     assert len(set(symbols)) == len(symbols) and not api & set(symbols)
     hostile = H.Converted(model, conv.graph, "NET", tmp_path, man)
     objs = H.compile_objects(hostile, mli_cflags("2.0"))
-    r = subprocess.run(["g++", "-std=c++20", *H.STRICT[1:], "-x", "c++", *mli_cflags("2.0"), "-I",
-                        str(tmp_path), "-c", str(tmp_path / "NET.c"), "-o", str(tmp_path / "x.o")],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            "g++",
+            "-std=c++20",
+            *H.STRICT[1:],
+            "-x",
+            "c++",
+            *mli_cflags("2.0"),
+            "-I",
+            str(tmp_path),
+            "-c",
+            str(tmp_path / "NET.c"),
+            "-o",
+            str(tmp_path / "x.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr[-3000:]
     H.assert_bit_exact(H.check(hostile, objs, mli_builds, H.random_inputs(model, 4, 11)))

@@ -29,17 +29,28 @@ def below(power: int, steps) -> np.ndarray:
 # Layer 1's input scale 2^-7 (int16 16384): weight scales a few float32 steps below a power of
 # two round to 32768 and are encoded 16384 with one frac bit less; their bias scales (2^-7 x w)
 # sit just below a power of two, the encoded product on it. Plus ordinary channels.
-IN_SCALE = 2.0 ** -7
-W1 = np.concatenate([below(-8, [1]), below(-9, [3]), [0.0037], [2.0 ** -10], below(-6, [40]),
-                     [0.0021]]).astype(np.float32)
+IN_SCALE = 2.0**-7
+W1 = np.concatenate(
+    [below(-8, [1]), below(-9, [3]), [0.0037], [2.0**-10], below(-6, [40]), [0.0021]]
+).astype(np.float32)
 # Layer 2 and 3's input scale encodes as 18716 * 2^-20: weight scales encoding as 28686 whose
 # float bias scale is still below 2^-13 (TFLite's (18716 * 28686) >> 14 = 32768), at several
 # powers of two, plus ordinary ones.
-MID_SCALE = float(f32(18715.6 * 2.0 ** -20))
-W2 = np.array([28685.6 * 2.0 ** -22, 28685.65 * 2.0 ** -23, 0.0042, 28685.55 * 2.0 ** -21,
-               0.0061, 28685.7 * 2.0 ** -24], np.float32)
-W3 = np.array([28685.6 * 2.0 ** -22, 0.0032, 28685.7 * 2.0 ** -22, 0.0027, 28685.65 * 2.0 ** -23],
-              np.float32)
+MID_SCALE = float(f32(18715.6 * 2.0**-20))
+W2 = np.array(
+    [
+        28685.6 * 2.0**-22,
+        28685.65 * 2.0**-23,
+        0.0042,
+        28685.55 * 2.0**-21,
+        0.0061,
+        28685.7 * 2.0**-24,
+    ],
+    np.float32,
+)
+W3 = np.array(
+    [28685.6 * 2.0**-22, 0.0032, 28685.7 * 2.0**-22, 0.0027, 28685.65 * 2.0**-23], np.float32
+)
 
 
 def bias_model(path):
@@ -52,24 +63,36 @@ def bias_model(path):
 
     def bias(w_scales, in_scale):
         scales = (f32(in_scale) * w_scales).astype(np.float32)
-        return T([len(w_scales)], dtype="int32", scale=scales.tolist(), zero_point=0,
-                 data=rng.integers(-3000, 3000, len(w_scales)).astype(np.int32))
+        return T(
+            [len(w_scales)],
+            dtype="int32",
+            scale=scales.tolist(),
+            zero_point=0,
+            data=rng.integers(-3000, 3000, len(w_scales)).astype(np.int32),
+        )
 
-    tensors = [T([1, 6, 6, 3], scale=IN_SCALE, zero_point=-5, name="x"),
-               T([6, 3, 3, 3], scale=W1.tolist(), zero_point=0, data=weights((6, 3, 3, 3))),
-               bias(W1, IN_SCALE),
-               T([1, 4, 4, 6], scale=MID_SCALE, zero_point=3, name="conv"),
-               T([1, 3, 3, 6], scale=W2.tolist(), zero_point=0, axis=3,
-                 data=weights((1, 3, 3, 6))),
-               bias(W2, MID_SCALE),
-               T([1, 2, 2, 6], scale=MID_SCALE, zero_point=-2, name="depthwise"),
-               T([5, 24], scale=W3.tolist(), zero_point=0, data=weights((5, 24))),
-               bias(W3, MID_SCALE),
-               T([1, 5], scale=0.05, zero_point=1, name="y")]
-    ops = [("CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=1, strideW=1, strideH=1)),
-           ("DEPTHWISE_CONV_2D", [3, 4, 5], [6],
-            options("DepthwiseConv2DOptions", padding=1, strideW=1, strideH=1, depthMultiplier=1)),
-           ("FULLY_CONNECTED", [6, 7, 8], [9], options("FullyConnectedOptions"))]
+    tensors = [
+        T([1, 6, 6, 3], scale=IN_SCALE, zero_point=-5, name="x"),
+        T([6, 3, 3, 3], scale=W1.tolist(), zero_point=0, data=weights((6, 3, 3, 3))),
+        bias(W1, IN_SCALE),
+        T([1, 4, 4, 6], scale=MID_SCALE, zero_point=3, name="conv"),
+        T([1, 3, 3, 6], scale=W2.tolist(), zero_point=0, axis=3, data=weights((1, 3, 3, 6))),
+        bias(W2, MID_SCALE),
+        T([1, 2, 2, 6], scale=MID_SCALE, zero_point=-2, name="depthwise"),
+        T([5, 24], scale=W3.tolist(), zero_point=0, data=weights((5, 24))),
+        bias(W3, MID_SCALE),
+        T([1, 5], scale=0.05, zero_point=1, name="y"),
+    ]
+    ops = [
+        ("CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=1, strideW=1, strideH=1)),
+        (
+            "DEPTHWISE_CONV_2D",
+            [3, 4, 5],
+            [6],
+            options("DepthwiseConv2DOptions", padding=1, strideW=1, strideH=1, depthMultiplier=1),
+        ),
+        ("FULLY_CONNECTED", [6, 7, 8], [9], options("FullyConnectedOptions")),
+    ]
     path.write_bytes(graph_model(tensors, ops, [0], [9]))
     return path
 

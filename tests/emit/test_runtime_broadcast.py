@@ -25,7 +25,7 @@ CASES = {
     "per_column_block": ("ADD", [1, 1, 5, 6], [1, 4, 5, 6], [1, 4, 5, 6], 4, 30),
     "both_broadcast": ("MAXIMUM", [1, 4, 1, 6], [1, 1, 5, 6], [1, 4, 5, 6], 20, 6),
     "rank1_bias": ("SUB", [1, 2, 12, 16], [16], [1, 2, 12, 16], 24, 16),
-    "ranks_differ": ("ADD", [1, 1, 6], [6], [1, 1, 6], 1, 6),    # one call, views of equal rank
+    "ranks_differ": ("ADD", [1, 1, 6], [6], [1, 1, 6], 1, 6),  # one call, views of equal rank
 }
 OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}
 
@@ -34,10 +34,21 @@ def _model(tmp_path, name: str):
     op, a, b, out, _, _ = CASES[name]
     path = tmp_path / f"{name}.tflite"
     opts = options(OPTIONS[op]) if op in OPTIONS else None
-    path.write_bytes(single_op_model(op, [T(a, scale=[0.05], zero_point=[3]),
-                                          T(b, scale=[0.08] if op != "MAXIMUM" else [0.05],
-                                            zero_point=[-5] if op != "MAXIMUM" else [3])],
-                                     [T(out, scale=[0.1], zero_point=[-2])], opts))
+    path.write_bytes(
+        single_op_model(
+            op,
+            [
+                T(a, scale=[0.05], zero_point=[3]),
+                T(
+                    b,
+                    scale=[0.08] if op != "MAXIMUM" else [0.05],
+                    zero_point=[-5] if op != "MAXIMUM" else [3],
+                ),
+            ],
+            [T(out, scale=[0.1], zero_point=[-2])],
+            opts,
+        )
+    )
     return path
 
 
@@ -48,7 +59,7 @@ def test_lowered_as_one_call_per_slice(name, tmp_path):
     (layer,) = [la for la in model.layers if la.calls]
     *_, calls, size = CASES[name]
     out = model.tensor(layer.outputs[0])
-    assert int(np.prod(out.shape[:layer.calls.dims])) == calls
+    assert int(np.prod(out.shape[: layer.calls.dims])) == calls
     assert model.tensor(layer.calls.views[-1]).size == size
     assert f"{calls} kernel calls" in " ".join(layer.notes)
 
@@ -61,8 +72,10 @@ def test_tflite_mode_equals_litert(name, tmp_path):
     path = _model(tmp_path, name)
     g = read(path).main
     rng = np.random.default_rng(2)
-    xs = {i: rng.integers(-128, 128, (3,) + tuple(g.tensors[i].shape), dtype=np.int8)
-          for i in g.inputs}
+    xs = {
+        i: rng.integers(-128, 128, (3,) + tuple(g.tensors[i].shape), dtype=np.int8)
+        for i in g.inputs
+    }
     ours = run_graph(g, xs, "tflite")[g.outputs[0]]
     ref = run_litert(path, g, xs, [g.outputs[0]])[g.outputs[0]]
     np.testing.assert_array_equal(ours, ref)
@@ -71,8 +84,9 @@ def test_tflite_mode_equals_litert(name, tmp_path):
 @pytest.mark.parametrize("fmt", ["sa8", "fx16"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_broadcast_on_the_real_library(name, fmt, mli_builds, tmp_path):
-    H.assert_bit_exact(H.run_case(_model(tmp_path, name), fmt, tmp_path / "out", mli_builds,
-                                  mli_cflags("2.0")))
+    H.assert_bit_exact(
+        H.run_case(_model(tmp_path, name), fmt, tmp_path / "out", mli_builds, mli_cflags("2.0"))
+    )
 
 
 def test_mli_mode_follows_tflite_mode(tmp_path):
@@ -84,8 +98,10 @@ def test_mli_mode_follows_tflite_mode(tmp_path):
     g = read(path).main
     model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
     rng = np.random.default_rng(3)
-    xs = {i: rng.integers(-128, 128, (8,) + tuple(g.tensors[i].shape), dtype=np.int8)
-          for i in g.inputs}
+    xs = {
+        i: rng.integers(-128, 128, (8,) + tuple(g.tensors[i].shape), dtype=np.int8)
+        for i in g.inputs
+    }
     ref = run_graph(g, xs, "tflite")[g.outputs[0]].astype(np.int32)
     ours, _ = run_mli(g, model, xs, arith_for("vpx"))
     diff = np.abs(np.asarray(ours[g.outputs[0]], np.int32) - ref)

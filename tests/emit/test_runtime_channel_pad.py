@@ -15,9 +15,11 @@ from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, single_op_model
 
-PADS = {"channels": [[0, 0], [0, 0], [0, 0], [0, 5]],
-        "channels_both": [[0, 0], [0, 0], [0, 0], [2, 3]],
-        "spatial_and_channels": [[0, 0], [1, 0], [0, 2], [1, 1]]}
+PADS = {
+    "channels": [[0, 0], [0, 0], [0, 0], [0, 5]],
+    "channels_both": [[0, 0], [0, 0], [0, 0], [2, 3]],
+    "spatial_and_channels": [[0, 0], [1, 0], [0, 2], [1, 1]],
+}
 
 
 def _model(tmp_path, name: str, zero_point: int):
@@ -25,9 +27,13 @@ def _model(tmp_path, name: str, zero_point: int):
     shape = [1, 5, 6, 3]
     out = [shape[i] + int(pads[i].sum()) for i in range(4)]
     path = tmp_path / f"pad_{name}_{zero_point}.tflite"
-    path.write_bytes(single_op_model("PAD", [T(shape, scale=[0.05], zero_point=[zero_point]),
-                                             T([4, 2], dtype="int32", data=pads)],
-                                     [T(out, scale=[0.05], zero_point=[zero_point])]))
+    path.write_bytes(
+        single_op_model(
+            "PAD",
+            [T(shape, scale=[0.05], zero_point=[zero_point]), T([4, 2], dtype="int32", data=pads)],
+            [T(out, scale=[0.05], zero_point=[zero_point])],
+        )
+    )
     return path
 
 

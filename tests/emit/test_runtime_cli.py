@@ -19,8 +19,9 @@ CASES = [("cnn_int8", "sa8", "2.0"), ("cnn_int8", "fx16", "1.1"), ("fc_int8", "f
 
 
 def _convert(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([*MLITOOL, "convert", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd)
+    return subprocess.run(
+        [*MLITOOL, "convert", *map(str, args)], capture_output=True, text=True, cwd=cwd
+    )
 
 
 def _data_lines(text: str) -> list[str]:
@@ -33,8 +34,16 @@ def test_no_runtime_writes_the_same_tensors_without_the_runtime(case, tmp_path):
     files = {}
     for flag in ("--no-runtime", None):
         out = tmp_path / (flag or "runtime")
-        r = _convert(SAMPLES / f"{model}.tflite", "--out", out, "--format", fmt, "--mli", target,
-                     *([flag] if flag else []))
+        r = _convert(
+            SAMPLES / f"{model}.tflite",
+            "--out",
+            out,
+            "--format",
+            fmt,
+            "--mli",
+            target,
+            *([flag] if flag else []),
+        )
         assert r.returncode == 0, r.stderr
         files[flag] = {ext: (out / f"{model}.{ext}").read_text() for ext in ("c", "h", "json")}
     bare, full = files["--no-runtime"], files[None]
@@ -46,12 +55,15 @@ def test_no_runtime_writes_the_same_tensors_without_the_runtime(case, tmp_path):
     assert a["tensors"] == b["tensors"] and a["layers"] == b["layers"]
 
 
-@pytest.mark.parametrize("args,build", [
-    ((), "ROUND_MODE=UP FULL_ACCU=OFF"),
-    (("--target", "em"), "ROUND_MODE=CONVERGENT FULL_ACCU=ON"),
-    (("--round", "convergent"), "ROUND_MODE=CONVERGENT FULL_ACCU=OFF"),
-    (("--target", "em", "--accu", "reduced"), "ROUND_MODE=CONVERGENT FULL_ACCU=OFF"),
-])
+@pytest.mark.parametrize(
+    "args,build",
+    [
+        ((), "ROUND_MODE=UP FULL_ACCU=OFF"),
+        (("--target", "em"), "ROUND_MODE=CONVERGENT FULL_ACCU=ON"),
+        (("--round", "convergent"), "ROUND_MODE=CONVERGENT FULL_ACCU=OFF"),
+        (("--target", "em", "--accu", "reduced"), "ROUND_MODE=CONVERGENT FULL_ACCU=OFF"),
+    ],
+)
 def test_header_names_the_verified_build(args, build, tmp_path):
     r = _convert(SAMPLES / "fc_int8.tflite", "--out", tmp_path, "--name", "fc", *args)
     assert r.returncode == 0, r.stderr
@@ -62,18 +74,37 @@ def test_header_names_the_verified_build(args, build, tmp_path):
 
 
 def test_mli1_header_names_no_build(tmp_path):
-    r = _convert(SAMPLES / "fc_int8.tflite", "--out", tmp_path, "--name", "fc", "--mli", "1.1",
-                 "--format", "fx16")
+    r = _convert(
+        SAMPLES / "fc_int8.tflite",
+        "--out",
+        tmp_path,
+        "--name",
+        "fc",
+        "--mli",
+        "1.1",
+        "--format",
+        "fx16",
+    )
     assert r.returncode == 0, r.stderr
     header = (tmp_path / "fc.h").read_text()
     assert "FC_MLI_BUILD" not in header and "mli_status fc_run(void);" in header
 
 
-@pytest.mark.parametrize("name,header", [
-    ("mli_api", []), ("mli_types", []), ("mli_config", []), ("MLI_Helpers_API", []),
-    ("mli_kernels_api", []), ("mli_mov_api", []), ("stdint", []), ("stddef", []), ("stdfix", []),
-    ("my_mli", ["--header", "<vendor/my_mli.h>"]),
-])
+@pytest.mark.parametrize(
+    "name,header",
+    [
+        ("mli_api", []),
+        ("mli_types", []),
+        ("mli_config", []),
+        ("MLI_Helpers_API", []),
+        ("mli_kernels_api", []),
+        ("mli_mov_api", []),
+        ("stdint", []),
+        ("stddef", []),
+        ("stdfix", []),
+        ("my_mli", ["--header", "<vendor/my_mli.h>"]),
+    ],
+)
 def test_name_shadowing_a_header_is_refused(name, header, tmp_path):
     out = tmp_path / "out"
     r = _convert(SAMPLES / "fc_int8.tflite", "--out", out, "--name", name, *header)
@@ -87,8 +118,21 @@ def test_a_name_that_only_starts_with_mli_compiles(tmp_path):
     out of the library's mli_ namespace)."""
     r = _convert(SAMPLES / "fc_int8.tflite", "--out", tmp_path, "--name", "mli_net")
     assert r.returncode == 0, r.stderr
-    cmd = ["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *mli_cflags("2.0"),
-           "-I", str(tmp_path), "-c", str(tmp_path / "mli_net.c"), "-o", str(tmp_path / "n.o")]
+    cmd = [
+        "gcc",
+        "-std=c99",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        "-pedantic",
+        *mli_cflags("2.0"),
+        "-I",
+        str(tmp_path),
+        "-c",
+        str(tmp_path / "mli_net.c"),
+        "-o",
+        str(tmp_path / "n.o"),
+    ]
     res = subprocess.run(cmd, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr
 

@@ -14,12 +14,22 @@ def _model(tmp_path):
     """x [1,5,5,3] -> global AVERAGE_POOL_2D (op 0, fx16) -> p; MUL(x, p) broadcast (op 1, sa8).
     x (read by both ops, so lowered as fx16 plus an sa8 copy) has 75 bytes as sa8: with the
     arena aligned to 1 the 6-byte fx16 `p` would start at the odd offset 225."""
-    tensors = [T([1, 5, 5, 3], scale=[0.05], zero_point=[3], name="x"),
-               T([1, 1, 1, 3], scale=[0.05], zero_point=[3], name="p"),
-               T([1, 5, 5, 3], scale=[0.01], zero_point=[-2], name="y")]
-    ops = [("AVERAGE_POOL_2D", [0], [1], options("Pool2DOptions", padding=1, strideW=1,
-                                                  strideH=1, filterWidth=5, filterHeight=5)),
-           ("MUL", [0, 1], [2], options("MulOptions"))]
+    tensors = [
+        T([1, 5, 5, 3], scale=[0.05], zero_point=[3], name="x"),
+        T([1, 1, 1, 3], scale=[0.05], zero_point=[3], name="p"),
+        T([1, 5, 5, 3], scale=[0.01], zero_point=[-2], name="y"),
+    ]
+    ops = [
+        (
+            "AVERAGE_POOL_2D",
+            [0],
+            [1],
+            options(
+                "Pool2DOptions", padding=1, strideW=1, strideH=1, filterWidth=5, filterHeight=5
+            ),
+        ),
+        ("MUL", [0, 1], [2], options("MulOptions")),
+    ]
     path = tmp_path / "mixed.tflite"
     path.write_bytes(graph_model(tensors, ops, [0], [2]))
     return path
@@ -32,7 +42,7 @@ def test_mixed_element_sizes_are_aligned_and_run(mli_builds, tmp_path):
     assert sorted(sizes.values()) == [1, 1, 1, 2, 2]
     assert model.tensors["x_sa8"].nbytes == 75 and model.tensors["p"].nbytes == 6
     unaligned = {p.buffer.name: p.offset for p in model_arena(model, align=1).placements}
-    assert unaligned["p"] == 225                    # what the alignment prevents
+    assert unaligned["p"] == 225  # what the alignment prevents
     assert arena["align"] == 2
     assert "#define NET_ARENA_ALIGN 2u" in (tmp_path / "out" / "net.h").read_text()
     offsets = {b["name"]: b["offset"] for b in arena["buffers"]}

@@ -39,25 +39,73 @@ int main(void) {
 """
 
 # (MLI version, format, layout) settings a 1.x user picks.
-SETTINGS = [("1.1", "fx16", "chw"), ("1.1", "fx16", "hwc"), ("1.1", "sa8", "hwc"),
-            ("1.1", "fx8w16d", "chw"), ("1.0", "fx16", "chw"), ("1.0", "fx8", "chw")]
+SETTINGS = [
+    ("1.1", "fx16", "chw"),
+    ("1.1", "fx16", "hwc"),
+    ("1.1", "sa8", "hwc"),
+    ("1.1", "fx8w16d", "chw"),
+    ("1.0", "fx16", "chw"),
+    ("1.0", "fx8", "chw"),
+]
 
 # Every model that converts for MLI 1.x in at least one setting; the test compiles every setting
 # it converts with (lowering's own checks, tested with lowering, decide the rest).
-MODELS = ["samples/cnn_int8", "samples/fc_int8", *(f"shared/mlperf_tiny/{m}" for m in (
-    "ad01_int8", "kws_ref_model_int8", "resnet8_int8", "vww_96_int8")),
-    "shared/tflm/hello_world_int8", "shared/tflm/micro_speech_int8",
-    "shared/embarc_mli/mobilenet_v1_int8", *(f"samples/ops/{op}" for op in (
-        "add", "add_const", "avg_pool_global_same", "concatenation", "concatenation_requant",
-        "conv_stride2_same", "fully_connected_keep_dims", "fully_connected_per_tensor", "logistic",
-        "max_pool", "max_pool_global_same", "maximum", "maximum_const", "mean_hw", "minimum",
-        "minimum_const", "mul", "mul_const", "pad", "relu", "relu6", "relu_n1_to_1", "reshape",
-        "softmax", "split", "split_v", "squeeze", "sub", "sub_const", "tanh", "transpose"))]
+MODELS = [
+    "samples/cnn_int8",
+    "samples/fc_int8",
+    *(
+        f"shared/mlperf_tiny/{m}"
+        for m in ("ad01_int8", "kws_ref_model_int8", "resnet8_int8", "vww_96_int8")
+    ),
+    "shared/tflm/hello_world_int8",
+    "shared/tflm/micro_speech_int8",
+    "shared/embarc_mli/mobilenet_v1_int8",
+    *(
+        f"samples/ops/{op}"
+        for op in (
+            "add",
+            "add_const",
+            "avg_pool_global_same",
+            "concatenation",
+            "concatenation_requant",
+            "conv_stride2_same",
+            "fully_connected_keep_dims",
+            "fully_connected_per_tensor",
+            "logistic",
+            "max_pool",
+            "max_pool_global_same",
+            "maximum",
+            "maximum_const",
+            "mean_hw",
+            "minimum",
+            "minimum_const",
+            "mul",
+            "mul_const",
+            "pad",
+            "relu",
+            "relu6",
+            "relu_n1_to_1",
+            "reshape",
+            "softmax",
+            "split",
+            "split_v",
+            "squeeze",
+            "sub",
+            "sub_const",
+            "tanh",
+            "transpose",
+        )
+    ),
+]
 
 
 def _path(model: str):
     where, rest = model.split("/", 1)
-    return SAMPLES / f"{rest}.tflite" if where == "samples" else shared_path("models", f"{rest}.tflite")
+    return (
+        SAMPLES / f"{rest}.tflite"
+        if where == "samples"
+        else shared_path("models", f"{rest}.tflite")
+    )
 
 
 def _compile(cmd: list[str]) -> str:
@@ -68,7 +116,7 @@ def _compile(cmd: list[str]) -> str:
 def _converted(path, out, mli_version: str, fmt: str, layout: str) -> bool:
     try:
         H.convert(path, fmt, out, mli_version=mli_version, layout=layout)
-    except MlitoolError:                    # a refusal with a typed error: not this setting
+    except MlitoolError:  # a refusal with a typed error: not this setting
         return False
     return True
 
@@ -83,13 +131,45 @@ def test_mli1_runtime_compiles_against_the_real_headers(model, tmp_path):
             continue
         (out / "driver.c").write_text(DRIVER)
         inc = [*mli_cflags(mli_version), "-I", str(out)]
-        cmds.append(["gcc", *H.STRICT, "-DNET_LAYER_HOOK=hook", *inc, "-c", str(out / "net.c"),
-                     "-o", str(out / "net.o")])
-        cmds.append(["gcc", *H.STRICT, "-DNET_LAYER_HOOK=hook", *inc, "-c",
-                     str(out / "driver.c"), "-o", str(out / "driver.o")])
+        cmds.append(
+            [
+                "gcc",
+                *H.STRICT,
+                "-DNET_LAYER_HOOK=hook",
+                *inc,
+                "-c",
+                str(out / "net.c"),
+                "-o",
+                str(out / "net.o"),
+            ]
+        )
+        cmds.append(
+            [
+                "gcc",
+                *H.STRICT,
+                "-DNET_LAYER_HOOK=hook",
+                *inc,
+                "-c",
+                str(out / "driver.c"),
+                "-o",
+                str(out / "driver.o"),
+            ]
+        )
         if not model.startswith("samples/ops/"):
-            cmds.append(["g++", "-std=c++20", *H.STRICT[1:], "-x", "c++", *inc, "-c",
-                         str(out / "net.c"), "-o", str(out / "net_cxx.o")])
+            cmds.append(
+                [
+                    "g++",
+                    "-std=c++20",
+                    *H.STRICT[1:],
+                    "-x",
+                    "c++",
+                    *inc,
+                    "-c",
+                    str(out / "net.c"),
+                    "-o",
+                    str(out / "net_cxx.o"),
+                ]
+            )
     assert cmds, f"{model} converts for no MLI 1.x setting any more"
     with ThreadPoolExecutor(2) as pool:
         errors = [e for e in pool.map(_compile, cmds) if e]

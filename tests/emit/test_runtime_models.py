@@ -23,9 +23,10 @@ from tests.support.real_inputs import cifar10_test20_int8
 # Real inputs in the model's own representation (see ../shared/models/README.md).
 REAL_INPUTS = {
     "kws_ref_model_int8": lambda: np.load(shared_path("models", "inputs", "kws_mfcc_int8.npy")),
-    "resnet8_int8": lambda: cifar10_test20_int8()[:4],      # 4 real images keep it fast
-    "ad01_int8": lambda: np.load(shared_path("models", "inputs",
-                                             "dcase_toycar_frames_float32.npy")),
+    "resnet8_int8": lambda: cifar10_test20_int8()[:4],  # 4 real images keep it fast
+    "ad01_int8": lambda: np.load(
+        shared_path("models", "inputs", "dcase_toycar_frames_float32.npy")
+    ),
     "cnn_int8": lambda: np.load(SAMPLES / "cnn_input_int8.npy"),
     "cnn_float": lambda: np.load(SAMPLES / "cnn_calib.npy")[:8],
 }
@@ -43,9 +44,15 @@ def calibration(stem: str, tmp_path: Path) -> Path | None:
     return None
 
 
-SHARED_INT8 = ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/vww_96_int8",
-               "mlperf_tiny/resnet8_int8", "mlperf_tiny/ad01_int8", "tflm/hello_world_int8",
-               "tflm/micro_speech_int8", "embarc_mli/mobilenet_v1_int8"]
+SHARED_INT8 = [
+    "mlperf_tiny/kws_ref_model_int8",
+    "mlperf_tiny/vww_96_int8",
+    "mlperf_tiny/resnet8_int8",
+    "mlperf_tiny/ad01_int8",
+    "tflm/hello_world_int8",
+    "tflm/micro_speech_int8",
+    "embarc_mli/mobilenet_v1_int8",
+]
 SAMPLE_MODELS = ["cnn_int8", "fc_int8", "cnn_float", "fc_float"]
 FORMATS = ["sa8", "fx16", "fx8w16d"]
 CASES = [(m, f) for m in SHARED_INT8 + SAMPLE_MODELS for f in FORMATS]
@@ -61,5 +68,14 @@ def _path(model: str) -> Path:
 def test_runtime_equals_executor(model, fmt, mli_builds, tmp_path):
     path = _path(model)
     real = REAL_INPUTS[path.stem]() if path.stem in REAL_INPUTS else None
-    H.assert_bit_exact(H.run_case(path, fmt, tmp_path, mli_builds, mli_cflags("2.0"),
-                                  calibration=calibration(path.stem, tmp_path), real=real))
+    H.assert_bit_exact(
+        H.run_case(
+            path,
+            fmt,
+            tmp_path,
+            mli_builds,
+            mli_cflags("2.0"),
+            calibration=calibration(path.stem, tmp_path),
+            real=real,
+        )
+    )

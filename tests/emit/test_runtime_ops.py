@@ -20,11 +20,13 @@ from tests.support.paths import SAMPLES, mli_cflags
 _OPS = json.loads((SAMPLES / "ops.json").read_text())
 _WEIGHTED = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED", "MEAN")
 OPS = sorted(p.stem for p in (SAMPLES / "ops").glob("*.tflite") if not p.stem.endswith("_float"))
-CASES = [(op, fmt) for op in OPS for fmt in ("sa8", "fx16")] + \
-        [(op, "fx8w16d") for op in OPS if set(_OPS[f"ops/{op}.tflite"]) & set(_WEIGHTED)]
+CASES = [(op, fmt) for op in OPS for fmt in ("sa8", "fx16")] + [
+    (op, "fx8w16d") for op in OPS if set(_OPS[f"ops/{op}.tflite"]) & set(_WEIGHTED)
+]
 
 
 @pytest.mark.parametrize("op,fmt", CASES, ids=[f"{o}-{f}" for o, f in CASES])
 def test_op_runtime_equals_executor(op, fmt, mli_builds, tmp_path):
-    H.assert_bit_exact(H.run_case(SAMPLES / "ops" / f"{op}.tflite", fmt, tmp_path, mli_builds,
-                                  mli_cflags("2.0")))
+    H.assert_bit_exact(
+        H.run_case(SAMPLES / "ops" / f"{op}.tflite", fmt, tmp_path, mli_builds, mli_cflags("2.0"))
+    )

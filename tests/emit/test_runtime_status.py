@@ -19,7 +19,7 @@ from tests.support.paths import SAMPLES, mli_cflags
 from tests.support.tflite_build import T, graph_model, options, single_op_model
 
 UP_OFF = ("UP", "OFF")
-NOT_ENGH_MEM = 5            # MLI_STATUS_NOT_ENGH_MEM in include/mli_types.h
+NOT_ENGH_MEM = 5  # MLI_STATUS_NOT_ENGH_MEM in include/mli_types.h
 
 DRIVER = r"""
 #include <stdio.h>
@@ -76,8 +76,19 @@ def _runs(conv: H.Converted, build, after: int = -1, before: str = "") -> tuple[
     (out / "driver.c").write_text(src)
     hook = f"-D{conv.manifest['runtime']['layer_hook_macro']}=hook"
     exe = out / "prog"
-    cmd = ["gcc", *H.STRICT, hook, *build.cflags, "-I", str(out), str(out / "net.c"),
-           str(out / "driver.c"), "-o", str(exe), *build.ldflags]
+    cmd = [
+        "gcc",
+        *H.STRICT,
+        hook,
+        *build.cflags,
+        "-I",
+        str(out),
+        str(out / "net.c"),
+        str(out / "driver.c"),
+        "-o",
+        str(exe),
+        *build.ldflags,
+    ]
     r = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert r.returncode == 0, r.stderr[-3000:]
     r = subprocess.run([str(exe)], capture_output=True, text=True, check=False)
@@ -95,7 +106,7 @@ def test_a_failing_kernel_stops_the_run_with_its_status(mli_builds, tmp_path):
     assert conv.model.layers[5].inputs == conv.model.layers[4].outputs
     named, (failed, repaired) = _runs(conv, mli_builds[UP_OFF], after=4)
     assert named == NOT_ENGH_MEM
-    assert failed == (NOT_ENGH_MEM, [0, 1, 2, 3, 4])        # layers 5..8 never ran
+    assert failed == (NOT_ENGH_MEM, [0, 1, 2, 3, 4])  # layers 5..8 never ran
     assert repaired == (0, list(range(9)))
 
 
@@ -104,10 +115,17 @@ def test_a_failing_call_in_a_slice_loop_stops_the_run(mli_builds, tmp_path):
     failing the check stops the loop at the first call: the status comes back and the layer's
     hook is not called."""
     path = tmp_path / "se.tflite"
-    path.write_bytes(single_op_model("MUL", [T([1, 4, 5, 6], scale=[0.05], zero_point=[3]),
-                                             T([1, 1, 1, 6], scale=[0.08], zero_point=[-5])],
-                                     [T([1, 4, 5, 6], scale=[0.1], zero_point=[-2])],
-                                     options("MulOptions")))
+    path.write_bytes(
+        single_op_model(
+            "MUL",
+            [
+                T([1, 4, 5, 6], scale=[0.05], zero_point=[3]),
+                T([1, 1, 1, 6], scale=[0.08], zero_point=[-5]),
+            ],
+            [T([1, 4, 5, 6], scale=[0.1], zero_point=[-2])],
+            options("MulOptions"),
+        )
+    )
     conv = H.convert(path, "sa8", tmp_path / "out")
     (layer,) = conv.model.layers
     assert layer.calls is not None
@@ -121,11 +139,17 @@ def test_a_failing_call_in_a_slice_loop_stops_the_run(mli_builds, tmp_path):
 def _split_model(tmp_path):
     """SPLIT of [1,4,4,8] on axis 1 into two contiguous views, added together."""
     q = {"scale": [0.05], "zero_point": [3]}
-    tensors = [T([1, 4, 4, 8], **q, name="x"), T([], "int32", data=np.array(1, np.int32)),
-               T([1, 2, 4, 8], **q, name="a"), T([1, 2, 4, 8], **q, name="b"),
-               T([1, 2, 4, 8], scale=[0.1], zero_point=[-2], name="y")]
-    ops = [("SPLIT", [1, 0], [2, 3], options("SplitOptions", numSplits=2)),
-           ("ADD", [2, 3], [4], options("AddOptions"))]
+    tensors = [
+        T([1, 4, 4, 8], **q, name="x"),
+        T([], "int32", data=np.array(1, np.int32)),
+        T([1, 2, 4, 8], **q, name="a"),
+        T([1, 2, 4, 8], **q, name="b"),
+        T([1, 2, 4, 8], scale=[0.1], zero_point=[-2], name="y"),
+    ]
+    ops = [
+        ("SPLIT", [1, 0], [2, 3], options("SplitOptions", numSplits=2)),
+        ("ADD", [2, 3], [4], options("AddOptions")),
+    ]
     path = tmp_path / "split.tflite"
     path.write_bytes(graph_model(tensors, ops, [0], [4]))
     return path
@@ -138,8 +162,10 @@ def test_the_hook_sees_every_output_of_a_layer(mli_builds, tmp_path):
     path = _split_model(tmp_path)
     for fmt in ("sa8", "fx16"):
         _, model = load(path, ModelOptions(format=fmt))
-        assert [(la.kind, la.outputs) for la in model.layers] == \
-            [("view", ["a", "b"]), ("eltwise_add", ["y"])]
+        assert [(la.kind, la.outputs) for la in model.layers] == [
+            ("view", ["a", "b"]),
+            ("eltwise_add", ["y"]),
+        ]
         results = H.run_case(path, fmt, tmp_path / fmt, mli_builds, mli_cflags("2.0"), samples=4)
         H.assert_bit_exact(results)
         # per sample: layer 0 twice (a, b), layer 1 once (y)

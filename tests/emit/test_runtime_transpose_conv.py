@@ -12,10 +12,19 @@ from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags
 from tests.support.tconv_models import INT8_CASES, WIDE_CASES, decoder_model, tconv_model
 
-CASES = [(f"int8_{n}", kw, "sa8") for n, kw in sorted(INT8_CASES.items())] + \
-    [(f"int8_{n}", INT8_CASES[n], fmt) for n in ("same_s2", "valid_s2_relu")
-     for fmt in ("fx16", "fx8w16d")] + \
-    [(f"16x8_{n}", kw, fmt) for n, kw in sorted(WIDE_CASES.items()) for fmt in ("fx16", "fx8w16d")]
+CASES = (
+    [(f"int8_{n}", kw, "sa8") for n, kw in sorted(INT8_CASES.items())]
+    + [
+        (f"int8_{n}", INT8_CASES[n], fmt)
+        for n in ("same_s2", "valid_s2_relu")
+        for fmt in ("fx16", "fx8w16d")
+    ]
+    + [
+        (f"16x8_{n}", kw, fmt)
+        for n, kw in sorted(WIDE_CASES.items())
+        for fmt in ("fx16", "fx8w16d")
+    ]
+)
 
 
 @pytest.mark.parametrize("name,kw,fmt", CASES, ids=[f"{n}-{f}" for n, _, f in CASES])
@@ -31,5 +40,5 @@ def test_decoder_block_writes_into_a_concatenation_view(mli_builds, tmp_path):
     conv = H.convert(path, "sa8", tmp_path / "c")
     tconv = next(t for t in conv.model.layers if t.kind == "transpose_conv2d")
     out = conv.model.tensors[tconv.outputs[0]]
-    assert out.buffer and out.mem_stride[1] == 8                  # a view, 8 channels apart
+    assert out.buffer and out.mem_stride[1] == 8  # a view, 8 channels apart
     H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))

@@ -28,7 +28,7 @@ def _past_f32(chunk: int, term: tuple[int, int], extra: int) -> tuple[np.ndarray
     x = np.zeros(2 * chunk, np.int64)
     w = np.zeros(2 * chunk, np.int64)
     x[:chunk], w[:chunk] = term
-    x[chunk:chunk + extra] = w[chunk:chunk + extra] = 1
+    x[chunk : chunk + extra] = w[chunk : chunk + extra] = 1
     return x, w
 
 
@@ -37,7 +37,7 @@ def test_exact_matmul_past_float32(extra):
     """-128 x -128 over 2048 terms: 1024 products fill 2^24, one more odd term goes past it.
     Two float32 chunks of 1024 added in float64 are exact; one float32 sum is not."""
     x, w = _past_f32(1024, (-128, -128), extra)
-    xs = np.stack([x, x[::-1]])                           # the -128 chunk first, then last
+    xs = np.stack([x, x[::-1]])  # the -128 chunk first, then last
     ws = np.stack([w, w[::-1]], axis=1)
     got = exact_sums.exact_matmul(xs.astype(np.int8), ws.astype(np.int8), 128 * 128)
     want = _exact_dot(xs, ws)
@@ -55,12 +55,15 @@ def test_exact_sums_of_one_term_and_of_zeros():
     assert mac.matmul_exact(zeros[:0], zeros.T.copy()).shape == (0, 2)
 
 
-@pytest.mark.parametrize("k, bound, dtype", [
-    (1024, 128 * 128, np.float32),          # k * bound = 2^24: one float32 sum
-    (1025, 128 * 128, np.float64),          # float32 chunks added in float64
-    (4, 1 << 22, np.float32),
-    (5, 1 << 22, np.float64),               # chunks of 4 (< 16 terms): one float64 sum
-])
+@pytest.mark.parametrize(
+    "k, bound, dtype",
+    [
+        (1024, 128 * 128, np.float32),  # k * bound = 2^24: one float32 sum
+        (1025, 128 * 128, np.float64),  # float32 chunks added in float64
+        (4, 1 << 22, np.float32),
+        (5, 1 << 22, np.float64),  # chunks of 4 (< 16 terms): one float64 sum
+    ],
+)
 def test_exact_matmul_takes_the_fastest_exact_type(k, bound, dtype):
     """The fast paths stay taken up to their bounds (the exactness cases above check past them)."""
     x = np.ones((1, k), np.int64)
@@ -74,14 +77,14 @@ def test_sum_dtype_bounds():
     assert exact_sums.sum_dtype((1 << 23) + 1, 1 << 30) is np.int64
 
 
-@pytest.mark.parametrize("kernel", [(1, 1), (1, 2)])          # pointwise, im2col
+@pytest.mark.parametrize("kernel", [(1, 1), (1, 2)])  # pointwise, im2col
 def test_conv_sums_past_float32(kernel):
     """SA8 input -128 with zero point 127 (|x - zp| = 255) against weights -128: the chunk length
     conv_sums derives (2^24 // (255 * 128) = 514) is exact, twice that in one float32 is not."""
     kh, kw = kernel
     ci = 1028 // (kh * kw)
     x = np.full((1, 1, kw, ci), -128, np.int8)
-    x[0, 0, -1, -1] = 126                                 # x - zp = -1: an odd last term
+    x[0, 0, -1, -1] = 126  # x - zp = -1: an odd last term
     w = np.full((kh, kw, ci, 2), -128, np.int8)
     w[..., -1, -1, 1] = -1
     win = Window(kernel=kernel, stride=(1, 1), dilation=(1, 1), pad=(0, 0), out=(1, 1))
@@ -94,6 +97,7 @@ def test_conv_sums_past_float32(kernel):
 # ---------------------------------------------------------------------------------------------
 # sa8_result (FULL_ACCU ON: the 32-bit multiplier reaches the rounding shift unchanged)
 
+
 def _ref_sa8(acc: int, mul: int, shift: int, zp: int, mode: str) -> int:
     """mli-arithmetic.md section 5, FULL_ACCU ON: sat8(sat16(asr_rnd64(acc * mul, n)) + zp)."""
     n, p = min(shift, 63), acc * mul
@@ -104,17 +108,18 @@ def _ref_sa8(acc: int, mul: int, shift: int, zp: int, mode: str) -> int:
 
 
 def _check(acc: int, mul: int, shift: int, zp: int, mode: str) -> None:
-    got = macquant.sa8_result(np.array([[acc]], np.int64), np.array([mul]), np.array([shift]), zp,
-                              Arith(mode, True))
+    got = macquant.sa8_result(
+        np.array([[acc]], np.int64), np.array([mul]), np.array([shift]), zp, Arith(mode, True)
+    )
     assert int(got[0, 0]) == _ref_sa8(acc, mul, shift, zp, mode), (acc, mul, shift, zp, mode)
 
 
 # acc * mul one below a rounding tie, both factors the size of a real accumulator and multiplier
 # (< 2^31, < 2^30), products between 2^52 and 2^55: float64 rounds them (or them + 1/2) onto the tie.
 _PAST_FLOAT64 = [
-    (441650591, 20394401, 54),                 # 2^53 - 1: exact in float64, not once 1/2 is added (UP)
-    ((1 << 27) + 1, (1 << 27) - 1, 55),        # 2^54 - 1: 0.5 - 2^-55 rounds to 0 (UP: 1 if inexact)
-    (95230081, 141875327, 53),                 # 3 * 2^52 - 1: 1.5 - 2^-53 rounds to 1 (CONVERGENT: 2)
+    (441650591, 20394401, 54),  # 2^53 - 1: exact in float64, not once 1/2 is added (UP)
+    ((1 << 27) + 1, (1 << 27) - 1, 55),  # 2^54 - 1: 0.5 - 2^-55 rounds to 0 (UP: 1 if inexact)
+    (95230081, 141875327, 53),  # 3 * 2^52 - 1: 1.5 - 2^-53 rounds to 1 (CONVERGENT: 2)
 ]
 
 
@@ -129,9 +134,17 @@ def test_sa8_result_products_past_float64(acc, mul, shift, mode):
 
 
 # acc * mul = 2^(n-1) - 1: n in 41..53 (2^50 - 1's factors do not fit), |acc|, mul < 2^31.
-_BELOW_TIE = {41: (1048575, 1048577), 43: (2097151, 2097153), 45: (4194303, 4194305),
-              46: (5058487, 6955513), 47: (8388607, 8388609), 48: (10610063, 13264529),
-              49: (16777215, 16777217), 51: (33554431, 33554433), 53: (67108863, 67108865)}
+_BELOW_TIE = {
+    41: (1048575, 1048577),
+    43: (2097151, 2097153),
+    45: (4194303, 4194305),
+    46: (5058487, 6955513),
+    47: (8388607, 8388609),
+    48: (10610063, 13264529),
+    49: (16777215, 16777217),
+    51: (33554431, 33554433),
+    53: (67108863, 67108865),
+}
 
 
 @pytest.mark.parametrize("n", sorted(_BELOW_TIE))

@@ -8,13 +8,17 @@ import pytest
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite.reader import read_model
-from tests.support.paths import shared_path
 from tests.support.litert import reference_outputs
+from tests.support.paths import shared_path
 from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20
 from tests.support.tflite_build import T, options, single_op_model
 
-FLOAT_MODELS = ["mlperf_tiny/vww_96_float", "mlperf_tiny/resnet8_float", "mlperf_tiny/ad01_float",
-                "tflm/hello_world_float"]
+FLOAT_MODELS = [
+    "mlperf_tiny/vww_96_float",
+    "mlperf_tiny/resnet8_float",
+    "mlperf_tiny/ad01_float",
+    "tflm/hello_world_float",
+]
 
 
 def _model(name):
@@ -36,8 +40,9 @@ def _assert_close_every_layer(graph, ours, ref):
 def test_float_model_every_layer_close_to_interpreter(name):
     path, graph = _model(name)
     inputs = random_inputs(graph, 3, seed=5)
-    _assert_close_every_layer(graph, run_graph(graph, inputs, "float", keep=True),
-                              reference_outputs(path, graph, inputs))
+    _assert_close_every_layer(
+        graph, run_graph(graph, inputs, "float", keep=True), reference_outputs(path, graph, inputs)
+    )
 
 
 def test_resnet8_float_classifies_real_images_as_documented():
@@ -61,12 +66,16 @@ def test_float_mode_on_int8_model_is_real_valued_and_tracks_tflite():
     real_from_int8 = t.quant.dequantize(q[conv_out])
     assert fl[conv_out].dtype == np.float32
     # Not on the int8 grid: float mode does not re-quantize activations.
-    assert not np.allclose(fl[conv_out] / t.quant.scale[0], np.round(fl[conv_out] / t.quant.scale[0]))
+    assert not np.allclose(
+        fl[conv_out] / t.quant.scale[0], np.round(fl[conv_out] / t.quant.scale[0])
+    )
     # First layer: only the output rounding separates the two (<= half a step), except where the
     # int8 output saturates at 127.
     inside = q[conv_out] < 127
     assert inside.mean() > 0.5
-    assert np.abs(fl[conv_out] - real_from_int8)[inside].max() <= 0.51 * t.quant.scale[0]   # + float32 sums, bias scale
+    assert (
+        np.abs(fl[conv_out] - real_from_int8)[inside].max() <= 0.51 * t.quant.scale[0]
+    )  # + float32 sums, bias scale
     out = graph.outputs[0]
     agree = np.argmax(fl[out].reshape(4, -1), 1) == np.argmax(q[out].reshape(4, -1), 1)
     assert agree.mean() >= 0.75
@@ -92,23 +101,58 @@ def test_hybrid_model_runs_on_dequantized_weights():
     assert np.abs(ours - ref).max() < 0.05
 
 
-@pytest.mark.parametrize("op,ins,outs,opts", [
-    ("LOGISTIC", [T((1, 50), "float32")], [T((1, 50), "float32")], None),
-    ("TANH", [T((1, 50), "float32")], [T((1, 50), "float32")], None),
-    ("LEAKY_RELU", [T((1, 50), "float32")], [T((1, 50), "float32")], options("LeakyReluOptions", alpha=0.3)),
-    ("L2_NORMALIZATION", [T((1, 2, 25), "float32")], [T((1, 2, 25), "float32")], options("L2NormOptions")),
-    ("MAX_POOL_2D", [T((1, 7, 7, 2), "float32")], [T((1, 4, 4, 2), "float32")],
-     options("Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=3, filterHeight=3)),
-    ("AVERAGE_POOL_2D", [T((1, 7, 7, 2), "float32")], [T((1, 4, 4, 2), "float32")],
-     options("Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=3, filterHeight=3)),
-    ("SOFTMAX", [T((1, 3, 9), "float32")], [T((1, 3, 9), "float32")], options("SoftmaxOptions", beta=2.0)),
-    ("MEAN", [T((1, 4, 5, 3), "float32"), T((2,), "int32", data=np.array([1, 2], np.int32))],
-     [T((1, 3), "float32")], options("ReducerOptions", keepDims=False)),
-])
+@pytest.mark.parametrize(
+    "op,ins,outs,opts",
+    [
+        ("LOGISTIC", [T((1, 50), "float32")], [T((1, 50), "float32")], None),
+        ("TANH", [T((1, 50), "float32")], [T((1, 50), "float32")], None),
+        (
+            "LEAKY_RELU",
+            [T((1, 50), "float32")],
+            [T((1, 50), "float32")],
+            options("LeakyReluOptions", alpha=0.3),
+        ),
+        (
+            "L2_NORMALIZATION",
+            [T((1, 2, 25), "float32")],
+            [T((1, 2, 25), "float32")],
+            options("L2NormOptions"),
+        ),
+        (
+            "MAX_POOL_2D",
+            [T((1, 7, 7, 2), "float32")],
+            [T((1, 4, 4, 2), "float32")],
+            options(
+                "Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=3, filterHeight=3
+            ),
+        ),
+        (
+            "AVERAGE_POOL_2D",
+            [T((1, 7, 7, 2), "float32")],
+            [T((1, 4, 4, 2), "float32")],
+            options(
+                "Pool2DOptions", padding=0, strideW=2, strideH=2, filterWidth=3, filterHeight=3
+            ),
+        ),
+        (
+            "SOFTMAX",
+            [T((1, 3, 9), "float32")],
+            [T((1, 3, 9), "float32")],
+            options("SoftmaxOptions", beta=2.0),
+        ),
+        (
+            "MEAN",
+            [T((1, 4, 5, 3), "float32"), T((2,), "int32", data=np.array([1, 2], np.int32))],
+            [T((1, 3), "float32")],
+            options("ReducerOptions", keepDims=False),
+        ),
+    ],
+)
 def test_float_single_ops(op, ins, outs, opts, tmp_path):
     path = tmp_path / "m.tflite"
     path.write_bytes(single_op_model(op, ins, outs, opts))
     graph = read_model(str(path)).main
     inputs = {k: v * 4 for k, v in random_inputs(graph, 4, seed=2).items()}
-    _assert_close_every_layer(graph, run_graph(graph, inputs, "float", keep=True),
-                              reference_outputs(path, graph, inputs))
+    _assert_close_every_layer(
+        graph, run_graph(graph, inputs, "float", keep=True), reference_outputs(path, graph, inputs)
+    )

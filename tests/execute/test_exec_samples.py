@@ -10,16 +10,19 @@ import pytest
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite.reader import read_model
-from tests.support.paths import SAMPLES
 from tests.support.litert import reference_outputs
+from tests.support.paths import SAMPLES
 
-MODELS = sorted(p.relative_to(SAMPLES).as_posix()
-                for p in list(SAMPLES.glob("*.tflite")) + list(SAMPLES.glob("ops/*.tflite")))
+MODELS = sorted(
+    p.relative_to(SAMPLES).as_posix()
+    for p in list(SAMPLES.glob("*.tflite")) + list(SAMPLES.glob("ops/*.tflite"))
+)
 
 
 def _is_float_model(graph) -> bool:
-    return all(graph.tensors[i].dtype == "float32" for i in graph.inputs) and \
-        not any(op.type == "QUANTIZE" for op in graph.ops)
+    return all(graph.tensors[i].dtype == "float32" for i in graph.inputs) and not any(
+        op.type == "QUANTIZE" for op in graph.ops
+    )
 
 
 @pytest.mark.skipif(not MODELS, reason="no sample models in samples/")
@@ -36,7 +39,9 @@ def test_sample_every_layer_matches_interpreter(name):
             a, b = ours[t], ref[t]
             assert a.shape == b.shape and a.dtype == b.dtype, op.label
             if mode == "tflite" or a.dtype.kind in "iub":
-                assert np.array_equal(a, b), f"{name} {op.label}: {np.count_nonzero(a != b)} elements differ"
+                assert np.array_equal(a, b), (
+                    f"{name} {op.label}: {np.count_nonzero(a != b)} elements differ"
+                )
             else:
                 tol = 1e-5 * max(1.0, float(np.abs(b).max()))
                 assert np.abs(a - b).max() <= tol, f"{name} {op.label}"

@@ -11,8 +11,8 @@ from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.tflite.reader import read_model
-from tests.support.paths import shared_path
 from tests.support.litert import reference_outputs
+from tests.support.paths import shared_path
 from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20_int8
 
 INT32_MAX = (1 << 31) - 1
@@ -27,38 +27,57 @@ def test_quantize_multiplier_hand_values():
     assert m.tolist() == [1 << 30, 1 << 30, 3 << 29, 1717986918, 0, 0]
     assert s.tolist() == [0, 1, 0, -3, 0, 0]
     # q * 2^31 rounding up to 2^31 renormalises: 1 - 2^-33 → (2^30, 1).
-    m, s = fp.quantize_multiplier(1 - 2.0 ** -33)
+    m, s = fp.quantize_multiplier(1 - 2.0**-33)
     assert (int(m), int(s)) == (1 << 30, 1)
 
 
 def test_srdhm_and_rounding_divide_hand_values():
     assert fp.srdhm(1 << 30, 1 << 30) == 1 << 29
-    assert fp.srdhm(3, 1 << 30) == 2           # 1.5 → 2
-    assert fp.srdhm(-3, 1 << 30) == -1         # -1.5 → -1 (gemmlowp nudge, then truncation)
+    assert fp.srdhm(3, 1 << 30) == 2  # 1.5 → 2
+    assert fp.srdhm(-3, 1 << 30) == -1  # -1.5 → -1 (gemmlowp nudge, then truncation)
     assert fp.srdhm(-(1 << 31), -(1 << 31)) == INT32_MAX
-    assert fp.rdbpot(np.array([5, -5, 6, -6, 7]), np.array([1, 1, 2, 2, 0])).tolist() == [3, -3, 2, -2, 7]
+    assert fp.rdbpot(np.array([5, -5, 6, -6, 7]), np.array([1, 1, 2, 2, 0])).tolist() == [
+        3,
+        -3,
+        2,
+        -2,
+        7,
+    ]
     assert fp.mul_by_quantized_multiplier(100, 1 << 30, -1) == 25
     assert fp.mul_by_quantized_multiplier(100, 1 << 30, 2) == 200
-    assert fp.round_away(np.array([0.5, -0.5, 1.5, 2.4999999999999996, -2.5])).tolist() == [1, -1, 2, 2, -3]
+    assert fp.round_away(np.array([0.5, -0.5, 1.5, 2.4999999999999996, -2.5])).tolist() == [
+        1,
+        -1,
+        2,
+        2,
+        -3,
+    ]
 
 
 def test_gemmlowp_exp_and_reciprocal_accuracy():
-    a = -np.arange(0, 32 << 26, 1 << 20, dtype=np.int64)          # Q5.26 in (-32, 0]
-    got = fp.exp_on_negative_values(a, 5) / 2.0 ** 31
+    a = -np.arange(0, 32 << 26, 1 << 20, dtype=np.int64)  # Q5.26 in (-32, 0]
+    got = fp.exp_on_negative_values(a, 5) / 2.0**31
     # gemmlowp's 4th-order Taylor step on [-1/4, 0) is good to ~2.5e-7 (its own design limit).
-    assert np.abs(got - np.exp(a / 2.0 ** 26)).max() < 3e-7
+    assert np.abs(got - np.exp(a / 2.0**26)).max() < 3e-7
     assert fp.exp_on_negative_values(0, 5) == INT32_MAX
-    x = np.arange(0, 1 << 31, 1 << 24, dtype=np.int64)           # Q0.31 in [0, 1)
-    got = fp.one_over_one_plus_x_for_x_in_0_1(x) / 2.0 ** 31
-    assert np.abs(got - 1 / (1 + x / 2.0 ** 31)).max() < 1e-8      # a few Q31 LSB
+    x = np.arange(0, 1 << 31, 1 << 24, dtype=np.int64)  # Q0.31 in [0, 1)
+    got = fp.one_over_one_plus_x_for_x_in_0_1(x) / 2.0**31
+    assert np.abs(got - 1 / (1 + x / 2.0**31)).max() < 1e-8  # a few Q31 LSB
 
 
 # ---------------------------------------------------------------------------------------------
 # Shared int8 models, every layer, real and random inputs
 
-MODELS = ["mlperf_tiny/kws_ref_model_int8", "mlperf_tiny/vww_96_int8", "mlperf_tiny/resnet8_int8",
-          "mlperf_tiny/ad01_int8", "tflm/hello_world_int8", "tflm/micro_speech_int8",
-          "embarc_mli/mobilenet_v1_int8", "tflm/mnist_lstm_int8"]
+MODELS = [
+    "mlperf_tiny/kws_ref_model_int8",
+    "mlperf_tiny/vww_96_int8",
+    "mlperf_tiny/resnet8_int8",
+    "mlperf_tiny/ad01_int8",
+    "tflm/hello_world_int8",
+    "tflm/micro_speech_int8",
+    "embarc_mli/mobilenet_v1_int8",
+    "tflm/mnist_lstm_int8",
+]
 SAMPLES = {"embarc_mli/mobilenet_v1_int8": 2, "mlperf_tiny/vww_96_int8": 3}
 
 
@@ -73,9 +92,11 @@ def _assert_every_layer_equal(graph, ours, ref):
             a, b = ours[t], ref[t]
             assert a.dtype == b.dtype, f"{op.label}: dtype {a.dtype} vs {b.dtype}"
             bad = np.flatnonzero(a.reshape(-1) != b.reshape(-1))
-            assert bad.size == 0, (f"{op.label} output {graph.tensors[t].name}: {bad.size} of {a.size} "
-                                   f"elements differ, max "
-                                   f"{np.abs(a.astype(np.int64) - b.astype(np.int64)).max()} LSB")
+            assert bad.size == 0, (
+                f"{op.label} output {graph.tensors[t].name}: {bad.size} of {a.size} "
+                f"elements differ, max "
+                f"{np.abs(a.astype(np.int64) - b.astype(np.int64)).max()} LSB"
+            )
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -92,8 +113,20 @@ def test_kws_real_input_gives_documented_output():
     x = np.load(shared_path("models", "inputs", "kws_mfcc_int8.npy"))
     inputs = {idx: x.reshape((1,) + graph.tensors[idx].shape)}
     ours = run_graph(graph, inputs, "tflite", keep=True)
-    assert ours[graph.outputs[0]].reshape(-1).tolist() == \
-        [-128, -128, -128, -128, -128, 127, -128, -128, -128, -128, -128, -128]
+    assert ours[graph.outputs[0]].reshape(-1).tolist() == [
+        -128,
+        -128,
+        -128,
+        -128,
+        -128,
+        127,
+        -128,
+        -128,
+        -128,
+        -128,
+        -128,
+        -128,
+    ]
     _assert_every_layer_equal(graph, ours, reference_outputs(path, graph, inputs))
 
 
@@ -109,7 +142,7 @@ def test_resnet8_classifies_real_images_as_documented():
 def test_ad01_real_frames_every_layer():
     path, graph = _model("mlperf_tiny/ad01_int8")
     frames = np.load(shared_path("models", "inputs", "dcase_toycar_frames_float32.npy"))[:6]
-    inputs = {graph.inputs[0]: frames[:, None, :]}       # real values: quantized by the walker
+    inputs = {graph.inputs[0]: frames[:, None, :]}  # real values: quantized by the walker
     t = graph.tensors[graph.inputs[0]]
     q = np.clip(np.round(frames / t.quant.scale[0]) + t.quant.zero_point[0], -128, 127)
     ours = run_graph(graph, inputs, "tflite", keep=True)

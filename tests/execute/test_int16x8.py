@@ -29,19 +29,42 @@ def conv_model(path):
     tensors = [
         T([1, 8, 8, 3], dtype="int16", name="x", scale=[s_in], zero_point=[0]),
         T([4, 3, 3, 3], data=w, name="w", scale=ws.tolist(), zero_point=[0] * 4),
-        T([4], dtype="int64", data=rng.integers(-2**20, 2**20, 4).astype(np.int64), name="b",
-          scale=(s_in * ws).tolist(), zero_point=[0] * 4),
+        T(
+            [4],
+            dtype="int64",
+            data=rng.integers(-(2**20), 2**20, 4).astype(np.int64),
+            name="b",
+            scale=(s_in * ws).tolist(),
+            zero_point=[0] * 4,
+        ),
         T([1, 8, 8, 4], dtype="int16", name="c", scale=[s1], zero_point=[0]),
         T([1, 3, 3, 4], data=dw, name="dw", scale=dws.tolist(), zero_point=[0] * 4, axis=3),
-        T([4], dtype="int64", data=rng.integers(-2**20, 2**20, 4).astype(np.int64), name="db",
-          scale=(s1 * dws).tolist(), zero_point=[0] * 4),
+        T(
+            [4],
+            dtype="int64",
+            data=rng.integers(-(2**20), 2**20, 4).astype(np.int64),
+            name="db",
+            scale=(s1 * dws).tolist(),
+            zero_point=[0] * 4,
+        ),
         T([1, 8, 8, 4], dtype="int16", name="d", scale=[s2], zero_point=[0]),
-        T([1, 8, 8, 4], dtype="int16", name="y", scale=[s3], zero_point=[0])]
-    ops = [("CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=0, strideW=1, strideH=1,
-                                               fusedActivationFunction=1)),
-           ("DEPTHWISE_CONV_2D", [3, 4, 5], [6], options("DepthwiseConv2DOptions", padding=0,
-                                                         strideW=1, strideH=1, depthMultiplier=1)),
-           ("ADD", [3, 6], [7], options("AddOptions", potScaleInt16=False))]
+        T([1, 8, 8, 4], dtype="int16", name="y", scale=[s3], zero_point=[0]),
+    ]
+    ops = [
+        (
+            "CONV_2D",
+            [0, 1, 2],
+            [3],
+            options("Conv2DOptions", padding=0, strideW=1, strideH=1, fusedActivationFunction=1),
+        ),
+        (
+            "DEPTHWISE_CONV_2D",
+            [3, 4, 5],
+            [6],
+            options("DepthwiseConv2DOptions", padding=0, strideW=1, strideH=1, depthMultiplier=1),
+        ),
+        ("ADD", [3, 6], [7], options("AddOptions", potScaleInt16=False)),
+    ]
     path.write_bytes(graph_model(tensors, ops, [0], [7]))
     return path
 
@@ -49,14 +72,33 @@ def conv_model(path):
 def fc_model(path):
     rng = np.random.default_rng(1)
     ws = 0.004
-    tensors = [T([1, 16], dtype="int16", name="x", scale=[1 / 4096], zero_point=[0]),
-               T([5, 16], data=rng.integers(-127, 128, (5, 16)).astype(np.int8), name="w",
-                 scale=[ws], zero_point=[0]),
-               T([5], dtype="int64", data=rng.integers(-5000, 5000, 5).astype(np.int64),
-                 name="b", scale=[ws / 4096], zero_point=[0]),
-               T([1, 5], dtype="int16", name="y", scale=[1 / 300], zero_point=[0])]
-    path.write_bytes(graph_model(tensors, [("FULLY_CONNECTED", [0, 1, 2], [3],
-                                            options("FullyConnectedOptions"))], [0], [3]))
+    tensors = [
+        T([1, 16], dtype="int16", name="x", scale=[1 / 4096], zero_point=[0]),
+        T(
+            [5, 16],
+            data=rng.integers(-127, 128, (5, 16)).astype(np.int8),
+            name="w",
+            scale=[ws],
+            zero_point=[0],
+        ),
+        T(
+            [5],
+            dtype="int64",
+            data=rng.integers(-5000, 5000, 5).astype(np.int64),
+            name="b",
+            scale=[ws / 4096],
+            zero_point=[0],
+        ),
+        T([1, 5], dtype="int16", name="y", scale=[1 / 300], zero_point=[0]),
+    ]
+    path.write_bytes(
+        graph_model(
+            tensors,
+            [("FULLY_CONNECTED", [0, 1, 2], [3], options("FullyConnectedOptions"))],
+            [0],
+            [3],
+        )
+    )
     return path
 
 
@@ -79,10 +121,10 @@ def test_tflite_mode_is_litert_16x8(name, tmp_path):
     values = run_graph(g, {g.inputs[0]: x}, "tflite", keep=True)
     wanted = [op.outputs[0] for op in g.ops]
     ref = run_litert(path, g, {g.inputs[0]: x}, wanted)
-    for i in wanted:                                    # every layer, not only the output
+    for i in wanted:  # every layer, not only the output
         assert values[i].dtype == np.int16
         np.testing.assert_array_equal(values[i], ref[i])
-        assert len(np.unique(values[i])) > 50           # real values, not a saturated constant
+        assert len(np.unique(values[i])) > 50  # real values, not a saturated constant
 
 
 @pytest.mark.parametrize("fmt", ["fx16", "fx8w16d"])
@@ -101,22 +143,43 @@ def test_verify_shows_the_cost_in_int16_lsb(tmp_path, capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["references"]["tflite"] is True
     out = doc["outputs"][0]["vs_tflite"]
-    assert 0 < out["max_lsb"] <= 16 and 0 < out["differing_share"] < 1   # measured: 5 LSB
+    assert 0 < out["max_lsb"] <= 16 and 0 < out["differing_share"] < 1  # measured: 5 LSB
 
 
 def fc_logistic_model(path):
     """fc_model followed by an int16 LOGISTIC (Q0.15 output), which tflite mode does not run."""
     rng = np.random.default_rng(2)
-    tensors = [T([1, 16], dtype="int16", name="x", scale=[1 / 4096], zero_point=[0]),
-               T([5, 16], data=rng.integers(-127, 128, (5, 16)).astype(np.int8), name="w",
-                 scale=[0.004], zero_point=[0]),
-               T([5], dtype="int64", data=rng.integers(-5000, 5000, 5).astype(np.int64),
-                 name="b", scale=[0.004 / 4096], zero_point=[0]),
-               T([1, 5], dtype="int16", name="fc", scale=[1 / 4096], zero_point=[0]),
-               T([1, 5], dtype="int16", name="y", scale=[1 / 32768], zero_point=[0])]
-    path.write_bytes(graph_model(tensors, [
-        ("FULLY_CONNECTED", [0, 1, 2], [3], options("FullyConnectedOptions")),
-        ("LOGISTIC", [3], [4], None)], [0], [4]))
+    tensors = [
+        T([1, 16], dtype="int16", name="x", scale=[1 / 4096], zero_point=[0]),
+        T(
+            [5, 16],
+            data=rng.integers(-127, 128, (5, 16)).astype(np.int8),
+            name="w",
+            scale=[0.004],
+            zero_point=[0],
+        ),
+        T(
+            [5],
+            dtype="int64",
+            data=rng.integers(-5000, 5000, 5).astype(np.int64),
+            name="b",
+            scale=[0.004 / 4096],
+            zero_point=[0],
+        ),
+        T([1, 5], dtype="int16", name="fc", scale=[1 / 4096], zero_point=[0]),
+        T([1, 5], dtype="int16", name="y", scale=[1 / 32768], zero_point=[0]),
+    ]
+    path.write_bytes(
+        graph_model(
+            tensors,
+            [
+                ("FULLY_CONNECTED", [0, 1, 2], [3], options("FullyConnectedOptions")),
+                ("LOGISTIC", [3], [4], None),
+            ],
+            [0],
+            [4],
+        )
+    )
     return path
 
 
@@ -145,9 +208,13 @@ def test_verify_without_a_tflite_reference_says_why(tmp_path, capsys):
 
 def test_sa8_is_refused_with_the_remedy(tmp_path):
     g = read(conv_model(tmp_path / "conv.tflite")).main
-    with pytest.raises(UnsupportedError, match="would lose 8 bits in sa8: convert with --format "
-                                               "fx16 or fx8w16d"):
+    with pytest.raises(
+        UnsupportedError, match="would lose 8 bits in sa8: convert with --format fx16 or fx8w16d"
+    ):
         lower(g, format="sa8")
     m = lower(g, format="fx16")
     assert [layer.kernel for layer in m.layers] == [
-        "mli_krn_conv2d_hwcn_fx16", "mli_krn_depthwise_conv2d_hwcn_fx16", "mli_krn_eltwise_add_fx16"]
+        "mli_krn_conv2d_hwcn_fx16",
+        "mli_krn_depthwise_conv2d_hwcn_fx16",
+        "mli_krn_eltwise_add_fx16",
+    ]

@@ -8,20 +8,37 @@ import dataclasses
 import numpy as np
 import pytest
 
-from tests.support.paths import shared_path
-from tests.support.golden import load
-
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement
 from mlitool.execute.mli_kernels.movement import _top_k
 from mlitool.mli.types import MliLayer, MliModel, Role
+from tests.support.golden import load
+from tests.support.paths import shared_path
 
 MODE = "CONVERGENT_ACCU_OFF"
-RUNNERS = {**eltwise.LAYER_RUNNERS, **activations.LAYER_RUNNERS, **movement.LAYER_RUNNERS,
-           **convert_tensor.LAYER_RUNNERS}
-FILES = ["eltwise_add_sa8", "eltwise_mul_fx16", "eltwise_max_fx8", "relu_sa8", "leaky_relu_fx16",
-         "prelu_sa8", "sigm_sa8", "tanh_fx16", "softmax_sa8", "softmax_fx16", "l2_normalize_sa8",
-         "argmax_sa8", "permute_sa8", "convert_sa8_to_fx16", "convert_fp32_to_sa8"]
+RUNNERS = {
+    **eltwise.LAYER_RUNNERS,
+    **activations.LAYER_RUNNERS,
+    **movement.LAYER_RUNNERS,
+    **convert_tensor.LAYER_RUNNERS,
+}
+FILES = [
+    "eltwise_add_sa8",
+    "eltwise_mul_fx16",
+    "eltwise_max_fx8",
+    "relu_sa8",
+    "leaky_relu_fx16",
+    "prelu_sa8",
+    "sigm_sa8",
+    "tanh_fx16",
+    "softmax_sa8",
+    "softmax_fx16",
+    "l2_normalize_sa8",
+    "argmax_sa8",
+    "permute_sa8",
+    "convert_sa8_to_fx16",
+    "convert_fp32_to_sa8",
+]
 
 
 def _kind(kernel: str) -> str:
@@ -40,16 +57,33 @@ def _layer_model(kind: str, case, params_from: dict[str, str]):
     tensors, inputs = {}, []
     for role, t in case.tensors.items():
         const = role in params_from.values() or role in ("slope", "epsilon")
-        tensors[role] = dataclasses.replace(t, role=Role.PARAM if const else Role.ACTIVATION,
-                                            data=t.data if const else None)
+        tensors[role] = dataclasses.replace(
+            t, role=Role.PARAM if const else Role.ACTIVATION, data=t.data if const else None
+        )
         if not const and role != "out":
             inputs.append(role)
     params = dict(params_from)
     params.update({r: r for r in ("slope", "epsilon") if r in case.tensors})
-    layer = MliLayer(index=case.index, op_type="TEST", kind=kind, kernel="", inputs=inputs,
-                     outputs=["out"], params=params, cfg=dict(case.cfg))
-    model = MliModel(source="golden", mli_version="2.0", format="", layout="hwc", tensors=tensors,
-                     layers=[layer], inputs=inputs, outputs=["out"])
+    layer = MliLayer(
+        index=case.index,
+        op_type="TEST",
+        kind=kind,
+        kernel="",
+        inputs=inputs,
+        outputs=["out"],
+        params=params,
+        cfg=dict(case.cfg),
+    )
+    model = MliModel(
+        source="golden",
+        mli_version="2.0",
+        format="",
+        layout="hwc",
+        tensors=tensors,
+        layers=[layer],
+        inputs=inputs,
+        outputs=["out"],
+    )
     return layer, model
 
 
@@ -71,7 +105,9 @@ def test_runner_batches_golden_cases(kernel):
         batch = [np.stack([a, b]) for a, b in zip(firsts, seconds)]
         got = runner(layer, model, batch, arith)
         assert got.shape == (2,) + case.expected["out"].shape, case.tags
-        np.testing.assert_array_equal(got[0], case.expected["out"], err_msg=f"c{case.index} {case.tags}")
+        np.testing.assert_array_equal(
+            got[0], case.expected["out"], err_msg=f"c{case.index} {case.tags}"
+        )
         alone = runner(layer, model, [x[None] for x in seconds], arith)
         np.testing.assert_array_equal(got[1], alone[0], err_msg=f"c{case.index} {case.tags}")
 
@@ -81,12 +117,14 @@ def test_runner_reports_missing_slope():
     layer, model = _layer_model("leaky_relu", cases[0], {})
     layer.params = {}
     from mlitool.errors import ModelFormatError
+
     with pytest.raises(ModelFormatError, match="slope"):
         RUNNERS["leaky_relu"](layer, model, [cases[0].tensors["in"].data[None]], Arith())
 
 
 def _mli_heap_top_k(vals: list[int], k: int) -> list[int]:
     """MLI's argmax (heapify / heap_select_k / heap_sort) transcribed element by element."""
+
     def heapify(h, size, root):
         smallest = root
         while root < size // 2:
@@ -119,7 +157,7 @@ def _mli_heap_top_k(vals: list[int], k: int) -> list[int]:
 @pytest.mark.parametrize("k", [1, 2, 3, 5, 8])
 def test_argmax_heap_order_with_ties(k):
     rng = np.random.default_rng(k)
-    vals = rng.integers(-3, 4, size=(64, 40))          # many ties
+    vals = rng.integers(-3, 4, size=(64, 40))  # many ties
     want = np.array([_mli_heap_top_k(row.tolist(), k) for row in vals])
     np.testing.assert_array_equal(_top_k(vals, k), want)
 

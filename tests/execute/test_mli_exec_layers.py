@@ -13,17 +13,16 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_bridge as B
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
+from mlitool.execute.mli_exec import run_model
 from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels import pool
-from mlitool.execute.mli_exec import run_model
 from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
 from mlitool.mli.lower import lower
-from mlitool.verify.metrics import snr_db
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.tflite.reader import read_model
-from tests.support.tflite_build import T, options, single_op_model
-
+from mlitool.verify.metrics import snr_db
 from tests.support.paths import SAMPLES
+from tests.support.tflite_build import T, options, single_op_model
 
 ARITH = Arith("convergent", True)
 rng = np.random.default_rng(7)
@@ -51,33 +50,49 @@ def test_constant_operand_without_batch_axis(tmp_path):
     """ADD of an activation and a full-shape constant: the constant is a PARAM tensor in the
     layer's inputs, passed as its data without the sample axis and broadcast over the batch."""
     const = rng.integers(-128, 128, (1, 3, 4, 5)).astype(np.int8)
-    graph = _model(tmp_path, "add_c", "ADD", [act((1, 3, 4, 5)), T((1, 3, 4, 5), "int8", 0.02, 4,
-                                                                      data=const)],
-                   [act((1, 3, 4, 5), 0.07, 1)], options("AddOptions"))
+    graph = _model(
+        tmp_path,
+        "add_c",
+        "ADD",
+        [act((1, 3, 4, 5)), T((1, 3, 4, 5), "int8", 0.02, 4, data=const)],
+        [act((1, 3, 4, 5), 0.07, 1)],
+        options("AddOptions"),
+    )
     mli = lower(graph, format="sa8")
     layer = mli.layers[0]
     assert layer.kind == "eltwise_add"
     assert [mli.tensor(n).role for n in layer.inputs] == [Role.INPUT, Role.PARAM]
     diff, *_ = _mli_vs_tflite(graph, mli)
-    assert diff <= 1                                   # eltwise requantization: 1 LSB
+    assert diff <= 1  # eltwise requantization: 1 LSB
 
 
 def test_concat_of_three_inputs_with_their_own_params(tmp_path):
     """Multi-input concatenation: lowering converts each input to the output's parameters."""
-    graph = _model(tmp_path, "cat3", "CONCATENATION",
-                   [act((1, 2, 3, 2), 0.05, -3), act((1, 2, 3, 4), 0.02, 7), act((1, 2, 3, 1), 0.1, 0)],
-                   [act((1, 2, 3, 7), 0.06, 2)], options("ConcatenationOptions", axis=3))
+    graph = _model(
+        tmp_path,
+        "cat3",
+        "CONCATENATION",
+        [act((1, 2, 3, 2), 0.05, -3), act((1, 2, 3, 4), 0.02, 7), act((1, 2, 3, 1), 0.1, 0)],
+        [act((1, 2, 3, 7), 0.06, 2)],
+        options("ConcatenationOptions", axis=3),
+    )
     mli = lower(graph, format="sa8")
     # the converts write into the output's buffer (views), or a concat copies them there
     assert [layer.kind for layer in mli.layers][:3] == ["convert"] * 3
     assert mli.layers[-1].kind in ("concat", "view")
     diff, out, ref, _ = _mli_vs_tflite(graph, mli)
-    assert diff <= 1                                   # the converts requantize: 1 LSB
+    assert diff <= 1  # the converts requantize: 1 LSB
 
 
 def test_concat_same_params_copies_values(tmp_path):
-    graph = _model(tmp_path, "cat2", "CONCATENATION", [act((1, 4, 3)), act((1, 4, 5))],
-                   [act((1, 4, 8))], options("ConcatenationOptions", axis=-1))
+    graph = _model(
+        tmp_path,
+        "cat2",
+        "CONCATENATION",
+        [act((1, 4, 3)), act((1, 4, 5))],
+        [act((1, 4, 8))],
+        options("ConcatenationOptions", axis=-1),
+    )
     mli = lower(graph, format="sa8")
     assert [layer.kind for layer in mli.layers] in (["concat"], ["copy", "copy", "view"])
     x = random_inputs(graph, 5, 1)
@@ -88,8 +103,13 @@ def test_concat_same_params_copies_values(tmp_path):
 
 def test_padding_fills_real_zero(tmp_path):
     pads = np.array([[0, 0], [1, 2], [0, 3], [0, 0]], np.int32)
-    graph = _model(tmp_path, "pad", "PAD", [act((1, 3, 3, 2), 0.05, 0), T((4, 2), "int32", data=pads)],
-                   [act((1, 6, 6, 2), 0.05, 0)])
+    graph = _model(
+        tmp_path,
+        "pad",
+        "PAD",
+        [act((1, 3, 3, 2), 0.05, 0), T((4, 2), "int32", data=pads)],
+        [act((1, 6, 6, 2), 0.05, 0)],
+    )
     mli = lower(graph, format="sa8")
     assert [layer.kind for layer in mli.layers] == ["padding"]
     x = random_inputs(graph, 4, 2)
@@ -98,13 +118,18 @@ def test_padding_fills_real_zero(tmp_path):
     np.testing.assert_array_equal(out[graph.outputs[0]], expected)
     fx = lower(graph, format="fx16")
     out, raw = B.run_mli(graph, fx, x, ARITH)
-    np.testing.assert_array_equal(out[graph.outputs[0]], expected)   # FX: same real values back
+    np.testing.assert_array_equal(out[graph.outputs[0]], expected)  # FX: same real values back
 
 
 def test_view_keeps_the_bytes(tmp_path):
     shape = np.array([1, 12, 2], np.int32)
-    graph = _model(tmp_path, "reshape", "RESHAPE", [act((1, 2, 3, 4)), T((3,), "int32", data=shape)],
-                   [act((1, 12, 2))])
+    graph = _model(
+        tmp_path,
+        "reshape",
+        "RESHAPE",
+        [act((1, 2, 3, 4)), T((3,), "int32", data=shape)],
+        [act((1, 12, 2))],
+    )
     mli = lower(graph, format="sa8")
     assert [layer.kind for layer in mli.layers] == ["view"]
     x = random_inputs(graph, 3, 4)
@@ -125,13 +150,16 @@ def test_input_conversion(tmp_path):
     fx = lower(graph, format="fx16")
     m = fx.tensor(fx.inputs[0])
     real = (q.astype(np.float64) + 3) * np.float32(0.05)
-    expected = np.trunc(real * 2.0 ** m.frac_bits + np.where(real > 0, 0.5, -0.5))
-    np.testing.assert_array_equal(B.model_inputs(graph, fx, {0: q})[m.name], expected.reshape(3, 10))
+    expected = np.trunc(real * 2.0**m.frac_bits + np.where(real > 0, 0.5, -0.5))
+    np.testing.assert_array_equal(
+        B.model_inputs(graph, fx, {0: q})[m.name], expected.reshape(3, 10)
+    )
     # Real values to the SA8 model: TFLite's quantization, as tflite mode does.
     r = np.linspace(-6, 6, 30, dtype=np.float32).reshape(3, 1, 10)
     expected = np.clip(np.round(r / np.float32(0.05)) - 3, -128, 127)
-    np.testing.assert_array_equal(B.model_inputs(graph, sa8, {0: r})[sa8.inputs[0]],
-                                  expected.reshape(3, 10))
+    np.testing.assert_array_equal(
+        B.model_inputs(graph, sa8, {0: r})[sa8.inputs[0]], expected.reshape(3, 10)
+    )
 
 
 def test_float_model_outputs_are_real_values():
@@ -143,7 +171,7 @@ def test_float_model_outputs_are_real_values():
     out, _ = B.run_mli(graph, mli, {0: data[:4]}, ARITH)
     y = out[graph.outputs[0]]
     assert y.dtype == np.float32 and y.shape == (4, 1, 10)
-    np.testing.assert_allclose(y.sum(axis=-1), 1.0, atol=2e-3)     # softmax probabilities
+    np.testing.assert_allclose(y.sum(axis=-1), 1.0, atol=2e-3)  # softmax probabilities
 
 
 def test_mli_1x_is_refused(tmp_path):
@@ -155,6 +183,7 @@ def test_mli_1x_is_refused(tmp_path):
 
 # --- pooling hazard (issue 6 item 1) ----------------------------------------------------------
 
+
 @pytest.mark.parametrize("name", ["avg_pool_global_same", "max_pool_global_same"])
 def test_pool_hazard_samples(name):
     """The global SAME pools are lowered as an equivalent safe window; mli mode matches tflite mode
@@ -164,13 +193,18 @@ def test_pool_hazard_samples(name):
     layer = mli.layers[0]
     c = layer.cfg
     inp = mli.tensor(layer.inputs[0])
-    for n, k, pb, pa in ((inp.shape[0], c["kernel_height"], c["padding_top"], c["padding_bottom"]),
-                         (inp.shape[1], c["kernel_width"], c["padding_left"], c["padding_right"])):
+    for n, k, pb, pa in (
+        (inp.shape[0], c["kernel_height"], c["padding_top"], c["padding_bottom"]),
+        (inp.shape[1], c["kernel_width"], c["padding_left"], c["padding_right"]),
+    ):
         assert not pool_hazard(n, k, pb, pa)
     op = graph.ops[0]
     in_h = graph.tensors[op.inputs[0]].shape[1]
-    assert pool_hazard(in_h, op.options["filter_h"], *tflite_padding(
-        "SAME", in_h, op.options["filter_h"], op.options["stride_h"])[1:])
+    assert pool_hazard(
+        in_h,
+        op.options["filter_h"],
+        *tflite_padding("SAME", in_h, op.options["filter_h"], op.options["stride_h"])[1:],
+    )
     assert any("would make MLI write outside" in note for note in layer.notes)
     diff, out, ref, _ = _mli_vs_tflite(graph, mli, n=64)
     assert diff <= (0 if name.startswith("max") else 1)
@@ -181,9 +215,15 @@ def test_pool_hazard_samples(name):
 
 
 def _sa8(shape, scale=8192, frac=15, zp=-5):
-    return MliTensor(name="t", role=Role.ACTIVATION, shape=shape, el_type=ElType.SA8,
-                     zero_point=np.array([zp], np.int16), scale=np.array([scale], np.int16),
-                     scale_frac_bits=np.array([frac], np.int8))
+    return MliTensor(
+        name="t",
+        role=Role.ACTIVATION,
+        shape=shape,
+        el_type=ElType.SA8,
+        zero_point=np.array([zp], np.int16),
+        scale=np.array([scale], np.int16),
+        scale_frac_bits=np.array([frac], np.int8),
+    )
 
 
 def _axis_cases():
@@ -213,15 +253,24 @@ def test_safe_pool_rewrite_is_equivalent_on_every_small_config():
         assert not pool_hazard(nw, safe_w[0], safe_w[2], safe_w[3])
         inp, out = _sa8((nh, nw, 3)), _sa8((oh, ow, 3))
         x = rng.integers(-128, 128, (4, nh, nw, 3)).astype(np.int8)
-        cfg = lambda h, w: {"kernel_height": h[0], "stride_height": h[1], "padding_top": h[2],  # noqa: E731
-                            "padding_bottom": h[3], "kernel_width": w[0], "stride_width": w[1],
-                            "padding_left": w[2], "padding_right": w[3]}
+        cfg = lambda h, w: {
+            "kernel_height": h[0],
+            "stride_height": h[1],
+            "padding_top": h[2],  # noqa: E731
+            "padding_bottom": h[3],
+            "kernel_width": w[0],
+            "stride_width": w[1],
+            "padding_left": w[2],
+            "padding_right": w[3],
+        }
         orig, safe = cfg((kh, sh, pt, pbm), (kw, sw, pl, pr)), cfg(safe_h, safe_w)
         ref_max = np.empty((4, oh, ow, 3), np.int64)
         ref_avg = np.empty((4, oh, ow, 3))
         for i, j in itertools.product(range(oh), range(ow)):
             r0, c0 = i * sh - pt, j * sw - pl
-            win = x[:, max(r0, 0):min(r0 + kh, nh), max(c0, 0):min(c0 + kw, nw), :].astype(np.int64)
+            win = x[:, max(r0, 0) : min(r0 + kh, nh), max(c0, 0) : min(c0 + kw, nw), :].astype(
+                np.int64
+            )
             ref_max[:, i, j] = win.max(axis=(1, 2))
             ref_avg[:, i, j] = win.mean(axis=(1, 2))
         for arith in (Arith("up", False), Arith("convergent", True)):
@@ -230,18 +279,35 @@ def test_safe_pool_rewrite_is_equivalent_on_every_small_config():
             np.testing.assert_array_equal(m_safe, ref_max)
             a_safe = pool.avepool(x, inp, out, safe, arith)
             np.testing.assert_array_equal(a_safe, pool.avepool(x, inp, out, orig, arith))
-            assert np.abs(a_safe - ref_avg).max() <= 1.0       # 16-bit reciprocal rounding
-    assert refused == 0                    # every hazardous geometry here has a safe equivalent
+            assert np.abs(a_safe - ref_avg).max() <= 1.0  # 16-bit reciprocal rounding
+    assert refused == 0  # every hazardous geometry here has a safe equivalent
 
 
 # Every lowerable one-op sample vs tflite mode on 32 random inputs, all four builds (measured).
 # Data movement is exact; arithmetic kernels are within 1 LSB; relu6 / relu_n1_to_1 clamp in the
 # input's parameters with MLI's truncated limits (section 7), then a convert requantizes: one
 # input LSB at the clamp becomes 3 / 5 output LSB of these models' finer output scales.
-_EXACT = {"concatenation", "fully_connected_per_tensor", "logistic", "max_pool",
-          "max_pool_global_same", "maximum", "maximum_const", "minimum", "minimum_const", "relu",
-          "pad", "reshape", "squeeze", "tanh", "transpose", "slice", "split", "split_v",
-          "strided_slice"}
+_EXACT = {
+    "concatenation",
+    "fully_connected_per_tensor",
+    "logistic",
+    "max_pool",
+    "max_pool_global_same",
+    "maximum",
+    "maximum_const",
+    "minimum",
+    "minimum_const",
+    "relu",
+    "pad",
+    "reshape",
+    "squeeze",
+    "tanh",
+    "transpose",
+    "slice",
+    "split",
+    "split_v",
+    "strided_slice",
+}
 _WIDER = {"relu6": 3, "relu_n1_to_1": 5}
 # ARG_MAX indices: MLI keeps the last of equal maxima, TFLite the first (golden-checked heap
 # order, tests/test_mli_elt_runners.py). Where the maximum is unique the indices must be equal;
@@ -269,7 +335,9 @@ def _sample_ops():
 @pytest.mark.parametrize("name", list(_sample_ops()))
 def test_sample_op_models_vs_tflite(name):
     graph = read_model(str(SAMPLES / "ops" / f"{name}.tflite")).main
-    mli = lower(graph, format="sa8")    # every int8 sample op lowers (none is refused): a refusal fails
+    mli = lower(
+        graph, format="sa8"
+    )  # every int8 sample op lowers (none is refused): a refusal fails
     x = random_inputs(graph, 32, 0)
     ref = run_graph(graph, x, "tflite")
     bound = 0 if name in _EXACT else _WIDER.get(name, 1)

@@ -11,10 +11,9 @@ from mlitool.execute import mli_bridge as B
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.execute.mli_intops import Arith
-from mlitool.verify.metrics import snr_db
 from mlitool.mli.lower import lower
 from mlitool.tflite.reader import read_model
-
+from mlitool.verify.metrics import snr_db
 from tests.support.paths import shared_path
 from tests.support.real_inputs import assert_resnet8_classes, cifar10_test20_int8
 
@@ -33,8 +32,15 @@ MAC_OPS = ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED")
 # MAC layers, average pooling and the element-wise add differ by at most 1 LSB (section 5 /
 # the int16-scale requantization of section 8); MLI's LUT softmax by at most 1 LSB on these
 # models (kws: 0, micro_speech and mobilenet_v1: 1); views are exact.
-ISOLATED_BOUND = {"CONV_2D": 1, "DEPTHWISE_CONV_2D": 1, "FULLY_CONNECTED": 1,
-                  "AVERAGE_POOL_2D": 1, "ADD": 1, "SOFTMAX": 1, "RESHAPE": 0}
+ISOLATED_BOUND = {
+    "CONV_2D": 1,
+    "DEPTHWISE_CONV_2D": 1,
+    "FULLY_CONNECTED": 1,
+    "AVERAGE_POOL_2D": 1,
+    "ADD": 1,
+    "SOFTMAX": 1,
+    "RESHAPE": 0,
+}
 
 
 @pytest.fixture(scope="module", params=sorted(MODELS))
@@ -99,7 +105,7 @@ def test_kws_real_input_is_class_5(arith):
     out, _ = B.run_mli(graph, mli, {0: x}, arith)
     y = out[graph.outputs[0]].reshape(-1)
     assert int(np.argmax(y)) == 5
-    assert y.tolist() == [-128] * 5 + [127] + [-128] * 6      # identical to the interpreter
+    assert y.tolist() == [-128] * 5 + [127] + [-128] * 6  # identical to the interpreter
 
 
 @pytest.mark.parametrize("arith", BUILDS, ids=lambda a: a.name)
@@ -124,8 +130,14 @@ def test_resnet8_real_images_get_the_interpreters_classes(arith):
 # scales: fx8 weights share one power-of-two scale per tensor, so fx8w16d cannot hold it (only
 # checked to run). kws is left out: random MFCCs drive its logits far out of range (the int8
 # model itself is at -1.3 dB there); its real input is checked below.
-FX_SNR = {"vww_96": (32, 30), "resnet8": (35, 14), "ad01": (27, 20), "hello_world": (69, 26),
-          "micro_speech": (65, 22), "mobilenet_v1": (33, None)}
+FX_SNR = {
+    "vww_96": (32, 30),
+    "resnet8": (35, 14),
+    "ad01": (27, 20),
+    "hello_world": (69, 26),
+    "micro_speech": (65, 22),
+    "mobilenet_v1": (33, None),
+}
 
 
 @pytest.mark.parametrize("name", sorted(FX_SNR))

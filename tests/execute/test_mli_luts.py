@@ -5,9 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support.paths import shared_path
-
 from mlitool.execute.mli_kernels import luts
+from tests.support.paths import shared_path
 
 
 @pytest.fixture(scope="module")

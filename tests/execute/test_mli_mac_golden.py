@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.support.golden import MODES, arith_of, load
-from tests.support.paths import shared_path
 from mlitool.errors import UnsupportedError
 from mlitool.execute import exact_sums
-from mlitool.execute.mli_kernels import mac, macquant
 from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli_kernels import mac, macquant
 from mlitool.mli.types import ElType, MliTensor, Role
+from tests.support.golden import MODES, arith_of, load
+from tests.support.paths import shared_path
 
 _TYPES = ("sa8_sa8_sa32", "fx16", "fx16_fx8_fx8")
 KERNELS = {
@@ -42,8 +42,10 @@ def _mismatches(fn, cases, arith) -> list[str]:
         assert got.shape == (1,) + want.shape and got.dtype == want.dtype
         if not np.array_equal(got[0], want):
             diff = int(np.abs(got[0].astype(np.int64) - want).max())
-            bad.append(f"case {case.index} [{case.tags}]: {int((got[0] != want).sum())} of {want.size} "
-                       f"differ, by up to {diff}")
+            bad.append(
+                f"case {case.index} [{case.tags}]: {int((got[0] != want).sum())} of {want.size} "
+                f"differ, by up to {diff}"
+            )
     return bad
 
 
@@ -54,8 +56,15 @@ def test_golden(mode, kernel):
     assert not bad, f"{mode}/{kernel}.npz:\n" + "\n".join(bad)
 
 
-@pytest.mark.parametrize("kernel", ["conv2d_hwcn_fx16", "depthwise_conv2d_hwcn_fx16",
-                                    "fully_connected_fx16", "group_conv2d_hwcn_sa8_sa8_sa32"])
+@pytest.mark.parametrize(
+    "kernel",
+    [
+        "conv2d_hwcn_fx16",
+        "depthwise_conv2d_hwcn_fx16",
+        "fully_connected_fx16",
+        "group_conv2d_hwcn_sa8_sa8_sa32",
+    ],
+)
 def test_int64_accumulation_path(kernel, monkeypatch):
     """The int64 fallback (taken when float sums could round) gives the same exact answers."""
     monkeypatch.setattr(exact_sums, "F32_EXACT", 0)
@@ -65,8 +74,9 @@ def test_int64_accumulation_path(kernel, monkeypatch):
     assert not bad, "\n".join(bad)
 
 
-@pytest.mark.parametrize("kernel", ["conv2d_hwcn_sa8_sa8_sa32", "fully_connected_sa8_sa8_sa32",
-                                    "conv2d_hwcn_fx16"])
+@pytest.mark.parametrize(
+    "kernel", ["conv2d_hwcn_sa8_sa8_sa32", "fully_connected_sa8_sa8_sa32", "conv2d_hwcn_fx16"]
+)
 def test_chunked_float32_sums(kernel, monkeypatch):
     """float32 sums cut into many short chunks (added in float64) give the exact answers."""
     monkeypatch.setattr(exact_sums, "F32_EXACT", 1 << 17)
@@ -79,7 +89,11 @@ def test_chunked_float32_sums(kernel, monkeypatch):
 # sa8_result's three rounding paths, each forced on every sa8 golden case by switching the
 # others' thresholds off: {path: (_FLOAT64_EXACT, _SHIFT64_ACC)}. "float64" still falls back to the
 # generic path where float64 would not be exact.
-_SA8_PATHS = {"float64": (macquant._FLOAT64_EXACT, 0), "shift64": (0, macquant._SHIFT64_ACC), "generic": (0, 0)}
+_SA8_PATHS = {
+    "float64": (macquant._FLOAT64_EXACT, 0),
+    "shift64": (0, macquant._SHIFT64_ACC),
+    "generic": (0, 0),
+}
 
 
 @pytest.mark.parametrize("path", sorted(_SA8_PATHS))
@@ -112,16 +126,24 @@ def test_batch_equals_one_by_one(kernel):
     for case in _cases(mode, kernel)[:12]:
         x = case.tensors["in"].data
         info = np.iinfo(x.dtype)
-        batch = np.stack([x, -np.clip(x, info.min + 1, None), x[::-1].reshape(x.shape),
-                          rng.integers(info.min, info.max, size=x.shape, endpoint=True).astype(x.dtype)])
+        batch = np.stack(
+            [
+                x,
+                -np.clip(x, info.min + 1, None),
+                x[::-1].reshape(x.shape),
+                rng.integers(info.min, info.max, size=x.shape, endpoint=True).astype(x.dtype),
+            ]
+        )
         together = _run(fn, case, arith, batch)
         np.testing.assert_array_equal(together[0], case.expected["out"])
         for i in range(len(batch)):
-            np.testing.assert_array_equal(together[i], _run(fn, case, arith, batch[i:i + 1])[0])
+            np.testing.assert_array_equal(together[i], _run(fn, case, arith, batch[i : i + 1])[0])
 
 
 def _fx(shape, el_type, frac=4, data=None):
-    return MliTensor(name="t", role=Role.ACTIVATION, shape=shape, el_type=el_type, frac_bits=frac, data=data)
+    return MliTensor(
+        name="t", role=Role.ACTIVATION, shape=shape, el_type=el_type, frac_bits=frac, data=data
+    )
 
 
 def test_unsupported_type_combination():
@@ -138,8 +160,15 @@ RNN_DENSE = [f"rnn_dense_{t}" for t in _TYPES]
 def _run_rnn_dense(case, arith, xs=None):
     t, k = case.tensors, case.cfg["inputs_num"]
     xs = [t[f"in{i}"].data[None] for i in range(k)] if xs is None else xs
-    return mac.rnn_dense(xs, [t[f"in{i}"] for i in range(k)], [t[f"weights{i}"] for i in range(k)],
-                         t["bias"], t["out"], case.cfg, arith)
+    return mac.rnn_dense(
+        xs,
+        [t[f"in{i}"] for i in range(k)],
+        [t[f"weights{i}"] for i in range(k)],
+        t["bias"],
+        t["out"],
+        case.cfg,
+        arith,
+    )
 
 
 @pytest.mark.parametrize("kernel", RNN_DENSE)
@@ -166,10 +195,12 @@ def test_rnn_dense_batch_equals_one_by_one(kernel):
         batches = []
         for x in singles:
             info = np.iinfo(x.dtype)
-            noise = rng.integers(info.min, info.max, size=(3,) + x.shape, endpoint=True).astype(x.dtype)
+            noise = rng.integers(info.min, info.max, size=(3,) + x.shape, endpoint=True).astype(
+                x.dtype
+            )
             batches.append(np.concatenate([x[None], noise]))
         together = _run_rnn_dense(case, arith, batches)
         np.testing.assert_array_equal(together[0], case.expected["out"])
         for j in range(4):
-            alone = _run_rnn_dense(case, arith, [b[j:j + 1] for b in batches])
+            alone = _run_rnn_dense(case, arith, [b[j : j + 1] for b in batches])
             np.testing.assert_array_equal(together[j], alone[0])

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mlitool.execute.mli_kernels import rnn
 from tests.support.golden import MODES, arith_of, load
 from tests.support.paths import shared_path
-from mlitool.execute.mli_kernels import rnn
 
 _TYPES = ("sa8_sa8_sa32", "fx16", "fx16_fx8_fx8")
 KERNELS = [f"{cell}_cell_{t}" for cell in ("lstm", "gru") for t in _TYPES]
@@ -33,8 +33,10 @@ def test_golden(mode, kernel):
         want = case.expected["out"]
         assert out.shape == (1,) + want.shape and out.dtype == want.dtype
         if not np.array_equal(out[0], want):
-            bad.append(f"case {case.index} [{case.tags}]: out differs in {int((out[0] != want).sum())} "
-                       f"of {want.size}")
+            bad.append(
+                f"case {case.index} [{case.tags}]: out differs in {int((out[0] != want).sum())} "
+                f"of {want.size}"
+            )
         if cell is not None and not np.array_equal(cell[0], case.expected["cell"]):
             bad.append(f"case {case.index} [{case.tags}]: cell differs")
     assert not bad, f"{mode}/{kernel}.npz:\n" + "\n".join(bad)
@@ -50,7 +52,9 @@ def test_batch_equals_one_by_one(kernel):
 
         def batch(a):
             info = np.iinfo(a.dtype)
-            noise = rng.integers(info.min, info.max, size=(2,) + a.shape, endpoint=True).astype(a.dtype)
+            noise = rng.integers(info.min, info.max, size=(2,) + a.shape, endpoint=True).astype(
+                a.dtype
+            )
             return np.concatenate([a[None], noise])
 
         x, h0 = batch(t["in"].data), batch(t["prev_out"].data)
@@ -58,8 +62,14 @@ def test_batch_equals_one_by_one(kernel):
         out, cell = _run(kernel, case, arith, x, h0, c0)
         np.testing.assert_array_equal(out[0], case.expected["out"])
         for j in range(3):
-            one_out, one_cell = _run(kernel, case, arith, x[j:j + 1], h0[j:j + 1],
-                                     None if c0 is None else c0[j:j + 1])
+            one_out, one_cell = _run(
+                kernel,
+                case,
+                arith,
+                x[j : j + 1],
+                h0[j : j + 1],
+                None if c0 is None else c0[j : j + 1],
+            )
             np.testing.assert_array_equal(out[j], one_out[0])
             if cell is not None:
                 np.testing.assert_array_equal(cell[j], one_cell[0])

@@ -24,7 +24,7 @@ def ref_asr_rnd(x: int, n: int, bits: int, mode: str) -> int:
         return 0
     half = 1 << (n - 1)
     if mode == UP:
-        return min(x + half, (1 << (bits - 1)) - 1) >> n        # add_sat: half > 0 saturates up only
+        return min(x + half, (1 << (bits - 1)) - 1) >> n  # add_sat: half > 0 saturates up only
     q, r = x >> n, x & ((1 << n) - 1)
     return q + (r > half or (r == half and q & 1))
 
@@ -38,7 +38,7 @@ def ties(n: int, bits: int) -> list[int]:
     for k in range(-5, 5):
         for d in (-1, 0, 1):
             values.add(k * (1 << n) + half + d)
-    for k in (lo >> n, (hi >> n) - 1):          # ties at both ends of the range
+    for k in (lo >> n, (hi >> n) - 1):  # ties at both ends of the range
         values.add(k * (1 << n) + half)
     return sorted(v for v in values if lo <= v <= hi)
 
@@ -90,7 +90,9 @@ def test_round_scaled_ties(mode):
             np.testing.assert_array_equal(got, want, err_msg=f"n={n} mul={mul}")
 
 
-def ref_sa8_result(acc: int, mul: int, shift: int, out_zp: int, mode: str, full_accu: bool) -> tuple[int, bool]:
+def ref_sa8_result(
+    acc: int, mul: int, shift: int, out_zp: int, mode: str, full_accu: bool
+) -> tuple[int, bool]:
     """mli-arithmetic.md section 5, "Output", on one value: (the int8 output, whether the final
     rounding shift met a tie)."""
     pre = 0
@@ -130,14 +132,19 @@ def test_sa8_result_ties(mode, full_accu, paths_off, monkeypatch):
     for mul in (1 << 30, 3 << 28, -(5 << 27)) if not full_accu else (1, 3, -(1 << 12)):
         for shift in range(17, 80) if not full_accu else range(1, 64):
             # The accumulator's extremes alone: |acc| = 2^31 leaves the int64 shortcut.
-            for acc in (_tie_accumulators(mul, shift, mode, full_accu), [(1 << 31) - 1, -(1 << 31)]):
+            for acc in (
+                _tie_accumulators(mul, shift, mode, full_accu),
+                [(1 << 31) - 1, -(1 << 31)],
+            ):
                 want = [ref_sa8_result(v, mul, shift, 3, mode, full_accu) for v in acc]
-                got = macquant.sa8_result(np.array(acc, dtype=np.int64), np.array([mul]), np.array([shift]),
-                                          3, arith)
-                np.testing.assert_array_equal(got, [o for o, _ in want], err_msg=f"mul={mul} shift={shift}")
+                got = macquant.sa8_result(
+                    np.array(acc, dtype=np.int64), np.array([mul]), np.array([shift]), 3, arith
+                )
+                np.testing.assert_array_equal(
+                    got, [o for o, _ in want], err_msg=f"mul={mul} shift={shift}"
+                )
                 inside_ties += sum(tie and -128 < o < 127 for o, tie in want)
-    assert inside_ties > 300          # ties that decide an output inside int8, not on the clamp
-
+    assert inside_ties > 300  # ties that decide an output inside int8, not on the clamp
 
 
 def test_rdbpot_ties():

@@ -18,7 +18,9 @@ from tests.support.lstm_models import float_lstm_model, int8_lstm_model
 from tests.support.tflite_build import T, single_op_model
 
 
-def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1, held: bool = False) -> np.ndarray:
+def _compare(
+    tmp_path, model: bytes, samples: int = 12, seed: int = 1, held: bool = False
+) -> np.ndarray:
     """Our outputs equal LiteRT's on random int8 inputs (`held`: each sample's first step repeated
     over the sequence, batch-major models only)."""
     path = tmp_path / "lstm.tflite"
@@ -35,22 +37,26 @@ def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1, held: boo
     return ref
 
 
-@pytest.mark.parametrize("case", [
-    {},
-    {"x_zp": 17, "h_zp": -5},                    # zero points folded into both biases
-    {"hidden_zp": 9},                            # the hidden intermediate's own zero point
-    {"cell_power": -11},                         # tanh of a Q4.11 cell state
-    {"cell_power": -15, "gate_gain": 3.0},       # saturating gates, a small cell range
-    {"cell_power": -9},
-    {"cell_clip": 0.90007},                      # clip 3686.7 LSB: truncated, as TFLite
-    {"cifg": True},                              # input gate = 1 - forget gate
-    {"time_major": True},
-    {"batch": 3},                                # a model batch of 3 sequences
-    {"steps": 1, "features": 1, "cells": 1},
-], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()) or "plain")
+@pytest.mark.parametrize(
+    "case",
+    [
+        {},
+        {"x_zp": 17, "h_zp": -5},  # zero points folded into both biases
+        {"hidden_zp": 9},  # the hidden intermediate's own zero point
+        {"cell_power": -11},  # tanh of a Q4.11 cell state
+        {"cell_power": -15, "gate_gain": 3.0},  # saturating gates, a small cell range
+        {"cell_power": -9},
+        {"cell_clip": 0.90007},  # clip 3686.7 LSB: truncated, as TFLite
+        {"cifg": True},  # input gate = 1 - forget gate
+        {"time_major": True},
+        {"batch": 3},  # a model batch of 3 sequences
+        {"steps": 1, "features": 1, "cells": 1},
+    ],
+    ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()) or "plain",
+)
 def test_integer_lstm_equals_litert(case, tmp_path):
     out = _compare(tmp_path, int8_lstm_model(**case))
-    assert len(np.unique(out)) > min(out.size // 4, 8)          # not a constant output
+    assert len(np.unique(out)) > min(out.size // 4, 8)  # not a constant output
 
 
 # An input held over the sequence drives gates and cells into saturation, where a wrong bound or
@@ -58,12 +64,16 @@ def test_integer_lstm_equals_litert(case, tmp_path):
 # of a Q5.10 state beyond 16, whose tanh takes exp below -32 (gemmlowp clamps it to 0); the hidden
 # multiplier's float32 product rounding the saturated sigmoid(8) * tanh(8) = 32756 * 32767 to 88
 # at this hidden scale (87 in float64).
-@pytest.mark.parametrize("case", [
-    {"hidden_zp": -100},
-    {"cifg": True, "gate_gain": 3.0, "cell_power": -15},
-    {"cell_power": -10, "gate_gain": 3.0, "steps": 40},
-    {"gate_gain": 5.0, "steps": 12, "hidden_scale": 0.011424037627875805},
-], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()))
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"hidden_zp": -100},
+        {"cifg": True, "gate_gain": 3.0, "cell_power": -15},
+        {"cell_power": -10, "gate_gain": 3.0, "steps": 40},
+        {"gate_gain": 5.0, "steps": 12, "hidden_scale": 0.011424037627875805},
+    ],
+    ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()),
+)
 def test_integer_lstm_saturated_equals_litert(case, tmp_path):
     out = _compare(tmp_path, int8_lstm_model(**case), samples=16, held=True)
     assert (out == -128).any() or "hidden_zp" not in case
@@ -81,10 +91,17 @@ def test_cell_scale_outside_tanh_range_is_refused(power, tmp_path):
         run_graph(g, {g.inputs[0]: x}, "tflite")
 
 
-@pytest.mark.parametrize("slots_from, what", [
-    ({9: 13}, "peephole"), ({11: 13}, "peephole"), ({16: 6}, "projection"), ({17: 13}, "projection"),
-    ({20: 13}, "layer normalization"), ({23: 13}, "layer normalization"),
-])
+@pytest.mark.parametrize(
+    "slots_from, what",
+    [
+        ({9: 13}, "peephole"),
+        ({11: 13}, "peephole"),
+        ({16: 6}, "projection"),
+        ({17: 13}, "projection"),
+        ({20: 13}, "layer normalization"),
+        ({23: 13}, "layer normalization"),
+    ],
+)
 def test_optional_parts_are_refused(slots_from, what, tmp_path):
     """A part the integer kernel does not compute is refused, never silently left out (the
     optional slots filled with tensors of valid shapes)."""
@@ -113,27 +130,35 @@ def test_16bit_tables_equal_litert_on_every_input(op, table, tmp_path):
     is gemmlowp's FixedPoint<int16_t, 3> function: all 65,536 inputs compared."""
     litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
     path = tmp_path / "act.tflite"
-    path.write_bytes(single_op_model(op, [T([1, 65536], dtype="int16", scale=2.0 ** -12)],
-                                     [T([1, 65536], dtype="int16", scale=2.0 ** -15)]))
+    path.write_bytes(
+        single_op_model(
+            op,
+            [T([1, 65536], dtype="int16", scale=2.0**-12)],
+            [T([1, 65536], dtype="int16", scale=2.0**-15)],
+        )
+    )
     it = litert.Interpreter(model_path=str(path), num_threads=1)
     it.allocate_tensors()
-    it.set_tensor(it.get_input_details()[0]["index"],
-                  np.arange(-32768, 32768, dtype=np.int16).reshape(1, -1))
+    it.set_tensor(
+        it.get_input_details()[0]["index"], np.arange(-32768, 32768, dtype=np.int16).reshape(1, -1)
+    )
     it.invoke()
-    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"])[0],
-                                  table(3))
+    np.testing.assert_array_equal(it.get_tensor(it.get_output_details()[0]["index"])[0], table(3))
 
 
-@pytest.mark.parametrize("slots_from, words", [
-    ({4: 8}, "input 4 has shape [7, 7], expected [7, 5]"),
-    ({13: -1}, "omits required input(s) [13]"),
-    ({1: -1}, "only some of the input gate's tensors"),
-    ({19: 13}, "state input 19 has 7 elements, expected 14"),
-    ({18: 13}, "state input 18 has 7 elements, expected 14"),
-    ({4: 13}, "input 4 has shape [7], expected rank 2"),
-    ({5: -1}, "only some of the input gate's tensors"),
-    ({12: -1}, "only some of the input gate's tensors"),      # LiteRT: SIGSEGV
-])
+@pytest.mark.parametrize(
+    "slots_from, words",
+    [
+        ({4: 8}, "input 4 has shape [7, 7], expected [7, 5]"),
+        ({13: -1}, "omits required input(s) [13]"),
+        ({1: -1}, "only some of the input gate's tensors"),
+        ({19: 13}, "state input 19 has 7 elements, expected 14"),
+        ({18: 13}, "state input 18 has 7 elements, expected 14"),
+        ({4: 13}, "input 4 has shape [7], expected rank 2"),
+        ({5: -1}, "only some of the input gate's tensors"),
+        ({12: -1}, "only some of the input gate's tensors"),  # LiteRT: SIGSEGV
+    ],
+)
 def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, capsys):
     from tests.cli.test_bad_input import run_main
 
@@ -141,8 +166,19 @@ def test_malformed_lstm_is_refused_in_one_line(slots_from, words, tmp_path, caps
     path.write_bytes(int8_lstm_model(batch=2, slots_from=slots_from))
     npy = tmp_path / "x.npy"
     np.save(npy, np.zeros((1, 2, 6, 5), np.int8))
-    code, _, err = run_main(["run", str(path), "--mode", "tflite", "--input", str(npy),
-                             "--npz", str(tmp_path / "o.npz")], capsys)
+    code, _, err = run_main(
+        [
+            "run",
+            str(path),
+            "--mode",
+            "tflite",
+            "--input",
+            str(npy),
+            "--npz",
+            str(tmp_path / "o.npz"),
+        ],
+        capsys,
+    )
     assert code == 2 and len(err.strip().splitlines()) == 1, err
     assert "malformed graph: op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and words in err, err
 
@@ -164,13 +200,17 @@ def test_projection_lstm_is_well_formed(tmp_path):
     assert problems(read_model(path).main) == []
 
 
-@pytest.mark.parametrize("case", [
-    {"batch": 2, "projection": 3},
-    {"batch": 3, "projection": 3, "projection_bias": True, "proj_clip": 0.15},
-    {"batch": 2, "projection": 6, "projection_bias": True, "time_major": True},
-    {"batch": 2, "peephole": True},
-    {"peephole": True, "projection": 2, "projection_bias": True},
-], ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()))
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"batch": 2, "projection": 3},
+        {"batch": 3, "projection": 3, "projection_bias": True, "proj_clip": 0.15},
+        {"batch": 2, "projection": 6, "projection_bias": True, "time_major": True},
+        {"batch": 2, "peephole": True},
+        {"peephole": True, "projection": 2, "projection_bias": True},
+    ],
+    ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()),
+)
 def test_float_lstm_equals_litert(case, tmp_path):
     """float mode's LSTM (float models, and the accuracy reference of int8 ones) against
     LiteRT's float kernel: projection with bias and clip, peephole, model batches > 1."""
@@ -187,7 +227,7 @@ def test_float_lstm_equals_litert(case, tmp_path):
     ours = run_graph(g, {g.inputs[0]: x}, "float")[y]
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-6)
     if case.get("proj_clip"):
-        assert np.abs(ref).max() == np.float32(case["proj_clip"])   # the clip is reached
+        assert np.abs(ref).max() == np.float32(case["proj_clip"])  # the clip is reached
 
 
 def test_float_lstm_run_cli(tmp_path, capsys):
@@ -199,19 +239,30 @@ def test_float_lstm_run_cli(tmp_path, capsys):
 
     x = np.random.default_rng(4).uniform(-1, 1, (2, 2, 3, 4)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
-    for name, model in (("proj", float_lstm_model(batch=2, projection=3)),
-                        ("norm", float_lstm_model(layer_norm=True, batch=2))):
+    for name, model in (
+        ("proj", float_lstm_model(batch=2, projection=3)),
+        ("norm", float_lstm_model(layer_norm=True, batch=2)),
+    ):
         path = tmp_path / f"{name}.tflite"
         path.write_bytes(model)
-        code, _, err = run_main(["run", str(path), "--mode", "float", "--input",
-                                 str(tmp_path / "x.npy"), "--npz", str(tmp_path / "o.npz")],
-                                capsys)
+        code, _, err = run_main(
+            [
+                "run",
+                str(path),
+                "--mode",
+                "float",
+                "--input",
+                str(tmp_path / "x.npy"),
+                "--npz",
+                str(tmp_path / "o.npz"),
+            ],
+            capsys,
+        )
         if name == "proj":
             assert code == 0, err
             g = read(path).main
             ref = run_litert(path, g, {0: x}, [g.outputs[0]])[g.outputs[0]]
-            np.testing.assert_allclose(np.load(tmp_path / "o.npz")["y"], ref, rtol=1e-5,
-                                       atol=1e-6)
+            np.testing.assert_allclose(np.load(tmp_path / "o.npz")["y"], ref, rtol=1e-5, atol=1e-6)
         else:
             assert code == 4 and len(err.strip().splitlines()) == 1, err
             assert "op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and "layer normalization" in err

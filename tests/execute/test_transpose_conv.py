@@ -14,8 +14,10 @@ from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.tconv_models import INT8_CASES, WIDE_CASES, decoder_model, tconv_model
 
-CASES = {**{f"int8_{k}": v for k, v in INT8_CASES.items()},
-         **{f"16x8_{k}": v for k, v in WIDE_CASES.items()}}
+CASES = {
+    **{f"int8_{k}": v for k, v in INT8_CASES.items()},
+    **{f"16x8_{k}": v for k, v in WIDE_CASES.items()},
+}
 
 
 def _litert(path, g, x):
@@ -42,16 +44,16 @@ def test_tflite_mode_is_litert(name, tmp_path):
     assert ours.dtype == ref.dtype
     np.testing.assert_array_equal(ours, ref)
     info = np.iinfo(ours.dtype)
-    assert len(np.unique(ours)) > 25                     # real values, not a saturated constant
+    assert len(np.unique(ours)) > 25  # real values, not a saturated constant
     assert np.mean((ours == info.min) | (ours == info.max)) < 0.05
 
 
-@pytest.mark.parametrize("padding,out_hw,act", [("SAME", (10, 12), "NONE"),
-                                                ("SAME", (9, 11), "RELU"),
-                                                ("VALID", (11, 13), "RELU6")])
+@pytest.mark.parametrize(
+    "padding,out_hw,act",
+    [("SAME", (10, 12), "NONE"), ("SAME", (9, 11), "RELU"), ("VALID", (11, 13), "RELU6")],
+)
 def test_float_mode_is_litert_float(padding, out_hw, act, tmp_path):
-    path = tconv_model(tmp_path / "f.tflite", kind="float", padding=padding, out_hw=out_hw,
-                       act=act)
+    path = tconv_model(tmp_path / "f.tflite", kind="float", padding=padding, out_hw=out_hw, act=act)
     g = read(path).main
     x = np.random.default_rng(2).normal(0, 1, (8,) + tuple(g.tensors[g.inputs[0]].shape))
     x = x.astype(np.float32)
@@ -111,5 +113,5 @@ def test_verify_16x8_fx16_costs_a_few_int16_lsb(tmp_path, capsys):
     doc = _verify(tconv_model(tmp_path / "w.tflite", **WIDE_CASES["same_s2"]), "fx16", capsys)
     out = doc["outputs"][0]
     assert doc["references"]["tflite"] is True
-    assert 0 < out["vs_tflite"]["max_lsb"] <= 4              # measured: 2 (frac-bit rounding)
+    assert 0 < out["vs_tflite"]["max_lsb"] <= 4  # measured: 2 (frac-bit rounding)
     assert out["vs_float"]["snr_db"] > 60

@@ -19,17 +19,37 @@ def _two_branches(tmp_path, tiny_outputs: tuple[bool, bool]):
 
     # Consistent (in * w / out = 1), but 1e-39 needs 144 frac bits: MLI keeps them in an int8.
     def branch(tiny: bool, k: int) -> list[T]:
-        return [T([1, 4], name=f"in{k}", scale=[1e-20 if tiny else 0.1]),
-                T([4, 4], data=w, name=f"w{k}", scale=[1e-19 if tiny else 0.01] * 4,
-                  zero_point=[0] * 4),
-                T([1, 4], name=f"out{k}", scale=[1e-39 if tiny else 0.05])]
-    tensors = branch(tiny_outputs[0], 0) + branch(tiny_outputs[1], 1) + [
-        T([1, 4], name="out2", scale=[1e-39 if tiny_outputs[1] else 0.05])]
+        return [
+            T([1, 4], name=f"in{k}", scale=[1e-20 if tiny else 0.1]),
+            T(
+                [4, 4],
+                data=w,
+                name=f"w{k}",
+                scale=[1e-19 if tiny else 0.01] * 4,
+                zero_point=[0] * 4,
+            ),
+            T([1, 4], name=f"out{k}", scale=[1e-39 if tiny else 0.05]),
+        ]
+
+    tensors = (
+        branch(tiny_outputs[0], 0)
+        + branch(tiny_outputs[1], 1)
+        + [T([1, 4], name="out2", scale=[1e-39 if tiny_outputs[1] else 0.05])]
+    )
     fc = options("FullyConnectedOptions")
     path = tmp_path / "branches.tflite"
-    path.write_bytes(graph_model(tensors, [("FULLY_CONNECTED", [0, 1, -1], [2], fc),
-                                           ("FULLY_CONNECTED", [3, 4, -1], [5], fc),
-                                           ("RELU", [5], [6], None)], [0, 3], [2, 6]))
+    path.write_bytes(
+        graph_model(
+            tensors,
+            [
+                ("FULLY_CONNECTED", [0, 1, -1], [2], fc),
+                ("FULLY_CONNECTED", [3, 4, -1], [5], fc),
+                ("RELU", [5], [6], None),
+            ],
+            [0, 3],
+            [2, 6],
+        )
+    )
     return read(path).main
 
 
@@ -40,10 +60,10 @@ def test_every_refused_layer_is_listed_with_a_remedy(tmp_path):
     text = str(exc.value)
     assert text.startswith("2 layers cannot be lowered: ")
     assert "op 0 (FULLY_CONNECTED)" in text and "op 1 (FULLY_CONNECTED)" in text
-    assert "op 2 (RELU)" not in text                    # reads a refused layer: not piled on
+    assert "op 2 (RELU)" not in text  # reads a refused layer: not piled on
     assert "out0" in text and "out1" in text
-    assert text.count('remedy: run this layer in fx16, [[layer]] index = ') == 2
-    assert 'index = 0 format' in text and 'index = 1 format' in text
+    assert text.count("remedy: run this layer in fx16, [[layer]] index = ") == 2
+    assert "index = 0 format" in text and "index = 1 format" in text
     # One refused layer: just its message, the same as before.
     with pytest.raises(UnsupportedError) as exc:
         lower(_two_branches(tmp_path, (False, True)))

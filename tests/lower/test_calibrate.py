@@ -10,10 +10,9 @@ from mlitool.calibrate import calibration_ranges, collect_ranges
 from mlitool.errors import InputDataError, OptionError
 from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
-from mlitool.tflite.reader import read_model
 from mlitool.pipeline import ModelOptions
+from mlitool.tflite.reader import read_model
 from mlitool.verify.command import VerifyOptions, verify
-
 from tests.support.paths import SAMPLES, shared_path
 
 
@@ -24,13 +23,16 @@ def cnn():
 
 def _float_activations(graph, data):
     values = run_graph(graph, {graph.inputs[0]: data}, "float", keep=True)
-    return {i: v for i, v in values.items()
-            if not graph.tensors[i].is_constant and np.asarray(v).dtype.kind == "f"}
+    return {
+        i: v
+        for i, v in values.items()
+        if not graph.tensors[i].is_constant and np.asarray(v).dtype.kind == "f"
+    }
 
 
 def test_minmax_equals_numpy_over_all_activations(cnn):
     graph, data = cnn
-    ranges = collect_ranges(graph, data, "minmax", batch=7)      # uneven batches
+    ranges = collect_ranges(graph, data, "minmax", batch=7)  # uneven batches
     values = _float_activations(graph, data)
     assert set(ranges) == set(values)
     for i, v in values.items():
@@ -71,15 +73,19 @@ def test_convert_uses_the_calibration(tmp_path):
     first = next(t for t in mli.tensors.values() if t.source_index == graph.ops[0].outputs[0])
     scale, zp = Q.sa8_params_from_range(*ranges[graph.ops[0].outputs[0]])
     assert int(first.zero_point[0]) == zp
-    assert abs(first.real_scale()[0] / scale - 1) < 2 ** -14
+    assert abs(first.real_scale()[0] / scale - 1) < 2**-14
 
 
 # Output SNR (dB) vs the float model, ROUND_MODE CONVERGENT / FULL_ACCU ON. Calibrated on 64 random
 # inputs (seed 0), verified on 8 others (seed 1); cnn_float on its own calibration set.
 # Measured: vww 47.9/81.1 (sa8/fx16), resnet8 20.4/52.0, ad01 22.5/63.2, hello_world 29.3/76.8,
 # cnn 27.4/78.5 (32 samples); asserted with 3 dB margin below the 8-sample figures.
-FLOAT_MODELS = {"vww_96_float": ("mlperf_tiny", 43, 76), "resnet8_float": ("mlperf_tiny", 16, 47),
-                "ad01_float": ("mlperf_tiny", 18, 58), "hello_world_float": ("tflm", 25, 70)}
+FLOAT_MODELS = {
+    "vww_96_float": ("mlperf_tiny", 43, 76),
+    "resnet8_float": ("mlperf_tiny", 16, 47),
+    "ad01_float": ("mlperf_tiny", 18, 58),
+    "hello_world_float": ("tflm", 25, 70),
+}
 
 
 @pytest.mark.parametrize("name", sorted(FLOAT_MODELS))
@@ -90,16 +96,19 @@ def test_float_models_verify_after_calibration(name, tmp_path):
     cal = tmp_path / "cal.npy"
     np.save(cal, random_inputs(graph, 64, 0)[graph.inputs[0]])
     for fmt, bound in (("sa8", sa8_db), ("fx16", fx16_db)):
-        doc = verify(path, ModelOptions(format=fmt, calibration=cal),
-                     VerifyOptions(samples=8, seed=1))
+        doc = verify(
+            path, ModelOptions(format=fmt, calibration=cal), VerifyOptions(samples=8, seed=1)
+        )
         snr = doc["outputs"][0]["vs_float"]["snr_db"]
         assert snr >= bound, (fmt, snr)
 
 
 def test_cnn_float_verifies_after_calibration():
     for fmt, bound in (("sa8", 24), ("fx16", 75)):
-        doc = verify(SAMPLES / "cnn_float.tflite",
-                     ModelOptions(format=fmt, calibration=SAMPLES / "cnn_calib.npy"),
-                     VerifyOptions(input=SAMPLES / "cnn_calib.npy"))
+        doc = verify(
+            SAMPLES / "cnn_float.tflite",
+            ModelOptions(format=fmt, calibration=SAMPLES / "cnn_calib.npy"),
+            VerifyOptions(input=SAMPLES / "cnn_calib.npy"),
+        )
         assert doc["outputs"][0]["vs_float"]["snr_db"] >= bound
         assert doc["outputs"][0]["top1"]["vs_float"] == 1.0

@@ -19,8 +19,12 @@ from tests.support.paths import ROOT, SAMPLES
 
 # OpenBLAS core types and the /proc/cpuinfo flags their kernels need (pni is SSE3). Zen is left
 # out: OpenBLAS 0.3 runs it on Haswell's kernels.
-CORES = {"Prescott": {"pni"}, "Nehalem": {"ssse3", "sse4_2"}, "Sandybridge": {"avx"},
-         "Haswell": {"avx2", "fma"}}
+CORES = {
+    "Prescott": {"pni"},
+    "Nehalem": {"ssse3", "sse4_2"},
+    "Sandybridge": {"avx"},
+    "Haswell": {"avx2", "fma"},
+}
 # Calibration batch per run: every split differs from the others (12 samples).
 BATCHES = [1, 5, 7, 12, 3]
 
@@ -71,7 +75,8 @@ def _numpy_features() -> dict:
 def _dynamic_openblas() -> bool:
     blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
     return "openblas" in blas.get("name", "") and "DYNAMIC_ARCH" in blas.get(
-        "openblas configuration", "")
+        "openblas configuration", ""
+    )
 
 
 def test_calibration_and_emitted_bytes_do_not_depend_on_blas_kernel_or_batch(tmp_path):
@@ -83,18 +88,29 @@ def test_calibration_and_emitted_bytes_do_not_depend_on_blas_kernel_or_batch(tmp
         pytest.skip(f"this CPU runs fewer than two OpenBLAS core types ({cores})")
     cal = tmp_path / "cal.npy"
     np.save(cal, np.load(SAMPLES / "cnn_calib.npy")[:12])
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OPENBLAS_CORETYPE", "NPY_DISABLE_CPU_FEATURES")
+    }
     setups = {core: {"OPENBLAS_CORETYPE": core} for core in cores}
-    if _numpy_features().get("X86_V3"):          # numpy's exp / tanh differ without AVX2 + FMA
+    if _numpy_features().get("X86_V3"):  # numpy's exp / tanh differ without AVX2 + FMA
         setups["no numpy AVX2"] = {"NPY_DISABLE_CPU_FEATURES": "X86_V3"}
     runs = {}
     for (label, extra), batch in zip(setups.items(), BATCHES):
         out = tmp_path / label.replace(" ", "_")
-        args = [sys.executable, "-c", _CHILD, str(SAMPLES / "cnn_float.tflite"), str(cal),
-                str(out), str(batch)]
-        done = subprocess.run(args, cwd=ROOT, env={**env, **extra},
-                              capture_output=True, text=True, check=False)
+        args = [
+            sys.executable,
+            "-c",
+            _CHILD,
+            str(SAMPLES / "cnn_float.tflite"),
+            str(cal),
+            str(out),
+            str(batch),
+        ]
+        done = subprocess.run(
+            args, cwd=ROOT, env={**env, **extra}, capture_output=True, text=True, check=False
+        )
         assert done.returncode == 0, f"{label}: {done.stderr[-3000:]}"
         runs[label] = json.loads(done.stdout.splitlines()[-1])
     kernels = {r["core"] for r in runs.values()}
@@ -106,4 +122,4 @@ def test_calibration_and_emitted_bytes_do_not_depend_on_blas_kernel_or_batch(tmp
             assert runs[core][key] == runs[first][key], (key, first, core, runs[core]["core"])
     # The emitted C holds the calibrated parameters: the file set is the one convert writes.
     assert set(runs[first]["files"]) == {"cnn_float.h", "cnn_float.c", "cnn_float.json"}
-    assert len(runs[first]["ranges"]["minmax"]) == 10       # the cnn's activations
+    assert len(runs[first]["ranges"]["minmax"]) == 10  # the cnn's activations

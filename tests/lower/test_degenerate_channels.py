@@ -28,24 +28,54 @@ def run_main(args, capsys):
 def _conv(tmp_path, *, int8: bool):
     rng = np.random.default_rng(4)
     w = rng.normal(0, 0.3, (3, 3, 3, 2)).astype(np.float32)
-    w[1] *= 1e-33                                        # output channel 1: trained to zero
+    w[1] *= 1e-33  # output channel 1: trained to zero
     bias = np.float32([0.05, 0.02, -0.03])
     if int8:
         scales = np.abs(w).reshape(3, -1).max(axis=1) / 127
-        tensors = [T([1, 6, 6, 2], name="x", scale=[1 / 64], zero_point=[0]),
-                   T([3, 3, 3, 2], data=np.round(w / scales[:, None, None, None]).astype(np.int8),
-                     name="w", scale=scales.tolist(), zero_point=[0, 0, 0]),
-                   T([3], dtype="int32", data=np.clip(np.round(bias / (scales.astype(np.float64) / 64)), -2**31,
-                                                      2**31 - 1).astype(np.int32),
-                     name="b", scale=(scales / 64).tolist(), zero_point=[0, 0, 0]),
-                   T([1, 4, 4, 3], name="y", scale=[1 / 32], zero_point=[0])]
+        tensors = [
+            T([1, 6, 6, 2], name="x", scale=[1 / 64], zero_point=[0]),
+            T(
+                [3, 3, 3, 2],
+                data=np.round(w / scales[:, None, None, None]).astype(np.int8),
+                name="w",
+                scale=scales.tolist(),
+                zero_point=[0, 0, 0],
+            ),
+            T(
+                [3],
+                dtype="int32",
+                data=np.clip(
+                    np.round(bias / (scales.astype(np.float64) / 64)), -(2**31), 2**31 - 1
+                ).astype(np.int32),
+                name="b",
+                scale=(scales / 64).tolist(),
+                zero_point=[0, 0, 0],
+            ),
+            T([1, 4, 4, 3], name="y", scale=[1 / 32], zero_point=[0]),
+        ]
     else:
-        tensors = [T([1, 6, 6, 2], dtype="float32", name="x"),
-                   T([3, 3, 3, 2], dtype="float32", data=w, name="w"),
-                   T([3], dtype="float32", data=bias, name="b"),
-                   T([1, 4, 4, 3], dtype="float32", name="y")]
+        tensors = [
+            T([1, 6, 6, 2], dtype="float32", name="x"),
+            T([3, 3, 3, 2], dtype="float32", data=w, name="w"),
+            T([3], dtype="float32", data=bias, name="b"),
+            T([1, 4, 4, 3], dtype="float32", name="y"),
+        ]
     path = tmp_path / f"conv_{'int8' if int8 else 'float'}.tflite"
-    path.write_bytes(graph_model(tensors, [("CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=1, strideW=1, strideH=1))], [0], [3]))
+    path.write_bytes(
+        graph_model(
+            tensors,
+            [
+                (
+                    "CONV_2D",
+                    [0, 1, 2],
+                    [3],
+                    options("Conv2DOptions", padding=1, strideW=1, strideH=1),
+                )
+            ],
+            [0],
+            [3],
+        )
+    )
     return path
 
 
@@ -66,7 +96,7 @@ def test_channel_trained_to_zero_converts_to_sa8(int8, tmp_path, capsys):
     opts = ModelOptions(calibration=None if int8 else tmp_path / "x.npy")
     graph, mli = load(path, opts)
     w = next(t for t in mli.tensors.values() if t.role.value == "weights")
-    assert not w.data[..., 1].any() and w.data[..., 0].any()       # HWCN: channel 1 all zero
+    assert not w.data[..., 1].any() and w.data[..., 0].any()  # HWCN: channel 1 all zero
     assert int(w.scale_frac_bits.max()) <= 127
     # MLI arithmetic against float, per output channel: the zero channel is as good as the rest.
     real = run_graph(graph, {graph.inputs[0]: x}, "float")[graph.outputs[0]]

@@ -16,8 +16,6 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.support.emit_probe import expected_lines, probe_source
-from tests.support.paths import SAMPLES, mli_cflags
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_bridge as B
@@ -27,6 +25,8 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, Role
 from mlitool.tflite.reader import read_model
+from tests.support.emit_probe import expected_lines, probe_source
+from tests.support.paths import SAMPLES, mli_cflags
 from tests.support.tflite_build import T, graph_model, options, single_op_model
 
 WARN = ["-Wall", "-Wextra", "-Werror", "-pedantic"]
@@ -68,8 +68,10 @@ def compiles(mli, tmp_path) -> None:
     c_names = {t["name"]: t["c_name"] for t in manifest["tensors"]}
     (tmp_path / "probe.c").write_text(probe_source(manifest, "net.h"))
     inc = [*mli_cflags("2.0"), "-I", str(tmp_path)]
-    for cmd in (["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"],
-                ["gcc", "-std=c99", *WARN, *inc, "probe.c", "net.o", "-o", "probe"]):
+    for cmd in (
+        ["gcc", "-std=c99", *WARN, *inc, "-c", "net.c", "-o", "net.o"],
+        ["gcc", "-std=c99", *WARN, *inc, "probe.c", "net.o", "-o", "probe"],
+    ):
         res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
         assert res.returncode == 0, res.stderr[:3000]
     res = subprocess.run([str(tmp_path / "probe")], capture_output=True, text=True, check=True)
@@ -82,8 +84,13 @@ def kinds(mli):
 
 # --- element-wise with a broadcast constant -----------------------------------------------------
 
-ELT = {"add_const": "add", "sub_const": "sub", "mul_const": "mul", "minimum_const": "min",
-       "maximum_const": "max"}
+ELT = {
+    "add_const": "add",
+    "sub_const": "sub",
+    "mul_const": "mul",
+    "minimum_const": "min",
+    "maximum_const": "max",
+}
 
 
 @pytest.mark.parametrize("name", sorted(ELT))
@@ -110,14 +117,19 @@ def test_eltwise_constant_fx16():
     real = graph.tensors[graph.ops[0].inputs[1]]
     want = real.quant.dequantize(np.asarray(real.data))
     assert c.shape == (4, 4, 8) and c.el_type == ElType.FX16
-    np.testing.assert_allclose(c.data[2, 3] * 2.0 ** -c.frac_bits, want, atol=2.0 ** -c.frac_bits)
+    np.testing.assert_allclose(c.data[2, 3] * 2.0**-c.frac_bits, want, atol=2.0**-c.frac_bits)
 
 
 def test_uniform_constant_becomes_a_scalar(tmp_path):
     const = np.full((6,), 37, np.int8)
-    graph = built(tmp_path, "add_u", "ADD", [act((1, 3, 2, 6)), T((6,), "int8", 0.02, 4,
-                                                                      data=const)],
-                  [act((1, 3, 2, 6), 0.07, 1)], options("AddOptions"))
+    graph = built(
+        tmp_path,
+        "add_u",
+        "ADD",
+        [act((1, 3, 2, 6)), T((6,), "int8", 0.02, 4, data=const)],
+        [act((1, 3, 2, 6), 0.07, 1)],
+        options("AddOptions"),
+    )
     mli = lower(graph, format="sa8")
     c = mli.tensor(mli.layers[0].inputs[1])
     assert c.shape == () and int(c.data) == 37 and any("scalar" in n for n in c.notes)
@@ -127,9 +139,14 @@ def test_uniform_constant_becomes_a_scalar(tmp_path):
 def test_broadcast_constant_on_the_left_and_over_rows(tmp_path):
     """SUB(const, x) with a [3, 1, 1] constant broadcast over [1, 3, 2, 4]."""
     const = np.array([-100, 5, 90], np.int8).reshape(3, 1, 1)
-    graph = built(tmp_path, "sub_l", "SUB", [T((3, 1, 1), "int8", 0.03, -2, data=const),
-                                             act((1, 3, 2, 4))],
-                  [act((1, 3, 2, 4), 0.08, 3)], options("SubOptions"))
+    graph = built(
+        tmp_path,
+        "sub_l",
+        "SUB",
+        [T((3, 1, 1), "int8", 0.03, -2, data=const), act((1, 3, 2, 4))],
+        [act((1, 3, 2, 4), 0.08, 3)],
+        options("SubOptions"),
+    )
     mli = lower(graph, format="sa8")
     c, x = (mli.tensor(n) for n in mli.layers[0].inputs)
     assert c.role == Role.PARAM and c.shape == x.shape == (3, 2, 4)
@@ -138,8 +155,14 @@ def test_broadcast_constant_on_the_left_and_over_rows(tmp_path):
 
 
 def test_broadcast_activation_is_one_call_per_pixel(tmp_path):
-    graph = built(tmp_path, "add_aa", "ADD", [act((1, 1, 1, 8)), act((1, 4, 4, 8))],
-                  [act((1, 4, 4, 8))], options("AddOptions"))
+    graph = built(
+        tmp_path,
+        "add_aa",
+        "ADD",
+        [act((1, 1, 1, 8)), act((1, 4, 4, 8))],
+        [act((1, 4, 4, 8))],
+        options("AddOptions"),
+    )
     mli = lower(graph, format="sa8")
     (layer,) = mli.layers
     assert layer.calls.dims == 2 and [mli.tensor(v).shape for v in layer.calls.views] == [(8,)] * 3
@@ -155,11 +178,15 @@ def test_eltwise_constant_compiles(tmp_path):
 
 # --- fully connected over several rows ----------------------------------------------------------
 
+
 def test_fc_keep_dims_as_pointwise_conv():
     graph = sample("fully_connected_keep_dims")
     mli = lower(graph, format="sa8")
-    assert kinds(mli) == [("view", ""), ("conv2d", "mli_krn_conv2d_hwcn_sa8_sa8_sa32"),
-                          ("view", "")]
+    assert kinds(mli) == [
+        ("view", ""),
+        ("conv2d", "mli_krn_conv2d_hwcn_sa8_sa8_sa32"),
+        ("view", ""),
+    ]
     view_in, conv, view_out = mli.layers
     x, xr = mli.tensor(view_in.inputs[0]), mli.tensor(view_in.outputs[0])
     assert x.role == Role.INPUT and x.shape == (4, 16)
@@ -167,15 +194,23 @@ def test_fc_keep_dims_as_pointwise_conv():
     w = mli.tensor(conv.weights)
     wt = graph.tensors[graph.ops[0].inputs[1]]
     assert w.shape == (1, 1, 16, 8) and w.layout == "HWCN" and w.dim == 3
-    np.testing.assert_array_equal(w.data[0, 0], np.asarray(wt.data).T)      # (N, M)
+    np.testing.assert_array_equal(w.data[0, 0], np.asarray(wt.data).T)  # (N, M)
     assert len(w.scale) == 8 and mli.tensor(conv.bias).shape == (8,)
-    assert conv.cfg == {"relu_type": 0, "stride_width": 1, "stride_height": 1,
-                        "padding_left": 0, "padding_right": 0, "padding_top": 0,
-                        "padding_bottom": 0, "dilation_width": 1, "dilation_height": 1}
+    assert conv.cfg == {
+        "relu_type": 0,
+        "stride_width": 1,
+        "stride_height": 1,
+        "padding_left": 0,
+        "padding_right": 0,
+        "padding_top": 0,
+        "padding_bottom": 0,
+        "dilation_width": 1,
+        "dilation_height": 1,
+    }
     y_hwc, y = mli.tensor(conv.outputs[0]), mli.tensor(view_out.outputs[0])
     assert y_hwc.shape == (4, 1, 8) and y.shape == (4, 8) and y.buffer == y_hwc.name
     assert y.role == Role.OUTPUT and mli.outputs == [y.name]
-    assert worst_lsb(graph, mli) <= 1            # MAC requantization, as the other MAC layers
+    assert worst_lsb(graph, mli) <= 1  # MAC requantization, as the other MAC layers
 
 
 def test_fc_rows_fx16():
@@ -183,27 +218,35 @@ def test_fc_rows_fx16():
     mli = lower(graph, format="fx16")
     assert [layer.kernel for layer in mli.layers if layer.kernel] == ["mli_krn_conv2d_hwcn_fx16"]
     assert mli.tensor(mli.layers[1].weights).shape == (1, 1, 16, 8)
-    assert worst_lsb(graph, mli) <= 1            # FX16 real values, quantized back to int8
+    assert worst_lsb(graph, mli) <= 1  # FX16 real values, quantized back to int8
 
 
-@pytest.mark.parametrize("in_shape,keep,out_shape", [((1, 4, 16), False, (4, 8)),
-                                                     ((4, 16), False, (4, 8)),
-                                                     ((1, 2, 3, 16), True, (1, 2, 3, 8))])
+@pytest.mark.parametrize(
+    "in_shape,keep,out_shape",
+    [((1, 4, 16), False, (4, 8)), ((4, 16), False, (4, 8)), ((1, 2, 3, 16), True, (1, 2, 3, 8))],
+)
 def test_fc_rows_shapes(tmp_path, in_shape, keep, out_shape):
     rng = np.random.default_rng(11)
     w = rng.integers(-127, 128, (8, 16)).astype(np.int8)
     b = rng.integers(-2000, 2000, (8,)).astype(np.int32)
-    graph = built(tmp_path, "fc", "FULLY_CONNECTED",
-                  [act(in_shape, 0.04, 5), T((8, 16), "int8", 0.01, 0, data=w),
-                   T((8,), "int32", 0.0004, 0, data=b)], [act(out_shape, 0.1, -7)],
-                  options("FullyConnectedOptions", keepNumDims=keep, fusedActivationFunction=1))
+    graph = built(
+        tmp_path,
+        "fc",
+        "FULLY_CONNECTED",
+        [
+            act(in_shape, 0.04, 5),
+            T((8, 16), "int8", 0.01, 0, data=w),
+            T((8,), "int32", 0.0004, 0, data=b),
+        ],
+        [act(out_shape, 0.1, -7)],
+        options("FullyConnectedOptions", keepNumDims=keep, fusedActivationFunction=1),
+    )
     mli = lower(graph, format="sa8")
     conv = next(layer for layer in mli.layers if layer.kind == "conv2d")
     rows = int(np.prod(in_shape)) // 16
     assert mli.tensor(conv.inputs[0]).shape == (rows, 1, 16)
     assert conv.cfg["relu_type"] == 1
-    assert mli.tensor(mli.outputs[0]).shape == (out_shape if len(out_shape) == 2
-                                                else out_shape[1:])
+    assert mli.tensor(mli.outputs[0]).shape == (out_shape if len(out_shape) == 2 else out_shape[1:])
     assert worst_lsb(graph, mli) <= 1
 
 
@@ -220,6 +263,7 @@ def test_fc_rows_compiles(tmp_path):
 
 # --- ARG_MAX over the last axis of several rows -------------------------------------------------
 
+
 def argmax_reference(x: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray]:
     """(first, last) index of the maximum along `axis`: TFLite returns the first, MLI the last."""
     n = x.shape[axis]
@@ -235,7 +279,7 @@ def check_argmax(graph, mli, axis: int, n=64, seed=9) -> int:
     v = x[graph.inputs[0]]
     first, last = argmax_reference(v, axis + 1)
     ref = run_graph(graph, x, "tflite")[graph.outputs[0]]
-    np.testing.assert_array_equal(ref, first)             # the reference semantics, checked
+    np.testing.assert_array_equal(ref, first)  # the reference semantics, checked
     for arith in BUILDS:
         out = B.run_mli(graph, mli, x, arith)[0][graph.outputs[0]]
         assert out.dtype == ref.dtype and out.shape == ref.shape
@@ -267,34 +311,49 @@ def test_argmax_rows_lowering():
 def test_argmax_rows_indices(fmt):
     graph = sample("arg_max")
     ties = check_argmax(graph, lower(graph, format=fmt), axis=3)
-    assert ties > 0                  # the random inputs exercise equal maxima too
+    assert ties > 0  # the random inputs exercise equal maxima too
 
 
-@pytest.mark.parametrize("in_shape,axis,out_type", [((1, 5, 7, 1), 2, "int32"),
-                                                    ((1, 6, 9), -1, "int64"),
-                                                    ((1, 1, 1, 11), 3, "int32")])
+@pytest.mark.parametrize(
+    "in_shape,axis,out_type",
+    [((1, 5, 7, 1), 2, "int32"), ((1, 6, 9), -1, "int64"), ((1, 1, 1, 11), 3, "int32")],
+)
 def test_argmax_shapes(tmp_path, in_shape, axis, out_type):
     out_shape = tuple(d for i, d in enumerate(in_shape) if i != axis % len(in_shape))
-    graph = built(tmp_path, "am", "ARG_MAX",
-                  [act(in_shape), T((1,), "int32", data=np.array([axis], np.int32))],
-                  [T(out_shape, out_type)],
-                  options("ArgMaxOptions", outputType=2 if out_type == "int32" else 4))
+    graph = built(
+        tmp_path,
+        "am",
+        "ARG_MAX",
+        [act(in_shape), T((1,), "int32", data=np.array([axis], np.int32))],
+        [T(out_shape, out_type)],
+        options("ArgMaxOptions", outputType=2 if out_type == "int32" else 4),
+    )
     mli = lower(graph, format="sa8")
-    rows = int(np.prod(in_shape[:axis % len(in_shape)]))
+    rows = int(np.prod(in_shape[: axis % len(in_shape)]))
     am = next(layer for layer in mli.layers if layer.kind == "argmax")
     assert am.cfg == ({"axis": -1, "topk": 1} if rows == 1 else {"axis": 0, "topk": 1})
     check_argmax(graph, mli, axis % len(in_shape))
 
 
 def test_argmax_refusals(tmp_path):
-    graph = built(tmp_path, "am1", "ARG_MAX",
-                  [act((1, 4, 8)), T((1,), "int32", data=np.array([1], np.int32))],
-                  [T((1, 8), "int32")], options("ArgMaxOptions", outputType=2))
+    graph = built(
+        tmp_path,
+        "am1",
+        "ARG_MAX",
+        [act((1, 4, 8)), T((1,), "int32", data=np.array([1], np.int32))],
+        [T((1, 8), "int32")],
+        options("ArgMaxOptions", outputType=2),
+    )
     with pytest.raises(UnsupportedError, match="last non-unit axis"):
         lower(graph, format="sa8")
-    graph = built(tmp_path, "am2", "ARG_MAX",
-                  [act((1, 5000, 8)), T((1,), "int32", data=np.array([2], np.int32))],
-                  [T((1, 5000), "int32")], options("ArgMaxOptions", outputType=2))
+    graph = built(
+        tmp_path,
+        "am2",
+        "ARG_MAX",
+        [act((1, 5000, 8)), T((1,), "int32", data=np.array([2], np.int32))],
+        [T((1, 5000), "int32")],
+        options("ArgMaxOptions", outputType=2),
+    )
     with pytest.raises(UnsupportedError, match="39992 do not fit the int16 zero points"):
         lower(graph, format="sa8")
 
@@ -306,6 +365,7 @@ def test_argmax_rows_compiles(tmp_path):
 
 # --- PAD of SA8 data whose zero point is not 0 --------------------------------------------------
 
+
 def graph_of(tmp_path, tensors: list[T], ops: list[tuple], inputs, outputs, name="m"):
     """A multi-op model: `ops` = (BuiltinOperator name, inputs, outputs, options or None)."""
     path = tmp_path / f"{name}.tflite"
@@ -316,21 +376,29 @@ def graph_of(tmp_path, tensors: list[T], ops: list[tuple], inputs, outputs, name
 def test_pad_sample_through_sa32():
     graph = sample("pad")
     mli = lower(graph, format="sa8")
-    assert kinds(mli) == [("convert", "mli_hlp_convert_tensor"),
-                          ("padding", "mli_mov_tensor_sync"),
-                          ("convert", "mli_hlp_convert_tensor")]
+    assert kinds(mli) == [
+        ("convert", "mli_hlp_convert_tensor"),
+        ("padding", "mli_mov_tensor_sync"),
+        ("convert", "mli_hlp_convert_tensor"),
+    ]
     up, pad, down = mli.layers
     x, wide = mli.tensor(up.inputs[0]), mli.tensor(up.outputs[0])
     padded, out = mli.tensor(pad.outputs[0]), mli.tensor(down.outputs[0])
     assert int(x.zero_point[0]) == -8 and x.el_type == ElType.SA8
     assert wide.el_type == padded.el_type == ElType.SA32
     assert int(wide.zero_point[0]) == int(padded.zero_point[0]) == 0
-    assert (int(wide.scale[0]), int(wide.scale_frac_bits[0])) == (int(x.scale[0]),
-                                                                   int(x.scale_frac_bits[0]))
+    assert (int(wide.scale[0]), int(wide.scale_frac_bits[0])) == (
+        int(x.scale[0]),
+        int(x.scale_frac_bits[0]),
+    )
     assert wide.shape == (4, 4, 8) and padded.shape == out.shape == (7, 7, 8)
     pads = np.asarray(graph.tensors[graph.ops[0].inputs[1]].data)
-    assert pad.cfg == {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
-                       "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
+    assert pad.cfg == {
+        "padding_left": int(pads[2, 0]),
+        "padding_right": int(pads[2, 1]),
+        "padding_top": int(pads[1, 0]),
+        "padding_bottom": int(pads[1, 1]),
+    }
     assert any("extra activation RAM" in n for n in pad.notes)
     assert out.role == Role.OUTPUT and int(out.zero_point[0]) == -8
     assert worst_lsb(graph, mli) == 0
@@ -347,8 +415,16 @@ def test_pad_fx16_unchanged():
     assert worst_lsb(graph, mli) == 0
 
 
-def pad_conv_graph(tmp_path, conv="CONV_2D", padding=0, pads=((1, 1), (2, 0)), out_hw=None,
-                   also_output=False, padv2=None, name="pc"):
+def pad_conv_graph(
+    tmp_path,
+    conv="CONV_2D",
+    padding=0,
+    pads=((1, 1), (2, 0)),
+    out_hw=None,
+    also_output=False,
+    padv2=None,
+    name="pc",
+):
     """x [1,5,6,3] (zp 9) -> PAD (or PADV2 with `padv2`) -> 3x3 conv (padding 0 SAME, 1 VALID)."""
     rng = np.random.default_rng(3)
     h, w = 5 + sum(pads[0]), 6 + sum(pads[1])
@@ -357,46 +433,59 @@ def pad_conv_graph(tmp_path, conv="CONV_2D", padding=0, pads=((1, 1), (2, 0)), o
         opts = options("Conv2DOptions", padding=padding, strideW=1, strideH=1)
     else:
         wshape, cout = (1, 3, 3, 6), 6
-        opts = options("DepthwiseConv2DOptions", padding=padding, strideW=1, strideH=1,
-                       depthMultiplier=2)
+        opts = options(
+            "DepthwiseConv2DOptions", padding=padding, strideW=1, strideH=1, depthMultiplier=2
+        )
     oh, ow = out_hw or ((h, w) if padding == 0 else (h - 2, w - 2))
     wq = rng.integers(-127, 128, wshape).astype(np.int8)
     ws = np.linspace(0.004, 0.009, cout)
     bq = rng.integers(-3000, 3000, (cout,)).astype(np.int32)
     pad_arr = np.array([[0, 0], list(pads[0]), list(pads[1]), [0, 0]], np.int32)
-    tensors = [act((1, 5, 6, 3), 0.04, 9), T((4, 2), "int32", data=pad_arr),
-               act((1, h, w, 3), 0.04, 9),
-               T(wshape, "int8", ws, 0, axis=0 if conv == "CONV_2D" else 3, data=wq),
-               T((cout,), "int32", ws * 0.04, 0, data=bq), act((1, oh, ow, cout), 0.08, -4)]
+    tensors = [
+        act((1, 5, 6, 3), 0.04, 9),
+        T((4, 2), "int32", data=pad_arr),
+        act((1, h, w, 3), 0.04, 9),
+        T(wshape, "int8", ws, 0, axis=0 if conv == "CONV_2D" else 3, data=wq),
+        T((cout,), "int32", ws * 0.04, 0, data=bq),
+        act((1, oh, ow, cout), 0.08, -4),
+    ]
     pad_ins = [0, 1]
     if padv2 is not None:
         tensors.append(T((1,), "int8", 0.04, 9, data=np.array([padv2], np.int8)))
         pad_ins.append(len(tensors) - 1)
-    ops = [("PADV2" if padv2 is not None else "PAD", pad_ins, [2], None),
-           (conv, [2, 3, 4], [5], opts)]
+    ops = [
+        ("PADV2" if padv2 is not None else "PAD", pad_ins, [2], None),
+        (conv, [2, 3, 4], [5], opts),
+    ]
     outputs = [2, 5] if also_output else [5]
     return graph_of(tmp_path, tensors, ops, [0], outputs, name)
 
 
-@pytest.mark.parametrize("conv,padding", [("CONV_2D", 1), ("CONV_2D", 0),
-                                          ("DEPTHWISE_CONV_2D", 1), ("DEPTHWISE_CONV_2D", 0)])
+@pytest.mark.parametrize(
+    "conv,padding",
+    [("CONV_2D", 1), ("CONV_2D", 0), ("DEPTHWISE_CONV_2D", 1), ("DEPTHWISE_CONV_2D", 0)],
+)
 def test_pad_fused_into_conv(tmp_path, conv, padding):
     pads = ((1, 1), (2, 0)) if padding == 1 else ((1, 0), (0, 1))
     graph = pad_conv_graph(tmp_path, conv, padding, pads)
     mli = lower(graph, format="sa8")
     layer = mli.layers[-1]
-    assert [lay.kind for lay in mli.layers] == [
-        "conv2d" if conv == "CONV_2D" else "group_conv2d"]
-    assert mli.tensor(layer.inputs[0]).shape == (5, 6, 3)          # the unpadded input
-    same = 1 if padding == 0 else 0                                # SAME 3x3: 1 on each side
+    assert [lay.kind for lay in mli.layers] == ["conv2d" if conv == "CONV_2D" else "group_conv2d"]
+    assert mli.tensor(layer.inputs[0]).shape == (5, 6, 3)  # the unpadded input
+    same = 1 if padding == 0 else 0  # SAME 3x3: 1 on each side
     cfg = layer.cfg
-    assert (cfg["padding_top"], cfg["padding_bottom"], cfg["padding_left"],
-            cfg["padding_right"]) == tuple(p + same for p in pads[0] + pads[1])
+    assert (
+        cfg["padding_top"],
+        cfg["padding_bottom"],
+        cfg["padding_left"],
+        cfg["padding_right"],
+    ) == tuple(p + same for p in pads[0] + pads[1])
     assert any("takes the padding of op 0 (PAD)" in n for n in layer.notes)
     assert worst_lsb(graph, mli) <= 1
     # the same conv after an explicit (SA32) pad gives the same integers
-    unfused = lower(pad_conv_graph(tmp_path, conv, padding, pads, also_output=True, name="pc2"),
-                    format="sa8")
+    unfused = lower(
+        pad_conv_graph(tmp_path, conv, padding, pads, also_output=True, name="pc2"), format="sa8"
+    )
     assert [lay.kind for lay in unfused.layers][:3] == ["convert", "padding", "convert"]
     x = random_inputs(graph, 16, 4)
     for arith in BUILDS:
@@ -428,7 +517,7 @@ def test_padv2(tmp_path, value):
     if value == 9:
         assert kinds_ == ["conv2d"]
     elif value == 0:
-        assert kinds_ == ["padding", "conv2d"]                     # raw 0 in SA8 already
+        assert kinds_ == ["padding", "conv2d"]  # raw 0 in SA8 already
     else:
         assert kinds_ == ["convert", "padding", "convert", "conv2d"]
         assert int(mli.tensor(mli.layers[0].outputs[0]).zero_point[0]) == 9 - value
@@ -442,5 +531,6 @@ def test_padv2(tmp_path, value):
 def test_pad_compiles(tmp_path):
     compiles(lower(sample("pad"), format="sa8"), tmp_path)
     (tmp_path / "fused").mkdir()
-    compiles(lower(pad_conv_graph(tmp_path, "DEPTHWISE_CONV_2D", 0), format="sa8"),
-             tmp_path / "fused")
+    compiles(
+        lower(pad_conv_graph(tmp_path, "DEPTHWISE_CONV_2D", 0), format="sa8"), tmp_path / "fused"
+    )

@@ -10,20 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.paths import SAMPLES, shared_models
 from mlitool.errors import UnsupportedError
 from mlitool.mli.lower import lower
 from mlitool.mli.ops import OUTPUT_PARAMS, output_params
 from mlitool.tflite.reader import read_model
+from tests.support.paths import SAMPLES, shared_models
 
-MODELS = (sorted(SAMPLES.glob("*.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite"))
-          + shared_models("**/*int8.tflite"))
+MODELS = (
+    sorted(SAMPLES.glob("*.tflite"))
+    + sorted((SAMPLES / "ops").glob("*.tflite"))
+    + shared_models("**/*int8.tflite")
+)
 
 
 def _params(t):
     if t.el_type.is_fx:
         return ("fx", t.frac_bits)
     return ("sa", t.dim, t.zero_point.tolist(), t.scale.tolist(), t.scale_frac_bits.tolist())
+
 
 # The models lowering refuses (why); any other refusal fails the test.
 REFUSED: dict[str, str] = {}

@@ -65,8 +65,10 @@ def test_mli11_per_axis_shares_min_frac():
     fracs = [31 - math.frexp(float(x))[1] for x in s]
     assert frac == min(fracs)
     # float32 evaluation: s * 2^frac is exact, + 0.5f is absorbed at this magnitude for big values
-    expected = [int(np.trunc(np.float32(np.float32(x) * np.float32(2.0**frac)) + np.float32(0.5)))
-                for x in s]
+    expected = [
+        int(np.trunc(np.float32(np.float32(x) * np.float32(2.0**frac)) + np.float32(0.5)))
+        for x in s
+    ]
     assert scale.tolist() == expected
     assert scale.dtype == np.int32
     one, f1 = quant.encode_scale_mli11(np.float32(0.58470291), per_axis=False)
@@ -91,7 +93,7 @@ def test_bias_scale_rule():
 def test_bias_scale_just_below_a_power_of_two():
     # The case: float bias scale 0.99999 * 2^-13 (frac 28) while the encoded product
     # 18716 * 28686 * 2^-(20 + 22) is just above 2^-13: TFLite's (18716 * 28686) >> 14 = 32768.
-    in_f, w_f = f32(18715.6 * 2.0 ** -20), f32(28685.6 * 2.0 ** -22)
+    in_f, w_f = f32(18715.6 * 2.0**-20), f32(28685.6 * 2.0**-22)
     b_float = np.float32(in_f) * np.float32(w_f)
     assert math.frexp(float(b_float)) == (pytest.approx(0.99999, abs=1e-5), -13)
     in_s, in_frac = quant.encode_scale_mli2(in_f)
@@ -108,10 +110,10 @@ def test_bias_scale_after_a_weight_scale_encoded_16384():
     # input 2^-8 = 16384 * 2^-22; weight the float32 below 2^-7, encoded 16384 * 2^-21 (its
     # int16 rounds to 32768); bias float just below 2^-15 (frac 30): the encoded product is
     # exactly 2^-15 = 2^28 * 2^-43, and 2^28 >> (22 + 21 - 30) = 32768. Expected 16384 * 2^-29.
-    w_f = float(np.nextafter(np.float32(2.0 ** -7), np.float32(0)))
+    w_f = float(np.nextafter(np.float32(2.0**-7), np.float32(0)))
     w_s, w_frac = quant.encode_scale_mli2(w_f)
     assert (int(w_s[0]), int(w_frac[0])) == (16384, 21)
-    b_float = np.float32(2.0 ** -8) * np.float32(w_f)
+    b_float = np.float32(2.0**-8) * np.float32(w_f)
     assert 15 - math.frexp(float(b_float))[1] == 30
     b_s, b_f = quant.bias_scale_mli2(16384, 22, w_s, w_frac, np.array([b_float]))
     assert (b_s.tolist(), b_f.tolist()) == ([16384], [29])
@@ -126,15 +128,14 @@ def test_bias_scales_near_powers_of_two_pass_mlis_check():
     powers = (np.arange(-12, -4, dtype=np.int32) + 127) << 23
     w = (powers[:, None] + np.arange(-6, 7, dtype=np.int32)).reshape(-1).view(np.float32)
     w = np.concatenate([w, (w * np.float32(0.57116)).astype(np.float32)])
-    for in_f in (2.0 ** -7, f32(18715.6 * 2.0 ** -20), f32(0.7071 * 2.0 ** -6),
-                 f32(0.99999 * 2.0 ** -5)):
+    for in_f in (2.0**-7, f32(18715.6 * 2.0**-20), f32(0.7071 * 2.0**-6), f32(0.99999 * 2.0**-5)):
         in_s, in_frac = (int(v[0]) for v in quant.encode_scale_mli2(in_f))
         w_s, w_frac = quant.encode_scale_mli2(w)
         b_float = (np.float32(in_f) * w).astype(np.float32)
         b_s, b_f = quant.bias_scale_mli2(in_s, in_frac, w_s, w_frac, b_float.astype(np.float64))
         prod = in_s * w_s.astype(np.int64)
         shift = in_frac + w_frac.astype(np.int64) - b_f
-        expected = (prod + (1 << (shift - 1))) >> shift          # asr_rnd, shift > 0 here
+        expected = (prod + (1 << (shift - 1))) >> shift  # asr_rnd, shift > 0 here
         assert (shift > 0).all()
         assert (np.abs(expected - b_s) <= 1).all() and (b_s > 0).all()
         float_frac = np.array([15 - math.frexp(float(x))[1] for x in b_float])
@@ -145,13 +146,13 @@ def test_bad_scale_refused():
     with pytest.raises(UnsupportedError):
         quant.encode_scale_mli2(np.array([0.1, 0.0]))
     with pytest.raises(UnsupportedError):
-        quant.encode_scale_mli2(1e-40)   # frac bits beyond int8
+        quant.encode_scale_mli2(1e-40)  # frac bits beyond int8
 
 
 def test_fx_frac_bits_and_headroom():
     assert quant.fx_frac_bits(1.0, 16) == 15
     assert quant.fx_frac_bits(1.5, 16) == 14
-    assert quant.fx_frac_bits(0.2, 8) == 9          # ceil(log2 0.2) = -2
+    assert quant.fx_frac_bits(0.2, 8) == 9  # ceil(log2 0.2) = -2
     assert quant.fx_frac_bits(300.0, 8) == -2
     assert quant.fx_frac_bits(0.0, 16) == 15
     # fx16: 40-bit acc, guard 40-1-30 = 9 bits; K=511 needs 9, K=512 needs 10

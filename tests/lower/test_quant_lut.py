@@ -14,14 +14,21 @@ def _expected(q, scale, zp, axis, frac, bits):
     if axis is not None:
         shape[axis] = -1
     real = (q.astype(np.float64) - np.reshape(zp, shape)) * np.reshape(scale, shape)
-    v = real * 2.0 ** frac
+    v = real * 2.0**frac
     r = np.sign(v) * np.floor(np.abs(v) + 0.5)
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     return np.abs(real).max(), np.clip(r, lo, hi), int(((r < lo) | (r > hi)).sum())
 
 
-CASES = [((6, 3, 3, 5), 0), ((1, 3, 3, 7), 3), ((9, 17), 0), ((4, 6), 1), ((5, 4, 3), None),
-         ((300,), None), ((2, 1, 1, 4), 0)]
+CASES = [
+    ((6, 3, 3, 5), 0),
+    ((1, 3, 3, 7), 3),
+    ((9, 17), 0),
+    ((4, 6), 1),
+    ((5, 4, 3), None),
+    ((300,), None),
+    ((2, 1, 1, 4), 0),
+]
 
 
 @pytest.mark.parametrize("shape,axis", CASES)
@@ -37,7 +44,7 @@ def test_table_path_equals_direct_computation(shape, axis, dtype, bits, frac_shi
     assert quant.lut_applies(q, scale, axis)
     want_max, _, _ = _expected(q, scale, zp, axis, 0, bits)
     assert quant.dequantized_abs_max(q, scale, zp, axis) == want_max
-    frac = quant.fx_frac_bits(want_max, bits) + frac_shift      # shift > 0 forces saturation
+    frac = quant.fx_frac_bits(want_max, bits) + frac_shift  # shift > 0 forces saturation
     _, want, want_sat = _expected(q, scale, zp, axis, frac, bits)
     got, n_sat = quant.fx_requantize_8bit(q, scale, zp, axis, frac, bits)
     assert got.dtype == (np.int8 if bits == 8 else np.int16)

@@ -16,26 +16,30 @@ from mlitool.mli.types import ElType
 def _builder(out_zp: int) -> tuple[Builder, ir.Op]:
     q = ir.Quant(np.array([0.1]), np.array([out_zp]))
     tensors = [ir.Tensor(i, n, (1, 4), "int8", quant=q) for i, n in enumerate("abcd")]
-    ops = [ir.Op(0, "ADD", (0, 1), (2,), {"fused_activation": "RELU"}),
-           ir.Op(1, "ADD", (2, 1), (3,), {"fused_activation": "NONE"})]
+    ops = [
+        ir.Op(0, "ADD", (0, 1), (2,), {"fused_activation": "RELU"}),
+        ir.Op(1, "ADD", (2, 1), (3,), {"fused_activation": "NONE"}),
+    ]
     b = Builder(ir.Graph("g", tensors, ops, [0, 1], [3]), "sa8", "2.0", "hwc", {}, False, {}, "")
     return b, ops[0]
 
 
 def test_relu_layer_follows_the_kernel():
-    b, op = _builder(out_zp=-3)         # RELU clamps at raw -3 > -128
+    b, op = _builder(out_zp=-3)  # RELU clamps at raw -3 > -128
     out = b.produce(2, ElType.SA8).name
     with b.relu_after(op, "sa8", out) as kout:
         assert kout == "c_pre_act" and b.tensors[kout].zero_point[0] == -3
         b.layer(op, "eltwise_add", "sa8", ["a", "b"], [kout])
     assert [(lay.kind, lay.inputs, lay.outputs) for lay in b.layers] == [
-        ("eltwise_add", ["a", "b"], ["c_pre_act"]), ("relu", ["c_pre_act"], ["c"])]
+        ("eltwise_add", ["a", "b"], ["c_pre_act"]),
+        ("relu", ["c_pre_act"], ["c"]),
+    ]
     assert (b.layers[1].index, b.layers[1].op_type) == (0, "ADD")
     assert b.layers[1].cfg == {"relu_type": K.RELU_GEN}
 
 
 def test_no_relu_where_it_clamps_nothing():
-    b, op = _builder(out_zp=-128)       # real 0 is raw -128: RELU leaves every value
+    b, op = _builder(out_zp=-128)  # real 0 is raw -128: RELU leaves every value
     out = b.produce(2, ElType.SA8).name
     with b.relu_after(op, "sa8", out) as kout:
         assert kout == "c"

@@ -101,7 +101,9 @@ PTR = {1: "pi8", 2: "pi16", 4: "pi32"}
 
 
 def c_array(name: str, arr: np.ndarray, c_type: str) -> str:
-    return f"static {c_type} {name}[{arr.size}] = {{{', '.join(str(int(v)) for v in arr.ravel())}}};\n"
+    return (
+        f"static {c_type} {name}[{arr.size}] = {{{', '.join(str(int(v)) for v in arr.ravel())}}};\n"
+    )
 
 
 def c_tensor(cname: str, v: MliTensor, root_c: str) -> str:
@@ -109,22 +111,28 @@ def c_tensor(cname: str, v: MliTensor, root_c: str) -> str:
     ptr = PTR[v.el_type.dtype.itemsize]
     dims = ", ".join(str(d) for d in v.shape)
     strides = ", ".join(str(s) for s in v.mem_stride)
-    text = (f"static mli_tensor {cname} = {{\n"
-            f"    {{{v.capacity}u, {{ .{ptr} = {root_c} + {v.offset} }}}},\n"
-            f"    {{{dims}}}, {{{strides}}}, {v.rank}u, {v.el_type.mli2_name},\n")
+    text = (
+        f"static mli_tensor {cname} = {{\n"
+        f"    {{{v.capacity}u, {{ .{ptr} = {root_c} + {v.offset} }}}},\n"
+        f"    {{{dims}}}, {{{strides}}}, {v.rank}u, {v.el_type.mli2_name},\n"
+    )
     if v.per_axis:
         n = len(v.scale)
-        text += (f"    {{ .sa = {{ MLI_EL_PARAM_SC16_ZP16,\n"
-                 f"        {{{2 * n}u, {{ .pi16 = {root_c}_zp + {v.param_offset} }}}},\n"
-                 f"        {{{2 * n}u, {{ .pi16 = {root_c}_scale + {v.param_offset} }}}},\n"
-                 f"        {{{n}u, {{ .pi8 = {root_c}_sfb + {v.param_offset} }}}},\n"
-                 f"        {v.dim} }} }}\n")
+        text += (
+            f"    {{ .sa = {{ MLI_EL_PARAM_SC16_ZP16,\n"
+            f"        {{{2 * n}u, {{ .pi16 = {root_c}_zp + {v.param_offset} }}}},\n"
+            f"        {{{2 * n}u, {{ .pi16 = {root_c}_scale + {v.param_offset} }}}},\n"
+            f"        {{{n}u, {{ .pi8 = {root_c}_sfb + {v.param_offset} }}}},\n"
+            f"        {v.dim} }} }}\n"
+        )
     else:
         text += f"    {{ .fx = {{ {v.frac_bits or 0}u }} }}\n"
     return text + "};\n"
 
 
-def run_c(tmp_path, roots: dict[str, MliTensor], views: dict[str, MliTensor]) -> dict[str, list[int]]:
+def run_c(
+    tmp_path, roots: dict[str, MliTensor], views: dict[str, MliTensor]
+) -> dict[str, list[int]]:
     src = [MLI_HEADER, WALKER]
     for cname, root in roots.items():
         src.append(c_array(cname, root.data, root.el_type.c_type))
@@ -136,14 +144,30 @@ def run_c(tmp_path, roots: dict[str, MliTensor], views: dict[str, MliTensor]) ->
         src.append(c_tensor(cname, v, v.buffer))
     body = []
     for cname, v in views.items():
-        body.append(f"    fails += dump(\"{cname}\", &{cname}, {v.el_type.dtype.itemsize}u);")
+        body.append(f'    fails += dump("{cname}", &{cname}, {v.el_type.dtype.itemsize}u);')
         if v.per_axis:
-            body.append(f"    dump_params(\"{cname}\", &{cname});")
-    src.append("int main(void) {\n    int fails = 0;\n" + "\n".join(body) + "\n    return fails;\n}\n")
+            body.append(f'    dump_params("{cname}", &{cname});')
+    src.append(
+        "int main(void) {\n    int fails = 0;\n" + "\n".join(body) + "\n    return fails;\n}\n"
+    )
     c_file, exe = tmp_path / "views.c", tmp_path / "views"
     c_file.write_text("".join(src))
-    subprocess.run(["gcc", "-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-o", str(exe),
-                    str(c_file)], check=True, capture_output=True, text=True)
+    subprocess.run(
+        [
+            "gcc",
+            "-std=c99",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-pedantic",
+            "-o",
+            str(exe),
+            str(c_file),
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=30)
     assert run.returncode == 0, run.stdout
     lines = {}
@@ -155,18 +179,44 @@ def run_c(tmp_path, roots: dict[str, MliTensor], views: dict[str, MliTensor]) ->
 
 def test_views_read_through_c_structs(tmp_path):
     # Root buffers named as the C arrays, so `view.buffer` is the C symbol.
-    x = MliTensor("x", Role.WEIGHTS, (8, 4, 16), ElType.FX16, frac_bits=5,
-                  data=(np.arange(512) * 37 % 2001 - 1000).astype(np.int16).reshape(8, 4, 16))
-    r = MliTensor("r", Role.WEIGHTS, (6, 5, 7), ElType.FX8, frac_bits=2,
-                  data=(np.arange(210) % 256 - 128).astype(np.int8).reshape(6, 5, 7))
-    w = MliTensor("w", Role.WEIGHTS, (3, 3, 4, 8), ElType.SA8, dim=3,
-                  data=(np.arange(288) * 5 % 255 - 127).astype(np.int8).reshape(3, 3, 4, 8),
-                  zero_point=np.arange(8, dtype=np.int16) - 4, scale=np.arange(8, dtype=np.int16) * 9 + 50,
-                  scale_frac_bits=np.arange(8, dtype=np.int8) + 14)
-    b = MliTensor("b", Role.BIAS, (2, 10), ElType.SA32, dim=1,
-                  data=(np.arange(20, dtype=np.int32) - 10) * 100003,
-                  zero_point=np.zeros(10, np.int16), scale=np.arange(10, dtype=np.int16) + 1,
-                  scale_frac_bits=np.full(10, 20, np.int8))
+    x = MliTensor(
+        "x",
+        Role.WEIGHTS,
+        (8, 4, 16),
+        ElType.FX16,
+        frac_bits=5,
+        data=(np.arange(512) * 37 % 2001 - 1000).astype(np.int16).reshape(8, 4, 16),
+    )
+    r = MliTensor(
+        "r",
+        Role.WEIGHTS,
+        (6, 5, 7),
+        ElType.FX8,
+        frac_bits=2,
+        data=(np.arange(210) % 256 - 128).astype(np.int8).reshape(6, 5, 7),
+    )
+    w = MliTensor(
+        "w",
+        Role.WEIGHTS,
+        (3, 3, 4, 8),
+        ElType.SA8,
+        dim=3,
+        data=(np.arange(288) * 5 % 255 - 127).astype(np.int8).reshape(3, 3, 4, 8),
+        zero_point=np.arange(8, dtype=np.int16) - 4,
+        scale=np.arange(8, dtype=np.int16) * 9 + 50,
+        scale_frac_bits=np.arange(8, dtype=np.int8) + 14,
+    )
+    b = MliTensor(
+        "b",
+        Role.BIAS,
+        (2, 10),
+        ElType.SA32,
+        dim=1,
+        data=(np.arange(20, dtype=np.int32) - 10) * 100003,
+        zero_point=np.zeros(10, np.int16),
+        scale=np.arange(10, dtype=np.int16) + 1,
+        scale_frac_bits=np.full(10, 20, np.int8),
+    )
     b.data = b.data.reshape(2, 10)
     holes = create_subtensor(r, [1, 1, 2], [4, 3, 4], 3)
     ch = point_to_subtensor(x, [2], 1, 2)

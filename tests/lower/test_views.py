@@ -12,21 +12,23 @@ import subprocess
 import numpy as np
 import pytest
 
-from tests.support import view_models
-from tests.support.paths import mli_cflags
 from mlitool.emit import emit
 from mlitool.errors import UnsupportedError
 from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_exec import run_model
-from mlitool.mli.lower import lower
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli.arena import activation_buffers
+from mlitool.mli.lower import lower
 from mlitool.tflite.reader import parse_model, read_model
-from tests.support.paths import ROOT
+from tests.support import view_models
+from tests.support.paths import ROOT, mli_cflags
 
 SAMPLES = ROOT / "samples" / "ops"
-BUILT = {"split_concat": view_models.split_concat, "slices": view_models.slices,
-         "split_reshape": view_models.split_reshape}
+BUILT = {
+    "split_concat": view_models.split_concat,
+    "slices": view_models.slices,
+    "split_reshape": view_models.split_reshape,
+}
 SAMPLE_NAMES = ["split", "split_v", "slice", "strided_slice", "concatenation"]
 
 
@@ -45,16 +47,21 @@ def lowered():
             g = _graph(name)
             cache[name] = (g, lower(g, source=name))
         return cache[name]
+
     return get
 
 
 def _run_both(g, model, seed=0, n=3):
     rng = np.random.default_rng(seed)
-    xs = {i: rng.integers(-128, 128, size=(n,) + tuple(g.tensors[i].shape), dtype=np.int8)
-          for i in g.inputs}
+    xs = {
+        i: rng.integers(-128, 128, size=(n,) + tuple(g.tensors[i].shape), dtype=np.int8)
+        for i in g.inputs
+    }
     ref = run_graph(g, xs, "tflite", keep=True)
-    ins = {name: xs[model.tensors[name].source_index].reshape((n,) + model.tensors[name].shape)
-           for name in model.inputs}
+    ins = {
+        name: xs[model.tensors[name].source_index].reshape((n,) + model.tensors[name].shape)
+        for name in model.inputs
+    }
     return ref, run_model(model, ins, Arith(), keep=True)
 
 
@@ -65,11 +72,17 @@ def _layout(model, name):
 
 # --- lowering -----------------------------------------------------------------------------------
 
+
 def test_split_and_concatenation_lower_to_views(lowered):
     _, m = lowered("split_concat")
     assert [(lay.kind, lay.kernel) for lay in m.layers] == [
-        ("relu", "mli_krn_relu_sa8"), ("view", ""), ("relu", "mli_krn_relu_sa8"),
-        ("eltwise_max", "mli_krn_eltwise_max_sa8"), ("view", ""), ("view", "")]
+        ("relu", "mli_krn_relu_sa8"),
+        ("view", ""),
+        ("relu", "mli_krn_relu_sa8"),
+        ("eltwise_max", "mli_krn_eltwise_max_sa8"),
+        ("view", ""),
+        ("view", ""),
+    ]
     assert m.layers[1].outputs == ["a", "b"] and m.layers[4].inputs == ["d", "c"]
     # r is HWC (4, 4, 8): channel halves start at elements 0 and 4 and keep r's strides.
     assert _layout(m, "a") == ("r", 0, (4, 4, 4), (32, 8, 1))
@@ -93,12 +106,12 @@ def test_slices_lower_to_views_or_copies(lowered):
     assert _layout(m, "p0") == ("x", 0, (2, 6, 8), (48, 8, 1))
     assert _layout(m, "p1") == ("x", 96, (3, 6, 8), (48, 8, 1))
     assert _layout(m, "p2") == ("x", 240, (1, 6, 8), (48, 8, 1))
-    assert _layout(m, "row") == ("x", 96, (6, 8), (8, 1))          # shrunk leading axis
+    assert _layout(m, "row") == ("x", 96, (6, 8), (8, 1))  # shrunk leading axis
     by_out = {lay.outputs[0]: lay for lay in m.layers}
     sub = by_out["sub"]
     assert (sub.kind, sub.kernel, sub.cfg_type) == ("copy", "mli_mov_tensor_sync", "mli_mov_cfg_t")
     assert sub.cfg["offset"][:3] == [0, 0, 0] and sub.cfg["sub_sample_step"][:3] == [2, 1, 1]
-    assert sub.cfg["size"][:3] == [5, 6, 8]           # source extent: (3 - 1) * 2 + 1 rows
+    assert sub.cfg["size"][:3] == [5, 6, 8]  # source extent: (3 - 1) * 2 + 1 rows
     assert "cannot skip elements" in sub.notes[0]
     col = by_out["col_box"]
     assert col.kind == "copy" and col.cfg["offset"][:3] == [0, 3, 0]
@@ -122,7 +135,9 @@ def test_concatenation_of_model_inputs_copies_into_slices(lowered):
     assert all("model input" in c.notes[0] for c in copies)
     parts = [m.tensors[c.outputs[0]] for c in copies]
     assert [(p.buffer, p.offset, p.mem_stride) for p in parts] == [
-        ("Identity", 0, (48, 12, 1)), ("Identity", 8, (48, 12, 1))]
+        ("Identity", 0, (48, 12, 1)),
+        ("Identity", 8, (48, 12, 1)),
+    ]
     assert m.layers[-1].kind == "view" and m.layers[-1].outputs == ["Identity"]
 
 
@@ -131,7 +146,7 @@ def test_requantized_concatenation_input_is_written_in_place():
     m = lower(g)
     convert = next(lay for lay in m.layers if lay.op_type == "QUANTIZE")
     out = m.tensors[convert.outputs[0]]
-    assert (out.buffer, out.offset) == (m.outputs[0], 0)    # QUANTIZE writes into the output
+    assert (out.buffer, out.offset) == (m.outputs[0], 0)  # QUANTIZE writes into the output
     assert any("written in place" in n for n in m.layers[-1].notes)
     assert any("model input" in n for n in m.layers[-1].notes)
 
@@ -141,7 +156,9 @@ def test_mli1_channel_split_is_contiguous_in_chw_and_refused_in_hwc():
     m = lower(g, mli_version="1.1", layout="chw", format="fx16")
     assert [(lay.kind, lay.outputs) for lay in m.layers] == [("view", ["Identity", "Identity_1"])]
     assert [(m.tensors[n].offset, m.tensors[n].mem_stride) for n in m.layers[0].outputs] == [
-        (0, (16, 4, 1)), (64, (16, 4, 1))]
+        (0, (16, 4, 1)),
+        (64, (16, 4, 1)),
+    ]
     with pytest.raises(UnsupportedError, match="no copy kernel"):
         lower(g, mli_version="1.1", layout="hwc", format="fx16")
 
@@ -156,6 +173,7 @@ def test_non_positive_strided_slice_step_is_unsupported():
 
 
 # --- executor -----------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", ["split_concat", "slices", "split_reshape"] + SAMPLE_NAMES)
 def test_executor_views_equal_tflite_mode(name, lowered):
@@ -220,17 +238,25 @@ def test_emitted_c_reads_the_executor_values_through_the_views(name, lowered, tm
     views = [t for t in manifest["tensors"] if t["view_of"] is not None]
     assert views
     buffers, sets = [], []
-    for t in owners:      # each buffer holds the executor's values of its tensor, row-major
+    for t in owners:  # each buffer holds the executor's values of its tensor, row-major
         vals = ", ".join(str(int(v)) for v in got[t["name"]].reshape(-1))
         buffers.append(f"static int8_t buf_{t['c_name']}[{t['bytes']}] = {{ {vals} }};")
         sets.append(f"    {t['c_name']}.data.mem.pi8 = buf_{t['c_name']};")
     shows = [f'    show("{t["name"]}", &{t["c_name"]});' for t in views]
-    (tmp_path / "probe.c").write_text(_PROBE % {
-        "buffers": "\n".join(buffers), "sets": "\n".join(sets),
-        "bind": manifest["model"]["bind_views"], "shows": "\n".join(shows)})
+    (tmp_path / "probe.c").write_text(
+        _PROBE
+        % {
+            "buffers": "\n".join(buffers),
+            "sets": "\n".join(sets),
+            "bind": manifest["model"]["bind_views"],
+            "shows": "\n".join(shows),
+        }
+    )
     flags = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", *mli_cflags("2.0"), "-I", "."]
-    for cmd in (["gcc", *flags, "-c", "net.c", "-o", "net.o"],
-                ["gcc", *flags, "probe.c", "net.o", "-o", "probe"]):
+    for cmd in (
+        ["gcc", *flags, "-c", "net.c", "-o", "net.o"],
+        ["gcc", *flags, "probe.c", "net.o", "-o", "probe"],
+    ):
         res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
         assert res.returncode == 0, res.stderr
     out = subprocess.run([str(tmp_path / "probe")], capture_output=True, text=True, check=True)
@@ -239,8 +265,9 @@ def test_emitted_c_reads_the_executor_values_through_the_views(name, lowered, tm
     for line, t in zip(lines, views):
         name, *vals = line.split()
         assert name == t["name"]
-        np.testing.assert_array_equal(np.array(vals, dtype=int), got[name].reshape(-1),
-                                      err_msg=name)
+        np.testing.assert_array_equal(
+            np.array(vals, dtype=int), got[name].reshape(-1), err_msg=name
+        )
     # The manifest names each view's root buffer and element offset.
     for t in views:
         mt = m.tensors[t["name"]]
@@ -251,7 +278,7 @@ def test_arena_counts_a_view_root_once(lowered):
     _, m = lowered("split_concat")
     bufs = activation_buffers(m)
     assert sorted(b.name for b in bufs) == ["r", "x", "y"]
-    assert all(b.size == 128 for b in bufs)              # (4, 4, 8) int8 each
+    assert all(b.size == 128 for b in bufs)  # (4, 4, 8) int8 each
     y = next(b for b in bufs if b.name == "y")
     # y is first written by RELU6 (layer 2, its slice c) and read until the end (outputs).
     assert (y.first, y.last) == (2, len(m.layers) - 1)

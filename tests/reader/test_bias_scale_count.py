@@ -24,10 +24,13 @@ def test_bias_scales_become_input_times_weight_scales(kind, tmp_path):
     assert bias.quant.zero_point.tolist() == [0] * len(expected)
     assert bias.quant.axis == (0 if len(expected) > 1 else None)
     n_b = 3 if kind == "per_tensor_weights" else 1
-    assert model.warnings == [(
-        f"tensor 2 'b' of subgraph 0, the bias of op 0 (CONV_2D): {n_b} quantization scale(s) "
-        f"for weights with {len(expected)}; scales set to input scale x weight scale, the units "
-        "TFLite's kernels add it in")]
+    assert model.warnings == [
+        (
+            f"tensor 2 'b' of subgraph 0, the bias of op 0 (CONV_2D): {n_b} quantization scale(s) "
+            f"for weights with {len(expected)}; scales set to input scale x weight scale, the units "
+            "TFLite's kernels add it in"
+        )
+    ]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -43,7 +46,7 @@ def test_float_mode_equals_litert(kind, tmp_path):
     real = run_graph(g, {0: (x.astype(np.float64) - 3) * B.IN_SCALE}, "float")[3]
     # TFLite's integer result is the real one rounded and saturated, within one output step
     np.testing.assert_allclose(np.clip(real / B.OUT_SCALE - 2, -128, 127), ref, atol=1.0)
-    assert np.mean((ref > -128) & (ref < 127)) > 0.8          # mostly not saturated
+    assert np.mean((ref > -128) & (ref < 127)) > 0.8  # mostly not saturated
     assert np.array_equal(run_graph(g, {0: x}, "tflite")[3], ref)
 
 

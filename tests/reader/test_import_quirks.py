@@ -33,7 +33,7 @@ def _litert(path, x: np.ndarray) -> np.ndarray:
 
 def test_bias_quantized_along_axis_3_reads_as_per_axis(tmp_path, capsys):
     spec = fc_spec()
-    spec.tensors[2].axis = 3                 # as TFLite Micro's person_detect.tflite has it
+    spec.tensors[2].axis = 3  # as TFLite Micro's person_detect.tflite has it
     path = tmp_path / "tflm_bias.tflite"
     path.write_bytes(build(spec))
     model = read(path)
@@ -43,7 +43,7 @@ def test_bias_quantized_along_axis_3_reads_as_per_axis(tmp_path, capsys):
     for command in (["inspect", path], ["convert", path, "-o", tmp_path / "out"]):
         code, out, err = run_main([*command, "--json"], capsys)
         assert code == 0, err
-        assert "quantized_dimension 3" in err                   # the warning, on every command
+        assert "quantized_dimension 3" in err  # the warning, on every command
     # LiteRT refuses the file ("quantized_dimension must be in range [0, 1)"; TFLite Micro runs
     # it): compare with LiteRT on the same model with the axis TFLite Micro reads.
     spec.tensors[2].axis = 0
@@ -64,13 +64,28 @@ def _tflm_fc_chain(path, layers: int) -> list[str]:
         w_scale = [0.01, 0.02, 0.03, 0.04]
         biases.append(f"layer{k}/bias")
         x = len(tensors) - 1
-        tensors += [T([4, 4], scale=w_scale, zero_point=[0] * 4, name=f"layer{k}/weights",
-                      data=rng.integers(-127, 128, (4, 4), dtype=np.int8)),
-                    T([4], dtype="int32", scale=[0.5 * s for s in w_scale], zero_point=[0] * 4,
-                      axis=3, name=biases[-1], data=rng.integers(-500, 500, 4, dtype=np.int32)),
-                    T([1, 4], scale=[0.5], zero_point=[0], name=f"layer{k}/out")]
-        ops.append(("FULLY_CONNECTED", [x, x + 1, x + 2], [x + 3],
-                    options("FullyConnectedOptions")))
+        tensors += [
+            T(
+                [4, 4],
+                scale=w_scale,
+                zero_point=[0] * 4,
+                name=f"layer{k}/weights",
+                data=rng.integers(-127, 128, (4, 4), dtype=np.int8),
+            ),
+            T(
+                [4],
+                dtype="int32",
+                scale=[0.5 * s for s in w_scale],
+                zero_point=[0] * 4,
+                axis=3,
+                name=biases[-1],
+                data=rng.integers(-500, 500, 4, dtype=np.int32),
+            ),
+            T([1, 4], scale=[0.5], zero_point=[0], name=f"layer{k}/out"),
+        ]
+        ops.append(
+            ("FULLY_CONNECTED", [x, x + 1, x + 2], [x + 3], options("FullyConnectedOptions"))
+        )
     path.write_bytes(graph_model(tensors, ops, [0], [len(tensors) - 1]))
     return biases
 
@@ -85,9 +100,10 @@ def test_verify_litert_oracle_says_why_litert_cannot_load_and_goes_on(tmp_path, 
     doc = json.loads(out)
     oracle = doc["references"]["oracle"]
     assert oracle["available"] is False and doc["references"]["tflite"] is True
-    assert oracle["message"].startswith("LiteRT cannot load tflm_chain.tflite: "
-                                        "quantized_dimension must be in range [0, 1). Was 3. ")
-    assert oracle["message"].endswith("(2 such errors)")      # one per bias, said once
+    assert oracle["message"].startswith(
+        "LiteRT cannot load tflm_chain.tflite: quantized_dimension must be in range [0, 1). Was 3. "
+    )
+    assert oracle["message"].endswith("(2 such errors)")  # one per bias, said once
     assert doc["warnings"][-1] == f"--oracle litert not used: {oracle['message']}"
     line = [x for x in err.splitlines() if "--oracle litert" in x]
     assert line == [f"warning: --oracle litert not used: {oracle['message']}"]
@@ -101,18 +117,24 @@ def test_warnings_of_one_kind_are_one_line_on_stderr_on_every_command(tmp_path, 
     path = tmp_path / "tflm_chain.tflite"
     biases = _tflm_fc_chain(path, 5)
     np.save(tmp_path / "x.npy", np.zeros((2, 1, 4), np.int8))
-    want = ("warning: 5 tensors of subgraph 0: one quantization scale per element with "
-            "quantized_dimension 3 on a 1-D tensor; read as per-axis along axis 0 (tensor 2 "
-            "'layer0/bias', tensor 5 'layer1/bias', tensor 8 'layer2/bias' and 2 more)")
-    for command in (["inspect", path], ["convert", path, "-o", tmp_path / "o"],
-                    ["run", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "o"],
-                    ["run", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "o", "-m", "tflite"],
-                    ["verify", path, "-n", 2], ["report", path, "-n", 2, "--no-accuracy"]):
+    want = (
+        "warning: 5 tensors of subgraph 0: one quantization scale per element with "
+        "quantized_dimension 3 on a 1-D tensor; read as per-axis along axis 0 (tensor 2 "
+        "'layer0/bias', tensor 5 'layer1/bias', tensor 8 'layer2/bias' and 2 more)"
+    )
+    for command in (
+        ["inspect", path],
+        ["convert", path, "-o", tmp_path / "o"],
+        ["run", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "o"],
+        ["run", path, "-i", tmp_path / "x.npy", "-o", tmp_path / "o", "-m", "tflite"],
+        ["verify", path, "-n", 2],
+        ["report", path, "-n", 2, "--no-accuracy"],
+    ):
         for as_json in (False, True):
             code, out, err = run_main([*command, *(["--json"] if as_json else [])], capsys)
             assert code == 0, err
             assert [x for x in err.splitlines() if x.startswith("warning:")] == [want], command
-            if as_json and command[0] != "report":         # the document keeps every warning
+            if as_json and command[0] != "report":  # the document keeps every warning
                 warned = [w for w in json.loads(out)["warnings"] if "quantized_dimension" in w]
                 assert [w.split("'")[1] for w in warned] == biases
             if not as_json:
@@ -122,15 +144,22 @@ def test_warnings_of_one_kind_are_one_line_on_stderr_on_every_command(tmp_path, 
 def _float16_fc(tmp_path):
     rng = np.random.default_rng(3)
     w16 = rng.normal(0, 0.5, (3, 4)).astype(np.float16)
-    tensors = [T([1, 4], dtype="float32", name="input"),
-               T([3, 4], dtype="float16", data=w16, name="w16"),
-               T([3, 4], dtype="float32", name="w"),
-               T([3], dtype="float32", data=np.float32([0.1, -0.2, 0.3]), name="b"),
-               T([1, 3], dtype="float32", name="output")]
+    tensors = [
+        T([1, 4], dtype="float32", name="input"),
+        T([3, 4], dtype="float16", data=w16, name="w16"),
+        T([3, 4], dtype="float32", name="w"),
+        T([3], dtype="float32", data=np.float32([0.1, -0.2, 0.3]), name="b"),
+        T([1, 3], dtype="float32", name="output"),
+    ]
     path = tmp_path / "fp16.tflite"
-    path.write_bytes(graph_model(tensors, [("DEQUANTIZE", [1], [2], None),
-                                           ("FULLY_CONNECTED", [0, 2, 3], [4], None)],
-                                 [0], [4]))
+    path.write_bytes(
+        graph_model(
+            tensors,
+            [("DEQUANTIZE", [1], [2], None), ("FULLY_CONNECTED", [0, 2, 3], [4], None)],
+            [0],
+            [4],
+        )
+    )
     return path, w16
 
 
@@ -147,25 +176,44 @@ def test_float16_weights_are_folded_into_constants(tmp_path):
 
 def test_float16_weight_model_converts_with_calibration_and_weights_only(tmp_path, capsys):
     path, _ = _float16_fc(tmp_path)
-    np.save(tmp_path / "calib.npy",
-            np.random.default_rng(2).uniform(-1, 1, (16, 1, 4)).astype(np.float32))
-    code, out, err = run_main(["convert", path, "-o", tmp_path / "a", "--calibration",
-                               tmp_path / "calib.npy", "--json"], capsys)
+    np.save(
+        tmp_path / "calib.npy",
+        np.random.default_rng(2).uniform(-1, 1, (16, 1, 4)).astype(np.float32),
+    )
+    code, out, err = run_main(
+        ["convert", path, "-o", tmp_path / "a", "--calibration", tmp_path / "calib.npy", "--json"],
+        capsys,
+    )
     assert code == 0, err
-    assert [layer["kernel"] for layer in json.loads(out)["layers"]][-1] == \
-        "mli_krn_fully_connected_sa8_sa8_sa32"
-    code, out, err = run_main(["convert", path, "-o", tmp_path / "b", "--weights-only",
-                               "--json"], capsys)
+    assert [layer["kernel"] for layer in json.loads(out)["layers"]][
+        -1
+    ] == "mli_krn_fully_connected_sa8_sa8_sa32"
+    code, out, err = run_main(
+        ["convert", path, "-o", tmp_path / "b", "--weights-only", "--json"], capsys
+    )
     assert code == 0, err
     manifest = json.loads((tmp_path / "b" / "fp16.json").read_text())
     assert any(t["role"] == "weights" for t in manifest["tensors"])
     # The config names ops by the file's indices: the FULLY_CONNECTED stays op 1.
     (tmp_path / "mlitool.toml").write_text('[[layer]]\nindex = 1\nformat = "fx16"\n')
-    code, out, err = run_main(["convert", path, "-o", tmp_path / "c", "--calibration",
-                               tmp_path / "calib.npy", "--config", tmp_path / "mlitool.toml",
-                               "--json"], capsys)
+    code, out, err = run_main(
+        [
+            "convert",
+            path,
+            "-o",
+            tmp_path / "c",
+            "--calibration",
+            tmp_path / "calib.npy",
+            "--config",
+            tmp_path / "mlitool.toml",
+            "--json",
+        ],
+        capsys,
+    )
     assert code == 0, err
-    assert "mli_krn_fully_connected_fx16" in [layer["kernel"] for layer in json.loads(out)["layers"]]
+    assert "mli_krn_fully_connected_fx16" in [
+        layer["kernel"] for layer in json.loads(out)["layers"]
+    ]
 
 
 def test_int8_to_int16_softmax_is_valid_but_unsupported(tmp_path, capsys):
@@ -174,9 +222,13 @@ def test_int8_to_int16_softmax_is_valid_but_unsupported(tmp_path, capsys):
     path = tmp_path / "softmax16.tflite"
     from tests.support.tflite_build import single_op_model
 
-    path.write_bytes(single_op_model("SOFTMAX", [T([1, 10], scale=[0.1], zero_point=[-128])],
-                                     [T([1, 10], dtype="int16", scale=[1 / 32768],
-                                        zero_point=[0])]))
+    path.write_bytes(
+        single_op_model(
+            "SOFTMAX",
+            [T([1, 10], scale=[0.1], zero_point=[-128])],
+            [T([1, 10], dtype="int16", scale=[1 / 32768], zero_point=[0])],
+        )
+    )
     code, _, err = run_main(["convert", path, "-o", tmp_path / "o"], capsys)
     assert code == 4 and "op 0 (SOFTMAX)" in err and "malformed" not in err
 
@@ -185,10 +237,13 @@ def test_a_custom_ops_own_buffers_are_not_malformed(tmp_path, capsys):
     # Vela's Ethos-U models: a CUSTOM op reading scratch tensors no op writes.
     from tests.support.tflite_build import Code, Op, Spec
 
-    spec = Spec(tensors=[T([1, 4], name="x"), T([16], dtype="uint8", name="scratch"),
-                         T([1, 4], name="y")],
-                ops=[Op(0, [0, 1], [2])], codes=[Code(builtin=32, custom="ethos-u")],
-                inputs=[0], outputs=[2])
+    spec = Spec(
+        tensors=[T([1, 4], name="x"), T([16], dtype="uint8", name="scratch"), T([1, 4], name="y")],
+        ops=[Op(0, [0, 1], [2])],
+        codes=[Code(builtin=32, custom="ethos-u")],
+        inputs=[0],
+        outputs=[2],
+    )
     path = tmp_path / "vela.tflite"
     path.write_bytes(build(spec))
     code, _, err = run_main(["convert", path, "-o", tmp_path / "o"], capsys)

@@ -12,8 +12,13 @@ import pytest
 from tests.support.paths import ROOT, SHARED, shared_path
 from tests.support.tflite_build import build, fc_spec, unsupported_op_model
 
-MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
-                for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []
+MODELS = (
+    sorted(
+        p.relative_to(SHARED / "models").as_posix() for p in (SHARED / "models").glob("**/*.tflite")
+    )
+    if (SHARED / "models").is_dir()
+    else []
+)
 
 # Style of each shared model, from shared/models/README.md (what the files are known to be).
 EXPECTED_STYLE = {
@@ -105,8 +110,10 @@ def _assert_quant(q, d):
 
 def test_io_match_interpreter(case):
     _, doc, interp = case
-    for ours, theirs in ((doc["inputs"], interp.get_input_details()),
-                         (doc["outputs"], interp.get_output_details())):
+    for ours, theirs in (
+        (doc["inputs"], interp.get_input_details()),
+        (doc["outputs"], interp.get_output_details()),
+    ):
         assert len(ours) == len(theirs)
         for row, d in zip(ours, theirs):
             assert row["index"] == d["index"] and row["name"] == d["name"]
@@ -147,11 +154,11 @@ def test_macs_from_interpreter_shapes(case):
         if o["op_name"] in ("CONV_2D", "DEPTHWISE_CONV_2D", "FULLY_CONNECTED"):
             w = det[int(o["inputs"][1])]["shape"]
             n_out = int(np.prod(out))
-            if o["op_name"] == "CONV_2D":            # weights [Co, Kh, Kw, Ci]
+            if o["op_name"] == "CONV_2D":  # weights [Co, Kh, Kw, Ci]
                 expected = n_out * int(np.prod(w[1:]))
             elif o["op_name"] == "DEPTHWISE_CONV_2D":  # weights [1, Kh, Kw, Co]
                 expected = n_out * int(w[1] * w[2])
-            else:                                      # weights [Co, Ci]
+            else:  # weights [Co, Ci]
                 expected = n_out * int(w[1])
             assert row["macs"] == expected
         elif o["op_name"] in ("AVERAGE_POOL_2D", "MAX_POOL_2D", "ADD", "RESHAPE", "SOFTMAX"):
@@ -196,15 +203,23 @@ def test_known_styles_of_synthetic_models():
         t.dtype = "int16"
     spec.buffers[1].data = np.zeros(12, np.int8).tobytes()
     assert summarize(parse_model(build(spec)))["style"] == {
-        "name": "int16x8", "weights": "per-axis", "label": "int16x8 (per-axis weights)"}
+        "name": "int16x8",
+        "weights": "per-axis",
+        "label": "int16x8 (per-axis weights)",
+    }
 
 
 # -- CLI behaviour -----------------------------------------------------------------------------------
 
+
 def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "mlitool", *args], capture_output=True,
-                          cwd=ROOT, env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mlitool", *args],
+        capture_output=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
 
 
 def test_json_is_one_document_and_deterministic():
@@ -259,11 +274,19 @@ def test_internal_error_exit_1(tmp_path, capsys, monkeypatch):
 
 
 def test_help_and_version_do_not_import_heavy_modules():
-    code = ("import sys; from mlitool.cli.commands import app; "
-            "print(sorted(m for m in ('numpy', 'tflite', 'rich.table', 'mlitool.tflite.reader') "
-            "if m in sys.modules))")
-    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT,
-                       env={"PYTHONPATH": str(ROOT)}, timeout=60)
+    code = (
+        "import sys; from mlitool.cli.commands import app; "
+        "print(sorted(m for m in ('numpy', 'tflite', 'rich.table', 'mlitool.tflite.reader') "
+        "if m in sys.modules))"
+    )
+    r = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT)},
+        timeout=60,
+    )
     assert r.returncode == 0 and r.stdout.strip() == "[]", r.stdout + r.stderr
     h = _cli("--help")
     assert h.returncode == 0 and b"inspect" in h.stdout
@@ -271,25 +294,36 @@ def test_help_and_version_do_not_import_heavy_modules():
 
 def test_float16_weights_style_and_counts():
     """float16 weights behind a DEQUANTIZE: style, weights column and parameters counted once."""
-    from tests.support.tflite_build import Buf, Code, Op, Spec, T
-
     from mlitool.inspect.command import summarize
     from mlitool.tflite.reader import parse_model
+    from tests.support.tflite_build import Buf, Code, Op, Spec, T
 
     w16 = np.arange(12, dtype=np.float16).reshape(3, 4)
     spec = Spec(
-        tensors=[T([1, 4], "float32", name="in"), T([3, 4], "float16", buffer=1, name="w16"),
-                 T([3, 4], "float32", name="w"), T([1, 3], "float32", name="out")],
+        tensors=[
+            T([1, 4], "float32", name="in"),
+            T([3, 4], "float16", buffer=1, name="w16"),
+            T([3, 4], "float32", name="w"),
+            T([1, 3], "float32", name="out"),
+        ],
         ops=[Op(0, [1], [2]), Op(1, [0, 2, -1], [3])],
         codes=[Code(builtin=6), Code(builtin=9)],
-        buffers=[Buf(), Buf(w16.tobytes())], inputs=[0], outputs=[3])
+        buffers=[Buf(), Buf(w16.tobytes())],
+        inputs=[0],
+        outputs=[3],
+    )
     model = parse_model(build(spec))
     np.testing.assert_array_equal(model.main.tensors[1].data, w16)
     doc = summarize(model)
     assert doc["style"]["name"] == "float16-weights"
     fc = doc["ops"][1]
-    assert fc["weights"] == {"index": 1, "shape": [3, 4], "dtype": "float16", "via_dequantize": True,
-                             "quant": None}
+    assert fc["weights"] == {
+        "index": 1,
+        "shape": [3, 4],
+        "dtype": "float16",
+        "via_dequantize": True,
+        "quant": None,
+    }
     assert fc["macs"] == 12 and fc["params"] == 0 and doc["ops"][0]["params"] == 12
     assert doc["totals"]["params"] == 12 and doc["totals"]["weight_bytes"] == 24
 

@@ -7,8 +7,13 @@ import pytest
 
 from tests.support.paths import SHARED, shared_path
 
-MODELS = sorted(p.relative_to(SHARED / "models").as_posix()
-                for p in (SHARED / "models").glob("**/*.tflite")) if (SHARED / "models").is_dir() else []
+MODELS = (
+    sorted(
+        p.relative_to(SHARED / "models").as_posix() for p in (SHARED / "models").glob("**/*.tflite")
+    )
+    if (SHARED / "models").is_dir()
+    else []
+)
 if not MODELS:
     MODELS = ["<no shared models>"]
 
@@ -69,7 +74,7 @@ def test_constant_data_matches_interpreter(pair):
             continue
         try:
             ref = interp.get_tensor(t.index)
-        except ValueError:                       # not exposed by this interpreter build
+        except ValueError:  # not exposed by this interpreter build
             continue
         assert t.data.dtype == ref.dtype
         np.testing.assert_array_equal(t.data, ref)
@@ -86,7 +91,7 @@ def test_io_and_graph_structure(pair):
     for t in g.tensors:
         if t.data is not None:
             assert t.data.shape == t.shape
-            assert not t.data.flags.writeable      # views of the file bytes
+            assert not t.data.flags.writeable  # views of the file bytes
 
 
 def test_known_io_quantization():
@@ -139,10 +144,12 @@ def test_synthetic_fc_model_fields():
     weights, bias, inp = g.tensors[1], g.tensors[2], g.tensors[0]
     np.testing.assert_array_equal(weights.data, w)
     np.testing.assert_array_equal(bias.data, [100, -200, 300])
-    assert bias.data.dtype == np.int32 and inp.data is None       # buffer 0: no data
+    assert bias.data.dtype == np.int32 and inp.data is None  # buffer 0: no data
     assert inp.shape_signature == (-1, 4) and weights.shape_signature is None
     assert weights.quant.axis == 0 and weights.quant.zero_point.dtype == np.int64
-    np.testing.assert_array_equal(weights.quant.scale, np.float32([0.1, 0.2, 0.3]).astype(np.float64))
+    np.testing.assert_array_equal(
+        weights.quant.scale, np.float32([0.1, 0.2, 0.3]).astype(np.float64)
+    )
     assert inp.quant.axis is None and inp.quant.scale.tolist() == [0.5]
     assert inp.quant.zero_point.tolist() == [-3]
     op = g.ops[0]
@@ -152,13 +159,19 @@ def test_synthetic_fc_model_fields():
 
 def test_opcodes_custom_unknown_and_schema_3a():
     spec = fc_spec()
-    spec.codes = [Code(builtin=150, deprecated=127), Code(builtin=0, deprecated=3),
-                  Code(builtin=32, custom="MyOp", version=2), Code(builtin=250, deprecated=127)]
+    spec.codes = [
+        Code(builtin=150, deprecated=127),
+        Code(builtin=0, deprecated=3),
+        Code(builtin=32, custom="MyOp", version=2),
+        Code(builtin=250, deprecated=127),
+    ]
     spec.ops = [Op(0, [0], [3]), Op(1, [0, 1, -1], [3]), Op(2, [0], [3]), Op(3, [0], [3])]
     g = _parse(spec).main
     assert [op.type for op in g.ops] == ["GELU", "CONV_2D", "CUSTOM", "UNKNOWN_250"]
-    assert g.ops[2].custom_code == "MyOp" and g.ops[2].version == 2 and g.ops[2].label == "op 2 (MyOp)"
-    assert g.ops[1].inputs == (0, 1, -1)                               # optional input kept
+    assert (
+        g.ops[2].custom_code == "MyOp" and g.ops[2].version == 2 and g.ops[2].label == "op 2 (MyOp)"
+    )
+    assert g.ops[1].inputs == (0, 1, -1)  # optional input kept
 
 
 def test_variable_and_empty_buffer_tensors():
@@ -173,7 +186,7 @@ def test_external_buffer_data_read_from_file_offset():
     """>2 GB layout: buffer data after the flatbuffer, found by offset/size."""
     spec = fc_spec()
     payload = np.arange(12, dtype=np.int8)
-    spec.buffers[1] = Buf(offset=1 << 40, size=12)                     # placeholder, same layout
+    spec.buffers[1] = Buf(offset=1 << 40, size=12)  # placeholder, same layout
     head = build(spec)
     offset = (len(head) + 15) // 16 * 16
     spec.buffers[1] = Buf(offset=offset, size=12)
@@ -194,9 +207,9 @@ def test_int4_unpacked_low_nibble_first():
 
 def test_normalised_quantization_is_warned():
     spec = fc_spec()
-    spec.tensors[1].zero_point = [0]                       # one zero point for three scales
-    spec.tensors[2].zero_point = None                      # scales without zero points
-    spec.tensors[3].axis = 1                               # scalar params with an axis of size 3
+    spec.tensors[1].zero_point = [0]  # one zero point for three scales
+    spec.tensors[2].zero_point = None  # scales without zero points
+    spec.tensors[3].axis = 1  # scalar params with an axis of size 3
     m = _parse(spec)
     g = m.main
     assert g.tensors[1].quant.zero_point.tolist() == [0, 0, 0] and g.tensors[1].quant.axis == 0
@@ -241,11 +254,23 @@ def test_every_builtin_options_type_decodes_from_an_empty_table():
             decoded[cls.__name__] = reader._decode_options(obj, cls, "op")
     for opts in decoded.values():
         assert all(isinstance(v, (bool, int, float, str, tuple)) for v in opts.values())
-    assert decoded["Conv2DOptions"] == {"padding": "SAME", "stride_h": 0, "stride_w": 0,
-                                        "dilation_h": 1, "dilation_w": 1, "fused_activation": "NONE"}
+    assert decoded["Conv2DOptions"] == {
+        "padding": "SAME",
+        "stride_h": 0,
+        "stride_w": 0,
+        "dilation_h": 1,
+        "dilation_w": 1,
+        "fused_activation": "NONE",
+    }
     assert decoded["Pool2DOptions"]["filter_h"] == 0 and "filter_w" in decoded["Pool2DOptions"]
-    assert set(decoded["StridedSliceOptions"]) >= {"begin_mask", "end_mask", "ellipsis_mask",
-                                                   "new_axis_mask", "shrink_axis_mask", "offset"}
+    assert set(decoded["StridedSliceOptions"]) >= {
+        "begin_mask",
+        "end_mask",
+        "ellipsis_mask",
+        "new_axis_mask",
+        "shrink_axis_mask",
+        "offset",
+    }
     assert decoded["ArgMaxOptions"] == {"output_type": "float32"}
     assert decoded["SqueezeOptions"] == {"squeeze_dims": ()}
     assert decoded["ReducerOptions"] == {"keep_dims": False}

@@ -109,23 +109,33 @@ def _slot_uses() -> list[tuple[str, str, object]]:
     """(method, slot argument, layout argument) of every call of a slot method in the reader; the
     slot argument is a constant's name, or the literal itself when the reader wrote a number."""
     tree = ast.parse(inspect.getsource(tflite_reader))
-    wrapped = {}                        # wrapper method -> layout it passes on for its `slot`
+    wrapped = {}  # wrapper method -> layout it passes on for its `slot`
     for fn in ast.walk(tree):
         if isinstance(fn, ast.FunctionDef) and fn.name in SLOT_METHODS:
             for call in ast.walk(fn):
-                if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                        and call.func.attr == "array" and len(call.args) > 2):
+                if (
+                    isinstance(call, ast.Call)
+                    and isinstance(call.func, ast.Attribute)
+                    and call.func.attr == "array"
+                    and len(call.args) > 2
+                ):
                     wrapped[fn.name] = call.args[2]
     uses = []
     for call in ast.walk(tree):
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
-                and call.func.attr in SLOT_METHODS and len(call.args) > 1):
+        if not (
+            isinstance(call, ast.Call)
+            and isinstance(call.func, ast.Attribute)
+            and call.func.attr in SLOT_METHODS
+            and len(call.args) > 1
+        ):
             continue
         slot = call.args[1]
         if isinstance(slot, ast.Name) and slot.id == "slot":
-            continue                    # inside a slot method: the caller's slot, checked there
+            continue  # inside a slot method: the caller's slot, checked there
         name = slot.id if isinstance(slot, ast.Name) else ast.literal_eval(slot)
-        layout = call.args[2] if call.func.attr in ("scalar", "array") else wrapped.get(call.func.attr)
+        layout = (
+            call.args[2] if call.func.attr in ("scalar", "array") else wrapped.get(call.func.attr)
+        )
         uses.append((call.func.attr, name, layout))
     return uses
 
@@ -145,9 +155,10 @@ def test_slot_matches_generated_accessor(method, slot, layout):
     assert isinstance(slot, str), f"{method}() is given the literal slot {slot}: name the field"
     assert slot in FIELDS, f"{slot} is read but not mapped to a schema field here"
     table, accessor = FIELDS[slot]
-    assert getattr(tflite_reader, slot) == generated_slot(table, accessor), \
-        f"{slot} = {getattr(tflite_reader, slot)}, but tflite.{table}.{accessor} reads slot " \
+    assert getattr(tflite_reader, slot) == generated_slot(table, accessor), (
+        f"{slot} = {getattr(tflite_reader, slot)}, but tflite.{table}.{accessor} reads slot "
         f"{generated_slot(table, accessor)}"
+    )
     if layout is not None:
         assert _layout_of(layout) == generated_layout(table, accessor), (slot, ast.dump(layout))
 

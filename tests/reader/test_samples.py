@@ -17,8 +17,17 @@ from ai_edge_litert.interpreter import Interpreter, OpResolverType
 from tests.support.paths import SAMPLES
 
 # File -> op types in execution order, as the interpreter lists them.
-CNN_OPS = ["CONV_2D", "MAX_POOL_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "ADD", "CONV_2D",
-           "AVERAGE_POOL_2D", "FULLY_CONNECTED", "SOFTMAX"]
+CNN_OPS = [
+    "CONV_2D",
+    "MAX_POOL_2D",
+    "DEPTHWISE_CONV_2D",
+    "CONV_2D",
+    "ADD",
+    "CONV_2D",
+    "AVERAGE_POOL_2D",
+    "FULLY_CONNECTED",
+    "SOFTMAX",
+]
 EXPECTED: dict[str, list[str]] = {
     "cnn_int8.tflite": CNN_OPS,
     "cnn_float.tflite": CNN_OPS,
@@ -26,18 +35,44 @@ EXPECTED: dict[str, list[str]] = {
     "fc_float.tflite": ["FULLY_CONNECTED"] * 3,
 }
 SINGLE_OP = {
-    "add": "ADD", "add_const": "ADD", "sub": "SUB", "sub_const": "SUB", "mul": "MUL",
-    "mul_const": "MUL", "minimum": "MINIMUM", "minimum_const": "MINIMUM", "maximum": "MAXIMUM",
-    "maximum_const": "MAXIMUM", "relu": "RELU", "relu6": "RELU6", "relu_n1_to_1": "RELU_N1_TO_1",
-    "leaky_relu": "LEAKY_RELU", "prelu": "PRELU", "logistic": "LOGISTIC", "tanh": "TANH",
-    "softmax": "SOFTMAX", "l2_normalization": "L2_NORMALIZATION", "arg_max": "ARG_MAX",
-    "transpose": "TRANSPOSE", "reshape": "RESHAPE", "squeeze": "SQUEEZE",
-    "concatenation": "CONCATENATION", "pad": "PAD", "mean_hw": "MEAN", "conv_dilation": "CONV_2D",
-    "conv_stride2_same": "CONV_2D", "depthwise_mult2": "DEPTHWISE_CONV_2D",
-    "avg_pool_global_same": "AVERAGE_POOL_2D", "max_pool_global_same": "MAX_POOL_2D",
-    "max_pool": "MAX_POOL_2D", "fully_connected_keep_dims": "FULLY_CONNECTED",
-    "fully_connected_per_tensor": "FULLY_CONNECTED", "split": "SPLIT", "split_v": "SPLIT_V",
-    "slice": "SLICE", "strided_slice": "STRIDED_SLICE",
+    "add": "ADD",
+    "add_const": "ADD",
+    "sub": "SUB",
+    "sub_const": "SUB",
+    "mul": "MUL",
+    "mul_const": "MUL",
+    "minimum": "MINIMUM",
+    "minimum_const": "MINIMUM",
+    "maximum": "MAXIMUM",
+    "maximum_const": "MAXIMUM",
+    "relu": "RELU",
+    "relu6": "RELU6",
+    "relu_n1_to_1": "RELU_N1_TO_1",
+    "leaky_relu": "LEAKY_RELU",
+    "prelu": "PRELU",
+    "logistic": "LOGISTIC",
+    "tanh": "TANH",
+    "softmax": "SOFTMAX",
+    "l2_normalization": "L2_NORMALIZATION",
+    "arg_max": "ARG_MAX",
+    "transpose": "TRANSPOSE",
+    "reshape": "RESHAPE",
+    "squeeze": "SQUEEZE",
+    "concatenation": "CONCATENATION",
+    "pad": "PAD",
+    "mean_hw": "MEAN",
+    "conv_dilation": "CONV_2D",
+    "conv_stride2_same": "CONV_2D",
+    "depthwise_mult2": "DEPTHWISE_CONV_2D",
+    "avg_pool_global_same": "AVERAGE_POOL_2D",
+    "max_pool_global_same": "MAX_POOL_2D",
+    "max_pool": "MAX_POOL_2D",
+    "fully_connected_keep_dims": "FULLY_CONNECTED",
+    "fully_connected_per_tensor": "FULLY_CONNECTED",
+    "split": "SPLIT",
+    "split_v": "SPLIT_V",
+    "slice": "SLICE",
+    "strided_slice": "STRIDED_SLICE",
 }
 for _name, _op in SINGLE_OP.items():
     EXPECTED[f"ops/{_name}.tflite"] = [_op]
@@ -55,8 +90,9 @@ OP_NAMES = {v: k for k, v in vars(tflite.BuiltinOperator).items() if not k.start
 
 def interpreter(rel: str) -> Interpreter:
     # Reference kernels, no delegate (a delegate would replace the ops in the op list).
-    it = Interpreter(model_path=str(SAMPLES / rel),
-                     experimental_op_resolver_type=OpResolverType.BUILTIN_REF)
+    it = Interpreter(
+        model_path=str(SAMPLES / rel), experimental_op_resolver_type=OpResolverType.BUILTIN_REF
+    )
     it.allocate_tensors()
     return it
 
@@ -66,6 +102,7 @@ def is_float_file(rel: str) -> bool:
 
 
 # --- every file -------------------------------------------------------------------------------
+
 
 def test_every_committed_model_is_listed():
     on_disk = {p.relative_to(SAMPLES).as_posix() for p in SAMPLES.rglob("*.tflite")}
@@ -100,6 +137,7 @@ def test_manifest_matches_files():
 
 # --- the CNN ----------------------------------------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def cnn_int8():
     return interpreter("cnn_int8.tflite")
@@ -109,17 +147,26 @@ def test_cnn_int8_io_is_int8(cnn_int8):
     (inp,), (out,) = cnn_int8.get_input_details(), cnn_int8.get_output_details()
     assert inp["dtype"] == np.int8 and list(inp["shape"]) == [1, 32, 32, 3]
     assert out["dtype"] == np.int8 and list(out["shape"]) == [1, 10]
-    assert out["quantization"] == (1 / 256, -128)          # softmax output, as TFLite fixes it
+    assert out["quantization"] == (1 / 256, -128)  # softmax output, as TFLite fixes it
 
 
 def test_cnn_int8_weights_are_per_channel(cnn_int8):
-    weights = [t for t in cnn_int8.get_tensor_details()
-               if t["dtype"] == np.int8 and len(t["shape"]) == 4 and t["shape"][0] in (1, 16, 32)
-               and t["quantization_parameters"]["scales"].size > 1]
+    weights = [
+        t
+        for t in cnn_int8.get_tensor_details()
+        if t["dtype"] == np.int8
+        and len(t["shape"]) == 4
+        and t["shape"][0] in (1, 16, 32)
+        and t["quantization_parameters"]["scales"].size > 1
+    ]
     # conv1, dwconv (axis 3), pwconv, conv2
-    assert sorted((len(t["quantization_parameters"]["scales"]),
-                   t["quantization_parameters"]["quantized_dimension"]) for t in weights) == \
-        [(16, 0), (16, 0), (16, 3), (32, 0)]
+    assert sorted(
+        (
+            len(t["quantization_parameters"]["scales"]),
+            t["quantization_parameters"]["quantized_dimension"],
+        )
+        for t in weights
+    ) == [(16, 0), (16, 0), (16, 3), (32, 0)]
 
 
 def test_cnn_data_files():
@@ -152,6 +199,7 @@ def test_cnn_int8_agrees_with_float_twin(cnn_int8):
 
 # --- op parameters, read from the flatbuffer ----------------------------------------------------
 
+
 def first_op(rel: str, options_cls):
     """(op, decoded options, subgraph) of the first op of a sample."""
     buf = (SAMPLES / rel).read_bytes()
@@ -175,7 +223,7 @@ def test_conv_stride2_same():
     op, o, g = first_op("ops/conv_stride2_same.tflite", tflite.Conv2DOptions)
     assert (o.StrideH(), o.StrideW(), o.DilationHFactor()) == (2, 2, 1)
     assert o.Padding() == tflite.Padding.SAME
-    assert list(g.Tensors(op.Inputs(0)).ShapeAsNumpy()) == [1, 8, 8, 4]   # even map: pad 0 / 1
+    assert list(g.Tensors(op.Inputs(0)).ShapeAsNumpy()) == [1, 8, 8, 4]  # even map: pad 0 / 1
     assert list(g.Tensors(op.Outputs(0)).ShapeAsNumpy()) == [1, 4, 4, 8]
 
 
@@ -186,7 +234,9 @@ def test_depthwise_multiplier_2():
     assert g.Tensors(op.Inputs(1)).Quantization().ScaleLength() == 8
 
 
-@pytest.mark.parametrize("rel", ["ops/avg_pool_global_same.tflite", "ops/max_pool_global_same.tflite"])
+@pytest.mark.parametrize(
+    "rel", ["ops/avg_pool_global_same.tflite", "ops/max_pool_global_same.tflite"]
+)
 def test_pool_window_larger_than_map(rel):
     op, o, g = first_op(rel, tflite.Pool2DOptions)
     assert (o.FilterHeight(), o.FilterWidth(), o.StrideH(), o.StrideW()) == (7, 7, 7, 7)
@@ -201,8 +251,9 @@ def test_fully_connected_keep_num_dims():
     assert list(g.Tensors(op.Outputs(0)).ShapeAsNumpy()) == [1, 4, 8]
 
 
-@pytest.mark.parametrize("rel, scales", [("ops/fully_connected_per_tensor.tflite", 1),
-                                         ("fc_int8.tflite", 32)])
+@pytest.mark.parametrize(
+    "rel, scales", [("ops/fully_connected_per_tensor.tflite", 1), ("fc_int8.tflite", 32)]
+)
 def test_fully_connected_weight_quantization(rel, scales):
     op, _, g = first_op(rel, tflite.FullyConnectedOptions)
     assert g.Tensors(op.Inputs(1)).Quantization().ScaleLength() == scales
@@ -214,8 +265,9 @@ def test_squeeze_dims():
     assert list(g.Tensors(op.Outputs(0)).ShapeAsNumpy()) == [1, 8]
 
 
-@pytest.mark.parametrize("rel, axis", [("ops/concatenation.tflite", -1),
-                                       ("ops/concatenation_float.tflite", -1)])
+@pytest.mark.parametrize(
+    "rel, axis", [("ops/concatenation.tflite", -1), ("ops/concatenation_float.tflite", -1)]
+)
 def test_concatenation_axis(rel, axis):
     _, o, _ = first_op(rel, tflite.ConcatenationOptions)
     assert o.Axis() == axis
@@ -231,12 +283,17 @@ def test_concatenation_requant_inputs_differ_before_the_quantize():
     it = interpreter("ops/concatenation_requant.tflite")
     by_name = {t["name"]: t["quantization"] for t in it.get_tensor_details()}
     tanh_out = [q for n, q in by_name.items() if n.startswith("Tanh") and q[0] == 1 / 128]
-    assert tanh_out == [(1 / 128, 0)]          # TANH's fixed int8 output, requantized afterwards
+    assert tanh_out == [(1 / 128, 0)]  # TANH's fixed int8 output, requantized afterwards
 
 
-@pytest.mark.parametrize("rel, quant", [("ops/logistic.tflite", (1 / 256, -128)),
-                                        ("ops/tanh.tflite", (1 / 128, 0)),
-                                        ("ops/softmax.tflite", (1 / 256, -128))])
+@pytest.mark.parametrize(
+    "rel, quant",
+    [
+        ("ops/logistic.tflite", (1 / 256, -128)),
+        ("ops/tanh.tflite", (1 / 128, 0)),
+        ("ops/softmax.tflite", (1 / 256, -128)),
+    ],
+)
 def test_fixed_output_quantization(rel, quant):
     (out,) = interpreter(rel).get_output_details()
     assert out["quantization"] == quant

@@ -21,8 +21,10 @@ from tests.support.paths import SAMPLES, shared_path
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 BROWSER = next((b for b in BROWSERS if shutil.which(b)), None)
-needs_browser = pytest.mark.skipif(BROWSER is None, reason="no headless Chromium on PATH "
-                                   "(Debian: apt-get install chromium-headless-shell)")
+needs_browser = pytest.mark.skipif(
+    BROWSER is None,
+    reason="no headless Chromium on PATH (Debian: apt-get install chromium-headless-shell)",
+)
 
 # Test-only probe: measures the laid-out page and writes the figures into the DOM.
 PROBE = """<script>
@@ -52,9 +54,21 @@ window.addEventListener("load", function () {
 def _measure(html: str, tmp_path) -> dict:
     page = tmp_path / "report.html"
     page.write_text(html.replace("</body>", PROBE + "</body>"))
-    r = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu",
-                        "--window-size=1280,900", "--virtual-time-budget=3000", "--dump-dom",
-                        page.as_uri()], capture_output=True, text=True, timeout=120)
+    r = subprocess.run(
+        [
+            BROWSER,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--window-size=1280,900",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     found = re.search(r'<pre id="measure">(.*?)</pre>', r.stdout, re.S)
     assert found, r.stderr[-2000:]
     return json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&"))
@@ -69,8 +83,11 @@ def _report(model) -> tuple[Report, int]:
 @needs_browser
 @pytest.mark.parametrize("model", ["cnn_int8", "mobilenet_v1_int8"])
 def test_report_fits_1280_px_and_draws_every_chart(model, tmp_path):
-    path = SAMPLES / "cnn_int8.tflite" if model == "cnn_int8" else \
-        shared_path("models/embarc_mli/mobilenet_v1_int8.tflite")
+    path = (
+        SAMPLES / "cnn_int8.tflite"
+        if model == "cnn_int8"
+        else shared_path("models/embarc_mli/mobilenet_v1_int8.tflite")
+    )
     report, buffers = _report(path)
     m = _measure(render_html(report), tmp_path)
     assert m["page"] <= 1280
@@ -84,30 +101,39 @@ def test_report_fits_1280_px_and_draws_every_chart(model, tmp_path):
 
 # --- without a browser -------------------------------------------------------------------------
 
+
 def test_arena_rectangles_sit_at_the_planners_offsets():
     path = SAMPLES / "cnn_int8.tflite"
     _, mli = load(path, ModelOptions())
     plan = model_arena(mli)
     report = make_report(path, ModelOptions(), ReportOptions(accuracy=False))
     html = render_html(report)
-    svg = html[html.index('data-chart="arena-plan"'):]
-    svg = svg[:svg.index("</svg>")]
-    rects = re.findall(r'<rect class="buffer" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" '
-                       r'height="([\d.]+)"[^>]*><title>([^<]*)</title>', svg)
+    svg = html[html.index('data-chart="arena-plan"') :]
+    svg = svg[: svg.index("</svg>")]
+    rects = re.findall(
+        r'<rect class="buffer" x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" '
+        r'height="([\d.]+)"[^>]*><title>([^<]*)</title>',
+        svg,
+    )
     assert len(rects) == len(plan.placements)
     per_byte = per_layer = None
     for (x, y, w, h, tip), p in zip(rects, plan.placements):
         assert tip.startswith(p.buffer.name.replace("&", "&amp;")[:20])
-        assert f"{p.buffer.size:,} B at offset {p.offset:,}, layers {p.buffer.first}\u2013" \
-               f"{p.buffer.last}" in tip
+        assert (
+            f"{p.buffer.size:,} B at offset {p.offset:,}, layers {p.buffer.first}\u2013"
+            f"{p.buffer.last}" in tip
+        )
         # Heights proportional to bytes, widths to layers lived, bottoms to offsets.
         per_byte = per_byte or float(h) / p.buffer.size
         per_layer = per_layer or (float(w) + 1) / (p.buffer.last - p.buffer.first + 1)
         assert float(h) == pytest.approx(max(p.buffer.size * per_byte, 0.5), abs=0.02)
-        assert float(w) + 1 == pytest.approx((p.buffer.last - p.buffer.first + 1) * per_layer,
-                                             abs=0.02)
-    tops = {p.offset + p.buffer.size: float(y) for (_, y, _, _, _), p in zip(rects, plan.placements)}
-    base = max(tops.values()) + min(tops) * per_byte        # the y of offset 0
+        assert float(w) + 1 == pytest.approx(
+            (p.buffer.last - p.buffer.first + 1) * per_layer, abs=0.02
+        )
+    tops = {
+        p.offset + p.buffer.size: float(y) for (_, y, _, _, _), p in zip(rects, plan.placements)
+    }
+    base = max(tops.values()) + min(tops) * per_byte  # the y of offset 0
     for end, top in tops.items():
         assert top == pytest.approx(base - end * per_byte, abs=0.03)
 
@@ -118,14 +144,18 @@ def test_headline_separators_and_no_empty_tables():
     meta = dict(report.meta)
     assert meta["verdict"] == "FAIL" and "--min-snr 99" in meta["checks"]
     html = render_html(report)
-    head = html[html.index('<div class="headline'):]
+    head = html[html.index('<div class="headline') :]
     assert head.startswith('<div class="headline fail" data-verdict="FAIL">')
     assert "cnn_int8.tflite \u00b7 MLI 2.0 \u00b7 sa8 \u00b7 ROUND_MODE=UP FULL_ACCU=OFF" in head
-    macs = dict(make_report(path, ModelOptions(), ReportOptions(accuracy=False))
-                .table("summary").rows)["MACs"]
+    macs = dict(
+        make_report(path, ModelOptions(), ReportOptions(accuracy=False)).table("summary").rows
+    )["MACs"]
     assert macs > 1000 and f">{macs:,}<" in html and f">{macs}<" not in html
-    empty = Report("t", (), (Section("s", "S", (), (make_table("nothing", "Nothing here",
-                                                               [("a", "A")], []),)),))
+    empty = Report(
+        "t",
+        (),
+        (Section("s", "S", (), (make_table("nothing", "Nothing here", [("a", "A")], []),)),),
+    )
     out = render_html(empty)
     assert "<table" not in out.split("</style>")[1] and "Nothing here</strong>: none." in out
     ok = make_report(path, ModelOptions(), ReportOptions(accuracy=False))

@@ -13,27 +13,38 @@ import math
 import numpy as np
 import pytest
 
-from tests.support.paths import SAMPLES, shared_path
-from tests.support.report_checks import brute_force_arena, parse_html
-from tests.support.tflite_build import unsupported_op_model
 from mlitool.pipeline import ModelOptions, load
 from mlitool.report.command import Outputs, Progress, ReportOptions, make_report, output_files
 from mlitool.report.document import Report
 from mlitool.report.html import render_html
 from mlitool.report.render import csv_files, render_json, render_markdown, terminal_text
+from tests.support.paths import SAMPLES, shared_path
+from tests.support.report_checks import brute_force_arena, parse_html
+from tests.support.tflite_build import unsupported_op_model
 
 CNN = SAMPLES / "cnn_int8.tflite"
 CNN_FLOAT = SAMPLES / "cnn_float.tflite"
 CNN_CALIB = SAMPLES / "cnn_calib.npy"
 CNN_IN = SAMPLES / "cnn_input_int8.npy"
 
-INT8 = [("mlperf_tiny/vww_96_int8", "sa8", 4), ("embarc_mli/mobilenet_v1_int8", "sa8", 1),
-        ("mlperf_tiny/resnet8_int8", "sa8", 4), ("mlperf_tiny/kws_ref_model_int8", "sa8", 4),
-        ("mlperf_tiny/ad01_int8", "sa8", 4), ("tflm/hello_world_int8", "sa8", 8),
-        ("tflm/micro_speech_int8", "sa8", 4),
-        ("mlperf_tiny/kws_ref_model_int8", "fx16", 4), ("mlperf_tiny/ad01_int8", "fx16", 4)]
-FLOAT = ["mlperf_tiny/vww_96_float", "mlperf_tiny/resnet8_float", "mlperf_tiny/ad01_float",
-         "tflm/hello_world_float", "mlperf_tiny/kws_ref_model_hybrid"]
+INT8 = [
+    ("mlperf_tiny/vww_96_int8", "sa8", 4),
+    ("embarc_mli/mobilenet_v1_int8", "sa8", 1),
+    ("mlperf_tiny/resnet8_int8", "sa8", 4),
+    ("mlperf_tiny/kws_ref_model_int8", "sa8", 4),
+    ("mlperf_tiny/ad01_int8", "sa8", 4),
+    ("tflm/hello_world_int8", "sa8", 8),
+    ("tflm/micro_speech_int8", "sa8", 4),
+    ("mlperf_tiny/kws_ref_model_int8", "fx16", 4),
+    ("mlperf_tiny/ad01_int8", "fx16", 4),
+]
+FLOAT = [
+    "mlperf_tiny/vww_96_float",
+    "mlperf_tiny/resnet8_float",
+    "mlperf_tiny/ad01_float",
+    "tflm/hello_world_float",
+    "mlperf_tiny/kws_ref_model_hybrid",
+]
 
 _CACHE: dict = {}
 
@@ -74,15 +85,18 @@ def _number(v) -> float:
 def _check_all_forms(r: Report, mac_positions: list[int], executed: bool = True) -> None:
     html = render_html(r)
     p = parse_html(html)
-    expected = ["arena-plan", "memory-breakdown", "scale-spread"] + [f"weights-hist-{i}" for i in mac_positions]
+    expected = ["arena-plan", "memory-breakdown", "scale-spread"] + [
+        f"weights-hist-{i}" for i in mac_positions
+    ]
     expected += ["snr-layers", "sensitivity"] if executed else []
     assert p.charts == expected
-    assert p.tables == [t.id for _, t in r.tables() if t.rows]   # empty ones are a sentence
+    assert p.tables == [t.id for _, t in r.tables() if t.rows]  # empty ones are a sentence
     doc = _json(r)
     assert doc["schema"] == "mlitool-report" and doc["schema_version"] == 1
     sections = [s["id"] for s in doc["sections"]]
     assert sections == ["summary", "memory", "quantization"] + (
-        ["accuracy", "sensitivity"] if executed else [])
+        ["accuracy", "sensitivity"] if executed else []
+    )
     files = csv_files(r)
     assert len(files) == sum(1 for _ in r.tables())
     for name, text in files.items():
@@ -96,11 +110,15 @@ def _check_all_forms(r: Report, mac_positions: list[int], executed: bool = True)
 def _mac_positions(r: Report) -> list[int]:
     kinds = ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected")
     rom = r.table("rom-layers")
-    return [pos for pos, kind, w in zip(rom.column("position"), rom.column("kind"),
-                                        rom.column("weights")) if kind in kinds and w]
+    return [
+        pos
+        for pos, kind, w in zip(rom.column("position"), rom.column("kind"), rom.column("weights"))
+        if kind in kinds and w
+    ]
 
 
 # --- every shared model, every form ------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name,fmt,n", INT8, ids=lambda v: str(v).split("/")[-1])
 def test_int8_models_all_forms(name, fmt, n):
@@ -136,8 +154,9 @@ def test_float_models_with_calibration(name, tmp_path):
     quant = _rows(_json(r), "quant-tensors")
     # activations holding an IR tensor's value carry observed figures (the float model ran)
     primary = set(primary_tensors(*load(path, model_opts)).values())
-    acts = [row for row in quant if row["role"] in ("activation", "output")
-            and row["tensor"] in primary]
+    acts = [
+        row for row in quant if row["role"] in ("activation", "output") and row["tensor"] in primary
+    ]
     assert acts and all(row["snr_db"] is not None and row["saturated"] is not None for row in acts)
 
 
@@ -164,6 +183,7 @@ def test_mli_1x_target_reports_memory_and_quantization_only(tmp_path):
 
 # --- figures against independent computations --------------------------------------------------
 
+
 def _rom_against_manifest(path, r: Report, tmp_path, **kw) -> None:
     from mlitool.convert import EmitOptions, convert
 
@@ -172,8 +192,9 @@ def _rom_against_manifest(path, r: Report, tmp_path, **kw) -> None:
     totals = {row["item"]: row["bytes"] for row in _rows(_json(r), "rom-totals")}
     assert totals["weights"] == manifest["totals"]["weight_bytes"]
     assert totals["bias"] == manifest["totals"]["bias_bytes"]
-    assert totals["other constants"] + totals["per-axis arrays"] == \
-        manifest["totals"]["param_bytes"]
+    assert (
+        totals["other constants"] + totals["per-axis arrays"] == manifest["totals"]["param_bytes"]
+    )
     # per layer: the bytes of each layer's weight tensor, first use only
     nbytes = {t["c_name"]: t["bytes"] for t in manifest["tensors"]}
     seen, expected = set(), []
@@ -192,28 +213,41 @@ def test_rom_against_convert_manifest(name, fmt, n, tmp_path):
     _rom_against_manifest(path, report_of(path, format=fmt, samples=n), tmp_path, format=fmt)
 
 
-@pytest.mark.parametrize("path", [SAMPLES / "fc_int8.tflite",
-                                  ("tflm", "hello_world_int8.tflite"),
-                                  ("tflm", "micro_speech_int8.tflite")],
-                         ids=["fc_int8", "hello_world", "micro_speech"])
+@pytest.mark.parametrize(
+    "path",
+    [
+        SAMPLES / "fc_int8.tflite",
+        ("tflm", "hello_world_int8.tflite"),
+        ("tflm", "micro_speech_int8.tflite"),
+    ],
+    ids=["fc_int8", "hello_world", "micro_speech"],
+)
 def test_arena_against_brute_force(path):
     from mlitool.mli.arena import Buffer
 
     path = shared_path("models", *path) if isinstance(path, tuple) else path
     r = report_of(path, samples=2)
     arena = r.table("arena")
-    bufs = [Buffer(n, b, f, la) for n, b, f, la in zip(arena.column("buffer"),
-                                                        arena.column("bytes"),
-                                                        arena.column("first"),
-                                                        arena.column("last"))]
+    bufs = [
+        Buffer(n, b, f, la)
+        for n, b, f, la in zip(
+            arena.column("buffer"),
+            arena.column("bytes"),
+            arena.column("first"),
+            arena.column("last"),
+        )
+    ]
     assert len(bufs) <= 7
     ram = {row["item"]: row["bytes"] for row in _rows(_json(r), "ram-totals")}
     assert ram["arena (shared placement)"] == brute_force_arena(bufs)
     # placements never overlap while both buffers are alive
-    rows = list(zip(arena.column("first"), arena.column("last"), arena.column("offset"),
-                    arena.column("end")))
+    rows = list(
+        zip(
+            arena.column("first"), arena.column("last"), arena.column("offset"), arena.column("end")
+        )
+    )
     for i, a in enumerate(rows):
-        for b in rows[i + 1:]:
+        for b in rows[i + 1 :]:
             if a[0] <= b[1] and b[0] <= a[1]:
                 assert a[3] <= b[2] or b[3] <= a[2]
 
@@ -284,7 +318,7 @@ def test_sensitivity_of_one_layer_recomputed():
     vals = dict(fl)
     vals[op.outputs[0]] = B.decode(out, values[out.name]).reshape(fl[op.outputs[0]].shape)
     consts: dict = {}
-    for later in graph.ops[pos + 1:]:
+    for later in graph.ops[pos + 1 :]:
         call = Call(later, graph, "float", vals, 4, consts)
         for t, v in zip(later.outputs, kernels("float")[later.type](call)):
             vals[t] = v.reshape(call.out_shape())
@@ -303,8 +337,7 @@ def test_reduced_accumulator_column_names_vww_layers():
     for row in named:
         assert layers[row["op_index"]]["reduced_accu_lsb"] == row["cost_lsb"]
         assert layers[row["op_index"]]["remedy"]
-    assert all(not row["remedy"] for row in layers.values()
-               if (row["reduced_accu_lsb"] or 0) <= 1)
+    assert all(not row["remedy"] for row in layers.values() if (row["reduced_accu_lsb"] or 0) <= 1)
 
 
 def test_progress_stages_reach_their_totals():
@@ -317,6 +350,7 @@ def test_progress_stages_reach_their_totals():
 
             def advance(k):
                 self.stages[label][1] += k
+
             return advance
 
     p = Counting()
@@ -324,20 +358,38 @@ def test_progress_stages_reach_their_totals():
     assert set(p.stages) == {"verify (samples)", "activation ranges", "sensitivity"}
     assert all(total == done > 0 for total, done in p.stages.values())
     assert p.stages["verify (samples)"] == [20, 20]
-    assert p.stages["sensitivity"][0] == 3 * 2        # 3 FULLY_CONNECTED ops x 2 batches of 16
+    assert p.stages["sensitivity"][0] == 3 * 2  # 3 FULLY_CONNECTED ops x 2 batches of 16
 
 
 # --- the command line --------------------------------------------------------------------------
 
+
 def _cli_files(tmp_path, capsys, tag: str) -> dict[str, bytes]:
     d = tmp_path / tag
     d.mkdir()
-    code, out, err = run_main(["report", CNN, "--samples", 6, "--seed", 3, "--json-out", d / "r.json",
-                               "--csv", d / "csv", "--markdown", d / "r.md", "--html",
-                               d / "r.html", "-q"], capsys)
+    code, out, err = run_main(
+        [
+            "report",
+            CNN,
+            "--samples",
+            6,
+            "--seed",
+            3,
+            "--json-out",
+            d / "r.json",
+            "--csv",
+            d / "csv",
+            "--markdown",
+            d / "r.md",
+            "--html",
+            d / "r.html",
+            "-q",
+        ],
+        capsys,
+    )
     assert code == 0, err
     assert out == ""
-    assert err == ""                                   # -q: no progress, no 'wrote' lines
+    assert err == ""  # -q: no progress, no 'wrote' lines
     return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
 
 
@@ -345,8 +397,14 @@ def test_cli_files_byte_identical_across_runs(tmp_path, capsys):
     a = _cli_files(tmp_path, capsys, "a")
     b = _cli_files(tmp_path, capsys, "b")
     assert a == b
-    assert {"r.json", "r.md", "r.html", "csv/sensitivity__sensitivity.csv",
-            "csv/memory__arena.csv", "csv/accuracy__accuracy-outputs.csv"} <= set(a)
+    assert {
+        "r.json",
+        "r.md",
+        "r.html",
+        "csv/sensitivity__sensitivity.csv",
+        "csv/memory__arena.csv",
+        "csv/accuracy__accuracy-outputs.csv",
+    } <= set(a)
     doc = json.loads(a["r.json"])
     assert dict(doc["meta"])["inputs"] == "random, seed 3" and dict(doc["meta"])["samples"] == 6
     # the files are the renderings of one report
@@ -365,9 +423,15 @@ def test_cli_json_to_stdout_and_terminal(tmp_path, capsys):
     assert "Activation arena placement" in out and "Per-layer sensitivity" not in out
 
 
-@pytest.mark.parametrize("args,code", [
-    (["--format", "fx9"], 2), (["--samples", "0"], 2), (["--target", "arm"], 2),
-    (["--input", "missing.npy"], 2)])
+@pytest.mark.parametrize(
+    "args,code",
+    [
+        (["--format", "fx9"], 2),
+        (["--samples", "0"], 2),
+        (["--target", "arm"], 2),
+        (["--input", "missing.npy"], 2),
+    ],
+)
 def test_cli_bad_options(args, code, capsys):
     got, out, err = run_main(["report", CNN, *args], capsys)
     assert got == code and "error" in err
@@ -377,7 +441,7 @@ def test_cli_bad_and_unsupported_models(tmp_path, capsys):
     bad = tmp_path / "bad.tflite"
     bad.write_bytes(b"not a model")
     assert run_main(["report", bad], capsys)[0] == 2
-    code, _, err = run_main(["report", CNN_FLOAT, "--samples", 1], capsys)   # no calibration
+    code, _, err = run_main(["report", CNN_FLOAT, "--samples", 1], capsys)  # no calibration
     assert code == 2 and "calibrat" in err
     unsupported = tmp_path / "exp.tflite"
     unsupported.write_bytes(unsupported_op_model())

@@ -14,14 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
 from mlitool.mli.target import MLI2, MLI11, target_of
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
 from mlitool.report.cstructs import cfg_struct, tensor_struct
-from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
 from mlitool.report.memory import memory_report
 from tests.support.paths import mli_cflags, shared_path
 from tests.support.report_checks import brute_force_arena
-
 
 
 def _gcc_can(flag: str, tmp_path) -> bool:
@@ -29,12 +28,15 @@ def _gcc_can(flag: str, tmp_path) -> bool:
         return False
     src = tmp_path / "probe.c"
     src.write_text("#include <stdint.h>\nint32_t x;\n")
-    r = subprocess.run(["gcc", flag, "-ffreestanding", "-c", str(src), "-o", str(tmp_path / "p.o")],
-                       capture_output=True)
+    r = subprocess.run(
+        ["gcc", flag, "-ffreestanding", "-c", str(src), "-o", str(tmp_path / "p.o")],
+        capture_output=True,
+    )
     return r.returncode == 0
 
 
 # --- struct sizes against the compiler ---------------------------------------------------------
+
 
 @pytest.mark.parametrize("target", ["2.0", "1.1", "1.0"])
 @pytest.mark.parametrize("flag,pointer", [("-m32", 4), ("-m64", 8)])
@@ -42,17 +44,33 @@ def test_struct_sizes_match_gcc(target, flag, pointer, tmp_path):
     if not _gcc_can(flag, tmp_path):
         pytest.skip(f"gcc {flag} (freestanding) is not available")
     t = target_of(target)
-    lines = ['#include "mli_api.h"',
-             f"_Static_assert(sizeof(mli_tensor) == {tensor_struct(t, pointer).size}, "
-             '"mli_tensor");']
+    lines = [
+        '#include "mli_api.h"',
+        f'_Static_assert(sizeof(mli_tensor) == {tensor_struct(t, pointer).size}, "mli_tensor");',
+    ]
     for cfg in t.cfg_structs:
         if cfg == "mli_rnn_dense_cfg" or cfg == "mli_argmax_cfg" and target != "2.0":
             continue
-        lines.append(f"_Static_assert(sizeof({cfg}) == {cfg_struct(t, cfg, pointer).size}, \"{cfg}\");")
+        lines.append(
+            f'_Static_assert(sizeof({cfg}) == {cfg_struct(t, cfg, pointer).size}, "{cfg}");'
+        )
     src = tmp_path / "sizes.c"
     src.write_text("\n".join(lines) + "\n")
-    r = subprocess.run(["gcc", flag, "-ffreestanding", "-std=c11", *mli_cflags(target), "-c", str(src),
-                        "-o", str(tmp_path / "sizes.o")], capture_output=True, text=True)
+    r = subprocess.run(
+        [
+            "gcc",
+            flag,
+            "-ffreestanding",
+            "-std=c11",
+            *mli_cflags(target),
+            "-c",
+            str(src),
+            "-o",
+            str(tmp_path / "sizes.o"),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0, r.stderr
 
 
@@ -63,23 +81,28 @@ def test_documented_target_sizes():
     assert cfg_struct(MLI11, "mli_conv2d_cfg").size == 12
     assert cfg_struct(MLI2, "mli_pool_cfg").size == 8
     assert cfg_struct(MLI2, "mli_concat_cfg").size == 2
-    assert cfg_struct(MLI2, "mli_rnn_cell_cfg").size == 20      # 3 enums + a data container
+    assert cfg_struct(MLI2, "mli_rnn_cell_cfg").size == 20  # 3 enums + a data container
 
 
 # --- ROM against the object file gcc builds from the emitted C --------------------------------
 
-CASES = [("mlperf_tiny/resnet8_int8.tflite", "sa8", "2.0", "hwc"),
-         ("mlperf_tiny/ad01_int8.tflite", "sa8", "1.1", "hwc"),
-         ("mlperf_tiny/kws_ref_model_int8.tflite", "fx16", "1.0", "chw"),
-         ("mlperf_tiny/kws_ref_model_int8.tflite", "fx8w16d", "2.0", "hwc")]
+CASES = [
+    ("mlperf_tiny/resnet8_int8.tflite", "sa8", "2.0", "hwc"),
+    ("mlperf_tiny/ad01_int8.tflite", "sa8", "1.1", "hwc"),
+    ("mlperf_tiny/kws_ref_model_int8.tflite", "fx16", "1.0", "chw"),
+    ("mlperf_tiny/kws_ref_model_int8.tflite", "fx8w16d", "2.0", "hwc"),
+]
 
 
 def _lowered(rel, fmt, target, layout):
     from mlitool.mli.lower import lower
     from mlitool.tflite.reader import read_model
+
     path = shared_path("models", rel)
     model = read_model(path)
-    return model.main, lower(model.main, format=fmt, mli_version=target, layout=layout, source=str(path))
+    return model.main, lower(
+        model.main, format=fmt, mli_version=target, layout=layout, source=str(path)
+    )
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: f"{c[0].split('/')[-1]}-{c[1]}-{c[2]}")
@@ -88,20 +111,35 @@ def test_rom_and_struct_ram_equal_compiled_object(case, tmp_path):
         pytest.skip("gcc -m32 (freestanding) is not available")
 
     from mlitool.emit.writer import emit
+
     graph, model = _lowered(*case)
     rep = memory_report(model, graph)
     emit(model, tmp_path, "net")
-    subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", *mli_cflags(model.mli_version), "-c",
-                    str(tmp_path / "net.c"), "-o", str(tmp_path / "net.o")], check=True)
-    out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,
-                         check=True).stdout
+    subprocess.run(
+        [
+            "gcc",
+            "-m32",
+            "-ffreestanding",
+            "-fno-pic",
+            "-std=c99",
+            *mli_cflags(model.mli_version),
+            "-c",
+            str(tmp_path / "net.c"),
+            "-o",
+            str(tmp_path / "net.o"),
+        ],
+        check=True,
+    )
+    out = subprocess.run(
+        ["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True, check=True
+    ).stdout
     by_kind: dict[str, int] = {}
     for line in out.splitlines():
         parts = line.split()
         if len(parts) == 4:
             by_kind[parts[2].lower()] = by_kind.get(parts[2].lower(), 0) + int(parts[1], 16)
-    assert rep.rom_total == by_kind.get("r", 0)             # .rodata: all const objects
-    assert rep.activation_structs == by_kind.get("d", 0)    # .data: the writable mli_tensors
+    assert rep.rom_total == by_kind.get("r", 0)  # .rodata: all const objects
+    assert rep.activation_structs == by_kind.get("d", 0)  # .data: the writable mli_tensors
 
 
 def test_rom_against_manifest_and_tflite():
@@ -109,6 +147,7 @@ def test_rom_against_manifest_and_tflite():
     import tempfile
 
     from mlitool.emit.writer import emit
+
     graph, model = _lowered(*CASES[0])
     rep = memory_report(model, graph)
     with tempfile.TemporaryDirectory() as d:
@@ -121,23 +160,28 @@ def test_rom_against_manifest_and_tflite():
     # the .tflite constants, straight from the IR graph
     consts = [t for t in graph.tensors if t.data is not None]
     assert rep.tflite_weight_bytes == sum(t.data.nbytes for t in consts)
-    assert rep.float32_bytes == 4 * sum(t.data.size for t in consts if t.quant is not None
-                                        or t.dtype.startswith("float"))
+    assert rep.float32_bytes == 4 * sum(
+        t.data.size for t in consts if t.quant is not None or t.dtype.startswith("float")
+    )
     # resnet8: no activation needs more than conv output + residual + next conv output (16 KiB each)
     assert rep.arena.arena_bytes == rep.arena.lower_bound == 3 * 16384
-    assert rep.arena.unshared_bytes == sum(t.nbytes for t in model.tensors.values()
-                                           if not t.role.is_constant and t.buffer is None)
+    assert rep.arena.unshared_bytes == sum(
+        t.nbytes for t in model.tensors.values() if not t.role.is_constant and t.buffer is None
+    )
     _check_no_overlap(rep.arena)
 
 
 # --- arena placement ---------------------------------------------------------------------------
 
+
 def _check_no_overlap(plan) -> None:
     ps = plan.placements
     for a, b in itertools.combinations(ps, 2):
         if a.buffer.first <= b.buffer.last and b.buffer.first <= a.buffer.last:
-            assert a.offset + a.buffer.size <= b.offset or b.offset + b.buffer.size <= a.offset, \
-                (a, b)
+            assert a.offset + a.buffer.size <= b.offset or b.offset + b.buffer.size <= a.offset, (
+                a,
+                b,
+            )
     for p in ps:
         assert p.offset % plan.align == 0 and p.offset >= 0
         assert p.offset + p.buffer.size <= plan.arena_bytes
@@ -150,10 +194,20 @@ def _model_from_spec(sizes, reads, outputs) -> MliModel:
     for i, n in enumerate(sizes):
         role = Role.INPUT if i == 0 else Role.OUTPUT if i in outputs else Role.ACTIVATION
         tensors[f"t{i}"] = MliTensor(f"t{i}", role, (n,), ElType.SA8)
-    layers = [MliLayer(i, "ADD", "eltwise_add", "k", [f"t{j}" for j in r], [f"t{i + 1}"])
-              for i, r in enumerate(reads)]
-    return MliModel("spec.tflite", "2.0", "sa8", "hwc", tensors, layers, ["t0"],
-                    [f"t{i}" for i in sorted(outputs)])
+    layers = [
+        MliLayer(i, "ADD", "eltwise_add", "k", [f"t{j}" for j in r], [f"t{i + 1}"])
+        for i, r in enumerate(reads)
+    ]
+    return MliModel(
+        "spec.tflite",
+        "2.0",
+        "sa8",
+        "hwc",
+        tensors,
+        layers,
+        ["t0"],
+        [f"t{i}" for i in sorted(outputs)],
+    )
 
 
 def _expected_lifetimes(sizes, reads, outputs):
@@ -185,8 +239,9 @@ def test_random_graphs_placement_valid_and_bounded(spec, align):
     sizes, reads, outputs = spec
     model = _model_from_spec(sizes, reads, outputs)
     bufs = activation_buffers(model)
-    assert {b.name: (b.size, b.first, b.last) for b in bufs} == \
-        _expected_lifetimes(sizes, reads, outputs)
+    assert {b.name: (b.size, b.first, b.last) for b in bufs} == _expected_lifetimes(
+        sizes, reads, outputs
+    )
     plan = plan_arena(bufs, align)
     _check_no_overlap(plan)
     optimum = brute_force_arena(bufs, align)
@@ -198,8 +253,10 @@ def test_random_graphs_placement_valid_and_bounded(spec, align):
 def test_lower_bound_is_the_peak_of_bytes_alive_at_any_layer(spec, align):
     sizes, reads, outputs = spec
     life = _expected_lifetimes(sizes, reads, outputs).values()
-    peak = max(sum(-(-n // align) * align for n, first, last in life if first <= t <= last)
-               for t in range(len(reads)))
+    peak = max(
+        sum(-(-n // align) * align for n, first, last in life if first <= t <= last)
+        for t in range(len(reads))
+    )
     model = _model_from_spec(sizes, reads, outputs)
     assert plan_arena(activation_buffers(model), align).lower_bound == peak
 
@@ -223,16 +280,19 @@ def test_greedy_matches_brute_force_often():
     assert hits / total >= 0.8
 
 
-@pytest.mark.parametrize("sizes,reads,outputs,optimum", [
-    # a chain: the peak is the largest producer/consumer pair
-    ([100, 50, 80, 20], [[0], [1], [2]], {3}, 150),
-    # a residual block: t1 stays alive across the branch until the add
-    ([10, 40, 30, 30, 40], [[0], [1], [2], [1, 3]], {4}, 110),
-    # two outputs alive to the end
-    ([64, 32, 16, 8], [[0], [1], [2]], {1, 3}, 96),
-    # the peak only at the last layer
-    ([10, 20, 40], [[0], [1]], {2}, 60),
-])
+@pytest.mark.parametrize(
+    "sizes,reads,outputs,optimum",
+    [
+        # a chain: the peak is the largest producer/consumer pair
+        ([100, 50, 80, 20], [[0], [1], [2]], {3}, 150),
+        # a residual block: t1 stays alive across the branch until the add
+        ([10, 40, 30, 30, 40], [[0], [1], [2], [1, 3]], {4}, 110),
+        # two outputs alive to the end
+        ([64, 32, 16, 8], [[0], [1], [2]], {1, 3}, 96),
+        # the peak only at the last layer
+        ([10, 20, 40], [[0], [1]], {2}, 60),
+    ],
+)
 def test_hand_made_cases_reach_the_optimum(sizes, reads, outputs, optimum):
     model = _model_from_spec(sizes, reads, outputs)
     bufs = activation_buffers(model)
@@ -243,21 +303,25 @@ def test_hand_made_cases_reach_the_optimum(sizes, reads, outputs, optimum):
 
 
 def test_views_count_once_and_extend_the_root_lifetime():
-    t = {"x": MliTensor("x", Role.INPUT, (4, 4), ElType.SA8),
-         "a": MliTensor("a", Role.ACTIVATION, (2, 8), ElType.FX16),
-         "v": MliTensor("v", Role.ACTIVATION, (16,), ElType.FX16, buffer="a"),
-         "y": MliTensor("y", Role.OUTPUT, (16,), ElType.FX16),
-         "w": MliTensor("w", Role.WEIGHTS, (16,), ElType.FX16, data=np.zeros(16, np.int16))}
-    layers = [MliLayer(0, "CONV_2D", "conv2d", "k", ["x"], ["a"], weights="w"),
-              MliLayer(1, "RESHAPE", "view", "", ["a"], ["v"]),
-              MliLayer(2, "RELU", "relu", "k", ["v"], ["y"])]
+    t = {
+        "x": MliTensor("x", Role.INPUT, (4, 4), ElType.SA8),
+        "a": MliTensor("a", Role.ACTIVATION, (2, 8), ElType.FX16),
+        "v": MliTensor("v", Role.ACTIVATION, (16,), ElType.FX16, buffer="a"),
+        "y": MliTensor("y", Role.OUTPUT, (16,), ElType.FX16),
+        "w": MliTensor("w", Role.WEIGHTS, (16,), ElType.FX16, data=np.zeros(16, np.int16)),
+    }
+    layers = [
+        MliLayer(0, "CONV_2D", "conv2d", "k", ["x"], ["a"], weights="w"),
+        MliLayer(1, "RESHAPE", "view", "", ["a"], ["v"]),
+        MliLayer(2, "RELU", "relu", "k", ["v"], ["y"]),
+    ]
     model = MliModel("m.tflite", "2.0", "fx16", "hwc", t, layers, ["x"], ["y"])
     bufs = {b.name: b for b in activation_buffers(model)}
     assert set(bufs) == {"x", "a", "y"}
     assert (bufs["a"].size, bufs["a"].first, bufs["a"].last) == (32, 0, 2)
     assert (bufs["x"].first, bufs["x"].last, bufs["y"].first, bufs["y"].last) == (0, 0, 2, 2)
     rep = memory_report(model)
-    assert rep.arena.arena_bytes == 64          # a + y at layer 2; x + a at layer 0
+    assert rep.arena.arena_bytes == 64  # a + y at layer 2; x + a at layer 0
     assert rep.activation_structs == 4 * 80 and rep.rom_total == 32 + 80
 
 
@@ -276,12 +340,26 @@ def test_static_ram_equals_the_runtime_tables_and_scratch(tmp_path):
 
     graph, model = _lowered("tflm/mnist_lstm_int8.tflite", "sa8", "2.0", "hwc")
     emit(model, tmp_path, "net", runtime=True)
-    subprocess.run(["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99",
-                    *mli_cflags("2.0"), "-c", str(tmp_path / "net.c"), "-o",
-                    str(tmp_path / "net.o")], check=True)
-    out = subprocess.run(["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True,
-                         check=True).stdout
-    sizes = {p[3]: int(p[1], 16) for p in (line.split() for line in out.splitlines())
-             if len(p) == 4}
+    subprocess.run(
+        [
+            "gcc",
+            "-m32",
+            "-ffreestanding",
+            "-fno-pic",
+            "-std=c99",
+            *mli_cflags("2.0"),
+            "-c",
+            str(tmp_path / "net.c"),
+            "-o",
+            str(tmp_path / "net.o"),
+        ],
+        check=True,
+    )
+    out = subprocess.run(
+        ["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True, check=True
+    ).stdout
+    sizes = {
+        p[3]: int(p[1], 16) for p in (line.split() for line in out.splitlines()) if len(p) == 4
+    }
     static = sum(v for k, v in sizes.items() if k.endswith(("_lut_data", "_scratch")))
     assert static == memory_report(model, graph).static_ram == 2 * (320 + 344 + 358) + 4 * 20

@@ -17,13 +17,29 @@ B_SCALES = {"per_tensor_weights": [0.005, 0.006, 0.007], "per_channel_weights": 
 def mismatched_bias_conv(path, kind: str):
     rng = np.random.default_rng(7)
     w_scales, b_scales = W_SCALES[kind], B_SCALES[kind]
-    path.write_bytes(single_op_model(
-        "CONV_2D",
-        [T([1, 5, 5, 2], scale=[IN_SCALE], zero_point=[3], name="x"),
-         T([3, 3, 3, 2], scale=w_scales, zero_point=[0] * len(w_scales), name="w",
-           data=rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8)),
-         T([3], dtype="int32", scale=b_scales, zero_point=[0] * len(b_scales), name="b",
-           data=np.array([9000, -7000, 5000], np.int32))],
-        [T([1, 3, 3, 3], scale=[OUT_SCALE], zero_point=[-2], name="y")],
-        options("Conv2DOptions", padding=1, strideW=1, strideH=1)))
+    path.write_bytes(
+        single_op_model(
+            "CONV_2D",
+            [
+                T([1, 5, 5, 2], scale=[IN_SCALE], zero_point=[3], name="x"),
+                T(
+                    [3, 3, 3, 2],
+                    scale=w_scales,
+                    zero_point=[0] * len(w_scales),
+                    name="w",
+                    data=rng.integers(-127, 128, (3, 3, 3, 2)).astype(np.int8),
+                ),
+                T(
+                    [3],
+                    dtype="int32",
+                    scale=b_scales,
+                    zero_point=[0] * len(b_scales),
+                    name="b",
+                    data=np.array([9000, -7000, 5000], np.int32),
+                ),
+            ],
+            [T([1, 3, 3, 3], scale=[OUT_SCALE], zero_point=[-2], name="y")],
+            options("Conv2DOptions", padding=1, strideW=1, strideH=1),
+        )
+    )
     return path

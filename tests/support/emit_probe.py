@@ -102,24 +102,30 @@ def probe_source(manifest: dict, header: str) -> str:
     else:
         if target == "1.1":
             src += "#define HAS_ASYM 1\n"
-            src += ("#define STRIDES(t) stride_text(t)\nstatic char stride_buf[64];\n"
-                    "static const char *stride_text(const mli_tensor *t) {\n"
-                    "    sprintf(stride_buf, \"%d,%d,%d,%d\", (int)t->mem_stride[0], "
-                    "(int)t->mem_stride[1], (int)t->mem_stride[2], (int)t->mem_stride[3]);\n"
-                    "    return stride_buf;\n}\n")
+            src += (
+                "#define STRIDES(t) stride_text(t)\nstatic char stride_buf[64];\n"
+                "static const char *stride_text(const mli_tensor *t) {\n"
+                '    sprintf(stride_buf, "%d,%d,%d,%d", (int)t->mem_stride[0], '
+                "(int)t->mem_stride[1], (int)t->mem_stride[2], (int)t->mem_stride[3]);\n"
+                "    return stride_buf;\n}\n"
+            )
         else:
-            src += "#define STRIDES(t) \"none\"\n"
+            src += '#define STRIDES(t) "none"\n'
         src += _DUMP1
     body = ["int main(void) {", "    long off = 0;"]
     for t in owners:
-        body.append(f"    SET_DATA({t['c_name']}, (char *)arena + off); off += ({t['c_name']}_BYTES + 3) / 4 * 4;")
+        body.append(
+            f"    SET_DATA({t['c_name']}, (char *)arena + off); off += ({t['c_name']}_BYTES + 3) / 4 * 4;"
+        )
     body.append(f"    {manifest['model']['bind_views']}();")
     for t in tensors:
         kind = 2 if t["rank"] == 0 and t["constant"] else 1 if t["constant"] else 0
         body.append(f'    dump("{t["c_name"]}", &{t["c_name"]}, {kind});')
         if t["view_of"] and not t["constant"]:
-            body.append(f'    printf("{t["c_name"]} viewoff=%ld\\n", (long)(DATA_PTR({t["c_name"]}) - '
-                        f'DATA_PTR({t["view_of"]})));')
+            body.append(
+                f'    printf("{t["c_name"]} viewoff=%ld\\n", (long)(DATA_PTR({t["c_name"]}) - '
+                f"DATA_PTR({t['view_of']})));"
+            )
     body += ["    return 0;", "}", ""]
     return src + "\n".join(body)
 
@@ -138,23 +144,31 @@ def expected_lines(model: MliModel, c_names: dict[str, str]) -> list[str]:
         cap = 0 if t.rank == 0 else t.nbytes
         if model.mli_version == "2.0":
             code = t.el_type.value
-            line = (f"{name} rank={t.rank} shape={','.join(map(str, shape))} "
-                    f"stride={','.join(map(str, stride))} type={code} cap={cap}")
+            line = (
+                f"{name} rank={t.rank} shape={','.join(map(str, shape))} "
+                f"stride={','.join(map(str, stride))} type={code} cap={cap}"
+            )
         else:
             code = _MLI1_CODES[t.el_type]
             st = ",".join(map(str, stride)) if model.mli_version == "1.1" else "none"
-            line = (f"{name} rank={t.rank} shape={','.join(map(str, shape))} stride={st} "
-                    f"type={code} cap={cap}")
+            line = (
+                f"{name} rank={t.rank} shape={','.join(map(str, shape))} stride={st} "
+                f"type={code} cap={cap}"
+            )
         if t.el_type.is_sa:
             dim = t.dim if t.per_axis else -1
             if model.mli_version == "2.0":
                 n = len(t.scale)
                 caps = f"{2 * n},{2 * n},{n}" if t.per_axis else "0,0,0"
-                line += (f" ptype=0 dim={dim} caps={caps} zp={_vals(t.zero_point)} "
-                         f"scale={_vals(t.scale)} sfb={_vals(t.scale_frac_bits)}")
+                line += (
+                    f" ptype=0 dim={dim} caps={caps} zp={_vals(t.zero_point)} "
+                    f"scale={_vals(t.scale)} sfb={_vals(t.scale_frac_bits)}"
+                )
             else:
-                line += (f" dim={dim} zp={_vals(t.zero_point)} scale={_vals(t.scale)} "
-                         f"sfb={int(np.asarray(t.scale_frac_bits).reshape(-1)[0])}")
+                line += (
+                    f" dim={dim} zp={_vals(t.zero_point)} scale={_vals(t.scale)} "
+                    f"sfb={int(np.asarray(t.scale_frac_bits).reshape(-1)[0])}"
+                )
         else:
             line += f" frac={int(t.frac_bits)}"
         if t.role.is_constant:
@@ -181,4 +195,8 @@ def _bytes_of(model: MliModel, t: MliTensor, cap: int) -> bytes:
     while root.buffer is not None:
         root = model.tensors[root.buffer]
     start = _offset(model, t) * t.el_type.dtype.itemsize
-    return np.ascontiguousarray(root.data).astype(root.data.dtype.newbyteorder("<")).tobytes()[start:start + cap]
+    return (
+        np.ascontiguousarray(root.data)
+        .astype(root.data.dtype.newbyteorder("<"))
+        .tobytes()[start : start + cap]
+    )

@@ -12,8 +12,13 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 
 MODES = ("UP_ACCU_OFF", "UP_ACCU_ON", "CONVERGENT_ACCU_OFF", "CONVERGENT_ACCU_ON")
-_EL_TYPES = {"fx8": ElType.FX8, "fx16": ElType.FX16, "sa8": ElType.SA8, "sa32": ElType.SA32,
-             "fp32": ElType.FP32}
+_EL_TYPES = {
+    "fx8": ElType.FX8,
+    "fx16": ElType.FX16,
+    "sa8": ElType.SA8,
+    "sa32": ElType.SA32,
+    "fp32": ElType.FP32,
+}
 
 
 def arith_of(mode: str) -> Arith:
@@ -25,9 +30,9 @@ def arith_of(mode: str) -> Arith:
 class GoldenCase:
     index: int
     tags: str
-    tensors: dict[str, MliTensor]      # every role, data = the logical values (outputs: as given)
-    expected: dict[str, np.ndarray]    # role -> what the kernel wrote (outputs and in/outs)
-    post: dict[str, MliTensor]         # output role -> tensor with the params the kernel left
+    tensors: dict[str, MliTensor]  # every role, data = the logical values (outputs: as given)
+    expected: dict[str, np.ndarray]  # role -> what the kernel wrote (outputs and in/outs)
+    post: dict[str, MliTensor]  # output role -> tensor with the params the kernel left
     cfg: dict[str, int]
 
 
@@ -38,13 +43,22 @@ def _tensor(z, prefix: str, role: str, type_name: str) -> MliTensor:
     if el_type.is_fx:
         kw["frac_bits"] = int(z[prefix + "_frac_bits"])
     elif el_type.is_sa:
-        kw.update(zero_point=z[prefix + "_zero_point"].astype(np.int16),
-                  scale=z[prefix + "_scale"].astype(np.int16),
-                  scale_frac_bits=z[prefix + "_scale_frac_bits"].astype(np.int8),
-                  dim=int(z[prefix + "_dim"]))
+        kw.update(
+            zero_point=z[prefix + "_zero_point"].astype(np.int16),
+            scale=z[prefix + "_scale"].astype(np.int16),
+            scale_frac_bits=z[prefix + "_scale_frac_bits"].astype(np.int8),
+            dim=int(z[prefix + "_dim"]),
+        )
     stride = tuple(int(s) for s in z[prefix + "_mem_stride"]) if data.ndim else ()
-    return MliTensor(name=role, role=Role.ACTIVATION, shape=data.shape, el_type=el_type,
-                     data=data, mem_stride=stride, **kw)
+    return MliTensor(
+        name=role,
+        role=Role.ACTIVATION,
+        shape=data.shape,
+        el_type=el_type,
+        data=data,
+        mem_stride=stride,
+        **kw,
+    )
 
 
 def _post(z, prefix: str, given: MliTensor) -> MliTensor:
@@ -55,10 +69,12 @@ def _post(z, prefix: str, given: MliTensor) -> MliTensor:
         return dataclasses.replace(given, frac_bits=int(z[prefix + "_post_frac_bits"]))
     if prefix + "_post_scale" in z.files:
         return dataclasses.replace(
-            given, zero_point=z[prefix + "_post_zero_point"].astype(np.int16),
+            given,
+            zero_point=z[prefix + "_post_zero_point"].astype(np.int16),
             scale=z[prefix + "_post_scale"].astype(np.int16),
             scale_frac_bits=z[prefix + "_post_scale_frac_bits"].astype(np.int8),
-            dim=int(z[prefix + "_post_dim"]))
+            dim=int(z[prefix + "_post_dim"]),
+        )
     return given
 
 

@@ -8,7 +8,9 @@ import pytest
 from mlitool import ir, oracle
 
 
-def reference_outputs(path, graph: ir.Graph, inputs: dict[int, np.ndarray]) -> dict[int, np.ndarray]:
+def reference_outputs(
+    path, graph: ir.Graph, inputs: dict[int, np.ndarray]
+) -> dict[int, np.ndarray]:
     """Every op output tensor of `graph`, batched; skips the test when ai-edge-litert is absent."""
     ok, why = oracle.available()
     if not ok:

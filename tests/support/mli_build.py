@@ -34,7 +34,7 @@ FULL_ACCUS = ("OFF", "ON")
 CONFIGS = tuple((r, a) for r in ROUND_MODES for a in FULL_ACCUS)
 DEBUG_MODE = "DBG_MODE_RET_CODES"
 C_FLAGS = "-O2 -fPIC"
-WORKERS = 2          # the machine's cores; one single-threaded build per core
+WORKERS = 2  # the machine's cores; one single-threaded build per core
 
 # Read by `mlitool run --round/--accu`: the executor setting that matches each build.
 RUN_OPTIONS = {"UP": "up", "CONVERGENT": "convergent", "OFF": "reduced", "ON": "full"}
@@ -55,10 +55,10 @@ class MliTreeMissing(MliUnavailable):
 class MliBuild:
     """One native build of MLI 2.x: what a C program needs to compile against it and link it."""
 
-    round_mode: str              # UP | CONVERGENT
-    full_accu: str               # OFF | ON
+    round_mode: str  # UP | CONVERGENT
+    full_accu: str  # OFF | ON
     include_dirs: tuple[Path, ...]
-    library: Path                # libmli.a
+    library: Path  # libmli.a
 
     @property
     def name(self) -> str:
@@ -84,10 +84,15 @@ def mli2_root() -> Path:
     """The MLI 2.x source tree: $MLITOOL_MLI_ROOT, else ../shared/mli/embarc_mli_2.0.2."""
     named = os.environ.get(MLI_ROOT_ENV)
     root = Path(named) if named else SHARED / "mli" / _SHARED_HEADERS["2.0"]
-    if not (root / "lib" / "CMakeLists.txt").is_file() or not (root / "include" / "mli_api.h").is_file():
+    if (
+        not (root / "lib" / "CMakeLists.txt").is_file()
+        or not (root / "include" / "mli_api.h").is_file()
+    ):
         where = f"{MLI_ROOT_ENV}={named}" if named else str(root)
-        raise MliTreeMissing(f"no MLI 2.x source tree at {where} (lib/CMakeLists.txt and include/mli_api.h); "
-                             f"set {MLI_ROOT_ENV} to an embARC MLI 2.x checkout")
+        raise MliTreeMissing(
+            f"no MLI 2.x source tree at {where} (lib/CMakeLists.txt and include/mli_api.h); "
+            f"set {MLI_ROOT_ENV} to an embARC MLI 2.x checkout"
+        )
     return root
 
 
@@ -99,8 +104,10 @@ def header_dirs(mli_version: str) -> tuple[Path, ...]:
         return _mli2_include_dirs(mli2_root())
     include = SHARED / "mli" / _SHARED_HEADERS[mli_version] / "include"
     if not (include / "mli_api.h").is_file():
-        raise MliTreeMissing(f"no MLI {mli_version} headers at {include} (set MLITOOL_SHARED to the shared "
-                             "reference material)")
+        raise MliTreeMissing(
+            f"no MLI {mli_version} headers at {include} (set MLITOOL_SHARED to the shared "
+            "reference material)"
+        )
     return (include,)
 
 
@@ -111,12 +118,18 @@ def build_mli(configs=CONFIGS, cache: Path = CACHE) -> dict[tuple[str, str], Mli
     missing, RuntimeError (with the build log) when the build itself fails."""
     missing = [t for t in _TOOLS if shutil.which(t) is None]
     if missing:
-        raise MliUnavailable(f"{', '.join(missing)} not on PATH: building the MLI library needs cmake, gcc and g++")
+        raise MliUnavailable(
+            f"{', '.join(missing)} not on PATH: building the MLI library needs cmake, gcc and g++"
+        )
     root = mli2_root()
     key = _cache_key(root)
     includes = _mli2_include_dirs(root)
-    builds = {cfg: MliBuild(cfg[0], cfg[1], includes, cache / key / f"{cfg[0]}_ACCU_{cfg[1]}" / "libmli.a")
-              for cfg in configs}
+    builds = {
+        cfg: MliBuild(
+            cfg[0], cfg[1], includes, cache / key / f"{cfg[0]}_ACCU_{cfg[1]}" / "libmli.a"
+        )
+        for cfg in configs
+    }
     todo = [b for b in builds.values() if not b.library.is_file()]
     if todo:
         (cache / key).mkdir(parents=True, exist_ok=True)
@@ -136,15 +149,25 @@ def _cache_key(root: Path) -> str:
     for part in ("cmake", "include", "lib"):
         for path in sorted((root / part).rglob("*")):
             if path.is_file():
-                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
-    for setting in (DEBUG_MODE, C_FLAGS, _version("cmake"), _version("gcc"), _version("g++"),
-                    _PROJECT.encode().hex()):
+                digest.update(
+                    str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0"
+                )
+    for setting in (
+        DEBUG_MODE,
+        C_FLAGS,
+        _version("cmake"),
+        _version("gcc"),
+        _version("g++"),
+        _PROJECT.encode().hex(),
+    ):
         digest.update(setting.encode() + b"\0")
     return digest.hexdigest()[:16]
 
 
 def _version(tool: str) -> str:
-    return subprocess.run([tool, "--version"], capture_output=True, text=True, check=True).stdout.splitlines()[0]
+    return subprocess.run(
+        [tool, "--version"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()[0]
 
 
 # The tiny CMake project that hosts MLI's lib/CMakeLists.txt (which has no project() of its own).
@@ -169,18 +192,31 @@ def _build(root: Path, build: MliBuild, out_dir: Path) -> None:
         src.mkdir()
         (src / "CMakeLists.txt").write_text(_PROJECT)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        configure = ["cmake", "-S", str(src), "-B", str(bld), *generator,
-                     f"-DMLI_LIB_HOME_DIR={root}", f"-DROUND_MODE={build.round_mode}",
-                     f"-DFULL_ACCU={build.full_accu}", f"-DMLI_DEBUG_MODE={DEBUG_MODE}",
-                     f"-DCMAKE_C_FLAGS={C_FLAGS}", f"-DCMAKE_CXX_FLAGS={C_FLAGS}", "-DCMAKE_BUILD_TYPE="]
+        configure = [
+            "cmake",
+            "-S",
+            str(src),
+            "-B",
+            str(bld),
+            *generator,
+            f"-DMLI_LIB_HOME_DIR={root}",
+            f"-DROUND_MODE={build.round_mode}",
+            f"-DFULL_ACCU={build.full_accu}",
+            f"-DMLI_DEBUG_MODE={DEBUG_MODE}",
+            f"-DCMAKE_C_FLAGS={C_FLAGS}",
+            f"-DCMAKE_CXX_FLAGS={C_FLAGS}",
+            "-DCMAKE_BUILD_TYPE=",
+        ]
         for cmd in (configure, ["cmake", "--build", str(bld), "--parallel", "1"]):
             done = subprocess.run(cmd, capture_output=True, text=True)
             if done.returncode != 0:
-                raise RuntimeError(f"MLI {build.name} build failed: {' '.join(cmd)}\n{done.stdout}\n{done.stderr}")
+                raise RuntimeError(
+                    f"MLI {build.name} build failed: {' '.join(cmd)}\n{done.stdout}\n{done.stderr}"
+                )
         built = next(bld.rglob("libmli.a"), None)
         if built is None:
             raise RuntimeError(f"MLI {build.name} build made no libmli.a under {bld}")
         out_dir.mkdir(exist_ok=True)
         staged = out_dir / "libmli.a.tmp"
         shutil.copyfile(built, staged)
-        os.replace(staged, build.library)   # atomic: a cached library is always complete
+        os.replace(staged, build.library)  # atomic: a cached library is always complete

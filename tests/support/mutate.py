@@ -35,8 +35,12 @@ import tflite
 I8, U8, I32, U32, I64, F32 = "<b", "<B", "<i", "<I", "<q", "<f"
 
 # vtable offsets of the fields mutated (schema.fbs order: 4 + 2 * field id).
-_OPTION_I32 = {"Conv2DOptions": (6, 8, 12, 14), "DepthwiseConv2DOptions": (6, 8, 10, 14, 16),
-               "Pool2DOptions": (6, 8, 10, 12), "ConcatenationOptions": (4,)}
+_OPTION_I32 = {
+    "Conv2DOptions": (6, 8, 12, 14),
+    "DepthwiseConv2DOptions": (6, 8, 10, 14, 16),
+    "Pool2DOptions": (6, 8, 10, 12),
+    "ConcatenationOptions": (4,),
+}
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class Slot:
     pos: int
     fmt: str
     what: str
-    bound: int = 0          # for index fields: the count they index into
+    bound: int = 0  # for index fields: the count they index into
 
 
 def _field(tab, voff: int) -> int | None:
@@ -121,23 +125,51 @@ def field_slots(buf: bytes) -> list[Slot]:
                 voff = 4 + 2 * k
                 o = struct.unpack_from("<H", buf, vtable + voff)[0]
                 if o:
-                    slots.append(Slot(opts.Pos + o, I32 if voff in wide else I8,
-                                      f"op {i} {name} field {k}"))
+                    slots.append(
+                        Slot(opts.Pos + o, I32 if voff in wide else I8, f"op {i} {name} field {k}")
+                    )
     return slots
 
 
-_OPTION_NAMES = {code: name for name, code in vars(tflite.BuiltinOptions).items()
-                 if isinstance(code, int)}
+_OPTION_NAMES = {
+    code: name for name, code in vars(tflite.BuiltinOptions).items() if isinstance(code, int)
+}
 
 
 def _edge_value(rng: random.Random, slot: Slot, old):
     if slot.fmt == F32:
-        return rng.choice([0.0, -old, float("nan"), float("inf"), -float("inf"), old * 1e30,
-                           old * rng.uniform(0.5, 2), 1e-45])
-    info = {I8: (-128, 127), U8: (0, 255), I32: (-2**31, 2**31 - 1), U32: (0, 2**32 - 1),
-            I64: (-2**63, 2**63 - 1)}[slot.fmt]
-    choices = [0, 1, 2, -1, old + 1, old - 1, info[0], info[1], old * 2, -old,
-               rng.randint(-40000, 40000)]
+        return rng.choice(
+            [
+                0.0,
+                -old,
+                float("nan"),
+                float("inf"),
+                -float("inf"),
+                old * 1e30,
+                old * rng.uniform(0.5, 2),
+                1e-45,
+            ]
+        )
+    info = {
+        I8: (-128, 127),
+        U8: (0, 255),
+        I32: (-(2**31), 2**31 - 1),
+        U32: (0, 2**32 - 1),
+        I64: (-(2**63), 2**63 - 1),
+    }[slot.fmt]
+    choices = [
+        0,
+        1,
+        2,
+        -1,
+        old + 1,
+        old - 1,
+        info[0],
+        info[1],
+        old * 2,
+        -old,
+        rng.randint(-40000, 40000),
+    ]
     if slot.bound:
         choices += [rng.randrange(slot.bound)] * 4 + [slot.bound, slot.bound - 1]
     return max(info[0], min(info[1], rng.choice(choices)))
@@ -181,8 +213,9 @@ def mutate(buf: bytes, rng: random.Random, slots: list[Slot] | None = None) -> t
 _QUANT_LENGTHS = (("scale", "zero point"), ("scale", "zero point"), ("scale",), ("zero point",))
 
 
-def mutate_lengths(buf: bytes, rng: random.Random, slots: list[Slot] | None = None
-                   ) -> tuple[bytes, str]:
+def mutate_lengths(
+    buf: bytes, rng: random.Random, slots: list[Slot] | None = None
+) -> tuple[bytes, str]:
     """One copy of `buf` with a quantization table's array lengths or the graph's input / output
     list changed, and a description of the change."""
     slots = field_slots(buf) if slots is None else slots
@@ -227,7 +260,7 @@ class Outcome:
     code: int
     stderr: str
     warnings: list[str]
-    where: str = ""          # internal errors: the innermost mlitool frame of the traceback
+    where: str = ""  # internal errors: the innermost mlitool frame of the traceback
 
     @property
     def internal(self) -> bool:
@@ -236,8 +269,12 @@ class Outcome:
     @property
     def ok(self) -> bool:
         lines = self.stderr.strip().splitlines()
-        return (self.code in DOCUMENTED_EXITS and "Traceback" not in self.stderr
-                and not self.warnings and (self.code == 0 or len(lines) == 1))
+        return (
+            self.code in DOCUMENTED_EXITS
+            and "Traceback" not in self.stderr
+            and not self.warnings
+            and (self.code == 0 or len(lines) == 1)
+        )
 
 
 def run_cli(args: list[str]) -> Outcome:
@@ -246,8 +283,11 @@ def run_cli(args: list[str]) -> Outcome:
 
     def once(argv):
         err, out = io.StringIO(), io.StringIO()
-        with warnings.catch_warnings(record=True) as caught, \
-                contextlib.redirect_stderr(err), contextlib.redirect_stdout(out):
+        with (
+            warnings.catch_warnings(record=True) as caught,
+            contextlib.redirect_stderr(err),
+            contextlib.redirect_stdout(out),
+        ):
             warnings.simplefilter("always")
             try:
                 main(argv)
@@ -274,8 +314,16 @@ def case_args(command: str, model: Path, work: Path, npy: Path | None) -> list[s
         return ["inspect", str(model)]
     if command == "convert" or npy is None:
         return ["convert", str(model), "--out", str(work / "out"), "--name", "m"]
-    return ["run", str(model), "--mode", command.split("-")[1], "--input", str(npy),
-            "--npz", str(work / "out.npz")]
+    return [
+        "run",
+        str(model),
+        "--mode",
+        command.split("-")[1],
+        "--input",
+        str(npy),
+        "--npz",
+        str(work / "out.npz"),
+    ]
 
 
 def leftovers(work: Path, code: int) -> str:
@@ -292,9 +340,15 @@ def leftovers(work: Path, code: int) -> str:
     return ""
 
 
-def run_case(model_name: str, original: bytes, slots: list[Slot], npy: Path | None,
-             rng: random.Random, work: Path, mutator=mutate
-             ) -> tuple[list[str], str, Outcome, str]:
+def run_case(
+    model_name: str,
+    original: bytes,
+    slots: list[Slot],
+    npy: Path | None,
+    rng: random.Random,
+    work: Path,
+    mutator=mutate,
+) -> tuple[list[str], str, Outcome, str]:
     """Mutate `original` (with `mutator`), write it into the empty directory `work` and run one
     command on it: (command line, mutation, outcome, what is wrong — empty when the case
     passed)."""

@@ -26,7 +26,9 @@ def in_ci() -> bool:
 def missing_shared(reason: str) -> NoReturn:
     """Skip the calling test, or fail it when `in_ci()`."""
     if in_ci():
-        pytest.fail(f"{reason}; CI is set, so missing shared reference material is a failure", pytrace=False)
+        pytest.fail(
+            f"{reason}; CI is set, so missing shared reference material is a failure", pytrace=False
+        )
     pytest.skip(reason)
 
 
@@ -34,8 +36,10 @@ def shared_path(*parts: str) -> Path:
     """A path under ../shared, or skip the calling test when it is not there (a fresh clone)."""
     path = SHARED.joinpath(*parts)
     if not path.exists():
-        missing_shared(f"{path} is absent: the shared reference material sits beside the project "
-                       "(set MLITOOL_SHARED to point elsewhere)")
+        missing_shared(
+            f"{path} is absent: the shared reference material sits beside the project "
+            "(set MLITOOL_SHARED to point elsewhere)"
+        )
     return path
 
 
@@ -45,8 +49,10 @@ def shared_models(pattern: str = "**/*.tflite") -> list[Path]:
     models = SHARED / "models"
     if not models.is_dir():
         if in_ci():
-            raise FileNotFoundError(f"{models} is absent and CI is set: the shared reference material "
-                                    "must sit beside the project (or set MLITOOL_SHARED)")
+            raise FileNotFoundError(
+                f"{models} is absent and CI is set: the shared reference material "
+                "must sit beside the project (or set MLITOOL_SHARED)"
+            )
         return []
     return sorted(models.glob(pattern))
 

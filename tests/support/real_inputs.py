@@ -13,13 +13,15 @@ import numpy as np
 from tests.support.paths import shared_path
 
 RESNET8_CLASSES = [3, 5, 7, 7, 2, 4, 1, 5, 9, 7, 0, 6, 8, 4, 9, 0, 1, 8, 9, 6]
-RESNET8_MISSED = [4]                    # the images whose class is not their label
+RESNET8_MISSED = [4]  # the images whose class is not their label
 
 
 def cifar10_test20() -> tuple[np.ndarray, np.ndarray]:
     """uint8 [20, 32, 32, 3] images (HWC) and their int64 labels."""
-    return (np.load(shared_path("models", "inputs", "cifar10_test20_uint8.npy")),
-            np.load(shared_path("models", "inputs", "cifar10_test20_labels.npy")))
+    return (
+        np.load(shared_path("models", "inputs", "cifar10_test20_uint8.npy")),
+        np.load(shared_path("models", "inputs", "cifar10_test20_labels.npy")),
+    )
 
 
 def cifar10_test20_int8() -> np.ndarray:

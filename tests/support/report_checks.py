@@ -8,9 +8,23 @@ from html.parser import HTMLParser
 
 from mlitool.mli.arena import Buffer
 
-VOID = {"meta", "br", "img", "input", "link", "hr", "col", "wbr", "source", "area", "base",
-        "embed", "param", "track"}
-SVG_VOID_OK = {"line", "rect", "circle", "path"}     # written as <x .../> (self-closing)
+VOID = {
+    "meta",
+    "br",
+    "img",
+    "input",
+    "link",
+    "hr",
+    "col",
+    "wbr",
+    "source",
+    "area",
+    "base",
+    "embed",
+    "param",
+    "track",
+}
+SVG_VOID_OK = {"line", "rect", "circle", "path"}  # written as <x .../> (self-closing)
 
 
 class HtmlChecker(HTMLParser):
@@ -68,14 +82,17 @@ def parse_html(html: str) -> HtmlChecker:
 def brute_force_arena(buffers: list[Buffer], align: int = 1) -> int:
     """Optimal arena: the best lowest-fit over every order. (Lowest-fit in the offset order of any
     feasible placement never ends higher than it, so some order reaches the optimum.)"""
+
     def up(x):
         return -(-x // align) * align
+
     best = None
     for order in itertools.permutations(buffers):
         placed: list[tuple[Buffer, int]] = []
         for b in order:
-            conflicts = [(o, o + up(c.size)) for c, o in placed
-                         if c.first <= b.last and b.first <= c.last]
+            conflicts = [
+                (o, o + up(c.size)) for c, o in placed if c.first <= b.last and b.first <= c.last
+            ]
             candidates = sorted({0} | {hi for _, hi in conflicts})
             for off in candidates:
                 if all(off + up(b.size) <= lo or off >= hi for lo, hi in conflicts):

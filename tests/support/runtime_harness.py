@@ -19,17 +19,20 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.emit.writer import emit
-from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_bridge import model_inputs
 from mlitool.execute.mli_exec import run_model
+from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import ElType, MliModel
 from mlitool.pipeline import ModelOptions, load
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 OUTPUT_TAG = 0x80000000
-ARITH = {("UP", "OFF"): Arith("up", False), ("UP", "ON"): Arith("up", True),
-         ("CONVERGENT", "OFF"): Arith("convergent", False),
-         ("CONVERGENT", "ON"): Arith("convergent", True)}
+ARITH = {
+    ("UP", "OFF"): Arith("up", False),
+    ("UP", "ON"): Arith("up", True),
+    ("CONVERGENT", "OFF"): Arith("convergent", False),
+    ("CONVERGENT", "ON"): Arith("convergent", True),
+}
 
 DRIVER = r"""
 #include <stdio.h>
@@ -120,13 +123,26 @@ class Converted:
     manifest: dict
 
 
-def convert(model_path: Path, fmt: str, out: Path, *, calibration: Path | None = None,
-            mli_version: str = "2.0", layout: str | None = None, name: str = "net",
-            overrides: dict | None = None) -> Converted:
+def convert(
+    model_path: Path,
+    fmt: str,
+    out: Path,
+    *,
+    calibration: Path | None = None,
+    mli_version: str = "2.0",
+    layout: str | None = None,
+    name: str = "net",
+    overrides: dict | None = None,
+) -> Converted:
     """`mlitool convert` in-process (the same pipeline and emitter); `overrides`: per-layer
     formats as a config's [[tool.mlitool.layer]] entries give them."""
-    opts = ModelOptions(format=fmt, mli=mli_version, layout=layout, calibration=calibration,
-                        overrides=overrides or {})
+    opts = ModelOptions(
+        format=fmt,
+        mli=mli_version,
+        layout=layout,
+        calibration=calibration,
+        overrides=overrides or {},
+    )
     graph, model = load(model_path, opts)
     out.mkdir(parents=True, exist_ok=True)
     emit(model, out, name, runtime=True, verified_build="ROUND_MODE=UP FULL_ACCU=OFF")
@@ -136,12 +152,16 @@ def convert(model_path: Path, fmt: str, out: Path, *, calibration: Path | None =
 def driver_text(conv: Converted) -> str:
     rt = conv.manifest["runtime"]
     text = DRIVER
-    for key, value in (("@NAME@", conv.name), ("@ARENA@", str(rt["arena"]["bytes"])),
-                       ("@INIT@", rt["functions"]["init"]), ("@RUN@", rt["functions"]["run"]),
-                       ("@INPUT@", rt["functions"]["input"]),
-                       ("@OUTPUT@", rt["functions"]["output"]),
-                       ("@NUM_INPUTS@", f"{len(conv.model.inputs)}u"),
-                       ("@NUM_OUTPUTS@", f"{len(conv.model.outputs)}u")):
+    for key, value in (
+        ("@NAME@", conv.name),
+        ("@ARENA@", str(rt["arena"]["bytes"])),
+        ("@INIT@", rt["functions"]["init"]),
+        ("@RUN@", rt["functions"]["run"]),
+        ("@INPUT@", rt["functions"]["input"]),
+        ("@OUTPUT@", rt["functions"]["output"]),
+        ("@NUM_INPUTS@", f"{len(conv.model.inputs)}u"),
+        ("@NUM_OUTPUTS@", f"{len(conv.model.outputs)}u"),
+    ):
         text = text.replace(key, value)
     return text
 
@@ -157,10 +177,38 @@ def compile_objects(conv: Converted, cflags: list[str]) -> list[Path]:
     (conv.out / "driver.c").write_text(driver_text(conv))
     objs = [conv.out / f"{conv.name}.o", conv.out / "driver.o"]
     with ThreadPoolExecutor(2) as pool:
-        list(pool.map(_cc, [["gcc", *STRICT, "-O1", hook, *cflags, "-I", str(conv.out), "-c",
-                             str(conv.out / f"{conv.name}.c"), "-o", str(objs[0])],
-                            ["gcc", *STRICT, "-O1", *cflags, "-I", str(conv.out), "-c",
-                             str(conv.out / "driver.c"), "-o", str(objs[1])]]))
+        list(
+            pool.map(
+                _cc,
+                [
+                    [
+                        "gcc",
+                        *STRICT,
+                        "-O1",
+                        hook,
+                        *cflags,
+                        "-I",
+                        str(conv.out),
+                        "-c",
+                        str(conv.out / f"{conv.name}.c"),
+                        "-o",
+                        str(objs[0]),
+                    ],
+                    [
+                        "gcc",
+                        *STRICT,
+                        "-O1",
+                        *cflags,
+                        "-I",
+                        str(conv.out),
+                        "-c",
+                        str(conv.out / "driver.c"),
+                        "-o",
+                        str(objs[1]),
+                    ],
+                ],
+            )
+        )
     return objs
 
 
@@ -180,7 +228,9 @@ def random_inputs(model: MliModel, n: int, seed: int) -> dict[str, np.ndarray]:
             out[name] = rng.uniform(-1, 1, shape).astype(np.float32)
         else:
             info = np.iinfo(t.el_type.dtype)
-            out[name] = rng.integers(info.min, info.max, shape, endpoint=True).astype(t.el_type.dtype)
+            out[name] = rng.integers(info.min, info.max, shape, endpoint=True).astype(
+                t.el_type.dtype
+            )
     return out
 
 
@@ -200,8 +250,11 @@ def write_inputs(model: MliModel, inputs: dict[str, np.ndarray], path: Path) -> 
         for s in range(n):
             for name in model.inputs:
                 t = model.tensor(name)
-                f.write(np.ascontiguousarray(inputs[name][s], dtype=t.el_type.dtype.newbyteorder("<"))
-                        .tobytes())
+                f.write(
+                    np.ascontiguousarray(
+                        inputs[name][s], dtype=t.el_type.dtype.newbyteorder("<")
+                    ).tobytes()
+                )
     return n
 
 
@@ -215,7 +268,7 @@ def records(data: bytes) -> list[tuple[int, bytes]]:
     out, pos = [], 0
     while pos < len(data):
         tag, size = np.frombuffer(data, "<u4", 2, pos).tolist()
-        out.append((tag, data[pos + 8:pos + 8 + size]))
+        out.append((tag, data[pos + 8 : pos + 8 + size]))
         pos += 8 + size
     return out
 
@@ -247,19 +300,31 @@ def compare(model: MliModel, values: dict[str, np.ndarray], data: bytes, n: int)
         result.differing += bad
         if bad and result.first_failure is None:
             where = f"layer {tag}" if tag < OUTPUT_TAG else f"output {tag & ~OUTPUT_TAG}"
-            result.first_failure = (f"sample {s}, {where} ({model.layers[tag].kind if tag < OUTPUT_TAG else 'model output'}) "
-                                    f"tensor {name!r}: {bad} of {want.size} elements differ")
+            result.first_failure = (
+                f"sample {s}, {where} ({model.layers[tag].kind if tag < OUTPUT_TAG else 'model output'}) "
+                f"tensor {name!r}: {bad} of {want.size} elements differ"
+            )
     return result
 
 
-def executor_values(model: MliModel, inputs: dict[str, np.ndarray], arith: Arith
-                    ) -> dict[str, np.ndarray]:
+def executor_values(
+    model: MliModel, inputs: dict[str, np.ndarray], arith: Arith
+) -> dict[str, np.ndarray]:
     return run_model(model, inputs, arith, keep=True)
 
 
-def run_case(path: Path, fmt: str, out: Path, builds: dict, cflags: list[str], *,
-             calibration: Path | None = None, real: np.ndarray | None = None,
-             samples: int = 16, seed: int = 0) -> dict[tuple[str, str], Comparison]:
+def run_case(
+    path: Path,
+    fmt: str,
+    out: Path,
+    builds: dict,
+    cflags: list[str],
+    *,
+    calibration: Path | None = None,
+    real: np.ndarray | None = None,
+    samples: int = 16,
+    seed: int = 0,
+) -> dict[tuple[str, str], Comparison]:
     """Convert, compile once, and check `samples` seeded random inputs, then the `real` batch
     (the model's own representation), then the first input again (repeated runs must not drift)."""
     conv = convert(path, fmt, out, calibration=calibration)
@@ -278,8 +343,9 @@ def assert_bit_exact(results: dict[tuple[str, str], Comparison]) -> None:
     assert results and all(c.elements > 0 for c in results.values())
 
 
-def check(conv: Converted, objs: list[Path], builds: dict, inputs: dict[str, np.ndarray]
-          ) -> dict[tuple[str, str], Comparison]:
+def check(
+    conv: Converted, objs: list[Path], builds: dict, inputs: dict[str, np.ndarray]
+) -> dict[tuple[str, str], Comparison]:
     """Link against every build and run all inputs through each (two drivers at a time), while
     the executor computes the same inputs with each build's arithmetic; compare."""
     n = write_inputs(conv.model, inputs, conv.out / "inputs.bin")

@@ -24,11 +24,19 @@ def tconv_tensors(kind: str, out_hw, in_hw, k, ci, co, seed: int) -> list[T]:
     shape = T([4], dtype="int32", data=np.array([1, *out_hw, co], np.int32), name="shape")
     if kind == "float":
         w = rng.normal(0, 0.3, (co, *k, ci)).astype(np.float32)
-        return [shape, T([co, *k, ci], dtype="float32", data=w, name="w", scale=None),
-                T([1, *in_hw, ci], dtype="float32", name="x", scale=None),
-                T([co], dtype="float32", data=rng.normal(0, 0.5, co).astype(np.float32),
-                  name="b", scale=None),
-                T([1, *out_hw, co], dtype="float32", name="y", scale=None)]
+        return [
+            shape,
+            T([co, *k, ci], dtype="float32", data=w, name="w", scale=None),
+            T([1, *in_hw, ci], dtype="float32", name="x", scale=None),
+            T(
+                [co],
+                dtype="float32",
+                data=rng.normal(0, 0.5, co).astype(np.float32),
+                name="b",
+                scale=None,
+            ),
+            T([1, *out_hw, co], dtype="float32", name="y", scale=None),
+        ]
     ws = rng.uniform(0.002, 0.01, co)
     w = rng.integers(-127, 128, (co, *k, ci)).astype(np.int8)
     # an output sums up to ceil(k/2)^2 * ci products of uniform inputs and weights: cover 4
@@ -36,26 +44,44 @@ def tconv_tensors(kind: str, out_hw, in_hw, k, ci, co, seed: int) -> list[T]:
     taps = -(-k[0] // 2) * -(-k[1] // 2) * ci
     if kind == "int8":
         s_in, zp_in, dt, bdt, zp_out, qmax = 0.05, -3, "int8", "int32", 5, 127
-    else:                                          # 16x8
+    else:  # 16x8
         s_in, zp_in, dt, bdt, zp_out, qmax = 1 / 2048, 0, "int16", "int64", 0, 32767
-    x_std, w_std = s_in * qmax / 3 ** 0.5, 0.006 * 127 / 3 ** 0.5
-    s_out = 4 * x_std * w_std * taps ** 0.5 / qmax
+    x_std, w_std = s_in * qmax / 3**0.5, 0.006 * 127 / 3**0.5
+    s_out = 4 * x_std * w_std * taps**0.5 / qmax
     bias = rng.integers(-3000, 3000, co).astype(bdt)
-    return [shape, T([co, *k, ci], data=w, name="w", scale=ws.tolist(), zero_point=[0] * co),
-            T([1, *in_hw, ci], dtype=dt, name="x", scale=[s_in], zero_point=[zp_in]),
-            T([co], dtype=bdt, data=bias, name="b", scale=(s_in * ws).tolist(),
-              zero_point=[0] * co),
-            T([1, *out_hw, co], dtype=dt, name="y", scale=[s_out], zero_point=[zp_out])]
+    return [
+        shape,
+        T([co, *k, ci], data=w, name="w", scale=ws.tolist(), zero_point=[0] * co),
+        T([1, *in_hw, ci], dtype=dt, name="x", scale=[s_in], zero_point=[zp_in]),
+        T([co], dtype=bdt, data=bias, name="b", scale=(s_in * ws).tolist(), zero_point=[0] * co),
+        T([1, *out_hw, co], dtype=dt, name="y", scale=[s_out], zero_point=[zp_out]),
+    ]
 
 
-def tconv_model(path: Path, kind: str = "int8", padding: str = "SAME", stride=(2, 2),
-                in_hw=(5, 6), out_hw=(10, 12), k=(3, 3), ci=4, co=6, act: str = "NONE",
-                bias: bool = True, seed: int = 0) -> Path:
+def tconv_model(
+    path: Path,
+    kind: str = "int8",
+    padding: str = "SAME",
+    stride=(2, 2),
+    in_hw=(5, 6),
+    out_hw=(10, 12),
+    k=(3, 3),
+    ci=4,
+    co=6,
+    act: str = "NONE",
+    bias: bool = True,
+    seed: int = 0,
+) -> Path:
     """A one-op TRANSPOSE_CONV model (see the module docstring)."""
     tensors = tconv_tensors(kind, out_hw, in_hw, k, ci, co, seed)
     ins = [0, 1, 2, 3] if bias else [0, 1, 2]
-    opts = options("TransposeConvOptions", padding=PADDING[padding], strideW=stride[1],
-                   strideH=stride[0], fusedActivationFunction=ACTIVATION[act])
+    opts = options(
+        "TransposeConvOptions",
+        padding=PADDING[padding],
+        strideW=stride[1],
+        strideH=stride[0],
+        fusedActivationFunction=ACTIVATION[act],
+    )
     path.write_bytes(graph_model(tensors, [("TRANSPOSE_CONV", ins, [4], opts)], [2], [4]))
     return path
 
@@ -85,9 +111,15 @@ def decoder_model(path: Path, seed: int = 1) -> Path:
 
     def weights(shape):
         n = shape[0]
-        return (T(list(shape), data=rng.integers(-127, 128, shape).astype(np.int8),
-                  scale=rng.uniform(0.002, 0.01, n).tolist(), zero_point=[0] * n),
-                rng.uniform(0.002, 0.01, n))
+        return (
+            T(
+                list(shape),
+                data=rng.integers(-127, 128, shape).astype(np.int8),
+                scale=rng.uniform(0.002, 0.01, n).tolist(),
+                zero_point=[0] * n,
+            ),
+            rng.uniform(0.002, 0.01, n),
+        )
 
     s_x, s_c, s_y = 0.05, 0.08, 0.1
     w1, _ = weights((8, 3, 3, 4))
@@ -96,24 +128,43 @@ def decoder_model(path: Path, seed: int = 1) -> Path:
 
     def bias(w_t, s_in):
         n = len(w_t.scale)
-        return T([n], dtype="int32", data=rng.integers(-2000, 2000, n).astype(np.int32),
-                 scale=(s_in * np.asarray(w_t.scale)).tolist(), zero_point=[0] * n)
+        return T(
+            [n],
+            dtype="int32",
+            data=rng.integers(-2000, 2000, n).astype(np.int32),
+            scale=(s_in * np.asarray(w_t.scale)).tolist(),
+            zero_point=[0] * n,
+        )
 
-    tensors = [T([1, 8, 8, 4], name="x", scale=[s_x], zero_point=[-2]),            # 0
-               w1, bias(w1, s_x),                                                   # 1, 2
-               T([1, 4, 4, 8], name="down", scale=[s_c], zero_point=[-128]),        # 3
-               T([4], dtype="int32", data=np.array([1, 8, 8, 4], np.int32)),        # 4
-               w2, bias(w2, s_c),                                                   # 5, 6
-               T([1, 8, 8, 4], name="up", scale=[s_x], zero_point=[-2]),            # 7
-               T([1, 8, 8, 8], name="cat", scale=[s_x], zero_point=[-2]),           # 8
-               w3, bias(w3, s_x),                                                   # 9, 10
-               T([1, 8, 8, 3], name="y", scale=[s_y], zero_point=[3])]              # 11
-    ops = [("CONV_2D", [0, 1, 2], [3], options("Conv2DOptions", padding=0, strideW=2,
-                                               strideH=2, fusedActivationFunction=1)),
-           ("TRANSPOSE_CONV", [4, 5, 3, 6], [7],
-            options("TransposeConvOptions", padding=0, strideW=2, strideH=2)),
-           ("CONCATENATION", [0, 7], [8], options("ConcatenationOptions", axis=3)),
-           ("CONV_2D", [8, 9, 10], [11], options("Conv2DOptions", padding=0, strideW=1,
-                                                 strideH=1))]
+    tensors = [
+        T([1, 8, 8, 4], name="x", scale=[s_x], zero_point=[-2]),  # 0
+        w1,
+        bias(w1, s_x),  # 1, 2
+        T([1, 4, 4, 8], name="down", scale=[s_c], zero_point=[-128]),  # 3
+        T([4], dtype="int32", data=np.array([1, 8, 8, 4], np.int32)),  # 4
+        w2,
+        bias(w2, s_c),  # 5, 6
+        T([1, 8, 8, 4], name="up", scale=[s_x], zero_point=[-2]),  # 7
+        T([1, 8, 8, 8], name="cat", scale=[s_x], zero_point=[-2]),  # 8
+        w3,
+        bias(w3, s_x),  # 9, 10
+        T([1, 8, 8, 3], name="y", scale=[s_y], zero_point=[3]),
+    ]  # 11
+    ops = [
+        (
+            "CONV_2D",
+            [0, 1, 2],
+            [3],
+            options("Conv2DOptions", padding=0, strideW=2, strideH=2, fusedActivationFunction=1),
+        ),
+        (
+            "TRANSPOSE_CONV",
+            [4, 5, 3, 6],
+            [7],
+            options("TransposeConvOptions", padding=0, strideW=2, strideH=2),
+        ),
+        ("CONCATENATION", [0, 7], [8], options("ConcatenationOptions", axis=3)),
+        ("CONV_2D", [8, 9, 10], [11], options("Conv2DOptions", padding=0, strideW=1, strideH=1)),
+    ]
     path.write_bytes(graph_model(tensors, ops, [0], [11]))
     return path

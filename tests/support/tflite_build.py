@@ -27,6 +27,7 @@ class T:
     """A tensor to write. `scale` is a float or a per-axis sequence (None: not quantized);
     `zero_point` an int (one per scale), a sequence written as given, or None (no zero points);
     `data` the contents of a constant (for `graph_model`; `build` writes `buffer`)."""
+
     shape: list[int]
     dtype: str = "int8"
     scale: object = None
@@ -34,7 +35,7 @@ class T:
     axis: int = 0
     data: np.ndarray | None = None
     buffer: int = 0
-    name: str | None = None                    # None: "t<index>"
+    name: str | None = None  # None: "t<index>"
     is_variable: bool = False
     shape_signature: list[int] | None = None
 
@@ -42,6 +43,7 @@ class T:
 @dataclass
 class Options:
     """A builtin options table, e.g. Options("Conv2DOptions", {"padding": 0, "strideW": 2})."""
+
     name: str
     fields: dict
 
@@ -70,6 +72,7 @@ class Code:
 @dataclass
 class Buf:
     """Buffer contents: inline bytes, or an (offset, size) pair pointing outside the flatbuffer."""
+
     data: bytes | None = None
     offset: int | None = None
     size: int | None = None
@@ -103,7 +106,9 @@ def build(spec: Spec) -> bytes:
 
     buffers = []
     for buf in spec.buffers:
-        data = b.CreateNumpyVector(np.frombuffer(buf.data, np.uint8)) if buf.data is not None else None
+        data = (
+            b.CreateNumpyVector(np.frombuffer(buf.data, np.uint8)) if buf.data is not None else None
+        )
         Buffer.Start(b)
         if data is not None:
             Buffer.AddData(b, data)
@@ -211,8 +216,11 @@ def build(spec: Spec) -> bytes:
 def _options_table(b: flatbuffers.Builder, opts: Options) -> int:
     """Write `opts` with its table's generated Add<Field> functions (list values as int32 vectors)."""
     table = _m(opts.name)
-    vectors = {k: b.CreateNumpyVector(np.asarray(v, np.int32))
-               for k, v in opts.fields.items() if isinstance(v, (list, tuple))}
+    vectors = {
+        k: b.CreateNumpyVector(np.asarray(v, np.int32))
+        for k, v in opts.fields.items()
+        if isinstance(v, (list, tuple))
+    }
     table.Start(b)
     for k, v in opts.fields.items():
         getattr(table, "Add" + k[0].upper() + k[1:])(b, vectors.get(k, v))
@@ -233,13 +241,25 @@ def graph_model(tensors: list[T], ops: list[tuple], inputs: list[int], outputs: 
     for name, *_ in ops:
         if getattr(tflite.BuiltinOperator, name) not in builtins:
             builtins.append(getattr(tflite.BuiltinOperator, name))
-    return build(Spec(
-        tensors=written,
-        ops=[Op(builtins.index(getattr(tflite.BuiltinOperator, name)), list(ins), list(outs), opts,
-                list(rest[0]) if rest else None)
-             for name, ins, outs, opts, *rest in ops],
-        codes=[Code(builtin=code) for code in builtins],
-        buffers=buffers, inputs=list(inputs), outputs=list(outputs)))
+    return build(
+        Spec(
+            tensors=written,
+            ops=[
+                Op(
+                    builtins.index(getattr(tflite.BuiltinOperator, name)),
+                    list(ins),
+                    list(outs),
+                    opts,
+                    list(rest[0]) if rest else None,
+                )
+                for name, ins, outs, opts, *rest in ops
+            ],
+            codes=[Code(builtin=code) for code in builtins],
+            buffers=buffers,
+            inputs=list(inputs),
+            outputs=list(outputs),
+        )
+    )
 
 
 def single_op_model(op: str, inputs: list, outputs: list, opts: Options | None = None) -> bytes:
@@ -261,19 +281,34 @@ def fc_spec(weights: np.ndarray | None = None) -> Spec:
         tensors=[
             T([1, 4], name="input", scale=[0.5], zero_point=[-3], shape_signature=[-1, 4]),
             T([3, 4], buffer=1, name="weights", scale=[0.1, 0.2, 0.3], zero_point=[0, 0, 0]),
-            T([3], dtype="int32", buffer=2, name="bias", scale=[0.05, 0.1, 0.15],
-              zero_point=[0, 0, 0]),
+            T(
+                [3],
+                dtype="int32",
+                buffer=2,
+                name="bias",
+                scale=[0.05, 0.1, 0.15],
+                zero_point=[0, 0, 0],
+            ),
             T([1, 3], name="output", scale=[0.25], zero_point=[7]),
         ],
-        ops=[Op(0, [0, 1, 2], [3],
-                options("FullyConnectedOptions", fusedActivationFunction=1, keepNumDims=True))],
+        ops=[
+            Op(
+                0,
+                [0, 1, 2],
+                [3],
+                options("FullyConnectedOptions", fusedActivationFunction=1, keepNumDims=True),
+            )
+        ],
         codes=[Code(builtin=9)],
         buffers=[Buf(), Buf(w.tobytes()), Buf(bias.tobytes()), Buf()],
-        inputs=[0], outputs=[3], signature="serving_default",
+        inputs=[0],
+        outputs=[3],
+        signature="serving_default",
     )
 
 
 def unsupported_op_model() -> bytes:
     """A valid int8 model of one op MLI has no kernel for (EXP): what refusals are tested on."""
-    return single_op_model("EXP", [T([1, 4], scale=[0.1], zero_point=[0])],
-                           [T([1, 4], scale=[0.1], zero_point=[0])])
+    return single_op_model(
+        "EXP", [T([1, 4], scale=[0.1], zero_point=[0])], [T([1, 4], scale=[0.1], zero_point=[0])]
+    )

@@ -25,7 +25,9 @@ class Builder:
         return self.tensor(name, v.shape, "int32", v)
 
     def op(self, name: str, inputs, outputs, opts: str | None = None, **fields) -> None:
-        self.ops.append((name, inputs, outputs, options(opts, **fields) if opts is not None else None))
+        self.ops.append(
+            (name, inputs, outputs, options(opts, **fields) if opts is not None else None)
+        )
 
     def finish(self, inputs, outputs) -> bytes:
         return graph_model(self.tensors, self.ops, inputs, outputs)
@@ -59,25 +61,49 @@ def slices() -> bytes:
     s1 = m.tensor("s1", [1, 3, 6, 4])
     m.op("SLICE", [x, m.const("b1", [0, 1, 0, 2]), m.const("n1", [1, 3, 6, 4])], [s1])
     s2 = m.tensor("s2", [1, 3, 6, 4])
-    m.op("STRIDED_SLICE", [x, m.const("b2", [0, 2, 0, 4]), m.const("e2", [1, 5, 6, 8]),
-                           m.const("st2", [1, 1, 1, 1])], [s2], "StridedSliceOptions")
+    m.op(
+        "STRIDED_SLICE",
+        [x, m.const("b2", [0, 2, 0, 4]), m.const("e2", [1, 5, 6, 8]), m.const("st2", [1, 1, 1, 1])],
+        [s2],
+        "StridedSliceOptions",
+    )
     mx = m.tensor("mx", [1, 3, 6, 4])
     m.op("MAXIMUM", [s1, s2], [mx])
     sub = m.tensor("sub", [1, 3, 6, 8])
-    m.op("STRIDED_SLICE", [x, m.const("b3", [0, 0, 0, 0]), m.const("e3", [1, 6, 6, 8]),
-                           m.const("st3", [1, 2, 1, 1])], [sub], "StridedSliceOptions")
-    parts = [m.tensor("p0", [1, 2, 6, 8]), m.tensor("p1", [1, 3, 6, 8]),
-             m.tensor("p2", [1, 1, 6, 8])]
-    m.op("SPLIT_V", [x, m.const("sizes", [2, -1, 1]), m.const("axis", [1])], parts,
-         "SplitVOptions", numSplits=3)
+    m.op(
+        "STRIDED_SLICE",
+        [x, m.const("b3", [0, 0, 0, 0]), m.const("e3", [1, 6, 6, 8]), m.const("st3", [1, 2, 1, 1])],
+        [sub],
+        "StridedSliceOptions",
+    )
+    parts = [
+        m.tensor("p0", [1, 2, 6, 8]),
+        m.tensor("p1", [1, 3, 6, 8]),
+        m.tensor("p2", [1, 1, 6, 8]),
+    ]
+    m.op(
+        "SPLIT_V",
+        [x, m.const("sizes", [2, -1, 1]), m.const("axis", [1])],
+        parts,
+        "SplitVOptions",
+        numSplits=3,
+    )
     row = m.tensor("row", [1, 6, 8])
-    m.op("STRIDED_SLICE", [x, m.const("b4", [0, 2, 0, 0]), m.const("e4", [1, 3, 6, 8]),
-                           m.const("st4", [1, 1, 1, 1])], [row], "StridedSliceOptions",
-         shrinkAxisMask=2)
+    m.op(
+        "STRIDED_SLICE",
+        [x, m.const("b4", [0, 2, 0, 0]), m.const("e4", [1, 3, 6, 8]), m.const("st4", [1, 1, 1, 1])],
+        [row],
+        "StridedSliceOptions",
+        shrinkAxisMask=2,
+    )
     col = m.tensor("col", [1, 6, 8])
-    m.op("STRIDED_SLICE", [x, m.const("b5", [0, 0, 3, 0]), m.const("e5", [1, 6, 4, 8]),
-                           m.const("st5", [1, 1, 1, 1])], [col], "StridedSliceOptions",
-         shrinkAxisMask=4)
+    m.op(
+        "STRIDED_SLICE",
+        [x, m.const("b5", [0, 0, 3, 0]), m.const("e5", [1, 6, 4, 8]), m.const("st5", [1, 1, 1, 1])],
+        [col],
+        "StridedSliceOptions",
+        shrinkAxisMask=4,
+    )
     return m.finish([x], [mx, sub, *parts, row, col])
 
 

@@ -6,8 +6,8 @@ from mlitool.verify import metrics
 
 
 def test_snr_of_known_noise():
-    ref = np.array([[3.0, 4.0]])          # signal power 25
-    test = ref + np.array([[0.0, 0.5]])   # noise power 0.25
+    ref = np.array([[3.0, 4.0]])  # signal power 25
+    test = ref + np.array([[0.0, 0.5]])  # noise power 0.25
     assert math.isclose(metrics.snr_db(ref, test), 20.0)
 
 

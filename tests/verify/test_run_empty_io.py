@@ -14,16 +14,19 @@ from tests.support.tflite_build import T, graph_model
 
 
 def no_output_model(path):
-    tensors = [T([1, 4], scale=[0.1], zero_point=[0], name="x"),
-               T([1, 4], scale=[0.1], zero_point=[0], name="y")]
+    tensors = [
+        T([1, 4], scale=[0.1], zero_point=[0], name="x"),
+        T([1, 4], scale=[0.1], zero_point=[0], name="y"),
+    ]
     path.write_bytes(graph_model(tensors, [("RELU", [0], [1], None)], [0], []))
     return path
 
 
 def no_input_model(path):
-    tensors = [T([1, 4], scale=[0.1], zero_point=[0], name="c",
-                 data=np.array([[-2, -1, 1, 2]], np.int8)),
-               T([1, 4], scale=[0.1], zero_point=[0], name="y")]
+    tensors = [
+        T([1, 4], scale=[0.1], zero_point=[0], name="c", data=np.array([[-2, -1, 1, 2]], np.int8)),
+        T([1, 4], scale=[0.1], zero_point=[0], name="y"),
+    ]
     path.write_bytes(graph_model(tensors, [("RELU", [0], [1], None)], [], [1]))
     return path
 
@@ -32,8 +35,9 @@ def test_litert_runs_them(tmp_path):
     litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
 
     def interpreter(path):
-        it = litert.Interpreter(model_path=str(path),
-                                experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+        it = litert.Interpreter(
+            model_path=str(path), experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF
+        )
         it.allocate_tensors()
         return it
 
@@ -57,8 +61,20 @@ def test_run_writes_no_outputs(mode, tmp_path, capsys):
     for dump in ([], ["--dump-layers"]):
         npz = tmp_path / f"out{len(dump)}.npz"
         with pytest.raises(SystemExit) as exc:
-            main(["run", str(path), "--mode", mode, "--input", str(tmp_path / "x.npy"),
-                  "--npz", str(npz), "--json", *dump])
+            main(
+                [
+                    "run",
+                    str(path),
+                    "--mode",
+                    mode,
+                    "--input",
+                    str(tmp_path / "x.npy"),
+                    "--npz",
+                    str(npz),
+                    "--json",
+                    *dump,
+                ]
+            )
         out, err = capsys.readouterr()
         assert exc.value.code == 0, err
         summary = json.loads(out)
@@ -67,25 +83,40 @@ def test_run_writes_no_outputs(mode, tmp_path, capsys):
             if not dump:
                 assert list(arrays.keys()) == []
                 continue
-            relu = np.maximum(q, 0)          # the RELU layer, in the model's representation
+            relu = np.maximum(q, 0)  # the RELU layer, in the model's representation
             want = (relu * 0.1).astype(np.float32) if mode == "float" else relu.astype(np.int8)
             np.testing.assert_array_equal(arrays["y"], want)
 
 
-@pytest.mark.parametrize("command", [["run", "--mode", "tflite", "--input", "X"],
-                                     ["run", "--mode", "mli", "--input", "X"],
-                                     ["verify"], ["verify", "--input", "X"], ["report"]])
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["run", "--mode", "tflite", "--input", "X"],
+        ["run", "--mode", "mli", "--input", "X"],
+        ["verify"],
+        ["verify", "--input", "X"],
+        ["report"],
+    ],
+)
 def test_a_model_without_inputs_is_refused_as_unsupported(command, tmp_path, capsys):
     from mlitool.cli import main
 
     path = no_input_model(tmp_path / "m.tflite")
     np.save(tmp_path / "x.npy", np.zeros((2, 1, 4), np.float32))
-    argv = [command[0], str(path), *[str(tmp_path / "x.npy") if a == "X" else a
-                                     for a in command[1:]], "-o", str(tmp_path / "out")]
+    argv = [
+        command[0],
+        str(path),
+        *[str(tmp_path / "x.npy") if a == "X" else a for a in command[1:]],
+        "-o",
+        str(tmp_path / "out"),
+    ]
     with pytest.raises(SystemExit) as exc:
         main(argv)
     err = capsys.readouterr().err
     assert exc.value.code == 4
-    assert err.strip().splitlines() == [(
-        "mlitool: error: the model has no inputs to give samples for: running it (run, verify, "
-        "report, calibration) needs at least one")]
+    assert err.strip().splitlines() == [
+        (
+            "mlitool: error: the model has no inputs to give samples for: running it (run, verify, "
+            "report, calibration) needs at least one"
+        )
+    ]

@@ -9,7 +9,6 @@ import pytest
 
 from mlitool.execute.presets import arith_for
 from mlitool.tflite.reader import read_model
-
 from tests.support.litert import reference_outputs
 from tests.support.paths import SAMPLES, shared_path
 
@@ -28,7 +27,7 @@ CNN_IN = SAMPLES / "cnn_input_int8.npy"
 
 
 def test_target_presets_and_overrides():
-    assert (arith_for().round_mode, arith_for().full_accu) == ("up", False)   # vpx by default
+    assert (arith_for().round_mode, arith_for().full_accu) == ("up", False)  # vpx by default
     assert (arith_for("em").round_mode, arith_for("em").full_accu) == ("convergent", True)
     assert (arith_for("vpx").round_mode, arith_for("vpx").full_accu) == ("up", False)
     assert arith_for("vpx", accu="full").full_accu is True
@@ -43,8 +42,9 @@ def _litert_output(graph) -> np.ndarray:
 @pytest.mark.parametrize("mode", ["mli", "tflite", "float"])
 def test_run_writes_outputs(mode, tmp_path, capsys):
     out = tmp_path / "y.npz"
-    code, stdout, err = run_main(["run", CNN, "--input", CNN_IN, "--mode", mode, "--npz", out],
-                                 capsys)
+    code, stdout, err = run_main(
+        ["run", CNN, "--input", CNN_IN, "--mode", mode, "--npz", out], capsys
+    )
     assert code == 0, err
     graph = read_model(str(CNN)).main
     name = graph.tensors[graph.outputs[0]].name
@@ -71,8 +71,9 @@ def test_run_kws_real_input_and_dump_layers(tmp_path, capsys):
     model = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
     x = shared_path("models", "inputs", "kws_mfcc_int8.npy")
     out = tmp_path / "kws.npz"
-    code, stdout, err = run_main(["run", model, "-i", x, "--npz", out, "--dump-layers", "--target",
-                                  "vpx", "--json"], capsys)
+    code, stdout, err = run_main(
+        ["run", model, "-i", x, "--npz", out, "--dump-layers", "--target", "vpx", "--json"], capsys
+    )
     assert code == 0, err
     summary = json.loads(stdout)
     assert summary["build"] == "ROUND_MODE=UP FULL_ACCU=OFF"
@@ -83,10 +84,11 @@ def test_run_kws_real_input_and_dump_layers(tmp_path, capsys):
 
 
 def test_run_real_values_for_an_int8_model(tmp_path, capsys):
-    real = (np.load(CNN_IN).astype(np.float32) + 128) / 255          # the input's (1/255, -128)
+    real = (np.load(CNN_IN).astype(np.float32) + 128) / 255  # the input's (1/255, -128)
     np.save(tmp_path / "real.npy", real)
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "real.npy", "--npz", tmp_path / "a.npz"],
-                            capsys)
+    code, _, err = run_main(
+        ["run", CNN, "-i", tmp_path / "real.npy", "--npz", tmp_path / "a.npz"], capsys
+    )
     assert code == 0, err
     code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--npz", tmp_path / "b.npz"], capsys)
     with np.load(tmp_path / "a.npz") as a, np.load(tmp_path / "b.npz") as b:
@@ -96,18 +98,28 @@ def test_run_real_values_for_an_int8_model(tmp_path, capsys):
 def test_run_npz_keyed_by_input_name(tmp_path, capsys):
     graph = read_model(str(CNN)).main
     np.savez(tmp_path / "x.npz", **{graph.tensors[graph.inputs[0]].name: np.load(CNN_IN)})
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "--npz", tmp_path / "y.npz"], capsys)
+    code, _, err = run_main(
+        ["run", CNN, "-i", tmp_path / "x.npz", "--npz", tmp_path / "y.npz"], capsys
+    )
     assert code == 0, err
     np.savez(tmp_path / "bad.npz", nope=np.load(CNN_IN))
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "bad.npz", "--npz", tmp_path / "z.npz"], capsys)
+    code, _, err = run_main(
+        ["run", CNN, "-i", tmp_path / "bad.npz", "--npz", tmp_path / "z.npz"], capsys
+    )
     assert code == 2 and "bad.npz" in err and "nope" in err
 
 
-@pytest.mark.parametrize("array, words", [
-    (np.zeros((2, 16, 16, 3), np.int8), "expected (N, 32, 32, 3) for N samples of the model's [1, 32, 32, 3]"),
-    (np.zeros((2, 32, 32, 3), np.uint8), "uint8 data for a int8 input"),
-    (np.zeros((2, 32, 32, 3), np.int32), "int32 data"),
-])
+@pytest.mark.parametrize(
+    "array, words",
+    [
+        (
+            np.zeros((2, 16, 16, 3), np.int8),
+            "expected (N, 32, 32, 3) for N samples of the model's [1, 32, 32, 3]",
+        ),
+        (np.zeros((2, 32, 32, 3), np.uint8), "uint8 data for a int8 input"),
+        (np.zeros((2, 32, 32, 3), np.int32), "int32 data"),
+    ],
+)
 def test_run_rejects_mismatched_input(array, words, tmp_path, capsys):
     bad = tmp_path / "bad.npy"
     np.save(bad, array)
@@ -116,7 +128,7 @@ def test_run_rejects_mismatched_input(array, words, tmp_path, capsys):
     code, _, err = run_main(["run", CNN, "-i", bad, "--npz", out], capsys)
     assert code == 2
     assert "bad.npy" in err and words in err
-    assert out.read_bytes() == b"old"                  # nothing replaced
+    assert out.read_bytes() == b"old"  # nothing replaced
 
 
 def test_run_rejects_bad_options(tmp_path, capsys):
@@ -124,8 +136,9 @@ def test_run_rejects_bad_options(tmp_path, capsys):
     assert code == 2 and ".npz" in err
     code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--mode", "fast"], capsys)
     assert code == 2 and "--mode" in err
-    code, _, err = run_main(["run", CNN, "-i", CNN_IN, "--target", "hs", "--npz", tmp_path / "y.npz"],
-                            capsys)
+    code, _, err = run_main(
+        ["run", CNN, "-i", CNN_IN, "--target", "hs", "--npz", tmp_path / "y.npz"], capsys
+    )
     assert code == 2 and "--target" in err
 
 
@@ -137,10 +150,18 @@ def test_verify_json_document(capsys):
     assert doc["inputs"]["random"] is True and "12 random samples (seed 4)" in doc["inputs"]["note"]
     assert doc["arith"]["build"] == "ROUND_MODE=UP FULL_ACCU=OFF"
     assert [row["type"] for row in doc["layers"]] == [
-        "CONV_2D", "MAX_POOL_2D", "DEPTHWISE_CONV_2D", "CONV_2D", "ADD", "CONV_2D",
-        "AVERAGE_POOL_2D", "FULLY_CONNECTED", "SOFTMAX"]
+        "CONV_2D",
+        "MAX_POOL_2D",
+        "DEPTHWISE_CONV_2D",
+        "CONV_2D",
+        "ADD",
+        "CONV_2D",
+        "AVERAGE_POOL_2D",
+        "FULLY_CONNECTED",
+        "SOFTMAX",
+    ]
     for row in doc["layers"]:
-        assert row["isolated"]["max_lsb"] <= 1                    # fed tflite's own input
+        assert row["isolated"]["max_lsb"] <= 1  # fed tflite's own input
         assert 0 <= row["chained"]["differing_share"] <= 1
     o = doc["outputs"][0]
     assert set(o) >= {"vs_float", "vs_tflite", "top1"}
@@ -159,8 +180,9 @@ def test_verify_same_with_an_input_file(capsys):
 def test_verify_thresholds_exit_3(capsys):
     code, out, err = run_main(["verify", CNN, "-n", "8", "--min-snr", "200"], capsys)
     assert code == 3 and "--min-snr 200" in err and "FAILED" in out
-    code, out, err = run_main(["verify", CNN, "-n", "8", "--min-snr", "5", "--max-lsb", "255"],
-                              capsys)
+    code, out, err = run_main(
+        ["verify", CNN, "-n", "8", "--min-snr", "5", "--max-lsb", "255"], capsys
+    )
     assert code == 0, err
 
 
@@ -182,7 +204,7 @@ def test_verify_litert_oracle(capsys):
     assert code == 0, err
     doc = json.loads(out)
     o = doc["outputs"][0]
-    assert o["vs_litert"] == o["vs_tflite"]        # tflite mode equals the reference kernels
+    assert o["vs_litert"] == o["vs_tflite"]  # tflite mode equals the reference kernels
     assert doc["references"]["oracle"]["available"] is True
 
 
@@ -200,8 +222,10 @@ def test_verify_tables(tmp_path, capsys):
 
 def test_run_npz_arr_0_for_a_single_input(tmp_path, capsys):
     np.savez(tmp_path / "x.npz", np.load(CNN_IN))
-    code, _, err = run_main(["run", CNN, "-i", tmp_path / "x.npz", "--npz", tmp_path / "y.npz",
-                             "--mode", "tflite"], capsys)
+    code, _, err = run_main(
+        ["run", CNN, "-i", tmp_path / "x.npz", "--npz", tmp_path / "y.npz", "--mode", "tflite"],
+        capsys,
+    )
     assert code == 0, err
     with np.load(tmp_path / "y.npz") as z:
         np.testing.assert_array_equal(z[z.files[0]], _litert_output(read_model(str(CNN)).main))

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlitool.pipeline import ModelOptions
 from mlitool.cli.progress import Progress
+from mlitool.pipeline import ModelOptions
 from mlitool.run import RunOptions, execute
 from mlitool.verify.command import VerifyOptions, verify
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
@@ -51,14 +51,19 @@ def _real_figures(ref: np.ndarray, test: np.ndarray) -> dict[str, float]:
     r, t = ref.astype(np.float64).ravel(), test.astype(np.float64).ravel()
     err = r - t
     signal, noise, energy = float(r @ r), float(err @ err), float(t @ t)
-    snr = math.inf if noise == 0 else -math.inf if signal == 0 else \
-        10.0 * math.log10(signal / noise)
+    snr = (
+        math.inf if noise == 0 else -math.inf if signal == 0 else 10.0 * math.log10(signal / noise)
+    )
     if signal == 0 or energy == 0:
         cos = 1.0 if signal == energy else 0.0
     else:
         cos = float(r @ t) / math.sqrt(signal * energy)
-    return {"snr_db": snr, "max_abs_err": float(np.max(np.abs(err))),
-            "rmse": math.sqrt(noise / err.size), "cosine": cos}
+    return {
+        "snr_db": snr,
+        "max_abs_err": float(np.max(np.abs(err))),
+        "rmse": math.sqrt(noise / err.size),
+        "cosine": cos,
+    }
 
 
 @settings(max_examples=150, deadline=None)
@@ -68,7 +73,9 @@ def test_merged_batches_equal_all_samples_at_once(case):
     assert _merged(RealStats, ref, test, bounds) == _real_figures(ref, test)
     diff = np.abs(ref - test)
     assert _merged(LsbStats, ref, test, bounds) == {
-        "differing_share": np.count_nonzero(diff) / diff.size, "max_lsb": int(diff.max())}
+        "differing_share": np.count_nonzero(diff) / diff.size,
+        "max_lsb": int(diff.max()),
+    }
     agree = int(np.sum(np.argmax(ref, axis=1) == np.argmax(test, axis=1)))
     assert _merged(Top1Stats, ref, test, bounds) == agree / len(ref)
 
@@ -87,9 +94,9 @@ def test_a_worse_early_batch_is_kept():
 
 # ---- end to end ---------------------------------------------------------------------------
 
-N = 21                                  # the last samples agree with tflite: a merge that
-                                        # kept the last batch's LSB would show 0
-SUMS = {"snr_db", "rmse", "cosine"}     # float sums: batch order changes their last bits
+N = 21  # the last samples agree with tflite: a merge that
+# kept the last batch's LSB would show 0
+SUMS = {"snr_db", "rmse", "cosine"}  # float sums: batch order changes their last bits
 
 
 def _classifier(tmp_path):
@@ -122,8 +129,10 @@ def _same(a, b, where="") -> None:
 
 def test_verify_document_does_not_depend_on_batches_or_jobs(tmp_path):
     path = _classifier(tmp_path)
-    docs = {(b, j): verify(path, ModelOptions(), VerifyOptions(samples=N, batch=b, jobs=j))
-            for b, j in [(N, 1), (1, 1), (4, 1), (5, 2)]}
+    docs = {
+        (b, j): verify(path, ModelOptions(), VerifyOptions(samples=N, batch=b, jobs=j))
+        for b, j in [(N, 1), (1, 1), (4, 1), (5, 2)]
+    }
     one = docs[N, 1]
     out = one["outputs"][0]
     # the figures a wrong merge would change: a miss, an LSB, errors that vary by sample

@@ -6,13 +6,12 @@ l2_normalize (sa8/fx16, look-up-table based, see `luts.py`).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_intops import Arith, asl, asr_rnd, norm, sat, wrap
 from mlitool.execute.mli_kernels import luts
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_kernels.qparams import batched_view, norm_cast, storage
 from mlitool.mli.ops import OUTPUT_PARAMS
 from mlitool.mli.types import ElType, MliTensor
@@ -25,7 +24,9 @@ def relu_limits(relu_type: int, t: MliTensor) -> tuple[int, int]:
     """`mli_prv_get_relu_limits`: the clamp range of a fused or stand-alone ReLU on tensor `t`."""
     lo, hi = -(1 << (storage(t.el_type) - 1)), (1 << (storage(t.el_type) - 1)) - 1
     if t.el_type.is_sa:
-        zero, scale, shift = (int(np.ravel(v)[0]) for v in (t.zero_point, t.scale, t.scale_frac_bits))
+        zero, scale, shift = (
+            int(np.ravel(v)[0]) for v in (t.zero_point, t.scale, t.scale_frac_bits)
+        )
     else:
         zero, scale, shift = 0, 1, int(t.frac_bits)
     if relu_type == RELU_GEN:
@@ -61,7 +62,12 @@ def _sa_identity(inp: MliTensor, out: MliTensor, mode: str) -> tuple[int, int, i
     sc_in, sc_out = int(np.ravel(inp.scale)[0]), int(np.ravel(out.scale)[0])
     pre = int(norm(sc_in, 32)) - int(norm(sc_out, 16))
     scale, ns = norm_cast((sc_in << pre) // sc_out, 32, 16, mode)
-    shift = pre + int(np.ravel(inp.scale_frac_bits)[0]) - int(np.ravel(out.scale_frac_bits)[0]) - int(ns)
+    shift = (
+        pre
+        + int(np.ravel(inp.scale_frac_bits)[0])
+        - int(np.ravel(out.scale_frac_bits)[0])
+        - int(ns)
+    )
     scale = int(asl(scale, max(-shift, 0), 16))
     return scale, max(shift, 0), int(np.ravel(out.zero_point)[0])
 
@@ -69,8 +75,9 @@ def _sa_identity(inp: MliTensor, out: MliTensor, mode: str) -> tuple[int, int, i
 def _sa_alpha(alpha_q: np.ndarray, slope: MliTensor, identity, mode: str):
     """`leaky_relu_define_alpha_params` for (an array of) slope values: (scale16, shift)."""
     id_scale, id_shift, _ = identity
-    alpha_val = sat((wrap(alpha_q - int(np.ravel(slope.zero_point)[0]), 16))
-                    * int(np.ravel(slope.scale)[0]), 32)
+    alpha_val = sat(
+        (wrap(alpha_q - int(np.ravel(slope.zero_point)[0]), 16)) * int(np.ravel(slope.scale)[0]), 32
+    )
     alpha, ns = norm_cast(alpha_val, 32, 16, mode)
     shift = id_shift + int(np.ravel(slope.scale_frac_bits)[0]) - ns
     scale, ns2 = norm_cast(id_scale * alpha, 32, 16, mode)
@@ -98,15 +105,16 @@ def leaky_relu(x, inp: MliTensor, slope: MliTensor, out: MliTensor, arith: Arith
     else:
         bits = storage(inp.el_type)
         shift = int(inp.frac_bits) + int(slope.frac_bits) - int(out.frac_bits)
-        if bits == 16:                      # the reference normalises a 16-bit slope first
+        if bits == 16:  # the reference normalises a 16-bit slope first
             alpha, ns = norm_cast(alpha_q, 16, 16, mode)
             alpha_q, shift = int(alpha), shift - int(ns)
         res = _fx_leaky(v, np.int64(alpha_q), shift, bits, mode)
     return res.reshape((v.shape[0],) + out.shape).astype(out.el_type.dtype)
 
 
-def prelu(x, inp: MliTensor, slope: MliTensor, out: MliTensor, cfg: dict,
-          arith: Arith) -> np.ndarray:
+def prelu(
+    x, inp: MliTensor, slope: MliTensor, out: MliTensor, cfg: dict, arith: Arith
+) -> np.ndarray:
     """`mli_krn_prelu_*`: slope values along `cfg['axis']` (axis -1: a scalar, = leaky relu)."""
     axis = int(cfg.get("axis", -1))
     if axis < 0:
@@ -127,16 +135,20 @@ def prelu(x, inp: MliTensor, slope: MliTensor, out: MliTensor, cfg: dict,
 
 # ----------------------------------------------------------------------------- sigm, tanh
 # SA8 outputs of the LUT kernels: (zero point, frac bits) with scale 1, fixed by MLI.
-_SA8_OUT = {kind: (OUTPUT_PARAMS[kind].zero_point, OUTPUT_PARAMS[kind].scale_frac_bits)
-            for kind in ("sigm", "tanh", "softmax", "l2_normalize")}
+_SA8_OUT = {
+    kind: (OUTPUT_PARAMS[kind].zero_point, OUTPUT_PARAMS[kind].scale_frac_bits)
+    for kind in ("sigm", "tanh", "softmax", "l2_normalize")
+}
 FX16_OUT_FRAC = OUTPUT_PARAMS["sigm"].fx_frac_bits
 
 
 def _require_lut_types(kind: str, inp: MliTensor) -> None:
     if inp.el_type not in (ElType.SA8, ElType.FX16):
-        raise UnsupportedError(f"{kind}: MLI 2.0.2 has {kind} kernels for sa8 and fx16 only "
-                               f"(the fx8 ones are deprecated), not {inp.el_type.name.lower()} "
-                               f"(tensor {inp.name!r})")
+        raise UnsupportedError(
+            f"{kind}: MLI 2.0.2 has {kind} kernels for sa8 and fx16 only "
+            f"(the fx8 ones are deprecated), not {inp.el_type.name.lower()} "
+            f"(tensor {inp.name!r})"
+        )
 
 
 def _lut_activation(kind: str, x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
@@ -145,7 +157,9 @@ def _lut_activation(kind: str, x, inp: MliTensor, out: MliTensor, arith: Arith) 
     mode = arith.round_mode
     v = batched_view(x, inp)
     if inp.el_type.is_sa:
-        zp, scale, frac = (int(np.ravel(a)[0]) for a in (inp.zero_point, inp.scale, inp.scale_frac_bits))
+        zp, scale, frac = (
+            int(np.ravel(a)[0]) for a in (inp.zero_point, inp.scale, inp.scale_frac_bits)
+        )
         fx = luts.sa8_input(v, zp, scale, frac, table, mode)
         res = luts.lookup(fx, table, luts.sa8_to_fx16_frac(table), mode)
         out_zp, out_frac = _SA8_OUT[kind]
@@ -194,7 +208,7 @@ def softmax(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
         out_frac = FX16_OUT_FRAC
     total = wrap(e.sum(axis=axes, keepdims=True), 32)
     total_exp = norm(total, 32)
-    mantissa = sat(asr_rnd(total, 16 - total_exp, 32, mode), 16)      # in [0.5, 1) as Q15
+    mantissa = sat(asr_rnd(total, 16 - total_exp, 32, mode), 16)  # in [0.5, 1) as Q15
     recip = np.minimum((1 << 29) // mantissa, 32767)
     shift = np.minimum(2 * table.out_frac_bits + (15 - total_exp) - out_frac, 31)
     prod = recip * e
@@ -206,11 +220,12 @@ def softmax(x, inp: MliTensor, out: MliTensor, cfg: dict, arith: Arith) -> np.nd
 
 
 # --------------------------------------------------------------------------- l2_normalize
-_L2_LUT_IN_FRAC = 8          # the normalised sum of squares enters the table as Q7.8
+_L2_LUT_IN_FRAC = 8  # the normalised sum of squares enters the table as Q7.8
 
 
-def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, cfg: dict,
-                 arith: Arith) -> np.ndarray:
+def l2_normalize(
+    x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, cfg: dict, arith: Arith
+) -> np.ndarray:
     """`mli_krn_l2_normalize_{fx16,sa8}` along `cfg['axis']` (-1: the whole tensor).
 
     MLI 2.0.2 ignores `epsilon`. The sum of squares (64-bit) is normalised by an even shift into
@@ -229,7 +244,7 @@ def l2_normalize(x, inp: MliTensor, epsilon: MliTensor | None, out: MliTensor, c
     axes = _reduce_axes(inp, int(cfg.get("axis", -1)))
     total = (v * v).sum(axis=axes, keepdims=True)
     norm_shift = (64 - 16) - norm(total, 64)
-    norm_shift = norm_shift + (norm_shift & 1)             # even: the square root halves it
+    norm_shift = norm_shift + (norm_shift & 1)  # even: the square root halves it
     mantissa = sat(asr_rnd(total, norm_shift, 64, mode), 16)
     inv_sqrt = luts.lookup(mantissa, table, _L2_LUT_IN_FRAC, mode)
     shift = table.out_frac_bits + ((norm_shift + _L2_LUT_IN_FRAC) >> 1) - out_frac
@@ -246,5 +261,5 @@ LAYER_RUNNERS: dict[str, Runner] = {
     "sigm": runner(sigm, cfg=False),
     "tanh": runner(tanh, cfg=False),
     "softmax": runner(softmax),
-    "l2_normalize": runner(l2_normalize, "epsilon?"),       # MLI 2.0.2 ignores epsilon
+    "l2_normalize": runner(l2_normalize, "epsilon?"),  # MLI 2.0.2 ignores epsilon
 }

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
-from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_intops import Arith, asr_rnd, norm, sat
-from mlitool.execute.mli_kernels.qparams import (batched_view, frac_of, requant_params, scale_of,
-                                         storage, zp_of)
+from mlitool.execute.mli_kernels.adapter import Runner, runner
+from mlitool.execute.mli_kernels.qparams import (
+    batched_view,
+    frac_of,
+    requant_params,
+    scale_of,
+    storage,
+    zp_of,
+)
 from mlitool.mli.types import ElType, MliTensor
 
 _INT32_MIN = -(1 << 31)
@@ -31,7 +36,7 @@ def convert(x, inp: MliTensor, out: MliTensor, arith: Arith) -> np.ndarray:
 
 
 def _requantize(x: np.ndarray, inp: MliTensor, out: MliTensor, mode: str) -> np.ndarray:
-    wide = ElType.SA32 in (inp.el_type, out.el_type)      # the reference uses an int64 accumulator
+    wide = ElType.SA32 in (inp.el_type, out.el_type)  # the reference uses an int64 accumulator
     acc_bits = 64 if wide else 32
     scale, shift, _ = requant_params(inp, out, mode)
     shift = np.minimum(shift, acc_bits - 1)
@@ -68,7 +73,7 @@ def _quantize(x, inp: MliTensor, out: MliTensor) -> np.ndarray:
     scaled = x * _float_scale(out, quantize=True)
     scaled = scaled + np.where(x > 0, np.float32(0.5), np.float32(-0.5)).astype(np.float32)
     # (int32_t) cast of a float: truncation; out of range (or NaN) gives INT32_MIN on x86.
-    ok = (scaled >= np.float32(-2.0 ** 31)) & (scaled < np.float32(2.0 ** 31))
+    ok = (scaled >= np.float32(-(2.0**31))) & (scaled < np.float32(2.0**31))
     q = np.where(ok, np.trunc(np.where(ok, scaled, 0)).astype(np.int64), _INT32_MIN)
     q = sat(q + zp_of(out), 32)
     return sat(q, storage(out.el_type))

@@ -85,24 +85,27 @@ def _fx(op: str, a, b, in1: MliTensor, in2: MliTensor, out: MliTensor, mode: str
     if op in ("min", "max"):
         post = min(f1 - fo, bits - 1)
         pick = np.maximum if op == "max" else np.minimum
-        return asr_rnd(pick(a, b), post, bits, mode)       # saturates only on a left shift
+        return asr_rnd(pick(a, b), post, bits, mode)  # saturates only on a left shift
     if op == "mul":
         acc = a * b
         post = f1 + f2 - fo
     else:
-        a = asr_rnd(a, min(f1 - f2, 0), 32, mode)             # align to the finer input (asl, sat)
+        a = asr_rnd(a, min(f1 - f2, 0), 32, mode)  # align to the finer input (asl, sat)
         b = asr_rnd(b, min(f2 - f1, 0), 32, mode)
         acc = sat(a + b if op == "add" else a - b, 32)
         post = max(f1, f2) - fo
     return sat(asr_rnd(acc, min(post, 2 * bits - 1), 64, mode), bits)
 
 
-def eltwise(op: str, x1, x2, in1: MliTensor, in2: MliTensor, out: MliTensor,
-            arith: Arith) -> np.ndarray:
+def eltwise(
+    op: str, x1, x2, in1: MliTensor, in2: MliTensor, out: MliTensor, arith: Arith
+) -> np.ndarray:
     """`mli_krn_eltwise_<op>_{sa8,fx8,fx16}` on a batch; returns (B,) + out.shape."""
     x1, x2 = np.asarray(x1), np.asarray(x2)
     if _by_table(x1, x2, in1, in2, out):
-        return _table(op, in1, in2, out, arith)[_pair_index(x1, x2)].reshape(x1.shape[:1] + out.shape)
+        return _table(op, in1, in2, out, arith)[_pair_index(x1, x2)].reshape(
+            x1.shape[:1] + out.shape
+        )
     a, b = _operand(x1, in1, out), _operand(x2, in2, out)
     if out.el_type.is_sa:
         res = _sa8(op, a, b, in1, in2, out, arith.round_mode)
@@ -118,12 +121,19 @@ def eltwise(op: str, x1, x2, in1: MliTensor, in2: MliTensor, out: MliTensor,
 _TABLE_MIN_SIZE = 1 << 16
 
 
-def _by_table(x1: np.ndarray, x2: np.ndarray, in1: MliTensor, in2: MliTensor,
-              out: MliTensor) -> bool:
-    return (x1.dtype.itemsize == 1 and x2.dtype.itemsize == 1 and x1.dtype.kind == "i"
-            and x2.dtype.kind == "i" and out.el_type.dtype.itemsize == 1
-            and x1.shape == x2.shape == x1.shape[:1] + in1.shape and in1.size == in2.size == out.size
-            and x1.size >= _TABLE_MIN_SIZE)
+def _by_table(
+    x1: np.ndarray, x2: np.ndarray, in1: MliTensor, in2: MliTensor, out: MliTensor
+) -> bool:
+    return (
+        x1.dtype.itemsize == 1
+        and x2.dtype.itemsize == 1
+        and x1.dtype.kind == "i"
+        and x2.dtype.kind == "i"
+        and out.el_type.dtype.itemsize == 1
+        and x1.shape == x2.shape == x1.shape[:1] + in1.shape
+        and in1.size == in2.size == out.size
+        and x1.size >= _TABLE_MIN_SIZE
+    )
 
 
 def _pair_index(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
@@ -154,8 +164,12 @@ _TABLES: dict[tuple, np.ndarray] = {}
 
 def _params(t: MliTensor) -> tuple:
     if t.el_type.is_sa:
-        return (t.el_type.name, int(t.scale.reshape(-1)[0]), int(t.scale_frac_bits.reshape(-1)[0]),
-                int(t.zero_point.reshape(-1)[0]))
+        return (
+            t.el_type.name,
+            int(t.scale.reshape(-1)[0]),
+            int(t.scale_frac_bits.reshape(-1)[0]),
+            int(t.zero_point.reshape(-1)[0]),
+        )
     return (t.el_type.name, int(t.frac_bits))
 
 
@@ -192,8 +206,11 @@ def _run_layer(op: str):
             if key in layer.params:
                 const = t[layer.params[key]]
                 if const.data is None:
-                    raise ModelFormatError(f"layer {layer.index} ({layer.kind}): constant operand "
-                                           f"{const.name!r} has no data", model.source)
+                    raise ModelFormatError(
+                        f"layer {layer.index} ({layer.kind}): constant operand "
+                        f"{const.name!r} has no data",
+                        model.source,
+                    )
                 slots[i] = (const.data, const)
         free = iter(zip(inputs, layer.inputs))
         for i in range(2):
@@ -202,6 +219,7 @@ def _run_layer(op: str):
                 slots[i] = (x, t[name])
         (x1, in1), (x2, in2) = slots
         return eltwise(op, x1, x2, in1, in2, t[layer.outputs[0]], arith)
+
     run.__doc__ = f"Run an eltwise_{op} layer."
     return run
 

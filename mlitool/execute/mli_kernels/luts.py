@@ -35,7 +35,7 @@ class Lut:
     """One `mli_lut` (type is always FX16)."""
 
     name: str
-    data: np.ndarray            # int16[length]
+    data: np.ndarray  # int16[length]
     in_frac_bits: int
     out_frac_bits: int
     input_offset: int
@@ -61,8 +61,8 @@ def lut(name: str) -> Lut:
     """The table `mli_krn_<name>_create_lut` fills in."""
     f, in_frac, out_frac, offset = _SPECS[name]
     length = LUT_LENGTHS[name]
-    x = (np.arange(length, dtype=np.float64) - offset) * 2.0 ** -in_frac
-    data = sat(np.floor(f(x) * 2.0 ** out_frac + 0.5).astype(np.int64), 16).astype(np.int16)
+    x = (np.arange(length, dtype=np.float64) - offset) * 2.0**-in_frac
+    data = sat(np.floor(f(x) * 2.0**out_frac + 0.5).astype(np.int64), 16).astype(np.int16)
     data.setflags(write=False)
     return Lut(name, data, in_frac, out_frac, offset)
 

@@ -13,7 +13,6 @@ fx16 on x86, where the golden vectors come from).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from mlitool.errors import UnsupportedError
@@ -21,13 +20,13 @@ from mlitool.execute import mli_intops
 from mlitool.execute.channels import by_blocks
 from mlitool.execute.exact_sums import exact_matmul, max_abs, sum_dtype
 from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels.adapter import Runner, runner
-from mlitool.execute.windows import tap_sum
 from mlitool.execute.mli_kernels import macquant as mq
 from mlitool.execute.mli_kernels._window import Window
+from mlitool.execute.mli_kernels.adapter import Runner, runner
+from mlitool.execute.windows import tap_sum
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor
 
-_CHUNK_BYTES = 1 << 25      # im2col block size: bounds memory, keeps the matmul cache friendly
+_CHUNK_BYTES = 1 << 25  # im2col block size: bounds memory, keeps the matmul cache friendly
 _VARIANTS = {
     (ElType.SA8, ElType.SA8, ElType.SA32): "sa8_sa8_sa32",
     (ElType.FX16, ElType.FX16, ElType.FX16): "fx16",
@@ -41,12 +40,15 @@ def variant(kind: str, inp: MliTensor, weights: MliTensor, bias: MliTensor, out:
     name = _VARIANTS.get(key)
     if name is None or out.el_type != inp.el_type:
         types = "/".join(t.el_type.name.lower() for t in (inp, weights, bias, out))
-        raise UnsupportedError(f"MLI 2.x has no {kind} kernel for in/weights/bias/out types {types}")
+        raise UnsupportedError(
+            f"MLI 2.x has no {kind} kernel for in/weights/bias/out types {types}"
+        )
     return name
 
 
 # ---------------------------------------------------------------------------------------------
 # Exact accumulation
+
 
 def term_bound(x: np.ndarray, w: np.ndarray) -> int:
     """max |x| * max |w|: the largest product a sum of x and w terms can hold."""
@@ -58,8 +60,9 @@ def matmul_exact(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return exact_matmul(x, w, term_bound(x, w))
 
 
-def conv_sums(x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 0,
-              x_bound: int | None = None) -> np.ndarray:
+def conv_sums(
+    x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 0, x_bound: int | None = None
+) -> np.ndarray:
     """Exact sums over the valid taps of x - zp: x (B, H, W, Ci), w (Kh, Kw, Ci/g, Co).
 
     Taps outside the input contribute 0 (MLI skips them; SA8 subtracts the input zero point
@@ -75,9 +78,14 @@ def conv_sums(x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 
         x_bound = max(int(x.max(initial=zp)) - zp, zp - int(x.min(initial=zp))) if x.size else 0
     bound = x_bound * max_abs(w)
     dtype = sum_dtype(kh_n * kw_n * cig, bound)
-    fdtype = np.float32 if dtype != np.int64 else dtype       # sums chunked in float32
-    if groups == 1 and (kh_n, kw_n) == (1, 1) and win.stride == (1, 1) and win.pad == (0, 0) \
-            and tuple(win.out) == tuple(x.shape[1:3]):
+    fdtype = np.float32 if dtype != np.int64 else dtype  # sums chunked in float32
+    if (
+        groups == 1
+        and (kh_n, kw_n) == (1, 1)
+        and win.stride == (1, 1)
+        and win.pad == (0, 0)
+        and tuple(win.out) == tuple(x.shape[1:3])
+    ):
         # pointwise convolution: the input already is the im2col matrix
         xs = np.subtract(x.reshape(-1, x.shape[3]), zp, dtype=fdtype)
         return exact_matmul(xs, w.reshape(-1, co), bound).reshape(b, ho, wo, co)
@@ -92,15 +100,15 @@ def conv_sums(x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 
         step = max(1, _CHUNK_BYTES // per_sample)
         acc = None
         for s in range(0, b, step):
-            cols = np.concatenate([tap for _, _, tap in win.taps(xp[s:s + step])], axis=-1)
+            cols = np.concatenate([tap for _, _, tap in win.taps(xp[s : s + step])], axis=-1)
             part = exact_matmul(cols.reshape(-1, wmat.shape[0]), wmat, bound)
             if acc is None:
                 acc = np.empty((b, ho, wo, co), dtype=part.dtype)
-            acc[s:s + step] = part.reshape(-1, ho, wo, co)
+            acc[s : s + step] = part.reshape(-1, ho, wo, co)
         return acc
     wd = w.astype(dtype)
     cog = co // groups
-    if cig == 1 and cog == 1:                # depthwise: one product per channel, on the views
+    if cig == 1 and cog == 1:  # depthwise: one product per channel, on the views
         return tap_sum(xp, wd[:, :, 0, :], win.stride, win.dilation, (ho, wo), dtype, zp)
     xp = np.subtract(xp, zp, dtype=dtype)
     n = b * ho * wo
@@ -117,15 +125,25 @@ def conv_sums(x: np.ndarray, w: np.ndarray, win: Window, groups: int, zp: int = 
 # ---------------------------------------------------------------------------------------------
 # Shared finishing: zero point handling, bias, rescale, ReLU
 
+
 def _zero_meaning(x: np.ndarray, inp: MliTensor, name: str) -> np.ndarray:
     """SA8 subtracts the input zero point (so padding = real zero); FX values are already 0-based."""
-    if name == "sa8_sa8_sa32":                # |x - zp| <= 255: exact in float32
+    if name == "sa8_sa8_sa32":  # |x - zp| <= 255: exact in float32
         return np.subtract(x, np.float32(int(inp.zero_point[0])), dtype=np.float32)
     return np.asarray(x, dtype=np.int64)
 
 
-def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias: MliTensor,
-            out: MliTensor, cfg: dict, arith: Arith, acc_bound: int | None = None) -> np.ndarray:
+def _finish(
+    acc: np.ndarray,
+    name: str,
+    inp: MliTensor,
+    weights: MliTensor,
+    bias: MliTensor,
+    out: MliTensor,
+    cfg: dict,
+    arith: Arith,
+    acc_bound: int | None = None,
+) -> np.ndarray:
     """Raw exact sums (..., Co) -> output values in out's dtype. `acc_bound` bounds |acc| when
     the caller knows it from the operands' ranges."""
     channels = acc.shape[-1]
@@ -137,11 +155,22 @@ def _finish(acc: np.ndarray, name: str, inp: MliTensor, weights: MliTensor, bias
         amax = mq.sa8_known_bound(acc_bound, b, mul, arith)
         if amax is None:
             amax = max_abs(acc) + max_abs(b)
-        if amax < (1 << 31):                 # no wrap, no saturation: sa8_result adds the bias
-            return by_blocks(lambda a: mq.sa8_result(a, mul, shift, int(out.zero_point[0]), arith,
-                                                     limits, bias=b, amax=amax,
-                                                     dtype=out.el_type.dtype),
-                             acc, out.el_type.dtype)
+        if amax < (1 << 31):  # no wrap, no saturation: sa8_result adds the bias
+            return by_blocks(
+                lambda a: mq.sa8_result(
+                    a,
+                    mul,
+                    shift,
+                    int(out.zero_point[0]),
+                    arith,
+                    limits,
+                    bias=b,
+                    amax=amax,
+                    dtype=out.el_type.dtype,
+                ),
+                acc,
+                out.el_type.dtype,
+            )
         acc = mli_intops.sat(mli_intops.wrap(acc, 32) + b, 32)
         o = mq.sa8_result(acc, mul, shift, int(out.zero_point[0]), arith, limits)
         return o.astype(out.el_type.dtype)
@@ -163,6 +192,7 @@ def _batched(x: np.ndarray, inp: MliTensor) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------
 # Convolutions
+
 
 def _grouped_conv(kind: str, x, inp, weights, bias, out, cfg, arith, groups: int) -> np.ndarray:
     name = variant(kind, inp, weights, bias, out)
@@ -191,18 +221,23 @@ def conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
 def depthwise_conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
     """mli_krn_depthwise_conv2d_hwcn_*: weights HW1N (Kh, Kw, 1, C), one filter per channel."""
     if weights.shape[2] != 1 or weights.shape[3] != inp.shape[-1]:
-        raise UnsupportedError(f"depthwise conv2d needs HW1N weights with {inp.shape[-1]} channels, "
-                               f"got shape {weights.shape}")
-    return _grouped_conv("depthwise_conv2d", x, inp, weights, bias, out, cfg, arith,
-                         groups=inp.shape[-1])
+        raise UnsupportedError(
+            f"depthwise conv2d needs HW1N weights with {inp.shape[-1]} channels, "
+            f"got shape {weights.shape}"
+        )
+    return _grouped_conv(
+        "depthwise_conv2d", x, inp, weights, bias, out, cfg, arith, groups=inp.shape[-1]
+    )
 
 
 def group_conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
     """mli_krn_group_conv2d_hwcn_*: weights (Kh, Kw, Ci/groups, Co), groups = Ci / weights.shape[2]."""
     ci, cig, co = inp.shape[-1], weights.shape[2], weights.shape[3]
     if cig == 0 or ci % cig or co % (ci // cig):
-        raise UnsupportedError(f"group conv2d: input channels {ci} and weights {weights.shape} "
-                               "do not form whole groups")
+        raise UnsupportedError(
+            f"group conv2d: input channels {ci} and weights {weights.shape} "
+            "do not form whole groups"
+        )
     return _grouped_conv("group_conv2d", x, inp, weights, bias, out, cfg, arith, groups=ci // cig)
 
 
@@ -221,14 +256,20 @@ def transpose_conv2d(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
     xd = np.zeros((b, (h - 1) * sh + 1, (wd - 1) * sw + 1, c), dtype=np.int64)
     xd[:, ::sh, ::sw, :] = xs
     pt, pl = int(cfg.get("padding_top", 0)), int(cfg.get("padding_left", 0))
-    win = Window(kernel=(kh, kw), stride=(1, 1), dilation=(1, 1),
-                 pad=(kh - 1 - pt, kw - 1 - pl), out=(out.shape[0], out.shape[1]))
+    win = Window(
+        kernel=(kh, kw),
+        stride=(1, 1),
+        dilation=(1, 1),
+        pad=(kh - 1 - pt, kw - 1 - pl),
+        out=(out.shape[0], out.shape[1]),
+    )
     acc = conv_sums(xd, w, win, groups=1)
     return _finish(acc, name, inp, weights, bias, out, cfg, arith)
 
 
 # ---------------------------------------------------------------------------------------------
 # Fully connected
+
 
 def fully_connected(x, inp, weights, bias, out, cfg, arith, ext_bias: bool = False) -> np.ndarray:
     """mli_krn_fully_connected_*: input read as N elements, weights (N, M).
@@ -244,7 +285,9 @@ def fully_connected(x, inp, weights, bias, out, cfg, arith, ext_bias: bool = Fal
         xs = _zero_meaning(xs, inp, name)
     w = np.asarray(weights.data, dtype=np.int64).reshape(xs.shape[1], -1)
     acc = matmul_exact(xs, w)
-    return _finish(acc, name, inp, weights, bias, out, cfg, arith).reshape((x.shape[0],) + tuple(out.shape))
+    return _finish(acc, name, inp, weights, bias, out, cfg, arith).reshape(
+        (x.shape[0],) + tuple(out.shape)
+    )
 
 
 def fully_connected_ext_bias(x, inp, weights, bias, out, cfg, arith) -> np.ndarray:
@@ -255,8 +298,16 @@ def fully_connected_ext_bias(x, inp, weights, bias, out, cfg, arith) -> np.ndarr
 # ---------------------------------------------------------------------------------------------
 # RNN dense
 
-def rnn_dense(xs: list[np.ndarray], inps: list[MliTensor], weights: list[MliTensor], bias: MliTensor,
-              out: MliTensor, cfg: dict, arith: Arith) -> np.ndarray:
+
+def rnn_dense(
+    xs: list[np.ndarray],
+    inps: list[MliTensor],
+    weights: list[MliTensor],
+    bias: MliTensor,
+    out: MliTensor,
+    cfg: dict,
+    arith: Arith,
+) -> np.ndarray:
     """mli_krn_rnn_dense_*: out = sum_i in_i @ W_i + bias, each input's product rescaled on its own.
 
     MLI adds the bias to the first input's accumulator, rescales every input's accumulator to the
@@ -283,17 +334,24 @@ def rnn_dense(xs: list[np.ndarray], inps: list[MliTensor], weights: list[MliTens
             if idx == 0:
                 acc = acc + mli_intops.sat(mq.sa8_bias(b, arith), 32)
             mul, shift = mq.sa8_multiplier(inp, wt, out, channels, arith, channel=0)
-            part = mli_intops.asr_rnd(mli_intops.wrap(acc, 32) * mul, np.minimum(shift, 63), 64,
-                                      arith.round_mode)
+            part = mli_intops.asr_rnd(
+                mli_intops.wrap(acc, 32) * mul, np.minimum(shift, 63), 64, arith.round_mode
+            )
             part = mli_intops.sat(part, 32)
         else:
             in_w = int(inp.frac_bits) + int(wt.frac_bits)
             if idx == 0:
                 fb = int(bias.frac_bits)
-                acc = acc + mq.fx_bias(b, int(inps[0].frac_bits) + int(weights[0].frac_bits) - fb, bits)
+                acc = acc + mq.fx_bias(
+                    b, int(inps[0].frac_bits) + int(weights[0].frac_bits) - fb, bits
+                )
             shift = in_w - int(out.frac_bits)
-            part = mli_intops.asr_rnd(mli_intops.wrap(acc, bits), min(shift, 39) if bits == 64 else shift,
-                                  bits, arith.round_mode)
+            part = mli_intops.asr_rnd(
+                mli_intops.wrap(acc, bits),
+                min(shift, 39) if bits == 64 else shift,
+                bits,
+                arith.round_mode,
+            )
         total = part if total is None else mli_intops.sat(total + part, bits)
     o = mli_intops.sat(total, 16)
     if name == "sa8_sa8_sa32":
@@ -304,6 +362,7 @@ def rnn_dense(xs: list[np.ndarray], inps: list[MliTensor], weights: list[MliTens
 # ---------------------------------------------------------------------------------------------
 # Layer adapters for the executor
 
+
 def _rnn_dense_weights(layer: MliLayer) -> list[str]:
     """Weights names in input order: params weights0..weights{k-1}, or layer.weights + weights1.."""
     count = len(layer.inputs)
@@ -312,10 +371,19 @@ def _rnn_dense_weights(layer: MliLayer) -> list[str]:
     return [layer.weights] + [layer.params[f"weights{i}"] for i in range(1, count)]
 
 
-def _run_rnn_dense(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
+def _run_rnn_dense(
+    layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith
+) -> np.ndarray:
     t = model.tensors
-    return rnn_dense(inputs, [t[n] for n in layer.inputs], [t[n] for n in _rnn_dense_weights(layer)],
-                     t[layer.bias], t[layer.outputs[0]], layer.cfg, arith)
+    return rnn_dense(
+        inputs,
+        [t[n] for n in layer.inputs],
+        [t[n] for n in _rnn_dense_weights(layer)],
+        t[layer.bias],
+        t[layer.outputs[0]],
+        layer.cfg,
+        arith,
+    )
 
 
 def _ext_bias(layer: MliLayer) -> dict:
@@ -329,5 +397,5 @@ LAYER_RUNNERS: dict[str, Runner] = {
     "transpose_conv2d": runner(transpose_conv2d, "weights", "bias"),
     # the _ext_bias kernel: verified against the golden vectors (tests/execute), never lowered
     "fully_connected": runner(fully_connected, "weights", "bias", keywords=_ext_bias),
-    "rnn_dense": _run_rnn_dense,    # verified against the golden vectors, never lowered
+    "rnn_dense": _run_rnn_dense,  # verified against the golden vectors, never lowered
 }

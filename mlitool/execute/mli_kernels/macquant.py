@@ -18,10 +18,26 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.execute.mli_kernels.activations import RELU_1, RELU_6, RELU_GEN, RELU_NONE, relu_limits
 from mlitool.mli.types import ElType, MliTensor
 
-__all__ = ["relu_limits", "relu_type", "clamp", "sa8_multiplier", "sa8_bias", "sa8_result",
-           "fx_acc_bits", "fx_bias", "fx_result"]
-_RELU_NAMES = {"none": RELU_NONE, "gen": RELU_GEN, "relu": RELU_GEN, "relu_1": RELU_1, "relu1": RELU_1,
-               "relu_6": RELU_6, "relu6": RELU_6}
+__all__ = [
+    "relu_limits",
+    "relu_type",
+    "clamp",
+    "sa8_multiplier",
+    "sa8_bias",
+    "sa8_result",
+    "fx_acc_bits",
+    "fx_bias",
+    "fx_result",
+]
+_RELU_NAMES = {
+    "none": RELU_NONE,
+    "gen": RELU_GEN,
+    "relu": RELU_GEN,
+    "relu_1": RELU_1,
+    "relu1": RELU_1,
+    "relu_6": RELU_6,
+    "relu6": RELU_6,
+}
 
 
 def relu_type(cfg: dict) -> int:
@@ -45,13 +61,20 @@ def clamp(o: np.ndarray, limits: tuple[int, int]) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # SA8 (sa8_sa8_sa32)
 
+
 def _per_channel(values: np.ndarray, channels: int) -> np.ndarray:
     values = np.asarray(values, dtype=np.int64).reshape(-1)
     return np.broadcast_to(values, (channels,)) if values.size == 1 else values
 
 
-def sa8_multiplier(inp: MliTensor, weights: MliTensor, out: MliTensor, channels: int,
-                   arith: Arith, channel: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def sa8_multiplier(
+    inp: MliTensor,
+    weights: MliTensor,
+    out: MliTensor,
+    channels: int,
+    arith: Arith,
+    channel: int | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(out_mul, out_shift) per output channel: define_quant_params + adjust_quant_params.
 
     `channel` forces one weight-scale index for every channel (rnn_dense always uses index 0).
@@ -91,8 +114,9 @@ _FLOAT64_EXACT = 1 << 52
 _SHIFT64_ACC = 1 << 31
 
 
-def sa8_known_bound(acc_bound: int | None, bias: np.ndarray, mul: np.ndarray,
-                    arith: Arith) -> int | None:
+def sa8_known_bound(
+    acc_bound: int | None, bias: np.ndarray, mul: np.ndarray, arith: Arith
+) -> int | None:
     """|acc| + |bias| from the operands' ranges when that bound already picks sa8_result's
     float64 path (no pass over the sums to find their largest), else None."""
     if acc_bound is None:
@@ -100,15 +124,23 @@ def sa8_known_bound(acc_bound: int | None, bias: np.ndarray, mul: np.ndarray,
     amax = acc_bound + max_abs(bias)
     if amax >= (1 << 31) - 256:
         return None
-    if not arith.full_accu:                  # squeezed to 16 bits, a 16-bit multiplier
+    if not arith.full_accu:  # squeezed to 16 bits, a 16-bit multiplier
         return amax
     return amax if amax * int(np.abs(mul).max(initial=0)) < _FLOAT64_EXACT else None
 
 
-def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
-               arith: Arith, limits: tuple[int, int] | None = None, *,
-               bias: np.ndarray | None = None, amax: int | None = None,
-               dtype: type = np.int64) -> np.ndarray:
+def sa8_result(
+    acc: np.ndarray,
+    mul: np.ndarray,
+    shift: np.ndarray,
+    out_zp: int,
+    arith: Arith,
+    limits: tuple[int, int] | None = None,
+    *,
+    bias: np.ndarray | None = None,
+    amax: int | None = None,
+    dtype: type = np.int64,
+) -> np.ndarray:
     """result_cast for s8asym: 32-bit accumulator -> int8 (then the ReLU clamp when `limits`).
 
     The last dimension of `acc` is the output channel (`mul`, `shift` per channel or scalar).
@@ -133,8 +165,9 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
             acc = _round_scaled(acc, np.ldexp(1.0, -pre), arith.round_mode, bias)
             np.clip(acc, -32768, 32767, out=acc)
         else:
-            acc = mli_intops.asr_rnd(_with_bias(acc, bias), np.broadcast_to(pre, acc.shape), 32,
-                                     arith.round_mode)
+            acc = mli_intops.asr_rnd(
+                _with_bias(acc, bias), np.broadcast_to(pre, acc.shape), 32, arith.round_mode
+            )
             acc = mli_intops.sat(acc, 16).astype(np.float64)
         bias = None
         amax = min(amax, 1 << 15)
@@ -159,7 +192,7 @@ def sa8_result(acc: np.ndarray, mul: np.ndarray, shift: np.ndarray, out_zp: int,
         o += out_zp
     if lo <= hi:
         np.clip(o, lo, hi, out=o)
-    else:                                    # MLI's order: MIN(max) then MAX(min) gives min
+    else:  # MLI's order: MIN(max) then MAX(min) gives min
         np.minimum(o, hi, out=o)
         np.maximum(o, lo, out=o)
     return o.astype(dtype, copy=False).reshape(shape)
@@ -170,8 +203,9 @@ def _with_bias(acc: np.ndarray, bias: np.ndarray | None) -> np.ndarray:
     return acc if bias is None else acc + bias
 
 
-def _round_scaled(acc: np.ndarray, scale: np.ndarray, mode: str, bias: np.ndarray | None = None,
-                  offset: int = 0) -> np.ndarray:
+def _round_scaled(
+    acc: np.ndarray, scale: np.ndarray, mode: str, bias: np.ndarray | None = None, offset: int = 0
+) -> np.ndarray:
     """asr_rnd((acc + bias) * m, n) + offset computed as round(acc * s + bias * s) + offset in
     float64, s = m * 2^-n, for operands whose products are below 2^52 (both products and their
     sum are then exact multiples of 2^-n): UP rounds half up (floor(x + 0.5), the integer offset
@@ -208,6 +242,7 @@ def _rounding_shift64(p: np.ndarray, n: np.ndarray, mode: str) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------
 # FX (fx16, fx16_fx8_fx8)
+
 
 def fx_acc_bits(weights: MliTensor) -> int:
     """MLI's accumulator width on x86: 64 bits for fx16 weights, 32 for fx8 weights."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from mlitool.execute.mli_intops import Arith
@@ -60,11 +59,11 @@ def _top_k(vals: np.ndarray, k: int) -> np.ndarray:
     """Per row of `vals`, the element indices MLI's heap select + heap sort return (largest
     first)."""
     n = vals.shape[1]
-    if k == 1:                          # a one-element heap keeps the last maximum
+    if k == 1:  # a one-element heap keeps the last maximum
         return (n - 1 - np.argmax(vals[:, ::-1], axis=1))[:, None]
     heaps = _Heaps(vals, k)
     heaps.build(k)
-    for j in range(k, n):               # an element not below the heap's minimum replaces it
+    for j in range(k, n):  # an element not below the heap's minimum replaces it
         enter = heaps.key(0) <= vals[:, j]
         heaps.heap[enter, 0] = j
         heaps.heapify(k, 0, enter)

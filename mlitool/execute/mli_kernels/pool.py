@@ -9,23 +9,85 @@ output tensor).
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import mli_intops
 from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_kernels._window import Window
+from mlitool.execute.mli_kernels.adapter import Runner, runner
 from mlitool.execute.mli_kernels.qparams import requant_params
 from mlitool.mli.types import ElType, MliTensor
 
 # MLI's reciprocal table for window sizes below 32: value ~ mul * 2^-shift = 1 / size.
-_DIV_MUL = (0, 0x4000, 0x4000, 0x5555, 0x4000, 0x6666, 0x5555, 0x4924, 0x4000, 0x71c7, 0x6666,
-            0x5d17, 0x5555, 0x4ec4, 0x4924, 0x4444, 0x4000, 0x7878, 0x71c7, 0x6bca, 0x6666, 0x6186,
-            0x5d17, 0x590b, 0x5555, 0x51eb, 0x4ec4, 0x4bda, 0x4924, 0x469e, 0x4444, 0x4210)
-_DIV_SHIFT = (0, 14, 15, 16, 16, 17, 17, 17, 17, 18, 18, 18, 18, 18, 18, 18, 18,
-              19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19, 19)
+_DIV_MUL = (
+    0,
+    0x4000,
+    0x4000,
+    0x5555,
+    0x4000,
+    0x6666,
+    0x5555,
+    0x4924,
+    0x4000,
+    0x71C7,
+    0x6666,
+    0x5D17,
+    0x5555,
+    0x4EC4,
+    0x4924,
+    0x4444,
+    0x4000,
+    0x7878,
+    0x71C7,
+    0x6BCA,
+    0x6666,
+    0x6186,
+    0x5D17,
+    0x590B,
+    0x5555,
+    0x51EB,
+    0x4EC4,
+    0x4BDA,
+    0x4924,
+    0x469E,
+    0x4444,
+    0x4210,
+)
+_DIV_SHIFT = (
+    0,
+    14,
+    15,
+    16,
+    16,
+    17,
+    17,
+    17,
+    17,
+    18,
+    18,
+    18,
+    18,
+    18,
+    18,
+    18,
+    18,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+    19,
+)
 _POOL_TYPES = (ElType.SA8, ElType.FX8, ElType.FX16)
 
 
@@ -33,7 +95,7 @@ def reciprocal(div: int) -> tuple[int, int]:
     """(mul, shift) with mul * 2^-shift ~ 1/div: MLI's get_mul_shift_value."""
     if div < len(_DIV_MUL):
         return _DIV_MUL[div], _DIV_SHIFT[div]
-    val = (1 << 31) // div                     # u1.31
+    val = (1 << 31) // div  # u1.31
     norm = 0
     if div > 1:
         norm = int(mli_intops.norm(val, 32)) + 1
@@ -43,8 +105,10 @@ def reciprocal(div: int) -> tuple[int, int]:
 
 def _check(kind: str, inp: MliTensor, out: MliTensor) -> None:
     if inp.el_type not in _POOL_TYPES or out.el_type != inp.el_type:
-        raise UnsupportedError(f"MLI 2.x has no {kind}_hwc kernel for {inp.el_type.name.lower()} input "
-                               f"and {out.el_type.name.lower()} output")
+        raise UnsupportedError(
+            f"MLI 2.x has no {kind}_hwc kernel for {inp.el_type.name.lower()} input "
+            f"and {out.el_type.name.lower()} output"
+        )
 
 
 def _window(cfg: dict, out: MliTensor) -> Window:

@@ -55,7 +55,7 @@ def requant_params(inp: MliTensor, out: MliTensor, mode: str, batched: bool = Tr
     """`define_requant_params`: (scale16, shift, offset16) mapping `inp` onto `out` (per axis)."""
     sc_in, sc_out = scale_of(inp, batched), scale_of(out, batched)
     pre_div = norm(sc_in, 32) - norm(sc_out, 16)
-    ratio = (sc_in << pre_div) // sc_out                   # both positive: floor == C truncation
+    ratio = (sc_in << pre_div) // sc_out  # both positive: floor == C truncation
     scale, norm_shift = norm_cast(ratio, 32, 16, mode)
     shift = pre_div + frac_of(inp, batched) - frac_of(out, batched) - norm_shift
     zp_term = sat(asr_rnd(scale * zp_of(inp, batched), shift, 32, mode), 16)

@@ -35,8 +35,12 @@ def _vector(t: MliTensor, size: int, **params) -> MliTensor:
 
 
 def _sa_params(zero_point: int, scale: int, frac_bits: int) -> dict:
-    return dict(zero_point=np.array([zero_point], np.int16), scale=np.array([scale], np.int16),
-                scale_frac_bits=np.array([frac_bits], np.int8), dim=-1)
+    return dict(
+        zero_point=np.array([zero_point], np.int16),
+        scale=np.array([scale], np.int16),
+        scale_frac_bits=np.array([frac_bits], np.int8),
+        dim=-1,
+    )
 
 
 def _gate(t: MliTensor, g: int, shift_per_tensor: tuple[int, int] = (0, 0)) -> MliTensor:
@@ -50,26 +54,50 @@ def _gate(t: MliTensor, g: int, shift_per_tensor: tuple[int, int] = (0, 0)) -> M
     new = dataclasses.replace(t, shape=data.shape, data=data, mem_stride=None)
     if t.el_type.is_sa:
         if t.dim >= 0:
-            new = dataclasses.replace(new, scale=t.scale[g:g + 1], scale_frac_bits=t.scale_frac_bits[g:g + 1],
-                                      zero_point=t.zero_point[g:g + 1], dim=-1)
+            new = dataclasses.replace(
+                new,
+                scale=t.scale[g : g + 1],
+                scale_frac_bits=t.scale_frac_bits[g : g + 1],
+                zero_point=t.zero_point[g : g + 1],
+                dim=-1,
+            )
         elif shift_per_tensor != (0, 0):
-            scale = (t.scale.astype(np.int64) + shift_per_tensor[0] + 2 ** 15) % 2 ** 16 - 2 ** 15
-            frac = (t.scale_frac_bits.astype(np.int64) + shift_per_tensor[1] + 2 ** 7) % 2 ** 8 - 2 ** 7
-            new = dataclasses.replace(new, scale=scale.astype(np.int16), scale_frac_bits=frac.astype(np.int8))
+            scale = (t.scale.astype(np.int64) + shift_per_tensor[0] + 2**15) % 2**16 - 2**15
+            frac = (t.scale_frac_bits.astype(np.int64) + shift_per_tensor[1] + 2**7) % 2**8 - 2**7
+            new = dataclasses.replace(
+                new, scale=scale.astype(np.int16), scale_frac_bits=frac.astype(np.int8)
+            )
     return new
 
 
 class _Cell:
     """What both cells share: the dense gates, the activations, the element-wise steps."""
 
-    def __init__(self, kind, inp, prev_out, weights_in, weights_out, bias, out, cfg, arith,
-                 ir_sa: tuple[int, int, int], ir_fx_max: int):
+    def __init__(
+        self,
+        kind,
+        inp,
+        prev_out,
+        weights_in,
+        weights_out,
+        bias,
+        out,
+        cfg,
+        arith,
+        ir_sa: tuple[int, int, int],
+        ir_fx_max: int,
+    ):
         """ir_sa: (zp, scale, frac) of the SA8 gate tensor; ir_fx_max: cap of its FX frac bits."""
         for w in (weights_in, weights_out):
             variant(kind, inp, w, bias, out)
         if prev_out.el_type != inp.el_type:
             raise UnsupportedError(f"{kind}: prev_out must have the input's element type")
-        self.weights_in, self.weights_out, self.bias, self.arith = weights_in, weights_out, bias, arith
+        self.weights_in, self.weights_out, self.bias, self.arith = (
+            weights_in,
+            weights_out,
+            bias,
+            arith,
+        )
         self.sa = inp.el_type.is_sa
         self.m = prev_out.size
         self.x_t = _vector(inp, inp.shape[1])
@@ -90,7 +118,10 @@ class _Cell:
 
     def dense(self, g, x, h, h_t, shift_per_tensor=(0, 0)) -> np.ndarray:
         """rnn_dense of gate g: x @ W_in[g] + h @ W_out[g] + b[g] into the intermediate tensor."""
-        w = [_gate(self.weights_in, g, shift_per_tensor), _gate(self.weights_out, g, shift_per_tensor)]
+        w = [
+            _gate(self.weights_in, g, shift_per_tensor),
+            _gate(self.weights_out, g, shift_per_tensor),
+        ]
         return rnn_dense([x, h], [self.x_t, h_t], w, _gate(self.bias, g), self.ir, {}, self.arith)
 
     def act(self, kind: str, v, t: MliTensor) -> tuple[np.ndarray, MliTensor]:
@@ -109,12 +140,34 @@ class _Cell:
         return res.reshape((res.shape[0],) + tuple(out.shape)).astype(out.el_type.dtype)
 
 
-def lstm_cell(x, h0, c0, inp: MliTensor, prev_out: MliTensor, weights_in: MliTensor,
-              weights_out: MliTensor, bias: MliTensor, cell: MliTensor, out: MliTensor,
-              cfg: dict, arith: Arith) -> tuple[np.ndarray, np.ndarray]:
+def lstm_cell(
+    x,
+    h0,
+    c0,
+    inp: MliTensor,
+    prev_out: MliTensor,
+    weights_in: MliTensor,
+    weights_out: MliTensor,
+    bias: MliTensor,
+    cell: MliTensor,
+    out: MliTensor,
+    cfg: dict,
+    arith: Arith,
+) -> tuple[np.ndarray, np.ndarray]:
     """mli_krn_lstm_cell_*: returns (out (B,) + out.shape, the updated cell (B, M))."""
-    k = _Cell("lstm_cell", inp, prev_out, weights_in, weights_out, bias, out, cfg, arith,
-              ir_sa=(0, 1, 4), ir_fx_max=10)
+    k = _Cell(
+        "lstm_cell",
+        inp,
+        prev_out,
+        weights_in,
+        weights_out,
+        bias,
+        out,
+        cfg,
+        arith,
+        ir_sa=(0, 1, 4),
+        ir_fx_max=10,
+    )
     act = int(cfg.get("act", ACT_NONE))
     x = np.asarray(x, np.int64)
     h, h_t = np.asarray(h0, np.int64).reshape(-1, k.m), _vector(prev_out, k.m)
@@ -140,12 +193,32 @@ def lstm_cell(x, h0, c0, inp: MliTensor, prev_out: MliTensor, weights_in: MliTen
     return k.collect(outputs, out), c.astype(cell.el_type.dtype)
 
 
-def gru_cell(x, h0, inp: MliTensor, prev_out: MliTensor, weights_in: MliTensor,
-             weights_out: MliTensor, bias: MliTensor, out: MliTensor, cfg: dict,
-             arith: Arith) -> np.ndarray:
+def gru_cell(
+    x,
+    h0,
+    inp: MliTensor,
+    prev_out: MliTensor,
+    weights_in: MliTensor,
+    weights_out: MliTensor,
+    bias: MliTensor,
+    out: MliTensor,
+    cfg: dict,
+    arith: Arith,
+) -> np.ndarray:
     """mli_krn_gru_cell_*: returns (B,) + out.shape. (MLI's GRU ignores cfg.act.)"""
-    k = _Cell("gru_cell", inp, prev_out, weights_in, weights_out, bias, out, cfg, arith,
-              ir_sa=(0, 21, 9), ir_fx_max=inp.el_type.bits - 1 - 4)
+    k = _Cell(
+        "gru_cell",
+        inp,
+        prev_out,
+        weights_in,
+        weights_out,
+        bias,
+        out,
+        cfg,
+        arith,
+        ir_sa=(0, 21, 9),
+        ir_fx_max=inp.el_type.bits - 1 - 4,
+    )
     x = np.asarray(x, np.int64)
     h, h_t = np.asarray(h0, np.int64).reshape(-1, k.m), _vector(prev_out, k.m)
     # The constant "one": the container maximum in sigm's output params.
@@ -170,20 +243,32 @@ def gru_cell(x, h0, inp: MliTensor, prev_out: MliTensor, weights_in: MliTensor,
 # ---------------------------------------------------------------------------------------------
 # Layer adapters: inputs are [x, prev_out] (+ [cell] for LSTM); constants in weights / params.
 
+
 def _tensors(layer: MliLayer, model: MliModel):
     t = model.tensors
-    return (t[layer.inputs[0]], t[layer.inputs[1]], t[layer.params["weights_in"]],
-            t[layer.params["weights_out"]], t[layer.bias], t[layer.outputs[0]])
+    return (
+        t[layer.inputs[0]],
+        t[layer.inputs[1]],
+        t[layer.params["weights_in"]],
+        t[layer.params["weights_out"]],
+        t[layer.bias],
+        t[layer.outputs[0]],
+    )
 
 
-def _run_lstm(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
+def _run_lstm(
+    layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith
+) -> np.ndarray:
     inp, prev, w_in, w_out, bias, out = _tensors(layer, model)
     cell = model.tensors[layer.inputs[2]]
-    return lstm_cell(inputs[0], inputs[1], inputs[2], inp, prev, w_in, w_out, bias, cell, out,
-                     layer.cfg, arith)[0]
+    return lstm_cell(
+        inputs[0], inputs[1], inputs[2], inp, prev, w_in, w_out, bias, cell, out, layer.cfg, arith
+    )[0]
 
 
-def _run_gru(layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith) -> np.ndarray:
+def _run_gru(
+    layer: MliLayer, model: MliModel, inputs: list[np.ndarray], arith: Arith
+) -> np.ndarray:
     inp, prev, w_in, w_out, bias, out = _tensors(layer, model)
     return gru_cell(inputs[0], inputs[1], inp, prev, w_in, w_out, bias, out, layer.cfg, arith)
 

@@ -34,17 +34,27 @@ def check_supported(graph: ir.Graph, target: Target, layout: str) -> None:
     """UnsupportedError listing every op that cannot be lowered (the support check)."""
     problems = unsupported_ops(graph, target, layout)
     if problems:
-        raise UnsupportedError(f"{len(problems)} op(s) cannot be lowered for MLI "
-                               f"{target.version}: " + "; ".join(problems))
+        raise UnsupportedError(
+            f"{len(problems)} op(s) cannot be lowered for MLI "
+            f"{target.version}: " + "; ".join(problems)
+        )
 
 
 RANGES_REMEDY = "calibrate (--calibration) or convert weights only (--weights-only)"
 
 
-def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = DEFAULT.version,
-          layout: str = "hwc", overrides: dict | None = None, weights_only: bool = False,
-          ranges: dict[int, tuple[float, float]] | None = None, source: str = "",
-          ranges_remedy: str = RANGES_REMEDY) -> MliModel:
+def lower(
+    graph: ir.Graph,
+    *,
+    format: str = "sa8",
+    mli_version: str = DEFAULT.version,
+    layout: str = "hwc",
+    overrides: dict | None = None,
+    weights_only: bool = False,
+    ranges: dict[int, tuple[float, float]] | None = None,
+    source: str = "",
+    ranges_remedy: str = RANGES_REMEDY,
+) -> MliModel:
     """Lower `graph` for MLI `mli_version` in `format` (per-layer `overrides`: {selector: format},
     selector = op index (int), "op:TYPE", or an op's output tensor name).
 
@@ -52,45 +62,59 @@ def lower(graph: ir.Graph, *, format: str = "sa8", mli_version: str = DEFAULT.ve
     Raises UnsupportedError (listing every unsupported op, or naming the layer whose format the
     MLI version lacks) and OptionError (bad option, missing ranges).
     """
-    b = Builder(graph, format, mli_version, layout, overrides or {}, weights_only, ranges or {},
-                source)
-    check_supported(graph, b.target, b.layout)        # the refusals name the model's ops
+    b = Builder(
+        graph, format, mli_version, layout, overrides or {}, weights_only, ranges or {}, source
+    )
+    check_supported(graph, b.target, b.layout)  # the refusals name the model's ops
     _check_kernels(b)
     _check_ranges(b, ranges_remedy)
-    b.g = run_passes(graph, b.target)                 # lowering reads the rewritten graph
+    b.g = run_passes(graph, b.target)  # lowering reads the rewritten graph
     failed: list[MlitoolError] = []
-    lost: set[int] = set()              # outputs of layers that failed: their readers wait
+    lost: set[int] = set()  # outputs of layers that failed: their readers wait
     for op in b.g.ops:
         if lost.intersection(op.inputs):
             lost.update(op.outputs)
             continue
-        try:            # a refusal leaves no pending state (passes decide across ops): any
-            optable.spec(op.type).lower(b, op, b.layer_format(op))   # other error is a bug
+        try:  # a refusal leaves no pending state (passes decide across ops): any
+            optable.spec(op.type).lower(b, op, b.layer_format(op))  # other error is a bug
         except MlitoolError as exc:
             failed.append(_located(exc, op, b.layer_format(op)))
             lost.update(op.outputs)
     if failed:
         first = failed[0]
         text = "; ".join(e.message for e in failed)
-        raise type(first)(text if len(failed) == 1 else
-                          f"{len(failed)} layers cannot be lowered: {text}", first.path)
+        raise type(first)(
+            text if len(failed) == 1 else f"{len(failed)} layers cannot be lowered: {text}",
+            first.path,
+        )
     sats = sum(1 for t in b.tensors.values() if any("saturated" in n for n in t.notes))
     if sats:
-        b.warnings.append(f"{sats} constant tensor(s) saturated when requantized "
-                          "(see the tensors' notes)")
+        b.warnings.append(
+            f"{sats} constant tensor(s) saturated when requantized (see the tensors' notes)"
+        )
     inputs = [b.primary[i] for i in graph.inputs if i in b.primary]
     outputs = [b.primary[i] for i in graph.outputs if i in b.primary]
-    return MliModel(source=source, mli_version=b.target.version, format=format, layout=b.layout,
-                    tensors=b.tensors, layers=b.layers, inputs=inputs, outputs=outputs,
-                    warnings=b.warnings)
+    return MliModel(
+        source=source,
+        mli_version=b.target.version,
+        format=format,
+        layout=b.layout,
+        tensors=b.tensors,
+        layers=b.layers,
+        inputs=inputs,
+        outputs=outputs,
+        warnings=b.warnings,
+    )
 
 
 def _located(exc: MlitoolError, op: ir.Op, fmt: str) -> MlitoolError:
     """The error of one layer, naming the op, with the remedy for scales SA8 cannot hold."""
     message = exc.message if op.label in exc.message else f"{op.label}: {exc.message}"
     if isinstance(exc, UnsupportedError) and fmt == "sa8" and "scale" in exc.message:
-        message += (f" (remedy: run this layer in fx16, [[layer]] index = {op.index} "
-                    'format = "fx16" in mlitool.toml)')
+        message += (
+            f" (remedy: run this layer in fx16, [[layer]] index = {op.index} "
+            'format = "fx16" in mlitool.toml)'
+        )
     return type(exc)(message, exc.path)
 
 
@@ -101,12 +125,19 @@ def _check_kernels(b: Builder) -> None:
     for op in b.g.ops:
         kind = layer_kind(b.g, op)
         fmt = b.layer_format(op)
-        wide = [b.g.tensors[i].name for i in (*op.inputs, *op.outputs)
-                if i >= 0 and b.g.tensors[i].data is None and b.g.tensors[i].dtype == "int16"
-                and not b.g.tensors[i].is_variable]      # LSTM state: lowering sets it
+        wide = [
+            b.g.tensors[i].name
+            for i in (*op.inputs, *op.outputs)
+            if i >= 0
+            and b.g.tensors[i].data is None
+            and b.g.tensors[i].dtype == "int16"
+            and not b.g.tensors[i].is_variable
+        ]  # LSTM state: lowering sets it
         if wide and FORMATS[fmt][0].bits < 16:
-            bad.append(f"{op.label}: int16 activation '{wide[0]}' (a 16x8 model) would lose 8 "
-                       f"bits in {fmt}: convert with --format fx16 or fx8w16d (FX16 activations)")
+            bad.append(
+                f"{op.label}: int16 activation '{wide[0]}' (a 16x8 model) would lose 8 "
+                f"bits in {fmt}: convert with --format fx16 or fx8w16d (FX16 activations)"
+            )
             continue
         if b.target.kernel(kind, fmt, b.layout) is None:
             bad.append(str(b.no_kernel(op, kind, fmt)))
@@ -120,7 +151,7 @@ def _check_ranges(b: Builder, remedy: str) -> None:
         return
     missing = []
     for op in b.g.ops:
-        if optable.spec(op.type).kind == "convert":     # QUANTIZE, DEQUANTIZE: float on one side
+        if optable.spec(op.type).kind == "convert":  # QUANTIZE, DEQUANTIZE: float on one side
             continue
         for i in list(op.inputs) + list(op.outputs):
             t = b.g.tensor(i)
@@ -131,5 +162,6 @@ def _check_ranges(b: Builder, remedy: str) -> None:
     if missing:
         names = ", ".join(f"{i} ({b.g.tensors[i].name})" for i in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
-        raise OptionError(f"float activations need value ranges to be quantized: tensors "
-                          f"{names}{more}; {remedy}")
+        raise OptionError(
+            f"float activations need value ranges to be quantized: tensors {names}{more}; {remedy}"
+        )

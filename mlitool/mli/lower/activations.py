@@ -37,19 +37,24 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     oh, pt, pb = tflite_padding(pad, in_shape[1], kh, sh)
     ow, pl, pr = tflite_padding(pad, in_shape[2], kw, sw)
     geo = []
-    for axis, (n, k, s, before, after, o_) in (("height", (in_shape[1], kh, sh, pt, pb, oh)),
-                                               ("width", (in_shape[2], kw, sw, pl, pr, ow))):
+    for axis, (n, k, s, before, after, o_) in (
+        ("height", (in_shape[1], kh, sh, pt, pb, oh)),
+        ("width", (in_shape[2], kw, sw, pl, pr, ow)),
+    ):
         safe = safe_pool_axis(n, k, s, before, after, o_)
         if safe is None:
             raise UnsupportedError(
                 f"{op.label}: pooling window {k} over {n} input {axis} with padding "
                 f"{before}/{after} makes MLI 2.0.2 write outside its output buffer, and no "
-                "equivalent safe configuration exists")
+                "equivalent safe configuration exists"
+            )
         if safe != (k, s, before, after):
-            notes.append(f"{axis}: window {k}, stride {s}, padding {before}/{after} would make MLI "
-                         f"write outside its output (min padding < kernel - in - 1); lowered "
-                         f"as the equivalent window {safe[0]}, stride {safe[1]}, padding "
-                         f"{safe[2]}/{safe[3]}")
+            notes.append(
+                f"{axis}: window {k}, stride {s}, padding {before}/{after} would make MLI "
+                f"write outside its output (min padding < kernel - in - 1); lowered "
+                f"as the equivalent window {safe[0]}, stride {safe[1]}, padding "
+                f"{safe[2]}/{safe[3]}"
+            )
         geo.append(safe)
     (kh, sh, pt, pb), (kw, sw, pl, pr) = geo
     out_idx = op.outputs[0]
@@ -59,11 +64,18 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
         kout, pending = _pool_to_view(b, out_idx, el, pool_out_shape), []
     else:
         kout, pending = b.kernel_output(op, out_idx, el, P.kernel_leaves(kind, x))
-    cfg = {"kernel_width": kw, "kernel_height": kh, "stride_width": sw, "stride_height": sh,
-           "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
+    cfg = {
+        "kernel_width": kw,
+        "kernel_height": kh,
+        "stride_width": sw,
+        "stride_height": sh,
+        "padding_left": pl,
+        "padding_right": pr,
+        "padding_top": pt,
+        "padding_bottom": pb,
+    }
     with b.relu_after(op, fmt, kout) as kout2:
-        b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg,
-                notes=notes)
+        b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg, notes=notes)
     b.finish(op, pending, "maxpool copies its input's parameters")
     if needs_view:
         b.view_layer(op, kout, b.primary[out_idx], "MEAN output shape")
@@ -88,21 +100,26 @@ def _operand(b: Builder, op: ir.Op, idx: int, el: ElType) -> str:
         uniform = bool(np.all(np.asarray(t.data) == np.asarray(t.data).reshape(-1)[0]))
         real = real.reshape(-1)[:1].reshape(()) if uniform else np.broadcast_to(real, full)
     shape = b.mli_shape(real.shape) if real.size > 1 else ()
-    m = MliTensor(name=b.base(idx), role=Role.PARAM, shape=shape, el_type=el,
-                  source=t.name, source_index=idx)
+    m = MliTensor(
+        name=b.base(idx), role=Role.PARAM, shape=shape, el_type=el, source=t.name, source_index=idx
+    )
     data = b.encode_param(m, t, real, el, lambda: np.asarray(t.data, np.int8))
     if broadcast:
         data = np.asarray(data)
-        data = (data.reshape(-1)[:1].reshape(()) if real.ndim == 0
-                else np.broadcast_to(data, full))
+        data = data.reshape(-1)[:1].reshape(()) if real.ndim == 0 else np.broadcast_to(data, full)
     if b.layout == "chw" and data.ndim == 4:
         data = data.transpose(0, 3, 1, 2)
     m.data = np.ascontiguousarray(np.asarray(data).reshape(shape)).reshape(shape)
     if broadcast:
-        m.notes.append(f"constant {list(t.shape)} broadcast over {list(full)}: " + (
-            "all values equal, passed as a scalar" if m.data.size == 1 else
-            f"materialized at the output's shape (MLI eltwise takes equal shapes or a "
-            f"scalar): {m.nbytes} bytes of ROM instead of {t.size * el.dtype.itemsize}"))
+        m.notes.append(
+            f"constant {list(t.shape)} broadcast over {list(full)}: "
+            + (
+                "all values equal, passed as a scalar"
+                if m.data.size == 1
+                else f"materialized at the output's shape (MLI eltwise takes equal shapes or a "
+                f"scalar): {m.nbytes} bytes of ROM instead of {t.size * el.dtype.itemsize}"
+            )
+        )
     return b.add(m)
 
 
@@ -126,8 +143,15 @@ def lower_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     leaves = P.kernel_leaves("relu", b.tensors[x])
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
-    b.layer(op, "relu", fmt, [x], [kout], cfg_type="mli_relu_cfg",
-            cfg={"relu_type": RELU_TYPES[op.type]})
+    b.layer(
+        op,
+        "relu",
+        fmt,
+        [x],
+        [kout],
+        cfg_type="mli_relu_cfg",
+        cfg={"relu_type": RELU_TYPES[op.type]},
+    )
     b.finish(op, pending, "relu copies its input's parameters")
 
 
@@ -136,10 +160,18 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     alpha = float(op.options.get("alpha", 0.2))
     slope = b.scalar_param(f"{b.base(op.outputs[0])}_slope", alpha, b.tensors[x])
-    out, _ = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves("leaky_relu", b.tensors[x]),
-                             why=SAME_FRAC_BITS_NOTE)
-    b.layer(op, "leaky_relu", fmt, [x], [out], params={"slope": slope},
-            notes=[f"slope {alpha} as a rank-0 constant"])
+    out, _ = b.kernel_output(
+        op, op.outputs[0], el, P.kernel_leaves("leaky_relu", b.tensors[x]), why=SAME_FRAC_BITS_NOTE
+    )
+    b.layer(
+        op,
+        "leaky_relu",
+        fmt,
+        [x],
+        [out],
+        params={"slope": slope},
+        notes=[f"slope {alpha} as a rank-0 constant"],
+    )
 
 
 def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
@@ -154,9 +186,14 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
         real = real.transpose(2, 0, 1)
     non1 = [i for i, d in enumerate(mshape) if d > 1]
     axis = non1[0] if non1 else -1
-    m = MliTensor(name=b.base(at.index), role=Role.PARAM,
-                  shape=mshape if non1 else (), el_type=el, source=at.name,
-                  source_index=at.index)
+    m = MliTensor(
+        name=b.base(at.index),
+        role=Role.PARAM,
+        shape=mshape if non1 else (),
+        el_type=el,
+        source=at.name,
+        source_index=at.index,
+    )
 
     def own_int8() -> np.ndarray:
         data = np.asarray(at.data, np.int8).reshape(real.shape)
@@ -165,10 +202,19 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     data = b.encode_param(m, at, real, el, own_int8)
     m.data = np.ascontiguousarray(np.asarray(data).reshape(m.shape))
     slope = b.add(m)
-    out, _ = b.kernel_output(op, op.outputs[0], el, P.kernel_leaves("prelu", b.tensors[x]),
-                             why=SAME_FRAC_BITS_NOTE)
-    b.layer(op, "prelu", fmt, [x], [out], params={"slope": slope},
-            cfg_type="mli_prelu_cfg", cfg={"axis": axis})
+    out, _ = b.kernel_output(
+        op, op.outputs[0], el, P.kernel_leaves("prelu", b.tensors[x]), why=SAME_FRAC_BITS_NOTE
+    )
+    b.layer(
+        op,
+        "prelu",
+        fmt,
+        [x],
+        [out],
+        params={"slope": slope},
+        cfg_type="mli_prelu_cfg",
+        cfg={"axis": axis},
+    )
 
 
 def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
@@ -181,20 +227,33 @@ def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
     mrank = len(b.tensors[x].shape)
     if kind in ("softmax", "l2_normalize") and b.target.softmax_axis:
         cfg_type = f"mli_{kind}_cfg"
-        cfg = {"axis": b.mli_axis(-1, len(b.g.tensors[op.inputs[0]].shape))
-               if mrank > 1 else 0}
+        cfg = {"axis": b.mli_axis(-1, len(b.g.tensors[op.inputs[0]].shape)) if mrank > 1 else 0}
     if kind == "l2_normalize":
         params["epsilon"] = _epsilon(b, op, b.tensors[x])
-    b.layer(op, kind, fmt, [x], [kout], params=params, cfg_type=cfg_type, cfg=cfg,
-            notes=[f"{kind} writes fixed output parameters into its output tensor"])
+    b.layer(
+        op,
+        kind,
+        fmt,
+        [x],
+        [kout],
+        params=params,
+        cfg_type=cfg_type,
+        cfg=cfg,
+        notes=[f"{kind} writes fixed output parameters into its output tensor"],
+    )
     b.finish(op, pending, f"{kind} writes fixed output parameters")
 
 
 def _epsilon(b: Builder, op: ir.Op, x: MliTensor) -> str:
     """l2_normalize epsilon: a rank-0 tensor with the input's parameters holding one LSB
     above the input's zero (the smallest positive value), keeping the root away from 0."""
-    m = MliTensor(name=f"{b.base(op.outputs[0])}_epsilon", role=Role.PARAM, shape=(),
-                  el_type=x.el_type, frac_bits=x.frac_bits)
+    m = MliTensor(
+        name=f"{b.base(op.outputs[0])}_epsilon",
+        role=Role.PARAM,
+        shape=(),
+        el_type=x.el_type,
+        frac_bits=x.frac_bits,
+    )
     if x.el_type.is_sa:
         m.zero_point, m.scale = x.zero_point.copy(), x.scale.copy()
         m.scale_frac_bits, m.dim = x.scale_frac_bits.copy(), -1

@@ -37,8 +37,7 @@ def slice_rank(out_shape: tuple[int, ...], in_shapes: list[tuple[int, ...]]) -> 
     ins = [aligned(s, rank) for s in in_shapes]
     best = 0
     for size in range(1, rank + 1):
-        tails = [{_kind(s[d], out_shape[d]) for d in range(rank - size, rank)} - {ANY}
-                 for s in ins]
+        tails = [{_kind(s[d], out_shape[d]) for d in range(rank - size, rank)} - {ANY} for s in ins]
         if any(len(t) > 1 for t in tails) or all(REPEATED in t for t in tails):
             break
         best = size
@@ -51,15 +50,21 @@ def _slice_fields(src: MliTensor, out_shape: tuple[int, ...], dims: int) -> dict
     rank = len(out_shape)
     shape = aligned(src.shape, rank)
     strides = list(src.mem_stride)
-    while len(strides) < rank:              # leading ones: the stride a size-1 axis would have
+    while len(strides) < rank:  # leading ones: the stride a size-1 axis would have
         strides.insert(0, (strides[0] * shape[rank - len(strides)]) if strides else 1)
     tail = shape[dims:]
     if all(t == 1 for t in tail) and any(o > 1 for o in out_shape[dims:]):
         tail, tail_strides = (1,), (1,)
     else:
         tail_strides = tuple(strides[dims:])
-    return {"shape": tail, "mem_stride": tail_strides, "buffer": src.buffer or src.name,
-            "offset": src.offset, "capacity": None, "notes": [f"per-call slice of {src.name}"]}
+    return {
+        "shape": tail,
+        "mem_stride": tail_strides,
+        "buffer": src.buffer or src.name,
+        "offset": src.offset,
+        "capacity": None,
+        "notes": [f"per-call slice of {src.name}"],
+    }
 
 
 def over_slices(b: Builder, ins: list[str], out: str) -> tuple[SliceCalls, str] | None:
@@ -70,12 +75,15 @@ def over_slices(b: Builder, ins: list[str], out: str) -> tuple[SliceCalls, str] 
     if all(s == out_t.shape or math.prod(s) == 1 for s in shapes):
         return None
     dims = len(out_t.shape) - slice_rank(out_t.shape, shapes)
-    views = [b.derived(b.tensors[n], f"{n}_slice", **_slice_fields(b.tensors[n], out_t.shape,
-                                                                    dims)).name
-             for n in ins + [out]]
+    views = [
+        b.derived(b.tensors[n], f"{n}_slice", **_slice_fields(b.tensors[n], out_t.shape, dims)).name
+        for n in ins + [out]
+    ]
     count = math.prod(out_t.shape[:dims])
     size = math.prod(out_t.shape[dims:])
-    note = (f"broadcast: {count} kernel calls, one per index of the output's first {dims} "
-            f"dimension(s), each over {size} element(s) (MLI's element-wise kernels take equal "
-            "shapes or a scalar)")
+    note = (
+        f"broadcast: {count} kernel calls, one per index of the output's first {dims} "
+        f"dimension(s), each over {size} element(s) (MLI's element-wise kernels take equal "
+        "shapes or a scalar)"
+    )
     return SliceCalls(dims=dims, views=tuple(views)), note

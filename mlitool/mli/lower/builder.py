@@ -35,16 +35,25 @@ def act_el(fmt: str) -> ElType:
 
 
 class Builder:
-    def __init__(self, graph: ir.Graph, fmt: str, mli_version: str, layout: str,
-                 overrides: dict, weights_only: bool, ranges: dict, source: str):
+    def __init__(
+        self,
+        graph: ir.Graph,
+        fmt: str,
+        mli_version: str,
+        layout: str,
+        overrides: dict,
+        weights_only: bool,
+        ranges: dict,
+        source: str,
+    ):
         self.target, layout = check_options(fmt, mli_version, layout.lower(), overrides)
         self.g, self.fmt, self.layout = graph, fmt, layout
         self.weights_only, self.ranges, self.source = weights_only, ranges, source
         self.overrides = dict(overrides)
         self.tensors: dict[str, MliTensor] = {}
         self.layers: list[MliLayer] = []
-        self.primary: dict[int, str] = {}                   # TFLite tensor -> its MLI tensor
-        self.variants: dict[tuple[int, ElType], str] = {}   # ... converted to another type
+        self.primary: dict[int, str] = {}  # TFLite tensor -> its MLI tensor
+        self.variants: dict[tuple[int, ElType], str] = {}  # ... converted to another type
         self.warnings: list[str] = []
 
     def layer_format(self, op: ir.Op) -> str:
@@ -88,20 +97,28 @@ class Builder:
         kernel = self.target.kernel(kind, fmt, self.layout)
         if kernel is None:
             raise self.no_kernel(op, kind, fmt)
-        layer = MliLayer(index=op.index, op_type=op.type, kind=kind, kernel=kernel,
-                         inputs=list(inputs), outputs=list(outputs), **kw)
+        layer = MliLayer(
+            index=op.index,
+            op_type=op.type,
+            kind=kind,
+            kernel=kernel,
+            inputs=list(inputs),
+            outputs=list(outputs),
+            **kw,
+        )
         self.layers.append(layer)
         return layer
 
     def no_kernel(self, op: ir.Op, kind: str, fmt: str) -> UnsupportedError:
-        return UnsupportedError(f"{op.label} ({kind}): "
-                                + self.target.no_kernel(kind, fmt, self.layout))
+        return UnsupportedError(
+            f"{op.label} ({kind}): " + self.target.no_kernel(kind, fmt, self.layout)
+        )
 
     # -- activation tensors -----------------------------------------------------------------
     def value_range(self, idx: int) -> tuple[float, float] | None:
         t = self.g.tensors[idx]
         if t.quant is not None and t.dtype in ("int8", "int16") and not t.quant.per_axis:
-            info = np.iinfo(np.dtype(t.dtype))         # 16x8 models: int16, zero point 0
+            info = np.iinfo(np.dtype(t.dtype))  # 16x8 models: int16, zero point 0
             s, zp = float(t.quant.scale[0]), int(t.quant.zero_point[0])
             return s * (int(info.min) - zp), s * (int(info.max) - zp)
         if idx in self.ranges:
@@ -123,20 +140,34 @@ class Builder:
         except UnsupportedError as exc:
             raise UnsupportedError(f"tensor '{t.source or t.name}': {exc.message}") from None
         if wrapped:
-            t.notes.append(f"scale {scale!r} rounds to 32768 in int16: encoded as 16384 with "
-                           "one frac bit less (the TFLM integration would wrap)")
+            t.notes.append(
+                f"scale {scale!r} rounds to 32768 in int16: encoded as 16384 with "
+                "one frac bit less (the TFLM integration would wrap)"
+            )
         t.zero_point = np.array([zp], dtype=np.int16)
         t.dim = -1
 
     def new_act(self, idx: int, el: ElType, name: str | None = None) -> MliTensor:
         src = self.g.tensors[idx]
-        role = (Role.INPUT if idx in self.g.inputs else Role.OUTPUT if idx in self.g.outputs
-                else Role.ACTIVATION)
-        rows_2d = len(src.shape) == 2 and src.shape[0] != 1     # only FC rows pass the check
+        role = (
+            Role.INPUT
+            if idx in self.g.inputs
+            else Role.OUTPUT
+            if idx in self.g.outputs
+            else Role.ACTIVATION
+        )
+        rows_2d = len(src.shape) == 2 and src.shape[0] != 1  # only FC rows pass the check
         shape = tuple(src.shape) if rows_2d else self.mli_shape(src.shape)
         lay = ("CHW" if self.layout == "chw" else "HWC") if len(shape) == 3 else ""
-        t = MliTensor(name=name or self.base(idx), role=role, shape=shape, el_type=el,
-                      layout=lay, source=src.name, source_index=idx)
+        t = MliTensor(
+            name=name or self.base(idx),
+            role=role,
+            shape=shape,
+            el_type=el,
+            layout=lay,
+            source=src.name,
+            source_index=idx,
+        )
         if el.is_sa:
             p = self.sa_params(idx) if el == ElType.SA8 else (1.0, 0)
             if p is None:
@@ -162,7 +193,7 @@ class Builder:
     def use(self, op: ir.Op, idx: int, el: ElType) -> str:
         """Name of TFLite tensor `idx` as element type `el`, converting when its producer wrote
         another type."""
-        if idx not in self.primary:               # graph input: takes its first consumer's type
+        if idx not in self.primary:  # graph input: takes its first consumer's type
             return self.produce(idx, el).name
         p = self.tensors[self.primary[idx]]
         if p.el_type == el:
@@ -173,21 +204,35 @@ class Builder:
             v.role = Role.ACTIVATION
             self.add(v)
             self.variants[key] = v.name
-            self.convert(op, p.name, v.name, f"format change {p.el_type.name} -> {el.name} "
-                                             f"before {op.label}")
+            self.convert(
+                op, p.name, v.name, f"format change {p.el_type.name} -> {el.name} before {op.label}"
+            )
         return self.variants[key]
 
     def convert(self, op: ir.Op, src: str, dst: str, why: str) -> None:
         """Insert an mli_hlp_convert_tensor layer."""
         kernel = self.target.kernel("convert", "fx16", self.layout)
-        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="convert",
-                                    kernel=kernel or "mli_hlp_convert_tensor",
-                                    inputs=[src], outputs=[dst], notes=[f"inserted: {why}"]))
+        self.layers.append(
+            MliLayer(
+                index=op.index,
+                op_type=op.type,
+                kind="convert",
+                kernel=kernel or "mli_hlp_convert_tensor",
+                inputs=[src],
+                outputs=[dst],
+                notes=[f"inserted: {why}"],
+            )
+        )
 
     # -- output parameters ------------------------------------------------------------------
-    def kernel_output(self, op: ir.Op, idx: int, el: ElType, leaves=None,
-                      why: str = "parameters are those the kernel writes into its output"
-                      ) -> tuple[str, list]:
+    def kernel_output(
+        self,
+        op: ir.Op,
+        idx: int,
+        el: ElType,
+        leaves=None,
+        why: str = "parameters are those the kernel writes into its output",
+    ) -> tuple[str, list]:
         """Create the output tensor of `op`; when the kernel leaves fixed parameters (`leaves`:
         a function setting them on a tensor) that differ from the model's, the kernel writes a
         temporary tensor and a convert follows; `why` notes parameters set on the output itself.
@@ -240,33 +285,63 @@ class Builder:
         if rt == K.RELU_NONE:
             yield out_name
             return
-        pre = dataclasses.replace(out, name=f"{out.name}_pre_act", role=Role.ACTIVATION,
-                                  notes=["before the fused activation"])
+        pre = dataclasses.replace(
+            out,
+            name=f"{out.name}_pre_act",
+            role=Role.ACTIVATION,
+            notes=["before the fused activation"],
+        )
         self.add(pre)
         yield pre.name
-        self.layer(op, "relu", fmt, [pre.name], [out_name], cfg_type="mli_relu_cfg",
-                   cfg={"relu_type": rt},
-                   notes=["inserted: fused activation of the preceding kernel"])
+        self.layer(
+            op,
+            "relu",
+            fmt,
+            [pre.name],
+            [out_name],
+            cfg_type="mli_relu_cfg",
+            cfg={"relu_type": rt},
+            notes=["inserted: fused activation of the preceding kernel"],
+        )
 
     # -- views and copies -------------------------------------------------------------------
     def view_layer(self, op: ir.Op, src: str, dst: str, why: str) -> None:
         s, d = self.tensors[src], self.tensors[dst]
         d.buffer = s.buffer or s.name
         d.offset = s.offset
-        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
-                                    inputs=[src], outputs=[dst],
-                                    notes=[f"view: {why}; no call, shares {d.buffer}'s memory"]))
+        self.layers.append(
+            MliLayer(
+                index=op.index,
+                op_type=op.type,
+                kind="view",
+                kernel="",
+                inputs=[src],
+                outputs=[dst],
+                notes=[f"view: {why}; no call, shares {d.buffer}'s memory"],
+            )
+        )
 
     def mov(self, op: ir.Op, fmt: str, src: str, dst: str, offset, size, step, why: str) -> None:
         kernel = self.target.kernel("copy", fmt, self.layout)
         if kernel is None:
             hint = ", --layout chw makes channel slices contiguous" if self.layout == "hwc" else ""
-            raise UnsupportedError(f"{op.label}: {why}; MLI {self.target.version} has no copy kernel "
-                                   f"(mli_mov_* is MLI 2.x{hint})")
-        self.layers.append(MliLayer(index=op.index, op_type=op.type, kind="copy", kernel=kernel,
-                                    inputs=[src], outputs=[dst], cfg_type="mli_mov_cfg_t",
-                                    cfg=V.mov_cfg(list(offset), list(size), list(step)),
-                                    notes=[f"copy: {why}"]))
+            raise UnsupportedError(
+                f"{op.label}: {why}; MLI {self.target.version} has no copy kernel "
+                f"(mli_mov_* is MLI 2.x{hint})"
+            )
+        self.layers.append(
+            MliLayer(
+                index=op.index,
+                op_type=op.type,
+                kind="copy",
+                kernel=kernel,
+                inputs=[src],
+                outputs=[dst],
+                cfg_type="mli_mov_cfg_t",
+                cfg=V.mov_cfg(list(offset), list(size), list(step)),
+                notes=[f"copy: {why}"],
+            )
+        )
 
     def derived(self, src: MliTensor, name: str, **changes) -> MliTensor:
         """A new activation tensor like `src` (same parameters), registered; `changes` as for
@@ -281,30 +356,50 @@ class Builder:
         """`src` itself when it is dense, else a contiguous copy of it (mli_mov)."""
         if V.is_dense(src):
             return src
-        dense = self.derived(src, f"{src.name}_dense", buffer=None, offset=0, capacity=None,
-                             notes=["dense copy of a strided view"])
+        dense = self.derived(
+            src,
+            f"{src.name}_dense",
+            buffer=None,
+            offset=0,
+            capacity=None,
+            notes=["dense copy of a strided view"],
+        )
         self.mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank, why)
         return dense
 
-    def dense_view(self, op: ir.Op, fmt: str, src_name: str, shape: tuple[int, ...],
-                   why: str) -> str:
+    def dense_view(
+        self, op: ir.Op, fmt: str, src_name: str, shape: tuple[int, ...], why: str
+    ) -> str:
         """`src` seen in `shape` (same elements, row-major): a view layer, after a dense copy
         (mli_mov) when `src` is itself a strided view."""
-        src = self.dense(op, fmt, self.tensors[src_name],
-                         f"{why}: a view of a strided tensor needs a contiguous one")
+        src = self.dense(
+            op,
+            fmt,
+            self.tensors[src_name],
+            f"{why}: a view of a strided tensor needs a contiguous one",
+        )
         if tuple(shape) == src.shape:
             return src.name
-        t = self.derived(src, f"{src.name}_as_{'x'.join(map(str, shape))}", shape=tuple(shape),
-                         layout="HWC" if len(shape) == 3 else "", notes=[why])
+        t = self.derived(
+            src,
+            f"{src.name}_as_{'x'.join(map(str, shape))}",
+            shape=tuple(shape),
+            layout="HWC" if len(shape) == 3 else "",
+            notes=[why],
+        )
         self.view_layer(op, src.name, t.name, why)
         return t.name
 
     def shaped_output(self, out: MliTensor, shape: tuple[int, ...], suffix: str) -> str:
         """A tensor `NAME_suffix` a kernel writes in `shape` that a view layer then shows as
         `out` (same elements, row-major)."""
-        return self.derived(out, f"{out.name}_{suffix}", shape=shape,
-                            layout="HWC" if len(shape) == 3 else "",
-                            notes=[f"kernel output; '{out.name}' is a view of it"]).name
+        return self.derived(
+            out,
+            f"{out.name}_{suffix}",
+            shape=shape,
+            layout="HWC" if len(shape) == 3 else "",
+            notes=[f"kernel output; '{out.name}' is a view of it"],
+        ).name
 
     def consumer_needs_dense(self, idx: int, skip: ir.Op | None = None) -> str | None:
         """Why TFLite tensor `idx` must stay contiguous (a model output, or a consumer whose
@@ -313,15 +408,16 @@ class Builder:
             return "model outputs are dense buffers the application reads"
         for c in self.g.consumers().get(idx, []):
             if c is skip or opspec.spec(c.type).reads_views:
-                continue                       # views of strided tensors / mov copies are fine
+                continue  # views of strided tensors / mov copies are fine
             kind = layer_kind(self.g, c)
             if V.needs_dense_input(kind, self.target):
                 return f"its consumer {c.label} ({kind}) needs a contiguous input"
         return None
 
     # -- constants --------------------------------------------------------------------------
-    def encode_param(self, m: MliTensor, t: ir.Tensor, real: np.ndarray, el: ElType,
-                     own_int8) -> np.ndarray:
+    def encode_param(
+        self, m: MliTensor, t: ir.Tensor, real: np.ndarray, el: ElType, own_int8
+    ) -> np.ndarray:
         """Encode a constant operand (eltwise constant, PReLU slope) into `m`'s element type. An
         int8 per-tensor model constant keeps its own values (`own_int8()`, already in m's layout)
         and parameters; anything else is quantized from its real values."""

@@ -16,8 +16,15 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import transpose_conv_padding
-from mlitool.mli.lower.facts import (ARGMAX_MAX_ZERO_POINT, argmax_rows, axis_list, const_values,
-                                     fc_rows, layer_kind, slice_boxes)
+from mlitool.mli.lower.facts import (
+    ARGMAX_MAX_ZERO_POINT,
+    argmax_rows,
+    axis_list,
+    const_values,
+    fc_rows,
+    layer_kind,
+    slice_boxes,
+)
 from mlitool.mli.target import Target
 
 
@@ -30,8 +37,9 @@ class Subject:
 
     def input(self, slot: int | str) -> ir.Tensor:
         """The tensor in input slot `slot` (an index, or a name of the op's OpSpec)."""
-        return self.graph.tensors[self.op.input(slot) if isinstance(slot, str)
-                                  else self.op.inputs[slot]]
+        return self.graph.tensors[
+            self.op.input(slot) if isinstance(slot, str) else self.op.inputs[slot]
+        ]
 
     @property
     def output(self) -> ir.Tensor:
@@ -51,11 +59,17 @@ def message(check: Callable, **fields) -> str:
 
 # --- MLI 1.x -------------------------------------------------------------------------------
 
+
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
     kind = layer_kind(s.graph, s.op)
-    if not s.target.offers(kind) and kind in ("group_conv2d", "prelu", "l2_normalize", "argmax",
-                                              "transpose_conv2d"):
+    if not s.target.offers(kind) and kind in (
+        "group_conv2d",
+        "prelu",
+        "l2_normalize",
+        "argmax",
+        "transpose_conv2d",
+    ):
         return {"kind": kind, "version": s.target.version}
     return _OK
 
@@ -76,6 +90,7 @@ def float_needs_mli2(s: Subject):
 
 
 # --- MAC layers ----------------------------------------------------------------------------
+
 
 def weights_constant(s: Subject):
     """weights are not constant"""
@@ -101,10 +116,13 @@ def _tconv_axes(s: Subject):
     """(axis name, input size, output size, kernel, stride, pad before, pad after) per axis."""
     x, w, o = s.input("input").shape, s.input("weights").shape, s.op.options
     padding = o.get("padding", "SAME")
-    for axis, name, stride in ((1, "height", o.get("stride_h", 1)),
-                               (2, "width", o.get("stride_w", 1))):
-        before, after = transpose_conv_padding(padding, x[axis], s.output.shape[axis],
-                                               w[axis], stride)
+    for axis, name, stride in (
+        (1, "height", o.get("stride_h", 1)),
+        (2, "width", o.get("stride_w", 1)),
+    ):
+        before, after = transpose_conv_padding(
+            padding, x[axis], s.output.shape[axis], w[axis], stride
+        )
         yield name, x[axis], s.output.shape[axis], w[axis], stride, before, after
 
 
@@ -123,8 +141,16 @@ def tconv_output_reached(s: Subject):
     output is exactly that size (TFLite leaves the {extra} extra position(s) at the bias)"""
     for axis, size, out, kernel, stride, before, after in _tconv_axes(s):
         if after < 0:
-            return {"axis": axis, "out": out, "reach": out + after, "size": size,
-                    "stride": stride, "kernel": kernel, "before": before, "extra": -after}
+            return {
+                "axis": axis,
+                "out": out,
+                "reach": out + after,
+                "size": size,
+                "stride": stride,
+                "kernel": kernel,
+                "before": before,
+                "extra": -after,
+            }
     return _OK
 
 
@@ -134,9 +160,16 @@ def tconv_padding_within_kernel(s: Subject):
     conv takes paddings smaller than the kernel only"""
     for axis, size, out, kernel, stride, before, after in _tconv_axes(s):
         if before >= kernel or after >= kernel:
-            return {"axis": axis, "out": out, "before": before, "after": after,
-                    "full": (size - 1) * stride + kernel, "size": size, "stride": stride,
-                    "kernel": kernel}
+            return {
+                "axis": axis,
+                "out": out,
+                "before": before,
+                "after": after,
+                "full": (size - 1) * stride + kernel,
+                "size": size,
+                "stride": stride,
+                "kernel": kernel,
+            }
     return _OK
 
 
@@ -159,6 +192,7 @@ def fc_rows_need_hwc(s: Subject):
 
 
 # --- element-wise, activations, pooling ----------------------------------------------------
+
 
 def _broadcast(s: Subject) -> tuple | None:
     """The broadcast shape of an element-wise op's operands when one must be expanded (None:
@@ -187,8 +221,14 @@ def _broadcast_activation(s: Subject) -> ir.Tensor | None:
     """The activation operand that broadcasts to the output's shape (a constant one is
     materialized at the output's shape instead)."""
     full = _broadcast(s)
-    return next((t for t in (s.input("input"), s.input("input2"))
-                 if full is not None and t.data is None and tuple(t.shape) != full), None)
+    return next(
+        (
+            t
+            for t in (s.input("input"), s.input("input2"))
+            if full is not None and t.data is None and tuple(t.shape) != full
+        ),
+        None,
+    )
 
 
 def broadcast_needs_mli2(s: Subject):
@@ -252,6 +292,7 @@ def prelu_slope_one_axis(s: Subject):
 
 # --- data movement -------------------------------------------------------------------------
 
+
 def argmax_axis_constant(s: Subject):
     """axis is not constant"""
     axes = axis_list(s.graph, s.op)
@@ -270,8 +311,12 @@ def argmax_row_starts_fit(s: Subject):
     {limit})"""
     rows, size = argmax_rows(s.graph, s.op)
     if (rows - 1) * size > ARGMAX_MAX_ZERO_POINT:
-        return {"rows": rows, "size": size, "last": (rows - 1) * size,
-                "limit": ARGMAX_MAX_ZERO_POINT}
+        return {
+            "rows": rows,
+            "size": size,
+            "last": (rows - 1) * size,
+            "limit": ARGMAX_MAX_ZERO_POINT,
+        }
     return _OK
 
 
@@ -313,8 +358,13 @@ def slice_keeps_batch(s: Subject):
 def pad_spatial(s: Subject):
     """PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor"""
     pads = const_values(s.graph, s.op.input("paddings"))
-    if pads is None or len(s.input("input").shape) != 4 or np.any(pads[0] != 0) \
-            or np.any(pads < 0) or np.any(pads > 255):
+    if (
+        pads is None
+        or len(s.input("input").shape) != 4
+        or np.any(pads[0] != 0)
+        or np.any(pads < 0)
+        or np.any(pads > 255)
+    ):
         return {}
     return _OK
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from mlitool import lstm_slots as lstm
 
-_OK = None          # each takes a `checks.Subject` (not imported: checks imports this module)
+_OK = None  # each takes a `checks.Subject` (not imported: checks imports this module)
 
 
 def lstm_needs_mli2(s):
@@ -17,8 +17,11 @@ def lstm_needs_mli2(s):
 def lstm_plain_cell(s):
     """LSTM with {what}: MLI's lstm_cell is the plain cell (no peephole, projection, layer
     normalization or coupled input and forget gates)"""
-    present = [name for name, slots in lstm.OPTIONAL_PARTS.items()
-               if any(k < len(s.op.inputs) and s.op.inputs[k] >= 0 for k in slots)]
+    present = [
+        name
+        for name, slots in lstm.OPTIONAL_PARTS.items()
+        if any(k < len(s.op.inputs) and s.op.inputs[k] >= 0 for k in slots)
+    ]
     if len(s.op.inputs) <= lstm.BIASES[-1] or s.op.inputs[lstm.INPUT_WEIGHTS[0]] < 0:
         present.append("coupled input and forget gates (CIFG)")
     return {"what": " and ".join(present)} if present else _OK
@@ -47,5 +50,4 @@ def lstm_batch_major(s):
     return {"shape": list(x.shape)} if major or len(x.shape) != 3 else _OK
 
 
-LSTM_CHECKS = (lstm_needs_mli2, lstm_plain_cell, lstm_constant_weights, lstm_tanh,
-               lstm_batch_major)
+LSTM_CHECKS = (lstm_needs_mli2, lstm_plain_cell, lstm_constant_weights, lstm_tanh, lstm_batch_major)

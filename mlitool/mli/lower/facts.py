@@ -32,7 +32,7 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
         w = graph.slot(op, "weights")
         cin = graph.slot(op, "input").shape[-1]
         if cin == 1 and w.shape[-1] > 1:
-            return "conv2d"                  # one input channel: an ordinary convolution
+            return "conv2d"  # one input channel: an ordinary convolution
         return "depthwise_conv2d" if w.shape[-1] == cin else "group_conv2d"
     if op.type == "FULLY_CONNECTED" and fc_rows(graph, op) > 1:
         return "conv2d"
@@ -49,8 +49,13 @@ def fc_rows(graph: ir.Graph, op: ir.Op) -> int:
 def rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:
     """A rank-2 [rows, N] input or [rows, M] output of a multi-row FULLY_CONNECTED: the first
     dimension is rows of the matrix product, not a batch."""
-    return (op.type == "FULLY_CONNECTED" and len(t.shape) == 2 and fc_rows(graph, op) > 1
-            and t.size % fc_rows(graph, op) == 0 and t.shape[0] == fc_rows(graph, op))
+    return (
+        op.type == "FULLY_CONNECTED"
+        and len(t.shape) == 2
+        and fc_rows(graph, op) > 1
+        and t.size % fc_rows(graph, op) == 0
+        and t.shape[0] == fc_rows(graph, op)
+    )
 
 
 def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
@@ -58,7 +63,7 @@ def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
     (None, size) when dimensions after the axis are not all 1."""
     shape = graph.tensors[op.inputs[0]].shape
     axis = axis_list(graph, op)[0] % len(shape)
-    if any(d != 1 for d in shape[axis + 1:]):
+    if any(d != 1 for d in shape[axis + 1 :]):
         return None, int(shape[axis])
     return graph.tensors[op.inputs[0]].size // max(int(shape[axis]), 1), int(shape[axis])
 
@@ -66,6 +71,7 @@ def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
 def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
     """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE.
     Raises UnsupportedError when a parameter is not constant or not expressible."""
+
     def ints(name: str) -> list[int]:
         slot = opspec.spec(op.type).slot(name)
         v = const_values(graph, op.inputs[slot]) if len(op.inputs) > slot else None
@@ -87,5 +93,4 @@ def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
         return x, V.split_boxes(shape, ints("axis")[0], ints("size_splits"))
     if op.type == "SLICE":
         return x, [V.slice_box(shape, ints("begin"), ints("size"))]
-    return x, [V.strided_slice_box(shape, ints("begin"), ints("end"), ints("strides"),
-                                   op.options)]
+    return x, [V.strided_slice_box(shape, ints("begin"), ints("end"), ints("strides"), op.options)]

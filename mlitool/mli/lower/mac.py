@@ -28,8 +28,13 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     wt = b.g.slot(op, "weights")
     x_name = b.use(op, op.input("input"), el_a)
     if op.type == "FULLY_CONNECTED" and kind == "conv2d":
-        x_name = b.dense_view(op, fmt, x_name, (fc_rows(b.g, op), 1, int(wt.shape[1])),
-                              "fully connected rows as an HWC map for a 1x1 conv2d")
+        x_name = b.dense_view(
+            op,
+            fmt,
+            x_name,
+            (fc_rows(b.g, op), 1, int(wt.shape[1])),
+            "fully connected rows as an HWC map for a 1x1 conv2d",
+        )
     x = b.tensors[x_name]
     out = b.produce(op.outputs[0], el_a)
     notes: list[str] = []
@@ -37,12 +42,25 @@ def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
     wm, bm = encode(b, op, fmt, kind, x, out, notes)
     b.add(wm)
     b.add(bm)
-    relu = nullcontext(out.name) if kind != "fully_connected" or b.target.cfg_relu_on_fc \
+    relu = (
+        nullcontext(out.name)
+        if kind != "fully_connected" or b.target.cfg_relu_on_fc
         else b.relu_after(op, fmt, out.name)
+    )
     with relu as kout:
         cfg_type, cfg, kout, shown = _config(b, op, kind, x, out, kout, notes)
-        b.layer(op, kind, fmt, [x_name], [kout], weights=wm.name, bias=bm.name,
-                cfg_type=cfg_type, cfg=cfg, notes=notes)
+        b.layer(
+            op,
+            kind,
+            fmt,
+            [x_name],
+            [kout],
+            weights=wm.name,
+            bias=bm.name,
+            cfg_type=cfg_type,
+            cfg=cfg,
+            notes=notes,
+        )
         if shown is not None:
             b.view_layer(op, kout, *shown)
 
@@ -57,23 +75,26 @@ def _as_ohwi(b: Builder, op: ir.Op, kind: str, notes: list[str]):
     # depthwise over one input channel = conv: (1, Kh, Kw, Cout) -> OHWI (Cout, Kh, Kw, 1)
     as_conv = op.type == "DEPTHWISE_CONV_2D" and kind == "conv2d"
     rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
-    to_ohwi = (lambda a: np.ascontiguousarray(a.transpose(3, 1, 2, 0))) if as_conv \
-        else (lambda a: a)
+    to_ohwi = (
+        (lambda a: np.ascontiguousarray(a.transpose(3, 1, 2, 0))) if as_conv else (lambda a: a)
+    )
     if as_conv:
         notes.append("depthwise convolution of a single input channel lowered as conv2d")
-    if rows_fc:        # (M, N) -> OHWI (M, 1, 1, N): same products and sums per row
+    if rows_fc:  # (M, N) -> OHWI (M, 1, 1, N): same products and sums per row
         wt, rows = b.g.slot(op, "weights"), fc_rows(b.g, op)
         to_ohwi = lambda a: a.reshape(a.shape[0], 1, 1, a.shape[1])  # noqa: E731
-        notes.append(f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
-                     f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
-                     "row)")
-    dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.target,
-                          b.layout)
+        notes.append(
+            f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
+            f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
+            "row)"
+        )
+    dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.target, b.layout)
     return to_ohwi, dim
 
 
-def _sa8_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor,
-                  notes: list[str]) -> tuple[MliTensor, MliTensor]:
+def _sa8_operands(
+    b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor, notes: list[str]
+) -> tuple[MliTensor, MliTensor]:
     """SA8 weights (the model's own where int8, per-channel otherwise) and SA32 bias."""
     x_idx, w_idx, b_idx = op.input("input"), op.input("weights"), op.input("bias")
     wt, bt = b.g.tensors[w_idx], b.g.tensor(b_idx)
@@ -82,17 +103,31 @@ def _sa8_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out:
     w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
     b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
     clamped = None
-    if b.target.int16_scales:          # per-axis int8 frac bits
+    if b.target.int16_scales:  # per-axis int8 frac bits
         w_q, w_scale, b_q, b_float_scale, clamped = _clamp_degenerate(
-            w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis)
+            w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis
+        )
     w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
-    wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
-                   el_type=ElType.SA8, layout=lay, data=w_data, source=wt.name,
-                   source_index=w_idx)
-    bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
-                   role=Role.BIAS, shape=(cout,), el_type=ElType.SA32, layout="N",
-                   data=b_q, source=bt.name if bt is not None else None,
-                   source_index=b_idx if b_idx >= 0 else None)
+    wm = MliTensor(
+        name=b.base(w_idx),
+        role=Role.WEIGHTS,
+        shape=w_data.shape,
+        el_type=ElType.SA8,
+        layout=lay,
+        data=w_data,
+        source=wt.name,
+        source_index=w_idx,
+    )
+    bm = MliTensor(
+        name=bt.name if bt is not None else f"{out.name}_bias",
+        role=Role.BIAS,
+        shape=(cout,),
+        el_type=ElType.SA32,
+        layout="N",
+        data=b_q,
+        source=bt.name if bt is not None else None,
+        source_index=b_idx if b_idx >= 0 else None,
+    )
     _sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
     if clamped:
         wm.notes.append(clamped)
@@ -102,8 +137,9 @@ def _sa8_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out:
     return wm, bm
 
 
-def _fx_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor,
-                 notes: list[str]) -> tuple[MliTensor, MliTensor]:
+def _fx_operands(
+    b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor, notes: list[str]
+) -> tuple[MliTensor, MliTensor]:
     """FX weights and bias with frac bits that keep the accumulator and the bias term within
     range (the output's lowered to at most in + weights frac bits)."""
     el_a, el_w, el_b = FORMATS[fmt]
@@ -113,14 +149,15 @@ def _fx_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: 
     to_ohwi, _ = _as_ohwi(b, op, kind, notes)
     k_macs = _macs(b, op, kind)
     w_max, w_fx_of = _fx_weights(b, wt, el_w.bits, to_ohwi)
-    b_real = (_real_bias(b, bt, x_idx, wt) if bt is not None
-              else np.zeros(cout))
+    b_real = _real_bias(b, bt, x_idx, wt) if bt is not None else np.zeros(cout)
     w_frac = Q.fx_frac_bits(w_max, el_w.bits)
     deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
     if deficit:
         w_frac -= deficit
-        notes.append(f"{k_macs} MACs per output: weights frac bits lowered by {deficit} "
-                     "for accumulator headroom")
+        notes.append(
+            f"{k_macs} MACs per output: weights frac bits lowered by {deficit} "
+            "for accumulator headroom"
+        )
     # MLI adds the bias shifted to the accumulator's frac bits (in + w) as an int32 (the
     # 2.0.2 reference truncates it, fx16_fx8_fx8 saturates it): keep it inside 31 bits.
     b_max = float(np.max(np.abs(b_real), initial=0.0))
@@ -128,55 +165,83 @@ def _fx_operands(b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: 
         over = x.frac_bits + w_frac - (Q.fx_frac_bits(b_max, 32) - 1)
         if over > 0:
             w_frac -= over
-            notes.append(f"weights frac bits lowered by {over} so the bias fits the "
-                         "32-bit bias term at the accumulator's frac bits")
+            notes.append(
+                f"weights frac bits lowered by {over} so the bias fits the "
+                "32-bit bias term at the accumulator's frac bits"
+            )
     limit = x.frac_bits + w_frac
     b_frac = min(Q.fx_frac_bits(np.max(np.abs(b_real), initial=0.0), el_b.bits), limit)
     if out.frac_bits > limit:
-        notes.append(f"output frac bits lowered from {out.frac_bits} to {limit} "
-                     "(MLI: out_frac <= in_frac + w_frac)")
+        notes.append(
+            f"output frac bits lowered from {out.frac_bits} to {limit} "
+            "(MLI: out_frac <= in_frac + w_frac)"
+        )
         out.frac_bits = limit
     w_fx, w_sat = w_fx_of(w_frac)
     b_fx, b_sat = Q.fx_quantize(b_real, b_frac, el_b.bits)
     w_data, lay = _weights_layout(b, kind, w_fx)
-    wm = MliTensor(name=b.base(w_idx), role=Role.WEIGHTS, shape=w_data.shape,
-                   el_type=el_w, layout=lay, data=w_data, frac_bits=w_frac,
-                   source=wt.name, source_index=w_idx)
-    bm = MliTensor(name=bt.name if bt is not None else f"{out.name}_bias",
-                   role=Role.BIAS, shape=(cout,), el_type=el_b, layout="N", data=b_fx,
-                   frac_bits=b_frac, source=bt.name if bt is not None else None,
-                   source_index=b_idx if b_idx >= 0 else None)
+    wm = MliTensor(
+        name=b.base(w_idx),
+        role=Role.WEIGHTS,
+        shape=w_data.shape,
+        el_type=el_w,
+        layout=lay,
+        data=w_data,
+        frac_bits=w_frac,
+        source=wt.name,
+        source_index=w_idx,
+    )
+    bm = MliTensor(
+        name=bt.name if bt is not None else f"{out.name}_bias",
+        role=Role.BIAS,
+        shape=(cout,),
+        el_type=el_b,
+        layout="N",
+        data=b_fx,
+        frac_bits=b_frac,
+        source=bt.name if bt is not None else None,
+        source_index=b_idx if b_idx >= 0 else None,
+    )
     for tm, n in ((wm, w_sat), (bm, b_sat)):
         if n:
-            tm.notes.append(f"{n} of {tm.size} values saturated at frac bits "
-                            f"{tm.frac_bits}")
+            tm.notes.append(f"{n} of {tm.size} values saturated at frac bits {tm.frac_bits}")
     return wm, bm
 
 
-def _config(b: Builder, op: ir.Op, kind: str, x: MliTensor, out: MliTensor, kout: str,
-            notes: list[str]) -> tuple[str | None, dict, str, tuple[str, str] | None]:
+def _config(
+    b: Builder, op: ir.Op, kind: str, x: MliTensor, out: MliTensor, kout: str, notes: list[str]
+) -> tuple[str | None, dict, str, tuple[str, str] | None]:
     """(config type, config, the tensor the kernel writes, and (the model's tensor, why) when
     a view shows the kernel's output in the model's shape)."""
     wt = b.g.slot(op, "weights")
     cout = _cout(op, wt)
     if kind == "fully_connected":
-        cfg_type, cfg = ("mli_fully_connected_cfg", {"relu_type": b.relu_type(op, out)}) \
-            if b.target.cfg_relu_on_fc else (None, {})
+        cfg_type, cfg = (
+            ("mli_fully_connected_cfg", {"relu_type": b.relu_type(op, out)})
+            if b.target.cfg_relu_on_fc
+            else (None, {})
+        )
         shape = list(b.tensors[kout].shape)
         if len(shape) == 1:
             return cfg_type, cfg, kout, None
         vec = b.shaped_output(b.tensors[kout], (cout,), "vec")  # MLI 2.x: out->rank == 1
         why = f"the fully connected kernel's rank-1 output as {shape}"
         return cfg_type, cfg, vec, (kout, why)
-    if op.type == "FULLY_CONNECTED":        # several rows: a 1x1 conv2d
+    if op.type == "FULLY_CONNECTED":  # several rows: a 1x1 conv2d
         hwc = b.shaped_output(out, (fc_rows(b.g, op), 1, cout), "hwc")
-        return ("mli_conv2d_cfg", _pointwise_cfg(b, op, out), hwc,
-                (out.name, f"conv2d rows to {list(out.shape)}"))
+        return (
+            "mli_conv2d_cfg",
+            _pointwise_cfg(b, op, out),
+            hwc,
+            (out.name, f"conv2d rows to {list(out.shape)}"),
+        )
     if kind == "transpose_conv2d":
         return "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt), kout, None
     if FUSED_PAD in op.options:
-        notes.append(f"takes the padding of {op.options[FUSED_PAD]} (MLI pads "
-                     "convolutions with real zero, as PAD does): no copy")
+        notes.append(
+            f"takes the padding of {op.options[FUSED_PAD]} (MLI pads "
+            "convolutions with real zero, as PAD does): no copy"
+        )
     return "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt), kout, None
 
 
@@ -186,8 +251,9 @@ def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, s
         if kind in ("conv2d", "transpose_conv2d"):
             return np.ascontiguousarray(w.transpose(1, 2, 3, 0)), "HWCN"
         if kind in ("depthwise_conv2d", "group_conv2d"):
-            return np.ascontiguousarray(w.reshape(w.shape[1], w.shape[2], 1, w.shape[3])), \
-                "HW1N" if kind == "depthwise_conv2d" else "HWCN"
+            return np.ascontiguousarray(
+                w.reshape(w.shape[1], w.shape[2], 1, w.shape[3])
+            ), "HW1N" if kind == "depthwise_conv2d" else "HWCN"
         return np.ascontiguousarray(w.T), "NM"
     if kind == "conv2d":
         if b.layout == "chw":
@@ -206,8 +272,7 @@ def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool
     if wt.dtype == "int8" and wt.quant is not None:
         if np.any(wt.quant.zero_point != 0):
             raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
-        return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), \
-            wt.quant.per_axis
+        return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), wt.quant.per_axis
     w = P.real(wt)
     per_axis = len(wt.shape) == 4
     scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
@@ -215,7 +280,7 @@ def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool
     return q, scales.astype(np.float64), per_axis
 
 
-MAX_FRAC = 127       # MLI 2.x keeps scale frac bits in an int8
+MAX_FRAC = 127  # MLI 2.x keeps scale frac bits in an int8
 
 
 def _clamp_degenerate(w_q, w_scale, b_q, b_float_scale, in_scale, axis, per_axis):
@@ -226,25 +291,30 @@ def _clamp_degenerate(w_q, w_scale, b_q, b_float_scale, in_scale, axis, per_axis
     w_scale = np.asarray(w_scale, np.float64)
     b_scale = np.broadcast_to(np.asarray(b_float_scale, np.float64), w_scale.shape)
     tiny = np.finfo(np.float64).tiny
-    bad = (Q.frac_bits_mli2(np.maximum(w_scale, tiny)) > MAX_FRAC) | \
-        (Q.frac_bits_mli2(np.maximum(b_scale, tiny)) > MAX_FRAC)
+    bad = (Q.frac_bits_mli2(np.maximum(w_scale, tiny)) > MAX_FRAC) | (
+        Q.frac_bits_mli2(np.maximum(b_scale, tiny)) > MAX_FRAC
+    )
     if not bad.any():
         return w_q, w_scale, b_q, b_float_scale, None
     k = np.flatnonzero(bad)
     new = float(np.median(w_scale[~bad])) if (~bad).any() else 1.0
     in_s = np.float32(in_scale[0] if in_scale else 1.0)
     # Channels first (per-tensor: one channel), requantized from their real values.
-    w_ch = np.moveaxis(np.asarray(w_q), axis, 0).copy() if per_axis else np.asarray(w_q)[None].copy()
+    w_ch = (
+        np.moveaxis(np.asarray(w_q), axis, 0).copy() if per_axis else np.asarray(w_q)[None].copy()
+    )
     real = w_ch[k].astype(np.float64) * w_scale[k].reshape((-1,) + (1,) * (w_ch.ndim - 1))
     w_ch[k] = np.clip(np.round(real / new), -127, 127).astype(w_ch.dtype)
     new_b_scale = float(np.float32(in_s * np.float32(new)))
     b_out = np.array(b_q, np.int64).reshape(-1)
     if b_out.size == w_scale.size:
-        b_out[k] = np.clip(np.round(b_out[k] * b_scale[k] / new_b_scale), -2**31, 2**31 - 1)
-    note = (f"{len(k)} channel(s) ({', '.join(map(str, k[:8]))}{', ...' if len(k) > 8 else ''}) "
-            f"have scales below MLI 2.x's range (smallest {float(w_scale[k].min()):.3g}, max "
-            f"|weight| {float(np.abs(real).max(initial=0.0)):.3g}): given scale {new:.6g}, "
-            "weights requantized to it")
+        b_out[k] = np.clip(np.round(b_out[k] * b_scale[k] / new_b_scale), -(2**31), 2**31 - 1)
+    note = (
+        f"{len(k)} channel(s) ({', '.join(map(str, k[:8]))}{', ...' if len(k) > 8 else ''}) "
+        f"have scales below MLI 2.x's range (smallest {float(w_scale[k].min()):.3g}, max "
+        f"|weight| {float(np.abs(real).max(initial=0.0)):.3g}): given scale {new:.6g}, "
+        "weights requantized to it"
+    )
     w_scale, b_scale = w_scale.copy(), b_scale.copy()
     w_scale[k], b_scale[k] = new, new_b_scale
     w_q = np.ascontiguousarray(np.moveaxis(w_ch, 0, axis) if per_axis else w_ch[0])
@@ -257,8 +327,7 @@ def _sa32_bias(b: Builder, bt, x_idx, w_scale, cout) -> tuple[np.ndarray, np.nda
     in_s = np.float32(in_scale[0] if in_scale else 1.0)
     prod = (in_s * np.asarray(w_scale, dtype=np.float32)).astype(np.float64)
     if bt is None:
-        return np.zeros(cout, np.int32), np.broadcast_to(prod, (cout,)) if prod.size > 1 \
-            else prod
+        return np.zeros(cout, np.int32), np.broadcast_to(prod, (cout,)) if prod.size > 1 else prod
     if bt.dtype == "int32" and bt.quant is not None:
         return np.asarray(bt.data, dtype=np.int32), np.asarray(bt.quant.scale)
     real = np.asarray(bt.data, dtype=np.float64)
@@ -272,21 +341,25 @@ def _sa_weight_params(b: Builder, wm, bm, x, w_scale, b_float_scale, per_axis, d
         w16, wf = Q.encode_scale_mli2(w_scale)
         over = Q.mli2_scale_overflows(w_scale)
         if np.any(over):
-            wm.notes.append(f"{int(over.sum())} scale(s) round to 32768: encoded as 16384 "
-                            "with one frac bit less")
+            wm.notes.append(
+                f"{int(over.sum())} scale(s) round to 32768: encoded as 16384 "
+                "with one frac bit less"
+            )
         b_fs = b_float_scale if per_axis else b_float_scale[:1]
         b16, bf = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]), w16, wf, b_fs)
         b_over = int(np.count_nonzero(bf < Q.frac_bits_mli2(b_fs)))
         if b_over:
-            bm.notes.append(f"{b_over} scale(s) round to 32768: encoded as 16384 with one "
-                            "frac bit less")
+            bm.notes.append(
+                f"{b_over} scale(s) round to 32768: encoded as 16384 with one frac bit less"
+            )
         wm.scale, wm.scale_frac_bits = w16, wf
         bm.scale, bm.scale_frac_bits = b16, bf
     else:
         wm.scale, f = Q.encode_scale_mli11(w_scale, per_axis)
         wm.scale_frac_bits = np.array([f], np.int8)
-        bm.scale, fb = Q.encode_scale_mli11(b_float_scale if per_axis else
-                                            b_float_scale[:1], per_axis)
+        bm.scale, fb = Q.encode_scale_mli11(
+            b_float_scale if per_axis else b_float_scale[:1], per_axis
+        )
         bm.scale_frac_bits = np.array([fb], np.int8)
     wm.zero_point = np.zeros(n, np.int16)
     bm.zero_point = np.zeros(n, np.int16)
@@ -316,7 +389,7 @@ def _real_bias(b: Builder, bt: ir.Tensor, x_idx: int, wt: ir.Tensor) -> np.ndarr
     data = np.asarray(bt.data)
     if bt.quant is not None and data.dtype.kind in "iu":
         return bt.quant.dequantize(data)
-    if data.dtype.kind in "iu":          # int32 bias without its own scale: in * w
+    if data.dtype.kind in "iu":  # int32 bias without its own scale: in * w
         p = b.sa_params(x_idx)
         return data * (p[0] if p else 1.0) * np.asarray(wt.quant.scale)
     return data.astype(np.float64)
@@ -328,16 +401,23 @@ def _macs(b: Builder, op: ir.Op, kind: str) -> int:
         return int(w[1])
     if op.type == "CONV_2D":
         return int(w[1] * w[2] * w[3])
-    if op.type == "TRANSPOSE_CONV":        # one output sums ceil(K / stride) taps per axis
+    if op.type == "TRANSPOSE_CONV":  # one output sums ceil(K / stride) taps per axis
         o = op.options
         return int(-(-w[1] // o.get("stride_h", 1)) * -(-w[2] // o.get("stride_w", 1)) * w[3])
-    return int(w[1] * w[2])                 # depthwise / group / conv from depthwise: 1 input
+    return int(w[1] * w[2])  # depthwise / group / conv from depthwise: 1 input
 
 
 def _pointwise_cfg(b: Builder, op: ir.Op, out: MliTensor) -> dict:
     """A 1x1 conv2d: stride 1, no padding (multi-row fully connected)."""
-    cfg = {"relu_type": b.relu_type(op, out), "stride_width": 1, "stride_height": 1,
-           "padding_left": 0, "padding_right": 0, "padding_top": 0, "padding_bottom": 0}
+    cfg = {
+        "relu_type": b.relu_type(op, out),
+        "stride_width": 1,
+        "stride_height": 1,
+        "padding_left": 0,
+        "padding_right": 0,
+        "padding_top": 0,
+        "padding_bottom": 0,
+    }
     if b.target.has_dilation:
         cfg.update(dilation_width=1, dilation_height=1)
     return cfg
@@ -349,13 +429,20 @@ def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor
     kh, kw = wt.shape[1], wt.shape[2]
     dh, dw = o.get("dilation_h", 1), o.get("dilation_w", 1)
     sh, sw = o.get("stride_h", 1), o.get("stride_w", 1)
-    if EXPLICIT_PADDING in o:           # a fused PAD's and its own (passes.pad_fusion)
+    if EXPLICIT_PADDING in o:  # a fused PAD's and its own (passes.pad_fusion)
         pt, pb, pl, pr = o[EXPLICIT_PADDING]
     else:
         _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
         _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
-    cfg = {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
-           "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb}
+    cfg = {
+        "relu_type": b.relu_type(op, out),
+        "stride_width": sw,
+        "stride_height": sh,
+        "padding_left": pl,
+        "padding_right": pr,
+        "padding_top": pt,
+        "padding_bottom": pb,
+    }
     if b.target.has_dilation:
         cfg.update(dilation_width=dw, dilation_height=dh)
     return cfg
@@ -373,6 +460,14 @@ def _transpose_cfg(b: Builder, op: ir.Op, out: MliTensor, wt: ir.Tensor) -> dict
     padding = o.get("padding", "SAME")
     pt, pb = transpose_conv_padding(padding, in_shape[1], out_shape[1], wt.shape[1], sh)
     pl, pr = transpose_conv_padding(padding, in_shape[2], out_shape[2], wt.shape[2], sw)
-    return {"relu_type": b.relu_type(op, out), "stride_width": sw, "stride_height": sh,
-            "padding_left": pl, "padding_right": pr, "padding_top": pt, "padding_bottom": pb,
-            "dilation_width": 1, "dilation_height": 1}
+    return {
+        "relu_type": b.relu_type(op, out),
+        "stride_width": sw,
+        "stride_height": sh,
+        "padding_left": pl,
+        "padding_right": pr,
+        "padding_top": pt,
+        "padding_bottom": pb,
+        "dilation_width": 1,
+        "dilation_height": 1,
+    }

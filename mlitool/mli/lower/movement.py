@@ -32,8 +32,13 @@ def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     rows, size = argmax_rows(b.g, op)
     x = b.use(op, op.inputs[0], el)
-    x = b.dense_view(op, fmt, x, (rows, size) if rows > 1 else b.tensors[x].shape,
-                     "argmax offsets are indices only in a contiguous tensor")
+    x = b.dense_view(
+        op,
+        fmt,
+        x,
+        (rows, size) if rows > 1 else b.tensors[x].shape,
+        "argmax offsets are indices only in a contiguous tensor",
+    )
     out_idx = op.outputs[0]
     src = b.g.tensors[out_idx]
     shape = (1, 1) if rows == 1 else b.mli_shape(src.shape)
@@ -44,31 +49,58 @@ def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
     b.primary[out_idx] = b.add(out)
     ties = "of equal maxima MLI returns the last index, TFLite the first"
     if rows == 1:
-        b.layer(op, "argmax", fmt, [x], [out.name], cfg_type="mli_argmax_cfg",
-                    cfg={"axis": -1, "topk": 1}, notes=[ties])
+        b.layer(
+            op,
+            "argmax",
+            fmt,
+            [x],
+            [out.name],
+            cfg_type="mli_argmax_cfg",
+            cfg={"axis": -1, "topk": 1},
+            notes=[ties],
+        )
         return
     offs = _sa32_index_tensor(b, f"{out.name}_offsets", (rows, 1), out_idx)
     offs.notes.append("argmax output: offsets from the input's start (row * size + index)")
     b.add(offs)
-    b.layer(op, "argmax", fmt, [x], [offs.name], cfg_type="mli_argmax_cfg",
-                cfg={"axis": 0, "topk": 1},
-                notes=[f"argmax over {rows} rows of {size}: one top-1 per row along axis 0",
-                       ties])
+    b.layer(
+        op,
+        "argmax",
+        fmt,
+        [x],
+        [offs.name],
+        cfg_type="mli_argmax_cfg",
+        cfg={"axis": 0, "topk": 1},
+        notes=[f"argmax over {rows} rows of {size}: one top-1 per row along axis 0", ties],
+    )
     rel = _sa32_index_tensor(b, f"{out.name}_rows", (rows,), out_idx)
     rel.zero_point = (np.arange(rows, dtype=np.int64) * size).astype(np.int16)
     rel.scale, rel.scale_frac_bits = np.ones(rows, np.int16), np.zeros(rows, np.int8)
     rel.dim = 0
     rel.notes.append("the offsets with zero point = each row's start: real value = index")
     b.add(rel)
-    b.view_layer(op, offs.name, rel.name, "the same offsets with per-row zero points "
-                 "(the argmax kernel resets its output's parameters)")
+    b.view_layer(
+        op,
+        offs.name,
+        rel.name,
+        "the same offsets with per-row zero points "
+        "(the argmax kernel resets its output's parameters)",
+    )
     dst = out.name
     if out.shape != (rows,):
-        dst = b.add(dataclasses.replace(out, name=f"{out.name}_flat", shape=(rows,),
-                                        role=Role.ACTIVATION, mem_stride=(1,),
-                                        notes=[]))
-    b.convert(op, rel.name, dst, "offsets minus row starts = indices (exact: SA32 to "
-              "SA32, scale 1)")
+        dst = b.add(
+            dataclasses.replace(
+                out,
+                name=f"{out.name}_flat",
+                shape=(rows,),
+                role=Role.ACTIVATION,
+                mem_stride=(1,),
+                notes=[],
+            )
+        )
+    b.convert(
+        op, rel.name, dst, "offsets minus row starts = indices (exact: SA32 to SA32, scale 1)"
+    )
     if dst != out.name:
         b.view_layer(op, dst, out.name, f"indices in the model's shape {list(src.shape)}")
 
@@ -76,8 +108,14 @@ def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
 def _sa32_index_tensor(b: Builder, name: str, shape: tuple[int, ...], idx: int) -> MliTensor:
     """An SA32 tensor of integer indices with the parameters argmax writes into its output
     (per-tensor zero point 0, scale 1)."""
-    t = MliTensor(name=name, role=Role.ACTIVATION, shape=shape, el_type=ElType.SA32,
-                  source=b.g.tensors[idx].name, source_index=idx)
+    t = MliTensor(
+        name=name,
+        role=Role.ACTIVATION,
+        shape=shape,
+        el_type=ElType.SA32,
+        source=b.g.tensors[idx].name,
+        source_index=idx,
+    )
     return output_params("argmax", t, t)
 
 
@@ -103,15 +141,25 @@ def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
     if idx not in b.primary:
         b.use(op, idx, act_el(fmt))
     src = b.tensors[b.primary[idx]]
-    if b.layout == "chw" and len(src.shape) == 3 and src.shape[0] > 1 \
-            and src.shape[1] * src.shape[2] > 1:
+    if (
+        b.layout == "chw"
+        and len(src.shape) == 3
+        and src.shape[0] > 1
+        and src.shape[1] * src.shape[2] > 1
+    ):
         src = _chw_to_hwc(b, op, src, fmt)
     src = b.dense(op, fmt, src, f"{op.type} of a strided view needs a contiguous tensor")
     out_shape = b.mli_shape(b.g.tensors[op.outputs[0]].shape)
-    if b.layout == "chw" and len(out_shape) == 3 and out_shape[0] > 1 \
-            and out_shape[1] * out_shape[2] > 1 and out_shape != src.shape:
-        raise UnsupportedError(f"{op.label}: a reshape into a multi-channel map has no CHW "
-                               "view; use --layout hwc")
+    if (
+        b.layout == "chw"
+        and len(out_shape) == 3
+        and out_shape[0] > 1
+        and out_shape[1] * out_shape[2] > 1
+        and out_shape != src.shape
+    ):
+        raise UnsupportedError(
+            f"{op.label}: a reshape into a multi-channel map has no CHW view; use --layout hwc"
+        )
     out = b.produce(op.outputs[0], src.el_type)
     P.copy_params(src)(out)
     b.view_layer(op, src.name, out.name, f"{op.type} to {list(out.shape)}")
@@ -120,14 +168,22 @@ def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
 def _chw_to_hwc(b: Builder, op: ir.Op, src: MliTensor, fmt: str) -> MliTensor:
     c, h, w = src.shape
     t = b.derived(src, f"{src.name}_hwc", shape=(h, w, c), layout="HWC")
-    b.layer(op, "permute", fmt, [src.name], [t.name], cfg_type="mli_permute_cfg",
-                cfg={"perm_dim0": 1, "perm_dim1": 2, "perm_dim2": 0, "perm_dim3": 0},
-                notes=["inserted: CHW -> HWC so the flattening order matches TFLite's"])
+    b.layer(
+        op,
+        "permute",
+        fmt,
+        [src.name],
+        [t.name],
+        cfg_type="mli_permute_cfg",
+        cfg={"perm_dim0": 1, "perm_dim1": 2, "perm_dim2": 0, "perm_dim3": 0},
+        notes=["inserted: CHW -> HWC so the flattening order matches TFLite's"],
+    )
     return t
 
 
-def _slice_view(b: Builder, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: int
-                ) -> tuple[MliTensor | None, str]:
+def _slice_view(
+    b: Builder, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: int
+) -> tuple[MliTensor | None, str]:
     """A create_subtensor view of `x` for `box`, or (None, why not)."""
     if not box.unit_steps:
         return None, f"steps {list(box.step)}: a view cannot skip elements"
@@ -138,8 +194,10 @@ def _slice_view(b: Builder, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: in
     except SubtensorError as exc:
         return None, exc.message
     if v.shape != want:
-        return None, (f"create_subtensor gives shape {list(v.shape)} (it drops leading "
-                      f"size-1 axes), the model wants {list(want)}")
+        return None, (
+            f"create_subtensor gives shape {list(v.shape)} (it drops leading "
+            f"size-1 axes), the model wants {list(want)}"
+        )
     if not V.is_dense(v):
         if not b.target.strided_views:
             return None, f"a strided view, and MLI {b.target.version} kernels ignore mem_stride"
@@ -166,16 +224,26 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         v.role = Role.OUTPUT if out_idx in b.g.outputs else Role.ACTIVATION
         v.source, v.source_index = src.name, out_idx
         if not P.same_params(v, b.new_act(out_idx, el)):
-            v.notes.append("carries its input's parameters (the data is not requantized); "
-                           "the model gives this tensor other ones")
+            v.notes.append(
+                "carries its input's parameters (the data is not requantized); "
+                "the model gives this tensor other ones"
+            )
         b.primary[out_idx] = b.add(v)
         views.append(v.name)
         kind = "contiguous" if V.is_dense(v) else f"strided {list(v.mem_stride)}"
         notes.append(f"{v.name}: {kind} view of {v.buffer} at element {v.offset}")
     if views:
-        b.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
-                                 inputs=[x.name], outputs=views,
-                                 notes=["view: no call; " + "; ".join(notes)]))
+        b.layers.append(
+            MliLayer(
+                index=op.index,
+                op_type=op.type,
+                kind="view",
+                kernel="",
+                inputs=[x.name],
+                outputs=views,
+                notes=["view: no call; " + "; ".join(notes)],
+            )
+        )
     for out_idx, box, why in copies:
         off, size, step = (b.mli_shape(v) for v in (box.begin, box.size, box.step))
         out = b.produce(out_idx, el)
@@ -189,8 +257,9 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         b.view_layer(op, tmp.name, out.name, f"{op.type} drops size-1 axes")
 
 
-def _concat_piece(b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor,
-                  seen: set) -> str | None:
+def _concat_piece(
+    b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor, seen: set
+) -> str | None:
     """Why input `t` of a concatenation cannot be written in place as view `cand` of the
     output buffer (None: it can)."""
     if t.name in seen:
@@ -228,10 +297,10 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
         _concat(b, op, fmt, out, b.tensors[kout], ins)
 
 
-def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, ins: list[str]
-            ) -> None:
-    axis = b.mli_axis(int(op.options.get("axis", 0)),
-                      len(b.g.tensors[op.outputs[0]].shape))
+def _concat(
+    b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, ins: list[str]
+) -> None:
+    axis = b.mli_axis(int(op.options.get("axis", 0)), len(b.g.tensors[op.outputs[0]].shape))
     plans, acc, seen = [], 0, set()
     for idx, name in zip(op.inputs, ins):
         t = b.tensors[name]
@@ -239,8 +308,9 @@ def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, in
         off[axis] = acc
         acc += t.shape[axis]
         try:
-            cand = create_subtensor(kout, off, list(t.shape), kout.rank,
-                                    name=f"{kout.name}_part{len(plans)}")
+            cand = create_subtensor(
+                kout, off, list(t.shape), kout.rank, name=f"{kout.name}_part{len(plans)}"
+            )
             why = _concat_piece(b, op, idx, t, cand, seen)
         except SubtensorError as exc:
             cand, why = None, exc.message
@@ -252,7 +322,11 @@ def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, in
     for k, (t, cand, why) in enumerate(plans):
         if why is None:
             t.buffer, t.offset, t.mem_stride, t.capacity = (
-                cand.buffer, cand.offset, cand.mem_stride, cand.capacity)
+                cand.buffer,
+                cand.offset,
+                cand.mem_stride,
+                cand.capacity,
+            )
             t.notes.append(f"written in place into '{kout.name}' at element {cand.offset}")
             pieces.append(t.name)
             notes.append(f"input {k} '{t.name}': written in place by its producer")
@@ -264,34 +338,62 @@ def _concat(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, in
             b.mov(op, fmt, t.name, cand.name, [0] * t.rank, t.shape, [1] * t.rank, why)
             notes.append(f"input {k} '{t.name}': copied (mli_mov_tensor_sync): {why}")
         else:
-            b.convert(op, t.name, cand.name, "concatenation inputs must carry the "
-                      "output's parameters: requantized into its slice")
-            notes.append(f"input {k} '{t.name}': requantized into its slice "
-                         "(mli_hlp_convert_tensor)")
+            b.convert(
+                op,
+                t.name,
+                cand.name,
+                "concatenation inputs must carry the "
+                "output's parameters: requantized into its slice",
+            )
+            notes.append(
+                f"input {k} '{t.name}': requantized into its slice (mli_hlp_convert_tensor)"
+            )
         pieces.append(cand.name)
-    b.layers.append(MliLayer(index=op.index, op_type=op.type, kind="view", kernel="",
-                             inputs=pieces, outputs=[kout.name],
-                             notes=["view: no call; the inputs are slices of this buffer"]
-                             + notes))
+    b.layers.append(
+        MliLayer(
+            index=op.index,
+            op_type=op.type,
+            kind="view",
+            kernel="",
+            inputs=pieces,
+            outputs=[kout.name],
+            notes=["view: no call; the inputs are slices of this buffer"] + notes,
+        )
+    )
 
 
-def _concat_kernel(b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, ins: list[str],
-                   axis: int) -> None:
+def _concat_kernel(
+    b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: str, ins: list[str], axis: int
+) -> None:
     """MLI 1.x concatenation kernel (the inputs carry the output's parameters)."""
     names = []
     for i, name in zip(op.inputs, ins):
         if not P.same_params(b.tensors[name], out):
-            conv = b.derived(out, f"{b.tensors[name].name}_as_out",
-                             shape=b.tensors[name].shape, source_index=i,
-                             source=b.g.tensors[i].name)
-            b.convert(op, name, conv.name, "concatenation inputs must carry the "
-                      "output's parameters")
+            conv = b.derived(
+                out,
+                f"{b.tensors[name].name}_as_out",
+                shape=b.tensors[name].shape,
+                source_index=i,
+                source=b.g.tensors[i].name,
+            )
+            b.convert(
+                op, name, conv.name, "concatenation inputs must carry the output's parameters"
+            )
             name = conv.name
         names.append(name)
-    b.layer(op, "concat", fmt, names, [kout], cfg_type="mli_concat_cfg",
-                cfg={"axis": axis, "tensors_num": len(names)},
-                notes=["not all inputs can be written in place (contiguous slices only "
-                       f"on MLI {b.target.version})"])
+    b.layer(
+        op,
+        "concat",
+        fmt,
+        names,
+        [kout],
+        cfg_type="mli_concat_cfg",
+        cfg={"axis": axis, "tensors_num": len(names)},
+        notes=[
+            "not all inputs can be written in place (contiguous slices only "
+            f"on MLI {b.target.version})"
+        ],
+    )
 
 
 def _pad_value(b: Builder, op: ir.Op) -> int | None:
@@ -311,50 +413,68 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     xt = b.tensors[x]
     value = _pad_value(b, op)
     pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
-    cfg = {"padding_left": int(pads[2, 0]), "padding_right": int(pads[2, 1]),
-           "padding_top": int(pads[1, 0]), "padding_bottom": int(pads[1, 1])}
-    if pads[3].any():                          # channels (MLI 2.x mli_mov pads every dimension)
-        cfg.update(padding_channels_before=int(pads[3, 0]),
-                   padding_channels_after=int(pads[3, 1]))
+    cfg = {
+        "padding_left": int(pads[2, 0]),
+        "padding_right": int(pads[2, 1]),
+        "padding_top": int(pads[1, 0]),
+        "padding_bottom": int(pads[1, 1]),
+    }
+    if pads[3].any():  # channels (MLI 2.x mli_mov pads every dimension)
+        cfg.update(padding_channels_before=int(pads[3, 0]), padding_channels_after=int(pads[3, 1]))
     cfg_type = "mli_mov_cfg_t" if b.target.padding_via_mov else "mli_padding2d_cfg"
     if el.is_sa:
-        fill = int(xt.zero_point[0]) if value is None else value    # raw SA8 pad value
+        fill = int(xt.zero_point[0]) if value is None else value  # raw SA8 pad value
         if fill != 0:
             return _pad_wide(b, op, fmt, x, fill, cfg_type, cfg)
     elif value is not None and value != int(b.g.slot(op, "input").quant.zero_point[0]):
-        raise UnsupportedError(f"{op.label}: PADV2 value {value} is not real zero, and MLI "
-                               f"{fmt} padding fills zeros; use --format sa8 for this layer")
+        raise UnsupportedError(
+            f"{op.label}: PADV2 value {value} is not real zero, and MLI "
+            f"{fmt} padding fills zeros; use --format sa8 for this layer"
+        )
     kout, pending = b.kernel_output(op, op.outputs[0], el, P.copy_params(xt))
     b.layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
     b.finish(op, pending, "padding copies its input's parameters")
 
 
-def _pad_wide(b: Builder, op: ir.Op, fmt: str, x: str, fill: int, cfg_type: str, cfg: dict
-              ) -> None:
+def _pad_wide(b: Builder, op: ir.Op, fmt: str, x: str, fill: int, cfg_type: str, cfg: dict) -> None:
     """SA8 padding with `fill` != raw 0: MLI's copy pads raw zeros. Through SA32 with the
     same scale and zero point zp - fill, raw 0 stands for `fill`; both converts only add
     integers (scale ratio 1), so the result is exact."""
     if not b.target.padding_via_mov:
-        raise UnsupportedError(f"{op.label}: SA8 padding with raw value {fill} (not 0) "
-                               "needs MLI 2.x (SA32 copies)")
+        raise UnsupportedError(
+            f"{op.label}: SA8 padding with raw value {fill} (not 0) needs MLI 2.x (SA32 copies)"
+        )
     xt = b.tensors[x]
     zp32 = int(xt.zero_point[0]) - fill
 
     def wide(name: str, shape, why: str) -> MliTensor:
-        return b.derived(xt, name, shape=tuple(shape), el_type=ElType.SA32, layout="HWC",
-                         buffer=None, offset=0, capacity=None,
-                         zero_point=np.array([zp32], np.int16), notes=[why])
+        return b.derived(
+            xt,
+            name,
+            shape=tuple(shape),
+            el_type=ElType.SA32,
+            layout="HWC",
+            buffer=None,
+            offset=0,
+            capacity=None,
+            zero_point=np.array([zp32], np.int16),
+            notes=[why],
+        )
 
     out_shape = b.mli_shape(b.g.tensors[op.outputs[0]].shape)
-    src = wide(f"{xt.name}_sa32", xt.shape, f"SA32 copy of '{xt.name}' in which raw 0 is "
-               f"the pad value {fill}")
+    src = wide(
+        f"{xt.name}_sa32",
+        xt.shape,
+        f"SA32 copy of '{xt.name}' in which raw 0 is the pad value {fill}",
+    )
     dst = wide(f"{b.base(op.outputs[0])}_sa32", out_shape, "padded in SA32")
     out = b.produce(op.outputs[0], ElType.SA8)
     extra = (src.size + dst.size) * 4
-    note = (f"zero point {int(xt.zero_point[0])}: MLI pads raw zeros, so the copy pads an "
-            f"SA32 version (zero point {zp32}, raw 0 = {fill}) between two exact converts; "
-            f"{extra} bytes of extra activation RAM")
+    note = (
+        f"zero point {int(xt.zero_point[0])}: MLI pads raw zeros, so the copy pads an "
+        f"SA32 version (zero point {zp32}, raw 0 = {fill}) between two exact converts; "
+        f"{extra} bytes of extra activation RAM"
+    )
     b.convert(op, x, src.name, "SA8 -> SA32, same scale (exact)")
-    b.layer(op, "padding", fmt, [src.name], [dst.name], cfg_type=cfg_type, cfg=cfg,
-                notes=[note])
+    b.layer(op, "padding", fmt, [src.name], [dst.name], cfg_type=cfg_type, cfg=cfg, notes=[note])
     b.convert(op, dst.name, out.name, "SA32 -> SA8 (exact)")

@@ -17,8 +17,9 @@ def same_params(a: MliTensor, b: MliTensor) -> bool:
     if a.el_type.is_fx:
         return a.frac_bits == b.frac_bits
     if a.el_type.is_sa:
-        return (np.array_equal(a.zero_point, b.zero_point)
-                and np.array_equal(a.real_scale(), b.real_scale()))
+        return np.array_equal(a.zero_point, b.zero_point) and np.array_equal(
+            a.real_scale(), b.real_scale()
+        )
     return True
 
 
@@ -33,16 +34,19 @@ def kernel_leaves(kind: str, inp: MliTensor, cfg: dict | None = None):
         left = output_params(kind, inp, t, cfg)
         t.frac_bits, t.zero_point, t.scale = left.frac_bits, left.zero_point, left.scale
         t.scale_frac_bits, t.dim = left.scale_frac_bits, left.dim
+
     return leaves
 
 
 def copy_params(src: MliTensor):
     """A function giving a tensor `src`'s parameters (data copied without requantizing)."""
+
     def leaves(t: MliTensor) -> None:
         t.frac_bits = src.frac_bits
         if src.el_type.is_sa:
             t.zero_point, t.scale = src.zero_point.copy(), src.scale.copy()
             t.scale_frac_bits, t.dim = src.scale_frac_bits.copy(), src.dim
+
     return leaves
 
 

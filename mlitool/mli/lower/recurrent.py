@@ -24,10 +24,10 @@ from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
-MLI_GATE_ORDER = (0, 2, 1, 3)        # MLI (i, g, f, o) from TFLite's (input, forget, cell, output)
+MLI_GATE_ORDER = (0, 2, 1, 3)  # MLI (i, g, f, o) from TFLite's (input, forget, cell, output)
 RNN_ACT_TANH = 1
 RNN_OUT_ALL = 1
-DEFAULT_CELL_RANGE = 8.0             # where neither a clip nor an int16 cell state says more
+DEFAULT_CELL_RANGE = 8.0  # where neither a clip nor an int16 cell state says more
 
 
 def _gates(b: Builder, op: ir.Op, slots: tuple[int, ...], transpose: bool) -> list[np.ndarray]:
@@ -45,8 +45,12 @@ def _sa8_per_gate(b: Builder, op: ir.Op, slots, real: list[np.ndarray]):
     data, scales = [], []
     for g, r in zip(MLI_GATE_ORDER, real):
         t = b.g.tensors[op.inputs[slots[g]]]
-        if t.dtype == "int8" and t.quant is not None and not t.quant.per_axis \
-                and int(t.quant.zero_point[0]) == 0:
+        if (
+            t.dtype == "int8"
+            and t.quant is not None
+            and not t.quant.per_axis
+            and int(t.quant.zero_point[0]) == 0
+        ):
             data.append(np.asarray(t.data, np.int8).T)
             scales.append(float(t.quant.scale[0]))
             continue
@@ -89,9 +93,9 @@ class _Cell:
     prev_out: MliTensor
     cell_zero: MliTensor
     cell: MliTensor
-    real_w_in: list[np.ndarray]                 # per gate, MLI order, [N, M]
-    real_w_out: list[np.ndarray]                # [M, M]
-    real_bias: list[np.ndarray]                 # [M]
+    real_w_in: list[np.ndarray]  # per gate, MLI order, [N, M]
+    real_w_out: list[np.ndarray]  # [M, M]
+    real_bias: list[np.ndarray]  # [M]
     cell_range: float
 
 
@@ -105,39 +109,80 @@ def lower_lstm(b: Builder, op: ir.Op, fmt: str) -> None:
     m = bias[0].shape[0]
     cell_range, cell_note = _cell_range(b, op)
 
-    def tensor(suffix: str, role: Role, shape, el: ElType, layout: str = "", slot=None,
-               note: str | None = None) -> MliTensor:
-        return MliTensor(name=f"{out.name}_{suffix}", role=role, shape=shape, el_type=el,
-                         layout=layout, notes=[note] if note else [],
-                         source_index=op.inputs[slot] if slot is not None else None)
+    def tensor(
+        suffix: str,
+        role: Role,
+        shape,
+        el: ElType,
+        layout: str = "",
+        slot=None,
+        note: str | None = None,
+    ) -> MliTensor:
+        return MliTensor(
+            name=f"{out.name}_{suffix}",
+            role=role,
+            shape=shape,
+            el_type=el,
+            layout=layout,
+            notes=[note] if note else [],
+            source_index=op.inputs[slot] if slot is not None else None,
+        )
 
-    k = _Cell(x, out,
-              tensor("weights_in", Role.WEIGHTS, (4,) + w_in[0].shape, el_w, "GNM",
-                     lstm.INPUT_WEIGHTS[0]),
-              tensor("weights_out", Role.WEIGHTS, (4, m, m), el_w, "GMM",
-                     lstm.RECURRENT_WEIGHTS[0]),
-              tensor("bias", Role.BIAS, (4, m), el_b, "GM", lstm.BIASES[0]),
-              tensor("prev_out", Role.PARAM, (m,), el_a,
-                     note="the previous output at the first step: zero (one sequence per run)"),
-              tensor("cell_zero", Role.PARAM, (m,), el_a,
-                     note="copied into the cell state before every run"),
-              tensor("cell", Role.ACTIVATION, (m,), el_a, note=cell_note),
-              w_in, w_out, bias, cell_range)
+    k = _Cell(
+        x,
+        out,
+        tensor(
+            "weights_in", Role.WEIGHTS, (4,) + w_in[0].shape, el_w, "GNM", lstm.INPUT_WEIGHTS[0]
+        ),
+        tensor("weights_out", Role.WEIGHTS, (4, m, m), el_w, "GMM", lstm.RECURRENT_WEIGHTS[0]),
+        tensor("bias", Role.BIAS, (4, m), el_b, "GM", lstm.BIASES[0]),
+        tensor(
+            "prev_out",
+            Role.PARAM,
+            (m,),
+            el_a,
+            note="the previous output at the first step: zero (one sequence per run)",
+        ),
+        tensor(
+            "cell_zero", Role.PARAM, (m,), el_a, note="copied into the cell state before every run"
+        ),
+        tensor("cell", Role.ACTIVATION, (m,), el_a, note=cell_note),
+        w_in,
+        w_out,
+        bias,
+        cell_range,
+    )
     if el_a == ElType.SA8:
         _sa8_params(b, op, k)
     else:
         _fx_params(k, el_w.bits, el_b.bits)
     for t in (k.w_in, k.w_out, k.bias, k.prev_out, k.cell_zero, k.cell):
         b.add(t)
-    b.mov(op, fmt, k.cell_zero.name, k.cell.name, [0], [m], [1],
-          "reset the LSTM cell state to zero")
-    b.layer(op, "lstm_cell", fmt, [x.name, k.prev_out.name, k.cell.name], [out.name],
-            bias=k.bias.name, params={"weights_in": k.w_in.name, "weights_out": k.w_out.name},
-            cfg_type="mli_rnn_cell_cfg",
-            cfg={"direction": 0, "results": RNN_OUT_ALL, "act": RNN_ACT_TANH,
-                 "scratch_bytes": 4 * m * el_a.dtype.itemsize, "scratch_type": el_a.c_type},
-            notes=["gates stacked in MLI's order (i, g, f, o) from TFLite's (input, forget, "
-                   "cell, output); every step's output kept", cell_note])
+    b.mov(
+        op, fmt, k.cell_zero.name, k.cell.name, [0], [m], [1], "reset the LSTM cell state to zero"
+    )
+    b.layer(
+        op,
+        "lstm_cell",
+        fmt,
+        [x.name, k.prev_out.name, k.cell.name],
+        [out.name],
+        bias=k.bias.name,
+        params={"weights_in": k.w_in.name, "weights_out": k.w_out.name},
+        cfg_type="mli_rnn_cell_cfg",
+        cfg={
+            "direction": 0,
+            "results": RNN_OUT_ALL,
+            "act": RNN_ACT_TANH,
+            "scratch_bytes": 4 * m * el_a.dtype.itemsize,
+            "scratch_type": el_a.c_type,
+        },
+        notes=[
+            "gates stacked in MLI's order (i, g, f, o) from TFLite's (input, forget, "
+            "cell, output); every step's output kept",
+            cell_note,
+        ],
+    )
 
 
 def _sa8_params(b: Builder, op: ir.Op, k: _Cell) -> None:
@@ -145,17 +190,22 @@ def _sa8_params(b: Builder, op: ir.Op, k: _Cell) -> None:
     k.w_out.data, s_out = _sa8_per_gate(b, op, lstm.RECURRENT_WEIGHTS, k.real_w_out)
     # MLI adds the bias to the input part of each gate: its scale is x_scale * w_in_scale[g].
     b_scale = np.float32(k.x.real_scale()[0]) * s_in.astype(np.float32)
-    k.bias.data = np.stack([Q.int_quantize(r, float(s), 0, 32)[0]
-                            for r, s in zip(k.real_bias, b_scale)]).astype(np.int32)
+    k.bias.data = np.stack(
+        [Q.int_quantize(r, float(s), 0, 32)[0] for r, s in zip(k.real_bias, b_scale)]
+    ).astype(np.int32)
     for t, scales in ((k.w_in, s_in), (k.w_out, s_out)):
         t.scale, t.scale_frac_bits = Q.encode_scale_mli2(scales)
         t.zero_point, t.dim = np.zeros(4, np.int16), 0
     k.bias.scale, k.bias.scale_frac_bits = Q.bias_scale_mli2(
-        int(k.x.scale[0]), int(k.x.scale_frac_bits[0]), k.w_in.scale, k.w_in.scale_frac_bits,
-        b_scale.astype(np.float64))
+        int(k.x.scale[0]),
+        int(k.x.scale_frac_bits[0]),
+        k.w_in.scale,
+        k.w_in.scale_frac_bits,
+        b_scale.astype(np.float64),
+    )
     k.bias.zero_point, k.bias.dim = np.zeros(4, np.int16), 0
     b.set_sa(k.cell, k.cell_range / 127, 0)
-    for t, like in ((k.prev_out, k.out), (k.cell_zero, k.cell)):   # real zero in their params
+    for t, like in ((k.prev_out, k.out), (k.cell_zero, k.cell)):  # real zero in their params
         t.scale, t.scale_frac_bits = like.scale.copy(), like.scale_frac_bits.copy()
         t.zero_point, t.dim = like.zero_point.copy(), -1
         t.data = np.full(t.shape, int(like.zero_point[0]), np.int8)
@@ -167,8 +217,10 @@ def _fx_params(k: _Cell, w_bits: int, b_bits: int) -> None:
         t.data, _ = Q.fx_quantize(real, t.frac_bits, w_bits)
     real_b = np.stack(k.real_bias)
     # MLI shifts the bias to the input part's frac bits (in + w_in): it must not exceed them.
-    k.bias.frac_bits = min(Q.fx_frac_bits(float(np.abs(real_b).max(initial=0.0)), b_bits),
-                           int(k.x.frac_bits) + int(k.w_in.frac_bits))
+    k.bias.frac_bits = min(
+        Q.fx_frac_bits(float(np.abs(real_b).max(initial=0.0)), b_bits),
+        int(k.x.frac_bits) + int(k.w_in.frac_bits),
+    )
     k.bias.data, _ = Q.fx_quantize(real_b, k.bias.frac_bits, b_bits)
     k.cell.frac_bits = Q.fx_frac_bits(k.cell_range, 16)
     for t, like in ((k.prev_out, k.out), (k.cell_zero, k.cell)):

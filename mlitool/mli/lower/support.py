@@ -44,11 +44,16 @@ def activation_type(s: Subject, t: ir.Tensor):
     and one scale, as 16x8 models have)
 
     ARG_MAX outputs are indices (any integer type)."""
-    if t.dtype in ("int8", "float32") or (optable.spec(s.op.type).index_outputs
-                                          and t.index in s.op.outputs):
+    if t.dtype in ("int8", "float32") or (
+        optable.spec(s.op.type).index_outputs and t.index in s.op.outputs
+    ):
         return _OK
-    if t.dtype == "int16" and t.quant is not None and not t.quant.per_axis \
-            and int(t.quant.zero_point[0]) == 0:
+    if (
+        t.dtype == "int16"
+        and t.quant is not None
+        and not t.quant.per_axis
+        and int(t.quant.zero_point[0]) == 0
+    ):
         return _OK
     return {"name": _label(t), "dtype": t.dtype}
 
@@ -71,12 +76,13 @@ TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_mo
 def fused_activation(s: Subject):
     """fused activation {act} has no MLI equivalent"""
     act = s.op.options.get("fused_activation", "NONE")
-    if not optable.spec(s.op.type).fused_activation:    # the LSTM's gate activation: its checks
+    if not optable.spec(s.op.type).fused_activation:  # the LSTM's gate activation: its checks
         return _OK
     return _OK if act in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1") else {"act": act}
 
 
 # --- the check -----------------------------------------------------------------------------
+
 
 def refusal(graph: ir.Graph, op: ir.Op, target: Target, layout: str) -> str | None:
     """Why `op` cannot be lowered for this MLI version and layout (None when it can)."""
@@ -90,8 +96,11 @@ def refusal(graph: ir.Graph, op: ir.Op, target: Target, layout: str) -> str | No
     # when they are not, the op's own check says so (the activation checks would only call
     # their type or batch wrong).
     params = {spec.slot(name) for name in spec.params}
-    acts = [graph.tensors[i] for slot, i in enumerate(op.inputs)
-            if i >= 0 and graph.tensors[i].data is None and slot not in params]
+    acts = [
+        graph.tensors[i]
+        for slot, i in enumerate(op.inputs)
+        if i >= 0 and graph.tensors[i].data is None and slot not in params
+    ]
     for t in acts + [graph.tensors[i] for i in op.outputs]:
         for check in TENSOR_CHECKS:
             fields = check(s, t)

@@ -25,16 +25,19 @@ from mlitool.mli.target import Target
 
 __all__ = ["PASSES", "run_passes"]
 
-PASSES = (
-    fuse_pad_into_conv,
-)
+PASSES = (fuse_pad_into_conv,)
 
 
 def run_passes(graph: ir.Graph, target: Target, passes=PASSES) -> ir.Graph:
     """`graph` rewritten by `passes` in order (a shallow copy: tensors and untouched ops are
     shared, the op list is the copy's own)."""
-    g = dataclasses.replace(graph, ops=list(graph.ops), tensors=list(graph.tensors),
-                            inputs=list(graph.inputs), outputs=list(graph.outputs))
+    g = dataclasses.replace(
+        graph,
+        ops=list(graph.ops),
+        tensors=list(graph.tensors),
+        inputs=list(graph.inputs),
+        outputs=list(graph.outputs),
+    )
     for rewrite in passes:
         g = rewrite(g, target)
     return g

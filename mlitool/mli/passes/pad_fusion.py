@@ -11,8 +11,8 @@ from mlitool.geometry import tflite_padding
 from mlitool.mli.target import Target
 
 # Options a fused convolution carries (read by mac.py):
-EXPLICIT_PADDING = "explicit_padding"   # (top, bottom, left, right): replaces TFLite's padding
-FUSED_PAD = "fused_pad"                 # the label of the PAD op taken in, for the layer's note
+EXPLICIT_PADDING = "explicit_padding"  # (top, bottom, left, right): replaces TFLite's padding
+FUSED_PAD = "fused_pad"  # the label of the PAD op taken in, for the layer's note
 
 
 def fuse_pad_into_conv(graph: ir.Graph, target: Target) -> ir.Graph:
@@ -28,8 +28,8 @@ def fuse_pad_into_conv(graph: ir.Graph, target: Target) -> ir.Graph:
     if not target.fuses_pad_into_conv:
         return graph
     consumers = graph.consumers()
-    fused: dict[int, ir.Op] = {}               # conv index -> the rewritten conv
-    dropped: set[int] = set()                  # PAD indices
+    fused: dict[int, ir.Op] = {}  # conv index -> the rewritten conv
+    dropped: set[int] = set()  # PAD indices
     for op in graph.ops:
         if op.type not in ("PAD", "PADV2"):
             continue
@@ -38,8 +38,10 @@ def fuse_pad_into_conv(graph: ir.Graph, target: Target) -> ir.Graph:
             continue
         dropped.add(op.index)
         fused[conv.index] = dataclasses.replace(
-            conv, inputs=(op.input("input"), *conv.inputs[1:]),
-            options={**conv.options, EXPLICIT_PADDING: tuple(total), FUSED_PAD: op.label})
+            conv,
+            inputs=(op.input("input"), *conv.inputs[1:]),
+            options={**conv.options, EXPLICIT_PADDING: tuple(total), FUSED_PAD: op.label},
+        )
     if not fused:
         return graph
     ops = [fused.get(op.index, op) for op in graph.ops if op.index not in dropped]
@@ -67,17 +69,23 @@ def _fusion(graph: ir.Graph, pad: ir.Op, consumers) -> tuple[ir.Op | None, list[
     if out in graph.outputs or len(readers) != 1 or pads[3].any():
         return None, []
     conv = readers[0]
-    if conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D") or conv.input("input") != out \
-            or out in conv.inputs[1:] or not _fill_is_zero(graph, pad):
+    if (
+        conv.type not in ("CONV_2D", "DEPTHWISE_CONV_2D")
+        or conv.input("input") != out
+        or out in conv.inputs[1:]
+        or not _fill_is_zero(graph, pad)
+    ):
         return None, []
     o, wt = conv.options, graph.slot(conv, "weights")
     padded = graph.tensors[out].shape
     total: list[int] = []
-    for axis, (k, s, d) in ((1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
-                            (2, (wt.shape[2], o.get("stride_w", 1), o.get("dilation_w", 1)))):
+    for axis, (k, s, d) in (
+        (1, (wt.shape[1], o.get("stride_h", 1), o.get("dilation_h", 1))),
+        (2, (wt.shape[2], o.get("stride_w", 1), o.get("dilation_w", 1))),
+    ):
         _, before, after = tflite_padding(o.get("padding", "VALID"), padded[axis], k, s, d)
         pair = [int(pads[axis, 0]) + before, int(pads[axis, 1]) + after]
-        if max(pair) >= (k - 1) * d + 1:       # MLI: padding smaller than the kernel's extent
+        if max(pair) >= (k - 1) * d + 1:  # MLI: padding smaller than the kernel's extent
             return None, []
         total += pair
     return conv, total
