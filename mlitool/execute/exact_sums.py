@@ -4,7 +4,9 @@ A float type sums integers exactly while every partial sum, in whatever order BL
 below 2^(mantissa bits + 1): with terms bounded by |x|max * |w|max, a reduction of length k is
 exact when k * |x|max * |w|max <= 2^24 (float32) or 2^53 (float64). float32 sgemm is about twice
 as fast as dgemm and moves half the bytes, so a long reduction is cut into chunks that each stay
-exact in float32 and the chunk results (integers below 2^24) are added in float64.
+exact in float32 and the chunk results (integers below 2^24) are added in float64. That total
+needs no bound of its own: chunks of at least 16 terms mean terms below 2^20, so it passes 2^53
+only past 2^33 terms, whose float32 weight copy alone would take 32 GiB.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def exact_matmul(x: np.ndarray, w: np.ndarray, term_bound: int) -> np.ndarray:
     chunk = f32_chunk(term_bound)
     if chunk >= k:
         return np.matmul(x.astype(np.float32, copy=False), w.astype(np.float32, copy=False))
-    if chunk >= _MIN_F32_CHUNK and k * term_bound <= F64_EXACT:
+    if chunk >= _MIN_F32_CHUNK:
         x32, w32 = x.astype(np.float32, copy=False), w.astype(np.float32, copy=False)
         acc = np.matmul(x32[..., :chunk], w32[:chunk]).astype(np.float64)
         for start in range(chunk, k, chunk):

@@ -102,9 +102,9 @@ def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
 
 
 def _newton_reciprocal_f2(a: np.ndarray) -> np.ndarray:
-    """x ≈ 1 / ((1 + a) / 2) in Q2.13 for a in Q0.15 (three Newton-Raphson steps)."""
-    s = a + INT16_MAX
-    half_denominator = wrap16(_trunc_div_pot(s + np.where(s >= 0, 1, -1), 1))  # RoundingHalfSum
+    """x ≈ 1 / ((1 + a) / 2) in Q2.13 for a in Q0.15 (three Newton-Raphson steps). a is an exp
+    result, never negative: RoundingHalfSum(a, 1) = (a + 32767 + 1) / 2 needs no negative case."""
+    half_denominator = (a + INT16_MAX + 1) >> 1
     x = wrap16(
         _const(1515870810) + srdhm16(half_denominator, _const(-1010580540))
     )  # 48/17 - 32/17 d

@@ -130,3 +130,24 @@ def test_eltwise_byte_pair_table(mode, kernel, monkeypatch):
         got, _ = run_case(kernel, case, arith_of(mode))
         assert np.array_equal(got, case.expected["out"]), f"c{case.index:03d} [{case.tags}]"
     assert tabled, "no case took the table path"
+
+
+@pytest.mark.parametrize(
+    "kernel", [f"eltwise_{op}_{t}" for op in ("add", "mul") for t in ("fx8", "sa8")]
+)
+def test_eltwise_byte_pair_tables_of_both_round_modes_in_one_process(kernel, monkeypatch):
+    """UP, CONVERGENT, then UP again with one table cache: each build gets its own tables (the
+    golden answers of both modes, on cases the modes tell apart)."""
+    monkeypatch.setattr(eltwise, "_TABLE_MIN_SIZE", 0)
+    monkeypatch.setattr(eltwise, "_TABLES", {})
+    up, conv = (
+        load(shared_path("golden"), mode, kernel)[1]
+        for mode in ("UP_ACCU_OFF", "CONVERGENT_ACCU_OFF")
+    )
+    assert any(not np.array_equal(a.expected["out"], b.expected["out"]) for a, b in zip(up, conv))
+    for mode, cases in (("UP_ACCU_OFF", up), ("CONVERGENT_ACCU_OFF", conv), ("UP_ACCU_OFF", up)):
+        for case in cases:
+            got, _ = run_case(kernel, case, arith_of(mode))
+            assert np.array_equal(got, case.expected["out"]), (
+                f"{mode} c{case.index:03d} [{case.tags}]"
+            )

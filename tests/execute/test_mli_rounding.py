@@ -71,8 +71,8 @@ def test_asr_rnd_scalar_shift(mode):
 
 @pytest.mark.parametrize("mode", MODES)
 def test_rounding_shift64_ties(mode):
-    """sa8_result's in-place int64 path: 1 <= n <= 62, |p| < 2^62."""
-    x, n = _case(range(1, 63), 63)
+    """sa8_result's in-place int64 path: 1 <= n <= 63, |p| < 2^62."""
+    x, n = _case(range(1, 64), 63)
     want = [ref_asr_rnd(int(a), int(b), 64, mode) for a, b in zip(x, n)]
     np.testing.assert_array_equal(macquant._rounding_shift64(x.copy(), n, mode), want)
 

@@ -18,12 +18,18 @@ from tests.support.lstm_models import float_lstm_model, int8_lstm_model
 from tests.support.tflite_build import T, single_op_model
 
 
-def _compare(tmp_path, model: bytes, samples: int = 12, seed: int = 1) -> np.ndarray:
+def _compare(
+    tmp_path, model: bytes, samples: int = 12, seed: int = 1, held: bool = False
+) -> np.ndarray:
+    """Our outputs equal LiteRT's on random int8 inputs (`held`: each sample's first step repeated
+    over the sequence, batch-major models only)."""
     path = tmp_path / "lstm.tflite"
     path.write_bytes(model)
     g = read(path).main
     shape = tuple(g.tensors[g.inputs[0]].shape)
     x = np.random.default_rng(seed).integers(-128, 128, (samples,) + shape, dtype=np.int8)
+    if held:
+        x = np.repeat(x[:, :, :1], shape[1], axis=2)
     ref = reference_outputs(path, g, {g.inputs[0]: x})[g.outputs[0]]
     ours = run_graph(g, {g.inputs[0]: x}, "tflite")[g.outputs[0]]
     assert ours.dtype == np.int8
@@ -53,6 +59,27 @@ def test_integer_lstm_equals_litert(case, tmp_path):
     assert len(np.unique(out)) > min(out.size // 4, 8)  # not a constant output
 
 
+# An input held over the sequence drives gates and cells into saturation, where a wrong bound or
+# constant shows: outputs on int8's -128; a CIFG input gate of 1 - forget on saturated gates; cells
+# of a Q5.10 state beyond 16, whose tanh takes exp below -32 (gemmlowp clamps it to 0); the hidden
+# multiplier's float32 product rounding the saturated sigmoid(8) * tanh(8) = 32756 * 32767 to 88
+# at this hidden scale (87 in float64).
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"hidden_zp": -100},
+        {"cifg": True, "gate_gain": 3.0, "cell_power": -15},
+        {"cell_power": -10, "gate_gain": 3.0, "steps": 40},
+        {"gate_gain": 5.0, "steps": 12, "hidden_scale": 0.011424037627875805},
+    ],
+    ids=lambda case: ",".join(f"{k}={v}" for k, v in case.items()),
+)
+def test_integer_lstm_saturated_equals_litert(case, tmp_path):
+    out = _compare(tmp_path, int8_lstm_model(**case), samples=16, held=True)
+    assert (out == -128).any() or "hidden_zp" not in case
+    assert len(np.unique(out)) > 8
+
+
 @pytest.mark.parametrize("power", [-8, -16])
 def test_cell_scale_outside_tanh_range_is_refused(power, tmp_path):
     """TFLite's cell tanh takes Q0.15 .. Q6.9 (its dispatch silently skips other formats)."""
@@ -61,6 +88,28 @@ def test_cell_scale_outside_tanh_range_is_refused(power, tmp_path):
     g = read(path).main
     x = np.zeros((1,) + tuple(g.tensors[g.inputs[0]].shape), np.int8)
     with pytest.raises(UnsupportedError, match=re.escape("between 2^-15 and 2^-9")):
+        run_graph(g, {g.inputs[0]: x}, "tflite")
+
+
+@pytest.mark.parametrize(
+    "slots_from, what",
+    [
+        ({9: 13}, "peephole"),
+        ({11: 13}, "peephole"),
+        ({16: 6}, "projection"),
+        ({17: 13}, "projection"),
+        ({20: 13}, "layer normalization"),
+        ({23: 13}, "layer normalization"),
+    ],
+)
+def test_optional_parts_are_refused(slots_from, what, tmp_path):
+    """A part the integer kernel does not compute is refused, never silently left out (the
+    optional slots filled with tensors of valid shapes)."""
+    path = tmp_path / "lstm.tflite"
+    path.write_bytes(int8_lstm_model(slots_from=slots_from))
+    g = read(path).main
+    x = np.zeros((1,) + tuple(g.tensors[g.inputs[0]].shape), np.int8)
+    with pytest.raises(UnsupportedError, match=f"an integer LSTM with {what}"):
         run_graph(g, {g.inputs[0]: x}, "tflite")
 
 

@@ -23,12 +23,14 @@ def int8_lstm_model(
     time_major: bool = False,
     gate_gain: float = 1.0,
     seed: int = 0,
+    hidden_scale: float = 1 / 128,
     slots_from: dict[int, int] | None = None,
 ) -> bytes:
     """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer writes it: per-tensor int8
     weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power),
     five intermediates (four unquantized gate placeholders, the hidden state's quantization).
-    `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
+    `hidden_scale` is the hidden intermediate's scale (the output's quantization in TFLite's
+    kernel). `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
     rng = np.random.default_rng(seed)
     x_scale, h_scale = 0.02, 1 / 128
 
@@ -67,7 +69,12 @@ def int8_lstm_model(
     first_intermediate = len(tensors)
     tensors += [T([0], dtype="float32", name=f"gate{g}") for g in range(4)]
     tensors.append(
-        T([0], scale=h_scale, zero_point=h_zp if hidden_zp is None else hidden_zp, name="hidden")
+        T(
+            [0],
+            scale=hidden_scale,
+            zero_point=h_zp if hidden_zp is None else hidden_zp,
+            name="hidden",
+        )
     )
     out_shape = [steps, batch, cells] if time_major else [batch, steps, cells]
     tensors.append(T(out_shape, scale=h_scale, zero_point=h_zp, name="y"))

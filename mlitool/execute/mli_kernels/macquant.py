@@ -182,7 +182,7 @@ def sa8_result(
         zp_inside = out_zp if arith.round_mode == mli_intops.UP and int(n.max()) <= 40 else 0
         o = _round_scaled(acc, mul * np.ldexp(1.0, -n), arith.round_mode, bias, zp_inside)
         out_zp -= zp_inside
-    elif n.size and int(n.min()) >= 1 and int(n.max()) <= 62 and amax < _SHIFT64_ACC:
+    elif n.size and int(n.min()) >= 1 and amax < _SHIFT64_ACC:
         o = _rounding_shift64(_with_bias(acc, bias) * mul, n, arith.round_mode)
     else:
         o = mli_intops.asr_rnd(_with_bias(acc, bias) * mul, n, 64, arith.round_mode)
@@ -224,11 +224,11 @@ def _round_scaled(
 
 
 def _rounding_shift64(p: np.ndarray, n: np.ndarray, mode: str) -> np.ndarray:
-    """asr_rnd64(p, n) for 1 <= n <= 62 and |p| < 2^62, in place (p is a fresh product).
+    """asr_rnd64(p, n) for 1 <= n <= 63 and |p| < 2^62, in place (p is a fresh product).
 
     UP: (p + 2^(n-1)) >> n cannot overflow here. CONVERGENT: adding 2^(n-1) - 1 plus the LSB of
     the truncated result rounds ties to even: x = q*2^n + r rounds up iff r > half, or r == half
-    and q is odd.
+    and q is odd. Both give 0 at n = 63 (|p| < 2^62 is below half of 2^63), as asr_rnd64 does.
     """
     half = np.left_shift(np.int64(1), n - 1)
     if mode == mli_intops.UP:
