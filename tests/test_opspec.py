@@ -1,4 +1,4 @@
-"""The OpSpec registry (mlitool/opspec.py, mlitool/optable.py): a toy op added through its OpSpec
+"""The OpSpec registry (mlitool/opspec.py, mlitool/optable/): a toy op added through its OpSpec
 alone flows through validation, the support check, lowering, inspect and the executors; and no
 per-op table is left outside the registry."""
 
@@ -115,8 +115,8 @@ def test_slots_by_name():
     )
 
 
-# Collections naming two or more registered ops (optable.py has none: one entry per op), and why
-# these remain.
+# Collections naming two or more registered ops (mlitool/optable/ has none: one entry per op),
+# and why these remain.
 # Fused activations share names with ops (RELU...): sets of those are not op tables.
 _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {

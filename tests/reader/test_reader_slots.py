@@ -15,7 +15,9 @@ import inspect
 import numpy as np
 import pytest
 
-from mlitool.tflite import reader as tflite_reader
+from mlitool.tflite import checked, read_tensors, reader
+
+READER = (reader, read_tensors)  # the modules that read slots; the constants are checked.py's
 
 # Which schema field each slot constant of the reader names: (table, generated accessor).
 FIELDS = {
@@ -108,7 +110,9 @@ def generated_layout(table: str, accessor: str) -> np.dtype:
 def _slot_uses() -> list[tuple[str, str, object]]:
     """(method, slot argument, layout argument) of every call of a slot method in the reader; the
     slot argument is a constant's name, or the literal itself when the reader wrote a number."""
-    tree = ast.parse(inspect.getsource(tflite_reader))
+    tree = ast.Module(
+        body=[n for m in READER for n in ast.parse(inspect.getsource(m)).body], type_ignores=[]
+    )
     wrapped = {}  # wrapper method -> layout it passes on for its `slot`
     for fn in ast.walk(tree):
         if isinstance(fn, ast.FunctionDef) and fn.name in SLOT_METHODS:
@@ -146,7 +150,7 @@ USES = _slot_uses()
 def _layout_of(node: ast.expr) -> np.dtype:
     """A layout argument of the reader: a struct constant or a dtype string."""
     if isinstance(node, ast.Name):
-        return np.dtype(getattr(tflite_reader, node.id).format)
+        return np.dtype(getattr(checked, node.id).format)
     return np.dtype(ast.literal_eval(node))
 
 
@@ -155,8 +159,8 @@ def test_slot_matches_generated_accessor(method, slot, layout):
     assert isinstance(slot, str), f"{method}() is given the literal slot {slot}: name the field"
     assert slot in FIELDS, f"{slot} is read but not mapped to a schema field here"
     table, accessor = FIELDS[slot]
-    assert getattr(tflite_reader, slot) == generated_slot(table, accessor), (
-        f"{slot} = {getattr(tflite_reader, slot)}, but tflite.{table}.{accessor} reads slot "
+    assert getattr(checked, slot) == generated_slot(table, accessor), (
+        f"{slot} = {getattr(checked, slot)}, but tflite.{table}.{accessor} reads slot "
         f"{generated_slot(table, accessor)}"
     )
     if layout is not None:

@@ -1,0 +1,167 @@
+"""Built-in OpSpecs of the data-movement ops: CONCATENATION, PAD(V2), RESHAPE, SQUEEZE,
+EXPAND_DIMS, TRANSPOSE, ARG_MAX/ARG_MIN and the slices (SLICE, STRIDED_SLICE, SPLIT, SPLIT_V)."""
+
+from __future__ import annotations
+
+from mlitool.execute import float_ops as F
+from mlitool.execute import layout_ops as LO
+from mlitool.execute import tflite_ops as T
+from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import movement
+from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.tflite import validate_ops as V
+
+# Data movement: one arithmetic-free kernel for both execution modes.
+register(
+    OpSpec(
+        "CONCATENATION",
+        ("input",),
+        variadic=True,
+        options="ConcatenationOptions",
+        all_data=True,
+        quantized=True,
+        shapes=V.concat_shapes,
+        kind="concat",
+        reads_views=True,
+        checks=(C.concat_inputs_variable, C.concat_keeps_batch),
+        lower=movement.lower_concatenation,
+        run=(F.concatenation, T.concatenation),
+    )
+)
+_PAD = dict(quantized=True, kind="padding", lower=movement.lower_pad, run=(F.pad, T.pad))
+register(
+    OpSpec(
+        "PAD",
+        ("input", "paddings"),
+        options="PadOptions",
+        **_PAD,
+        checks=(C.pad_spatial, C.pad_channels_need_mli2),
+    )
+)
+register(
+    OpSpec(
+        "PADV2",
+        ("input", "paddings", "constant_values"),
+        optional=1,
+        options="PadV2Options",
+        **_PAD,
+        checks=(C.pad_spatial, C.pad_channels_need_mli2, C.pad_value_constant, C.float_pad_zero),
+    )
+)
+register(
+    OpSpec(
+        "RESHAPE",
+        ("input", "shape"),
+        optional=1,
+        options="ReshapeOptions",
+        shapes=V.same_size,
+        kind="view",
+        lower=movement.lower_reshape,
+        run=(LO.reshape,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "SQUEEZE",
+        ("input",),
+        options="SqueezeOptions",
+        shapes=V.same_size,
+        kind="view",
+        lower=movement.lower_reshape,
+        run=(LO.reshape,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "EXPAND_DIMS",
+        ("input", "axis"),
+        options="ExpandDimsOptions",
+        shapes=V.same_size,
+        run=(LO.reshape,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "TRANSPOSE",
+        ("input", "perm"),
+        options="TransposeOptions",
+        kind="permute",
+        checks=(C.transpose_keeps_batch,),
+        lower=movement.lower_transpose,
+        run=(LO.transpose,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "ARG_MAX",
+        ("input", "axis"),
+        options="ArgMaxOptions",
+        types=CONVERT,
+        index_outputs=True,
+        kind="argmax",
+        checks=(
+            C.kernel_needs_mli2,
+            C.argmax_axis_constant,
+            C.argmax_last_axis,
+            C.argmax_row_starts_fit,
+        ),
+        lower=movement.lower_arg_max,
+        run=(LO.arg_max,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "ARG_MIN",
+        ("input", "axis"),
+        options="ArgMinOptions",
+        types=CONVERT,
+        index_outputs=True,
+        run=(LO.arg_min,) * 2,
+    )
+)
+
+# Slices: views of their input where MLI can address them (else mli_mov copies).
+_SLICE = dict(
+    kind="view",
+    checks=(C.slice_expressible, C.slice_keeps_batch),
+    lower=movement.lower_slice,
+    reads_views=True,
+)
+register(
+    OpSpec(
+        "SLICE",
+        ("input", "begin", "size"),
+        options="SliceOptions",
+        **_SLICE,
+        run=(LO.slice_op,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "STRIDED_SLICE",
+        ("input", "begin", "end", "strides"),
+        options="StridedSliceOptions",
+        **_SLICE,
+        run=(LO.strided_slice,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "SPLIT",
+        ("axis", "input"),
+        outputs=(1, VARIADIC),
+        options="SplitOptions",
+        **_SLICE,
+        run=(LO.split,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "SPLIT_V",
+        ("input", "size_splits", "axis"),
+        outputs=(1, VARIADIC),
+        options="SplitVOptions",
+        **_SLICE,
+        run=(LO.split_v,) * 2,
+    )
+)
