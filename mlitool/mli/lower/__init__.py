@@ -11,7 +11,7 @@ Layout of this package: support.py (the support check) and checks.py (one named 
 refusal), builder.py (the state a lowering builds up), params.py (tensor parameters compared and
 copied, real values of constants), facts.py (what it reads off the graph), one
 module per op family (mac.py, activations.py, movement.py, recurrent.py). Which ops exist, what
-they become and the function that lowers each is their OpSpec (mlitool/optable.py).
+they become and the function that lowers each is their OpSpec (mlitool/optable/).
 
 Public: `lower(graph, ...)`, `unsupported_ops(graph, target, layout)`, `check_supported`.
 """
