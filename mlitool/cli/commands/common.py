@@ -6,9 +6,16 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import typer
+
 from mlitool.cli.notices import one_line as _one_line
 from mlitool.cli.options import _value
 from mlitool.errors import OptionError
+
+
+def path_option(*names: str, metavar: str, help: str):
+    """An optional file or directory option of one command, no default shown."""
+    return typer.Option(None, *names, metavar=metavar, show_default=False, help=help)
 
 
 def model_options(

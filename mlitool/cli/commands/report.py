@@ -10,7 +10,7 @@ from typing import Optional
 import typer
 
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import model_options, out_dir, print_warnings
+from mlitool.cli.commands.common import model_options, out_dir, path_option, print_warnings
 from mlitool.cli.options import (
     AccuOpt,
     CalibrationMethodOpt,
@@ -66,27 +66,14 @@ def report_cmd(
     as_json: JsonOpt = False,
     json_out: JsonOutOpt = None,
     out: OutOpt = None,
-    csv_dir: Optional[Path] = typer.Option(
-        None,
-        "--csv",
-        metavar="DIR",
-        show_default=False,
-        help="Write one CSV file per table into DIR.",
+    csv_dir: Optional[Path] = path_option(
+        "--csv", metavar="DIR", help="Write one CSV file per table into DIR."
     ),
-    markdown: Optional[Path] = typer.Option(
-        None,
-        "--md",
-        "--markdown",
-        metavar="FILE",
-        show_default=False,
-        help="Write the report as Markdown.",
+    markdown: Optional[Path] = path_option(
+        "--md", "--markdown", metavar="FILE", help="Write the report as Markdown."
     ),
-    html: Optional[Path] = typer.Option(
-        None,
-        "--html",
-        metavar="FILE",
-        show_default=False,
-        help="Write a self-contained HTML report with charts.",
+    html: Optional[Path] = path_option(
+        "--html", metavar="FILE", help="Write a self-contained HTML report with charts."
     ),
     quiet: QuietOpt = False,
 ) -> None:

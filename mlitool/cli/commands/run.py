@@ -8,7 +8,7 @@ from typing import Optional
 import typer
 
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import finish, model_options, out_dir
+from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
 from mlitool.cli.options import (
     AccuOpt,
     CalibrationMethodOpt,
@@ -55,12 +55,8 @@ def run_cmd(
     round_mode: RoundOpt = None,
     accu: AccuOpt = None,
     out: OutOpt = None,
-    npz: Optional[Path] = typer.Option(
-        None,
-        "--npz",
-        metavar="FILE",
-        show_default=False,
-        help="The output .npz [default: DIR/STEM.MODE.npz].",
+    npz: Optional[Path] = path_option(
+        "--npz", metavar="FILE", help="The output .npz [default: DIR/STEM.MODE.npz]."
     ),
     dump_layers: bool = typer.Option(
         False,
