@@ -1,6 +1,6 @@
 """The Typer app: its name, help, exit-code epilog and global options (--version, --debug).
 
-The commands register on it in commands.py; entry.py runs it.
+The commands register on it in commands/ (one module per command); entry.py runs it.
 """
 
 from __future__ import annotations

@@ -11,8 +11,9 @@ from __future__ import annotations
 from typing import Any
 
 from mlitool.mli.types import MliModel
-from mlitool.report.build import REMEDY_NOTE, LayerAccuracy, accuracy_section, layer_label, remedy
+from mlitool.report.build import REMEDY_NOTE, LayerAccuracy, accuracy_section, remedy
 from mlitool.report.document import Chart, Section, Series, make_table
+from mlitool.report.sections import layer_label
 from mlitool.report.sensitivity import LayerSensitivity
 
 

@@ -14,7 +14,8 @@ input parameters for the SNR figures, the `tflite` activations for the LSB figur
 
 Reduced-accumulator analysis (issue 6 item 3): for every op whose layers include an SA8 MAC
 kernel, the isolated layer is run with FULL_ACCU ON and OFF (the chosen ROUND_MODE) on the same
-input; ops where OFF costs more than `ACCU_LIMIT_LSB` are named with the cost and a remedy.
+input; ops where OFF costs more than `ACCU_LIMIT_LSB` are named with the cost and a remedy
+(`mlitool.verify.document` writes the document).
 Every checked op's entry in "layers" carries its cost as "reduced_accumulator".
 
 Samples are processed in batches and statistics accumulated, so memory stays bounded.
@@ -36,9 +37,8 @@ from mlitool.execute.mli_intops import Arith
 from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
+from mlitool.verify.document import build_document
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
-
-ACCU_LIMIT_LSB = 1
 
 
 @dataclass(frozen=True)
@@ -97,24 +97,6 @@ def classifier_outputs(graph: ir.Graph) -> set[int]:
 def _is_int(t: ir.Tensor) -> bool:
     """A quantized integer tensor (int8; int16 in 16x8 models): LSB figures against tflite mode."""
     return t.dtype in ("int8", "int16") and t.quant is not None
-
-
-def _input_note(opts: VerifyOptions, graph: ir.Graph) -> dict[str, Any]:
-    if opts.input is not None:
-        return {"source": str(opts.input), "random": False}
-    kinds = {np.dtype(graph.tensors[i].dtype).kind for i in graph.inputs}
-    span = (
-        "every level of each input's quantized range"
-        if kinds <= set("iu")
-        else "uniform over each input's range (float inputs: [-1, 1), or the range of the "
-        "QUANTIZE op reading them)"
-    )
-    return {
-        "source": "random",
-        "random": True,
-        "seed": opts.seed,
-        "note": f"no --input given: {opts.samples} random samples (seed {opts.seed}), {span}",
-    }
 
 
 def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions) -> dict[str, Any]:
@@ -214,7 +196,7 @@ def compare(
         advance(min(size, n - done))
         done += size
 
-    return _document(
+    return build_document(
         model_path,
         graph,
         mli,
@@ -312,137 +294,3 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
                 if i in classifier:
                     st["top1_litert"].add(lit[j], q)
     return rows, outs
-
-
-def _document(
-    model_path,
-    graph,
-    mli,
-    fmt,
-    arith,
-    build,
-    opts,
-    n,
-    ops,
-    rows,
-    groups,
-    outs,
-    classifier,
-    accu_ops,
-    other_accu,
-    units,
-    references: dict[str, Any],
-) -> dict[str, Any]:
-    from mlitool.verify.metrics import finite
-
-    def real(stats: RealStats) -> dict:
-        return {k: finite(v) for k, v in stats.result().items()}
-
-    oracle = references["oracle"]
-    litert_on = bool(oracle and oracle["available"])
-    layers = []
-    for op in ops:
-        i = op.outputs[0]
-        row = rows[op.index]
-        entry = {
-            "op": op.index,
-            "type": op.type,
-            "tensor": graph.tensors[i].name,
-            "kernels": [layer.kernel or "(view)" for layer in groups[op.index]],
-            "chained": real(row.chained),
-            "isolated": real(row.isolated),
-        }
-        if row.chained_lsb.count:
-            entry["chained"].update(row.chained_lsb.result())
-            entry["isolated"].update(row.isolated_lsb.result())
-        if litert_on and row.litert_lsb.count:
-            entry["chained"]["litert"] = row.litert_lsb.result()
-        if op.index in accu_ops:
-            entry["reduced_accumulator"] = row.accu.result()
-        layers.append(entry)
-
-    outputs = []
-    for i, st in outs.items():
-        entry: dict[str, Any] = {
-            "tensor": graph.tensors[i].name,
-            "index": i,
-            "vs_float": real(st["float"]),
-        }
-        if st["tflite"].count:
-            entry["vs_tflite"] = st["tflite"].result()
-            if i in units:  # a float output: LSB of the int8 tensor before it
-                entry["vs_tflite"]["units"] = graph.tensors[units[i]].name
-        if litert_on and st["litert"].count:
-            entry["vs_litert"] = st["litert"].result()
-        if i in classifier:
-            entry["top1"] = {"vs_float": st["top1_float"].result()}
-            if st["top1_tflite"].count:
-                entry["top1"]["vs_tflite"] = st["top1_tflite"].result()
-            if litert_on and st["top1_litert"].count:
-                entry["top1"]["vs_litert"] = st["top1_litert"].result()
-        outputs.append(entry)
-
-    accu_rows = []
-    for op in ops:
-        if op.index not in accu_ops:
-            continue
-        res = rows[op.index].accu.result()
-        if res["max_lsb"] > ACCU_LIMIT_LSB:
-            name = graph.tensors[op.outputs[0]].name
-            accu_rows.append(
-                {
-                    "op": op.index,
-                    "type": op.type,
-                    "tensor": name,
-                    **res,
-                    "remedy": (
-                        f"run this layer in fx16 (a config override: [[tool.mlitool.layer]] "
-                        f'index = {op.index}, format = "fx16"), or use the full-accumulator '
-                        "build (FULL_ACCU=ON, --target em)"
-                    ),
-                }
-            )
-    failed = []
-    if opts.min_snr is not None:
-        for o in outputs:
-            snr = o["vs_float"]["snr_db"]
-            value = float(snr) if isinstance(snr, str) else snr
-            if value < opts.min_snr:
-                failed.append(
-                    f"output {o['tensor']!r}: SNR {value:.2f} dB < --min-snr {opts.min_snr:g}"
-                )
-    if opts.max_lsb is not None:
-        for o in outputs:
-            if "vs_tflite" in o and o["vs_tflite"]["max_lsb"] > opts.max_lsb:
-                failed.append(
-                    f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
-                    f"tflite > --max-lsb {opts.max_lsb}"
-                )
-    return {
-        "model": str(model_path),
-        "config": mli.config,
-        "format": fmt,
-        "mli": mli.mli_version,
-        "arith": {"round_mode": arith.round_mode, "full_accu": arith.full_accu, "build": build},
-        "inputs": {**_input_note(opts, graph), "samples": n},
-        "references": references,
-        "outputs": outputs,
-        "layers": layers,
-        "reduced_accumulator": {
-            "compared": "FULL_ACCU OFF vs ON, isolated, ROUND_MODE="
-            f"{other_accu.round_mode.upper()}",
-            "limit_lsb": ACCU_LIMIT_LSB,
-            "layers_checked": len(accu_ops),
-            "layers": accu_rows,
-            "worst": max((rows[o].accu.result()["max_lsb"] for o in accu_ops), default=0),
-        },
-        "thresholds": {"min_snr": opts.min_snr, "max_lsb": opts.max_lsb, "failed": failed},
-        "warnings": [
-            *mli.warnings,
-            *(
-                [f"--oracle {oracle['name']} not used: {oracle['message']}"]
-                if oracle and not oracle["available"]
-                else []
-            ),
-        ],
-    }

@@ -452,7 +452,7 @@ def test_report_lists_lowering_decisions_with_reasons(tmp_path):
     """Issue 7 / 6: where lowering inserted a copy, a convert or rewrote a pooling window, the
     report says which layer and why (the same notes the manifest carries)."""
     from mlitool.mli.lower import lower
-    from mlitool.report.build import decisions_table
+    from mlitool.report.sections import decisions_table
     from mlitool.tflite.reader import read_model
 
     model = lower(read_model(SAMPLES / "ops" / "avg_pool_global_same.tflite").main, format="sa8")

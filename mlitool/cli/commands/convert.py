@@ -1,0 +1,129 @@
+"""`mlitool convert`: requantize a model and write NAME.h, NAME.c and NAME.json; the table of
+its layers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mlitool.cli.app import EXIT_CODES, app
+from mlitool.cli.commands.common import finish, model_options
+from mlitool.cli.options import (
+    AccuOpt,
+    CalibrationMethodOpt,
+    CalibrationOpt,
+    ConfigOpt,
+    FormatOpt,
+    JsonOpt,
+    JsonOutOpt,
+    LayoutOpt,
+    MliOpt,
+    ModelArg,
+    OutOpt,
+    QuietOpt,
+    RoundOpt,
+    TargetOpt,
+)
+
+
+@app.command("convert", epilog=EXIT_CODES)
+def convert_cmd(
+    model: ModelArg,
+    out: OutOpt = None,
+    name: Optional[str] = typer.Option(
+        None, "--name", help="Base name of NAME.h/.c/.json [default: the model file's stem]."
+    ),
+    fmt: FormatOpt = None,
+    mli: MliOpt = None,
+    layout: LayoutOpt = None,
+    config: ConfigOpt = None,
+    header: str = typer.Option("mli_api.h", "--header", help="MLI API header to #include."),
+    align: Optional[int] = typer.Option(
+        None, "--align", help="Alignment attribute for data arrays."
+    ),
+    section: Optional[str] = typer.Option(None, "--section", help="Linker section for weights."),
+    single_header: bool = typer.Option(
+        False, "--single-header", help="Write one self-contained NAME.h with static definitions."
+    ),
+    no_runtime: bool = typer.Option(
+        False,
+        "--no-runtime",
+        help="Tensors and configs only: no NAME_init / NAME_run (the output of earlier versions).",
+    ),
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
+    weights_only: bool = typer.Option(
+        False,
+        "--weights-only",
+        help="Float models without calibration: convert weights, leave activations unquantized.",
+    ),
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json into -o DIR
+    [default: the working directory]."""
+    from mlitool.cli.progress import progress_for, wanted
+    from mlitool.convert import EmitOptions, convert
+
+    model_opts = model_options(
+        fmt,
+        config,
+        calibration,
+        calibration_method,
+        target,
+        round_mode,
+        accu,
+        mli=mli,
+        layout=layout,
+        weights_only=weights_only,
+    )
+    emit_opts = EmitOptions(
+        out=out or Path("."),
+        name=name,
+        header=header,
+        align=align,
+        section=section,
+        single_header=single_header,
+        runtime=not no_runtime,
+    )
+    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        result = convert(model, model_opts, emit_opts, progress)
+    finish(
+        result,
+        as_json=as_json,
+        json_out=json_out,
+        quiet=quiet,
+        render=lambda: _render_convert(result),
+    )
+
+
+def _render_convert(result: dict) -> None:
+    from mlitool.cli.console import stdout_console, table
+
+    console = stdout_console()
+    rows = [
+        [
+            str(layer["index"]),
+            layer["op"],
+            layer["kernel"] or "(view)",
+            layer["output"],
+            "; ".join(layer["notes"]),
+        ]
+        for layer in result["layers"]
+    ]
+    console.print(
+        table(
+            f"{result['model']} → MLI {result['target']} ({result['format']})",
+            ("#", "op", "MLI kernel", "output", "notes"),
+            rows,
+            width=console.width,
+        )
+    )
+    console.print(f"constant data: {result['constant_bytes']:,} bytes", markup=False)
+    console.print(f"config: {result['config'] or 'none'}", markup=False)

@@ -1,0 +1,45 @@
+"""`mlitool inspect`: the model summary (style, inputs/outputs, one row per op, totals)."""
+
+from __future__ import annotations
+
+from mlitool.cli.app import EXIT_CODES, app
+from mlitool.cli.commands.common import finish, out_dir
+from mlitool.cli.options import (
+    JsonOpt,
+    JsonOutOpt,
+    ModelArg,
+    OutOpt,
+    QuietOpt,
+)
+
+
+@app.command("inspect", epilog=EXIT_CODES)
+def inspect_cmd(
+    model: ModelArg,
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    out: OutOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Summarise a .tflite model: style, inputs/outputs, one row per op, totals.
+    With -o DIR: DIR/STEM.inspect.json."""
+    from mlitool.inspect.command import inspect_file
+
+    summary = inspect_file(model)
+    d = out_dir(out)
+    files = (d / f"{model.stem}.inspect.json",) if d else ()
+
+    def render():
+        from mlitool.inspect.render import render as render_summary
+
+        render_summary(summary)
+
+    finish(
+        summary,
+        as_json=as_json,
+        json_out=json_out,
+        quiet=quiet,
+        render=render,
+        files=files,
+        allow_nan=False,
+    )

@@ -1,0 +1,109 @@
+"""`mlitool run`: run a model on a batch of inputs and write the outputs as .npz."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from mlitool.cli.app import EXIT_CODES, app
+from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
+from mlitool.cli.options import (
+    AccuOpt,
+    CalibrationMethodOpt,
+    CalibrationOpt,
+    ConfigOpt,
+    FormatOpt,
+    JobsOpt,
+    JsonOpt,
+    JsonOutOpt,
+    Mode,
+    ModelArg,
+    OutOpt,
+    QuietOpt,
+    RoundOpt,
+    TargetOpt,
+)
+from mlitool.errors import OptionError
+
+
+@app.command("run", epilog=EXIT_CODES)
+def run_cmd(
+    model: ModelArg,
+    input_file: Path = typer.Option(
+        ...,
+        "--input",
+        "-i",
+        help=".npy / .npz batch (leading "
+        "dimension = samples; .npz keyed by input name). Float arrays "
+        "are real values, arrays of the input's dtype quantized values.",
+        show_default=False,
+    ),
+    mode: Mode = typer.Option(
+        "mli",
+        "--mode",
+        "-m",
+        case_sensitive=False,
+        help="Arithmetic: MLI kernels, TFLite reference, or float.",
+    ),
+    fmt: FormatOpt = None,
+    config: ConfigOpt = None,
+    calibration: CalibrationOpt = None,
+    calibration_method: CalibrationMethodOpt = "minmax",
+    target: TargetOpt = None,
+    round_mode: RoundOpt = None,
+    accu: AccuOpt = None,
+    out: OutOpt = None,
+    npz: Optional[Path] = path_option(
+        "--npz", metavar="FILE", help="The output .npz [default: DIR/STEM.MODE.npz]."
+    ),
+    dump_layers: bool = typer.Option(
+        False,
+        "--dump-layers",
+        help="Also write every intermediate tensor (mli mode: raw MLI tensors as mli/NAME).",
+    ),
+    jobs: JobsOpt = None,
+    as_json: JsonOpt = False,
+    json_out: JsonOutOpt = None,
+    quiet: QuietOpt = False,
+) -> None:
+    """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs
+    as .npz into -o DIR [default: the working directory]."""
+    from mlitool.run import RunOptions, default_output, run
+
+    if out is not None and out.suffix == ".npz":
+        raise OptionError(f"-o/--out {out} names a directory; give the file with --npz {out}")
+    model_opts = model_options(
+        fmt, config, calibration, calibration_method, target, round_mode, accu
+    )
+    if npz is None and out is not None:
+        npz = out_dir(out) / default_output(model, mode.value).name
+    from mlitool.cli.progress import progress_for, wanted
+
+    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        summary = run(
+            model,
+            model_opts,
+            RunOptions(
+                input=input_file,
+                mode=mode.value,
+                output=npz,
+                dump_layers=dump_layers,
+                jobs=jobs,
+                progress=progress,
+            ),
+        )
+
+    def render():
+        extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
+        print(
+            f"{summary['model']}: {summary['samples']} sample(s) in {summary['mode']} mode{extra}"
+        )
+        for o in summary["outputs"]:
+            top = f"; top-1 of the first samples: {o['top1']}" if "top1" in o else ""
+            print(f"  {o['name']}: {o['dtype']} {o['shape']}{top}")
+        if summary["mode"] == "mli":
+            print(f"config: {summary['config'] or 'none'}")
+
+    finish(summary, as_json=as_json, json_out=json_out, quiet=quiet, render=render)
