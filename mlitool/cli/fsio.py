@@ -92,7 +92,7 @@ def write_files_atomically(files: Mapping[str | Path, Content]) -> list[Path]:
                 os.close(fd)
                 raise
             syncs.append(_Fsync(fd))  # closes fd
-        for sync in syncs:
+        for (path, _), sync in zip(staged, syncs):  # noqa: B007 - `path` names a failing file
             sync.wait()
         for path, tmp in staged:
             os.replace(tmp, path)
