@@ -16,7 +16,7 @@ from mlitool.execute import tflite_mac as TM
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import activations as act
 from mlitool.mli.lower import checks as C
-from mlitool.mli.lower import mac, movement, recurrent
+from mlitool.mli.lower import concat, mac, movement, recurrent
 from mlitool.mli.lower.checks_recurrent import LSTM_CHECKS
 from mlitool.opspec import (
     CONVERT,
@@ -289,7 +289,7 @@ register(
         kind="concat",
         reads_views=True,
         checks=(C.concat_inputs_variable, C.concat_keeps_batch),
-        lower=movement.lower_concatenation,
+        lower=concat.lower_concatenation,
         run=(F.concatenation, T.concatenation),
     )
 )
