@@ -7,7 +7,7 @@ from mlitool.execute import float_ops as F
 from mlitool.execute import layout_ops as LO
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import checks as C
-from mlitool.mli.lower import movement
+from mlitool.mli.lower import concat, movement
 from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
 from mlitool.tflite import validate_ops as V
 
@@ -24,7 +24,7 @@ register(
         kind="concat",
         reads_views=True,
         checks=(C.concat_inputs_variable, C.concat_keeps_batch),
-        lower=movement.lower_concatenation,
+        lower=concat.lower_concatenation,
         run=(F.concatenation, T.concatenation),
     )
 )

@@ -17,6 +17,7 @@ from mlitool.mli.lower import (
     activations,
     checks,
     checks_recurrent,
+    concat,
     lower,
     mac,
     movement,
@@ -196,7 +197,7 @@ def test_every_registered_check_has_a_message():
 def test_every_lowered_op_has_a_lowering_and_a_kernel():
     specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
     assert {s.name for s in specs} == optable.lowered_ops() and len(specs) == 35
-    families = (mac, activations, movement, recurrent)
+    families = (mac, activations, movement, concat, recurrent)
     for spec in specs:
         fn = spec.lower
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name

@@ -10,12 +10,18 @@ from contextlib import nullcontext
 import numpy as np
 
 from mlitool import ir
-from mlitool.errors import UnsupportedError
 from mlitool.geometry import tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
-from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import fc_rows, layer_kind
+from mlitool.mli.lower.mac_encoding import (
+    clamp_degenerate,
+    fx_weights,
+    real_bias,
+    sa8_weights,
+    sa32_bias,
+    sa_weight_params,
+)
 from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
@@ -100,11 +106,11 @@ def _sa8_operands(
     wt, bt = b.g.tensors[w_idx], b.g.tensor(b_idx)
     cout, w_axis_tfl = _cout(op, wt), 3 if op.type == "DEPTHWISE_CONV_2D" else 0
     to_ohwi, dim = _as_ohwi(b, op, kind, notes)
-    w_q, w_scale, per_axis = _sa8_weights(wt, w_axis_tfl)
-    b_q, b_float_scale = _sa32_bias(b, bt, x_idx, w_scale, cout)
+    w_q, w_scale, per_axis = sa8_weights(wt, w_axis_tfl)
+    b_q, b_float_scale = sa32_bias(b, bt, x_idx, w_scale, cout)
     clamped = None
     if b.target.int16_scales:  # per-axis int8 frac bits
-        w_q, w_scale, b_q, b_float_scale, clamped = _clamp_degenerate(
+        w_q, w_scale, b_q, b_float_scale, clamped = clamp_degenerate(
             w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis
         )
     w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
@@ -128,7 +134,7 @@ def _sa8_operands(
         source=bt.name if bt is not None else None,
         source_index=b_idx if b_idx >= 0 else None,
     )
-    _sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
+    sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
     if clamped:
         wm.notes.append(clamped)
         b.warnings.append(f"{op.label}: {clamped}")
@@ -148,8 +154,8 @@ def _fx_operands(
     cout = _cout(op, wt)
     to_ohwi, _ = _as_ohwi(b, op, kind, notes)
     k_macs = _macs(b, op, kind)
-    w_max, w_fx_of = _fx_weights(b, wt, el_w.bits, to_ohwi)
-    b_real = _real_bias(b, bt, x_idx, wt) if bt is not None else np.zeros(cout)
+    w_max, w_fx_of = fx_weights(b, wt, el_w.bits, to_ohwi)
+    b_real = real_bias(b, bt, x_idx, wt) if bt is not None else np.zeros(cout)
     w_frac = Q.fx_frac_bits(w_max, el_w.bits)
     deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
     if deficit:
@@ -264,135 +270,6 @@ def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, s
             return np.ascontiguousarray(w.transpose(3, 0, 1, 2)), "N1HW"
         return np.ascontiguousarray(w), "1HWN"
     return np.ascontiguousarray(w), "MN"
-
-
-def _sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool]:
-    """(int8 data, float scales, per_axis) of the weights: the model's own for int8 weights,
-    else symmetric per-channel quantization of the float weights."""
-    if wt.dtype == "int8" and wt.quant is not None:
-        if np.any(wt.quant.zero_point != 0):
-            raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
-        return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), wt.quant.per_axis
-    w = P.real(wt)
-    per_axis = len(wt.shape) == 4
-    scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
-    q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
-    return q, scales.astype(np.float64), per_axis
-
-
-MAX_FRAC = 127  # MLI 2.x keeps scale frac bits in an int8
-
-
-def _clamp_degenerate(w_q, w_scale, b_q, b_float_scale, in_scale, axis, per_axis):
-    """Channels whose scale is too small for MLI 2.x's int8 frac bits (trained to zero: scales
-    near 1e-34) get a representable scale, the median of the others, with their weights and bias
-    requantized to it (the weights become 0: the channel is zero anyway). Returns the arrays and
-    a note for the manifest, or the inputs unchanged and None."""
-    w_scale = np.asarray(w_scale, np.float64)
-    b_scale = np.broadcast_to(np.asarray(b_float_scale, np.float64), w_scale.shape)
-    tiny = np.finfo(np.float64).tiny
-    bad = (Q.frac_bits_mli2(np.maximum(w_scale, tiny)) > MAX_FRAC) | (
-        Q.frac_bits_mli2(np.maximum(b_scale, tiny)) > MAX_FRAC
-    )
-    if not bad.any():
-        return w_q, w_scale, b_q, b_float_scale, None
-    k = np.flatnonzero(bad)
-    new = float(np.median(w_scale[~bad])) if (~bad).any() else 1.0
-    in_s = np.float32(in_scale[0] if in_scale else 1.0)
-    # Channels first (per-tensor: one channel), requantized from their real values.
-    w_ch = (
-        np.moveaxis(np.asarray(w_q), axis, 0).copy() if per_axis else np.asarray(w_q)[None].copy()
-    )
-    real = w_ch[k].astype(np.float64) * w_scale[k].reshape((-1,) + (1,) * (w_ch.ndim - 1))
-    w_ch[k] = np.clip(np.round(real / new), -127, 127).astype(w_ch.dtype)
-    new_b_scale = float(np.float32(in_s * np.float32(new)))
-    b_out = np.array(b_q, np.int64).reshape(-1)
-    if b_out.size == w_scale.size:
-        b_out[k] = np.clip(np.round(b_out[k] * b_scale[k] / new_b_scale), -(2**31), 2**31 - 1)
-    note = (
-        f"{len(k)} channel(s) ({', '.join(map(str, k[:8]))}{', ...' if len(k) > 8 else ''}) "
-        f"have scales below MLI 2.x's range (smallest {float(w_scale[k].min()):.3g}, max "
-        f"|weight| {float(np.abs(real).max(initial=0.0)):.3g}): given scale {new:.6g}, "
-        "weights requantized to it"
-    )
-    w_scale, b_scale = w_scale.copy(), b_scale.copy()
-    w_scale[k], b_scale[k] = new, new_b_scale
-    w_q = np.ascontiguousarray(np.moveaxis(w_ch, 0, axis) if per_axis else w_ch[0])
-    return w_q, w_scale, b_out.astype(np.int32).reshape(np.shape(b_q)), b_scale, note
-
-
-def _sa32_bias(b: Builder, bt, x_idx, w_scale, cout) -> tuple[np.ndarray, np.ndarray]:
-    """(int32 bias data, float32 bias scales)."""
-    in_scale = b.sa_params(x_idx)
-    in_s = np.float32(in_scale[0] if in_scale else 1.0)
-    prod = (in_s * np.asarray(w_scale, dtype=np.float32)).astype(np.float64)
-    if bt is None:
-        return np.zeros(cout, np.int32), np.broadcast_to(prod, (cout,)) if prod.size > 1 else prod
-    if bt.dtype == "int32" and bt.quant is not None:
-        return np.asarray(bt.data, dtype=np.int32), np.asarray(bt.quant.scale)
-    real = np.asarray(bt.data, dtype=np.float64)
-    q, _ = Q.int_quantize(real, np.broadcast_to(prod, real.shape), np.zeros(real.shape), 32)
-    return q.astype(np.int32), prod
-
-
-def _sa_weight_params(b: Builder, wm, bm, x, w_scale, b_float_scale, per_axis, dim) -> None:
-    n = len(w_scale) if per_axis else 1
-    if b.target.int16_scales:
-        w16, wf = Q.encode_scale_mli2(w_scale)
-        over = Q.mli2_scale_overflows(w_scale)
-        if np.any(over):
-            wm.notes.append(
-                f"{int(over.sum())} scale(s) round to 32768: encoded as 16384 "
-                "with one frac bit less"
-            )
-        b_fs = b_float_scale if per_axis else b_float_scale[:1]
-        b16, bf = Q.bias_scale_mli2(int(x.scale[0]), int(x.scale_frac_bits[0]), w16, wf, b_fs)
-        b_over = int(np.count_nonzero(bf < Q.frac_bits_mli2(b_fs)))
-        if b_over:
-            bm.notes.append(
-                f"{b_over} scale(s) round to 32768: encoded as 16384 with one frac bit less"
-            )
-        wm.scale, wm.scale_frac_bits = w16, wf
-        bm.scale, bm.scale_frac_bits = b16, bf
-    else:
-        wm.scale, f = Q.encode_scale_mli11(w_scale, per_axis)
-        wm.scale_frac_bits = np.array([f], np.int8)
-        bm.scale, fb = Q.encode_scale_mli11(
-            b_float_scale if per_axis else b_float_scale[:1], per_axis
-        )
-        bm.scale_frac_bits = np.array([fb], np.int8)
-    wm.zero_point = np.zeros(n, np.int16)
-    bm.zero_point = np.zeros(n, np.int16)
-    wm.dim = dim if per_axis else -1
-    bm.dim = 0 if per_axis else -1
-
-
-def _fx_weights(b: Builder, wt: ir.Tensor, bits: int, to_ohwi):
-    """(max |real weight|, frac -> (FX weights in OHWI, saturated count)).
-
-    8-bit quantized weights go through per-channel tables (quant.py): the same numbers as
-    dequantizing the whole tensor to float64, without that memory and time."""
-    data = np.asarray(wt.data)
-    if wt.quant is not None and Q.lut_applies(data, wt.quant.scale, wt.quant.axis):
-        args = (data, wt.quant.scale, wt.quant.zero_point, wt.quant.axis)
-
-        def from_table(frac: int) -> tuple[np.ndarray, int]:
-            q, n_sat = Q.fx_requantize_8bit(*args, frac, bits)
-            return to_ohwi(q), n_sat
-
-        return Q.dequantized_abs_max(*args), from_table
-    w_real = to_ohwi(P.real(wt))
-    return np.max(np.abs(w_real), initial=0.0), lambda frac: Q.fx_quantize(w_real, frac, bits)
-
-
-def _real_bias(b: Builder, bt: ir.Tensor, x_idx: int, wt: ir.Tensor) -> np.ndarray:
-    data = np.asarray(bt.data)
-    if bt.quant is not None and data.dtype.kind in "iu":
-        return bt.quant.dequantize(data)
-    if data.dtype.kind in "iu":  # int32 bias without its own scale: in * w
-        p = b.sa_params(x_idx)
-        return data * (p[0] if p else 1.0) * np.asarray(wt.quant.scale)
-    return data.astype(np.float64)
 
 
 def _macs(b: Builder, op: ir.Op, kind: str) -> int:
