@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from mlitool.cli.parallel import one_blas_thread  # noqa: E402
+from mlitool.plumbing.parallel import one_blas_thread  # noqa: E402
 
 one_blas_thread()  # as the CLI, before numpy loads
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 
 from mlitool import ir
-from mlitool.cli.progress import Progress
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
+from mlitool.plumbing.progress import Progress
 
 METHODS = ("minmax", "percentile")
 PERCENTILES = (0.01, 99.99)
@@ -46,8 +46,8 @@ def collect_ranges(
 ) -> dict[int, tuple[float, float]]:
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
-    from mlitool.cli.parallel import batch_size
     from mlitool.execute.graph import run_graph, unsupported_ops
+    from mlitool.plumbing.parallel import batch_size
 
     if method not in METHODS:
         raise OptionError(f"calibration method {method!r}: choose {' or '.join(METHODS)}")

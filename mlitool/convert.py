@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
+from mlitool.plumbing.progress import Progress
 
 
 @dataclass(frozen=True)
@@ -46,9 +46,9 @@ def convert(
 ) -> dict[str, Any]:
     """Convert and write NAME.h / NAME.c / NAME.json atomically; returns a JSON-ready summary.
     `progress` shows calibration, the one stage that can take long."""
-    from mlitool.cli.fsio import make_dirs
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
+    from mlitool.plumbing.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)

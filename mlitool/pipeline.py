@@ -7,11 +7,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from mlitool import ir
-from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.target import DEFAULT, Target, check_options
 from mlitool.mli.types import MliModel
+from mlitool.plumbing.progress import Progress
 
 
 @dataclass(frozen=True)

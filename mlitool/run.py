@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from mlitool.cli.parallel import batch_ranges, batch_size, check_jobs, context, map_batches
-from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions
+from mlitool.plumbing.parallel import batch_ranges, batch_size, check_jobs, context, map_batches
+from mlitool.plumbing.progress import Progress
 
 MODES = ("float", "tflite", "mli")
 
@@ -128,7 +128,7 @@ def _run_batch(start: int, stop: int) -> dict[str, np.ndarray]:
 
 def run(model_path: str | Path, model_opts: ModelOptions, opts: RunOptions) -> dict[str, Any]:
     """Execute and write the .npz atomically; returns the summary (with the file written)."""
-    from mlitool.cli.fsio import write_file_atomically
+    from mlitool.plumbing.fsio import write_file_atomically
 
     model_path = Path(model_path)
     arrays, summary = execute(model_path, model_opts, opts)

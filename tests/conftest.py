@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mlitool.cli.parallel import one_blas_thread
+from mlitool.plumbing.parallel import one_blas_thread
 
 one_blas_thread()  # as the CLI does, before numpy loads: in-process runs equal --jobs N
 

@@ -102,6 +102,21 @@ def test_mlitool_has_no_import_cycle():
     assert cycles(edges) == []
 
 
+def test_nothing_below_imports_the_cli():
+    """Data flows one way: the CLI calls the pipeline, never the reverse (only `python -m mlitool`
+    starts it)."""
+    edges = import_graph(ROOT / "mlitool")
+    users = sorted(
+        module
+        for module, targets in edges.items()
+        if not module.startswith("mlitool.cli")
+        and module != "mlitool.__main__"
+        and any(t == "mlitool.cli" or t.startswith("mlitool.cli.") for t in targets)
+    )
+    assert "mlitool.cli.commands.run" in edges and "mlitool.plumbing.fsio" in edges
+    assert users == []
+
+
 def test_a_cycle_is_found(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)

@@ -1,6 +1,7 @@
-"""The command line and its plumbing: the Typer app (app.py), the shared options (options.py), the
-commands (commands/, one module each) and the entry point (entry.py); terminal output (console.py,
-progress.py, notices.py), atomic writes (fsio.py) and the process pool (parallel.py)."""
+"""The command line: the Typer app (app.py), the shared options (options.py), the commands
+(commands/, one module each) and the entry point (entry.py). Nothing but `python -m mlitool`
+imports it; what it shares with the pipeline (terminal output, atomic writes, the process pool) is
+in mlitool/plumbing/."""
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -12,14 +12,14 @@ import typer
 
 from mlitool.cli.app import _state
 from mlitool.cli.commands import app
-from mlitool.cli.notices import one_line as _one_line
 from mlitool.errors import EXIT_INTERNAL, MlitoolError, OptionError
+from mlitool.plumbing.notices import one_line as _one_line
 
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the app and turn every error into one line and an exit code."""
     click_errors = _click_exception_types()
-    from mlitool.cli.parallel import one_blas_thread
+    from mlitool.plumbing.parallel import one_blas_thread
 
     one_blas_thread()  # before numpy loads: --jobs N equals --jobs 1
     args = _debug_first(sys.argv[1:] if argv is None else list(argv))

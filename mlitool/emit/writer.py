@@ -3,7 +3,7 @@
 Everything that can fail on the model (checks, names, configs) runs before the first byte is
 written; the large data arrays are then streamed to temporary files that replace the old outputs
 only when all three files are complete. The manifest is made last, while the C files are being
-flushed to disk (see `mlitool.cli.fsio`); should it fail, earlier outputs are still untouched.
+flushed to disk (see `mlitool.plumbing.fsio`); should it fail, earlier outputs are still untouched.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mlitool.cli.fsio import write_files_atomically
 from mlitool.emit.analysis import analyze
 from mlitool.emit.c_mli1 import Mli10, Mli11
 from mlitool.emit.c_mli2 import Mli2
@@ -23,6 +22,7 @@ from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symb
 from mlitool.errors import OptionError
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliModel
+from mlitool.plumbing.fsio import write_files_atomically
 
 _HEADER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./+-]*")
 _SECTION = re.compile(r"[A-Za-z0-9_.$]+")

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from mlitool.cli.console import stdout_console, table
+from mlitool.plumbing.console import stdout_console, table
 
 
 def render(summary: dict[str, Any], console: Console | None = None) -> None:

@@ -7,7 +7,7 @@ on the same inputs (`--input`, else `--samples` seeded random inputs as verify d
 the same MLI model. MLI 1.x targets get the static sections only (the report says so).
 
 Every file is rendered from the one report document and all of them are written together,
-atomically (`mlitool.cli.fsio`): the same model and inputs give byte-identical files.
+atomically (`mlitool.plumbing.fsio`): the same model and inputs give byte-identical files.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from mlitool.cli.parallel import batch_size
-from mlitool.cli.progress import Progress, RichProgress, progress_for
 from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions, load
+from mlitool.plumbing.parallel import batch_size
+from mlitool.plumbing.progress import Progress, RichProgress, progress_for
 from mlitool.report.document import Report, Section
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
 
@@ -203,7 +203,7 @@ def output_files(report: Report, out: Outputs) -> dict[Path, str]:
 
 def write_outputs(report: Report, out: Outputs) -> list[Path]:
     """Write every requested file at once (atomically, all or none)."""
-    from mlitool.cli.fsio import make_dirs, write_files_atomically
+    from mlitool.plumbing.fsio import make_dirs, write_files_atomically
 
     files = output_files(report, out)
     if out.csv is not None:

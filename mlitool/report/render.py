@@ -1,7 +1,7 @@
 """Renderers of a `Report`: terminal (rich), JSON, CSV, Markdown; HTML lives in `html.py`.
 
 All outputs are deterministic: the same report gives byte-identical text. Files are written
-atomically (`mlitool.cli.fsio`): a crash leaves either the old file or the complete new one.
+atomically (`mlitool.plumbing.fsio`): a crash leaves either the old file or the complete new one.
 
 JSON document (`render_json`; keys sorted, two-space indent, ASCII):
     {"schema": "mlitool-report", "schema_version": 1, "title": str,
@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from mlitool.cli.fsio import make_dirs, write_file_atomically, write_files_atomically
+from mlitool.plumbing.fsio import make_dirs, write_file_atomically, write_files_atomically
 from mlitool.report.document import Chart, Report, Table, format_value, json_value
 
 SCHEMA = "mlitool-report"
@@ -177,10 +177,10 @@ def render_markdown(report: Report) -> str:
 def render_terminal(report: Report, console=None) -> None:
     """Print the report with rich tables (text is never read as rich markup). Columns marked
     `terminal=False` are left out (the files have them); tables fit the console's width
-    (`mlitool.cli.console.table`)."""
+    (`mlitool.plumbing.console.table`)."""
     from rich.text import Text
 
-    from mlitool.cli.console import stdout_console, table
+    from mlitool.plumbing.console import stdout_console, table
 
     console = console or stdout_console()
     console.print(Text(report.title, style="bold"))

@@ -30,13 +30,13 @@ from typing import Any
 import numpy as np
 
 from mlitool import ir
-from mlitool.cli.parallel import batch_size, check_jobs, context, map_batches
-from mlitool.cli.progress import Progress
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
+from mlitool.plumbing.parallel import batch_size, check_jobs, context, map_batches
+from mlitool.plumbing.progress import Progress
 from mlitool.verify.document import build_document
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
 

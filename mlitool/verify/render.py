@@ -20,7 +20,7 @@ def _share(v: Any) -> str:
 
 
 def render(doc: dict[str, Any], console=None) -> None:
-    from mlitool.cli.console import stdout_console, table
+    from mlitool.plumbing.console import stdout_console, table
 
     console = console or stdout_console()
     # The build on a line of its own: a long model path must not push it across a line break.

@@ -167,7 +167,7 @@ def test_warnings_go_to_stderr(tmp_path, capsys):
 
 
 def test_warning_lines_group_by_kind_in_first_seen_order():
-    from mlitool.cli.notices import warning_lines
+    from mlitool.plumbing.notices import warning_lines
 
     lines = warning_lines(
         [

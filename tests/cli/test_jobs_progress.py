@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from rich.console import Console
 
-from mlitool.cli.progress import RichProgress
 from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions
+from mlitool.plumbing.progress import RichProgress
 from mlitool.verify.command import VerifyOptions, verify
 from tests.support.paths import SAMPLES
 
@@ -97,7 +97,7 @@ def _graph_of(*shapes):
 
 
 def test_batches_shrink_for_large_activations():
-    from mlitool.cli.parallel import BATCH_ELEMENTS, MAX_BATCH, batch_size
+    from mlitool.plumbing.parallel import BATCH_ELEMENTS, MAX_BATCH, batch_size
 
     assert batch_size(_graph_of([1, 32, 32, 8], [1, 10])) == MAX_BATCH
     # Four tensors of 112x112x96 per sample: 4,816,896 elements, so 6 samples fit in 32 M.

@@ -119,7 +119,7 @@ def test_killed_convert_leaves_no_partial_file_and_the_next_run_cleans_up(tmp_pa
     model = ROOT / "samples" / "cnn_int8.tflite"
     script = (
         "import os, signal, sys\n"
-        "import mlitool.cli.fsio as fsio\n"
+        "import mlitool.plumbing.fsio as fsio\n"
         "def killed(fd):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
         "fsio._Fsync = killed\n"

@@ -12,7 +12,7 @@ import sys
 import pytest
 from rich.console import Console
 
-from mlitool.cli.console import table
+from mlitool.plumbing.console import table
 from tests.support.paths import SAMPLES, shared_path
 
 MOBILENET = "models/embarc_mli/mobilenet_v1_int8.tflite"

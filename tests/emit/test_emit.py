@@ -17,12 +17,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlitool.cli.fsio import write_files_atomically
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines
 from mlitool.emit.names import RESERVED, NameTable, c_identifier, comment_text
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.types import ElType, MliTensor, Role
+from mlitool.plumbing.fsio import write_files_atomically
 from tests.support.emit_models import HOSTILE_NAMES, mli1_model, mli2_model
 from tests.support.emit_probe import expected_lines, probe_source
 from tests.support.paths import ROOT, mli_cflags

@@ -12,8 +12,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import mlitool.cli.fsio as fsio
 import mlitool.emit.writer as writer
+import mlitool.plumbing.fsio as fsio
 from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from mlitool.cli.progress import Progress
 from mlitool.pipeline import ModelOptions
+from mlitool.plumbing.progress import Progress
 from mlitool.run import RunOptions, execute
 from mlitool.verify.command import VerifyOptions, verify
 from mlitool.verify.stats import LsbStats, RealStats, Top1Stats

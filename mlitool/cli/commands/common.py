@@ -8,9 +8,9 @@ from pathlib import Path
 
 import typer
 
-from mlitool.cli.notices import one_line as _one_line
 from mlitool.cli.options import _value
 from mlitool.errors import OptionError
+from mlitool.plumbing.notices import one_line as _one_line
 
 
 def path_option(*names: str, metavar: str, help: str):
@@ -58,7 +58,7 @@ def out_dir(out: Path | None) -> Path | None:
     """`-o DIR`, checked and created (None when not given)."""
     if out is None:
         return None
-    from mlitool.cli.fsio import make_dirs
+    from mlitool.plumbing.fsio import make_dirs
 
     if out.exists() and not out.is_dir():
         raise OptionError("--out is a directory (it exists and is not one)", str(out))
@@ -77,7 +77,7 @@ def finish(
 ) -> None:
     """The one way every command ends: JSON files written (atomically), then stdout (JSON or
     the tables), then the warnings and the files written on stderr."""
-    from mlitool.cli.fsio import write_file_atomically
+    from mlitool.plumbing.fsio import write_file_atomically
 
     text = dumps(doc, allow_nan=allow_nan)
     written = [write_file_atomically(p, text) for p in (*files, *([json_out] if json_out else []))]
@@ -93,8 +93,8 @@ def finish(
 
 
 def print_warnings(warnings) -> None:
-    """On stderr, one line per kind (`mlitool.cli.notices`): the same on every command."""
-    from mlitool.cli.notices import warning_lines
+    """On stderr, one line per kind (`mlitool.plumbing.notices`): the same on every command."""
+    from mlitool.plumbing.notices import warning_lines
 
     for line in warning_lines(warnings):
         print(f"warning: {_one_line(line)}", file=sys.stderr)

@@ -68,8 +68,8 @@ def convert_cmd(
 ) -> None:
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json into -o DIR
     [default: the working directory]."""
-    from mlitool.cli.progress import progress_for, wanted
     from mlitool.convert import EmitOptions, convert
+    from mlitool.plumbing.progress import progress_for, wanted
 
     model_opts = model_options(
         fmt,
@@ -104,7 +104,7 @@ def convert_cmd(
 
 
 def _render_convert(result: dict) -> None:
-    from mlitool.cli.console import stdout_console, table
+    from mlitool.plumbing.console import stdout_console, table
 
     console = stdout_console()
     rows = [

@@ -115,7 +115,7 @@ def report_cmd(
         markdown=markdown or in_out(".report.md"),
         html=html or in_out(".report.html"),
     )
-    from mlitool.cli.progress import wanted
+    from mlitool.plumbing.progress import wanted
 
     report, written = run(
         model, model_opts, opts, outs, show_progress=wanted(as_json=as_json, quiet=quiet)

@@ -79,7 +79,7 @@ def run_cmd(
     )
     if npz is None and out is not None:
         npz = out_dir(out) / default_output(model, mode.value).name
-    from mlitool.cli.progress import progress_for, wanted
+    from mlitool.plumbing.progress import progress_for, wanted
 
     with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
         summary = run(

@@ -63,8 +63,8 @@ def verify_cmd(
 ) -> None:
     """Compare mli mode with float and tflite modes, per layer and at the outputs.
     With -o DIR: DIR/STEM.verify.json."""
-    from mlitool.cli.progress import progress_for, wanted
     from mlitool.errors import ThresholdError
+    from mlitool.plumbing.progress import progress_for, wanted
     from mlitool.verify.command import VerifyOptions, verify
 
     model_opts = model_options(
