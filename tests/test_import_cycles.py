@@ -117,6 +117,14 @@ def test_nothing_below_imports_the_cli():
     assert users == []
 
 
+def test_every_package_is_installed():
+    """setuptools' find (pyproject.toml) installs only folders with an __init__.py: a folder of
+    modules without one works from a checkout and is missing from an installed mlitool."""
+    folders = {p.parent for p in (ROOT / "mlitool").rglob("*.py")}
+    missing = sorted(str(f.relative_to(ROOT)) for f in folders if not (f / "__init__.py").exists())
+    assert len(folders) > 10 and missing == []
+
+
 def test_a_cycle_is_found(tmp_path):
     pkg = tmp_path / "pkg"
     (pkg / "sub").mkdir(parents=True)
