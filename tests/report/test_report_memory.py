@@ -94,6 +94,17 @@ CASES = [
 ]
 
 
+def _symbols(tmp_path, mli_version: str) -> list[tuple[int, str, str]]:
+    """(size, nm kind, name) of every sized symbol of tmp_path/net.c compiled as gcc does for a
+    32-bit freestanding target (the sizes a board's linker sees)."""
+    obj = tmp_path / "net.o"
+    cmd = ["gcc", "-m32", "-ffreestanding", "-fno-pic", "-std=c99", *mli_cflags(mli_version)]
+    subprocess.run([*cmd, "-c", str(tmp_path / "net.c"), "-o", str(obj)], check=True)
+    out = subprocess.run(["nm", "-S", str(obj)], capture_output=True, text=True, check=True)
+    rows = (line.split() for line in out.stdout.splitlines())
+    return [(int(p[1], 16), p[2], p[3]) for p in rows if len(p) == 4]
+
+
 def _lowered(rel, fmt, target, layout):
     from mlitool.mli.lower import lower
     from mlitool.tflite.reader import read_model
@@ -115,29 +126,9 @@ def test_rom_and_struct_ram_equal_compiled_object(case, tmp_path):
     graph, model = _lowered(*case)
     rep = memory_report(model, graph)
     emit(model, tmp_path, "net")
-    subprocess.run(
-        [
-            "gcc",
-            "-m32",
-            "-ffreestanding",
-            "-fno-pic",
-            "-std=c99",
-            *mli_cflags(model.mli_version),
-            "-c",
-            str(tmp_path / "net.c"),
-            "-o",
-            str(tmp_path / "net.o"),
-        ],
-        check=True,
-    )
-    out = subprocess.run(
-        ["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True, check=True
-    ).stdout
     by_kind: dict[str, int] = {}
-    for line in out.splitlines():
-        parts = line.split()
-        if len(parts) == 4:
-            by_kind[parts[2].lower()] = by_kind.get(parts[2].lower(), 0) + int(parts[1], 16)
+    for size, kind, _ in _symbols(tmp_path, model.mli_version):
+        by_kind[kind.lower()] = by_kind.get(kind.lower(), 0) + size
     assert rep.rom_total == by_kind.get("r", 0)  # .rodata: all const objects
     assert rep.activation_structs == by_kind.get("d", 0)  # .data: the writable mli_tensors
 
@@ -340,26 +331,6 @@ def test_static_ram_equals_the_runtime_tables_and_scratch(tmp_path):
 
     graph, model = _lowered("tflm/mnist_lstm_int8.tflite", "sa8", "2.0", "hwc")
     emit(model, tmp_path, "net", runtime=True)
-    subprocess.run(
-        [
-            "gcc",
-            "-m32",
-            "-ffreestanding",
-            "-fno-pic",
-            "-std=c99",
-            *mli_cflags("2.0"),
-            "-c",
-            str(tmp_path / "net.c"),
-            "-o",
-            str(tmp_path / "net.o"),
-        ],
-        check=True,
-    )
-    out = subprocess.run(
-        ["nm", "-S", str(tmp_path / "net.o")], capture_output=True, text=True, check=True
-    ).stdout
-    sizes = {
-        p[3]: int(p[1], 16) for p in (line.split() for line in out.splitlines()) if len(p) == 4
-    }
+    sizes = {name: size for size, _, name in _symbols(tmp_path, "2.0")}
     static = sum(v for k, v in sizes.items() if k.endswith(("_lut_data", "_scratch")))
     assert static == memory_report(model, graph).static_ram == 2 * (320 + 344 + 358) + 4 * 20
