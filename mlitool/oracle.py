@@ -1,7 +1,9 @@
 """The TFLite interpreter (`ai-edge-litert`) as an independent oracle for `verify --oracle litert`.
 
 It runs the interpreter's reference kernels (OpResolverType.BUILTIN_REF, one thread), the
-arithmetic `tflite` mode reproduces, keeping every intermediate tensor. Optional: when the
+arithmetic `tflite` mode reproduces, keeping every intermediate tensor. A model with an op the
+reference resolver does not register (ELU) runs on the builtin kernels (no delegate), whose int8 arithmetic
+for such ops is the same table. Optional: when the
 package is missing, `available()` says why and verify reports it instead of failing.
 """
 
@@ -55,12 +57,20 @@ def _reason(text: str) -> str:
 def _interpreter(path: str | Path):
     from ai_edge_litert import interpreter as litert
 
-    return litert.Interpreter(
-        model_path=str(path),
-        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
-        experimental_preserve_all_tensors=True,
-        num_threads=1,
-    )
+    def make(resolver):
+        return litert.Interpreter(
+            model_path=str(path),
+            experimental_op_resolver_type=resolver,
+            experimental_preserve_all_tensors=True,
+            num_threads=1,
+        )
+
+    try:
+        return make(litert.OpResolverType.BUILTIN_REF)
+    except ValueError as exc:
+        if "Didn't find op" not in str(exc):
+            raise
+        return make(litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
 
 
 def run_litert(

@@ -7,6 +7,7 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
+from mlitool import fallback
 from mlitool.emit.dialect import ptr_member
 from mlitool.errors import UnsupportedError
 from mlitool.mli.target import Target
@@ -75,7 +76,7 @@ def _mov_padding(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def cfg_initializer(target: Target, cfg_type: str, cfg: dict[str, Any], where: str) -> list[str]:
     """The designated-initializer items (`.field = value`) of one config struct, in order."""
-    fields = target.cfg_structs.get(cfg_type)
+    fields = target.cfg_structs.get(cfg_type) or fallback.cfg_fields(cfg_type)
     if fields is None:
         raise UnsupportedError(f"{where}: MLI {target.version} has no config struct {cfg_type}")
     items = []

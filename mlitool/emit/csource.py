@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import __version__
+from mlitool.emit import fallback_c
 from mlitool.emit.analysis import TensorInfo, inline_value
 from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
@@ -186,13 +187,14 @@ class CWriter:
             if self.syms.cfgs[pos]:
                 args.append(f"cfg: &{self.syms.cfgs[pos]}")
             args.append(f"out: {', '.join(k[n].sym.name for n in layer.outputs)}")
-            call = comment_text(layer.kernel) if layer.kernel else "no call (view)"
+            call = comment_text(self.syms.call(layer.kernel)) if layer.kernel else "no call (view)"
             lines.append(
                 f"/* {pos}: {comment_text(layer.op_type)} (TFLite op {layer.index}) -> "
                 f"{call}\n *    {'; '.join(args)} */"
             )
             if self.syms.cfgs[pos] and not self.opts.single_header:
-                lines.append(f"extern const {layer.cfg_type} {self.syms.cfgs[pos]};")
+                cfg_type = self.syms.c_type(layer.cfg_type)
+                lines.append(f"extern const {cfg_type} {self.syms.cfgs[pos]};")
         return lines
 
     # ---------------------------------------------------------------- definitions
@@ -277,7 +279,8 @@ class CWriter:
                 )
             items = ", ".join(self.cfg_items[pos])
             yield (
-                f"{self._storage(True)}const {layer.cfg_type} {self.syms.cfgs[pos]}"
+                f"{self._storage(True)}const {self.syms.c_type(layer.cfg_type)} "
+                f"{self.syms.cfgs[pos]}"
                 f"{self._attrs('object')} = {{ {items} }};"
             )
 
@@ -334,6 +337,7 @@ class CWriter:
             out += ["#ifdef __cplusplus", 'extern "C" {', "#endif", ""]
         out += self._macros()
         out += self._tensor_decls("none" if self.opts.single_header else "extern")
+        out += fallback_c.header_lines(self.model, self.syms, self.opts.single_header)
         out += self._layer_comments()
         if self.runtime:
             out += self.runtime.header_lines()
@@ -375,6 +379,9 @@ class CWriter:
         cfgs = list(self._cfg_defs())
         if cfgs:
             yield ("\n/* ---- layer configs ---- */\n" + "\n".join(cfgs) + "\n").encode()
+        kernels = fallback_c.definitions(self.model, self.syms, self.opts.single_header)
+        if kernels:
+            yield (kernels + "\n").encode()
         doc = self._bind_doc() + "\n" if self.opts.single_header else ""
         yield ("\n" + doc + self._bind_views()).encode()
         if self.runtime:

@@ -240,7 +240,7 @@ class Runtime:
             body.append("    mli_status status;")
         body += [f"    if (!{rt.ready}) {{", "        return MLI_STATUS_BAD_TENSOR;", "    }"]
         for pos, layer in enumerate(self.model.layers):
-            what = comment_text(layer.kernel) if layer.kernel else "view, no call"
+            what = comment_text(self.syms.call(layer.kernel)) if layer.kernel else "view, no call"
             body.append(
                 f"    /* {pos}: {comment_text(layer.op_type)} (TFLite op {layer.index}): {what} */"
             )
@@ -255,7 +255,8 @@ class Runtime:
             elif layer.kernel:
                 indent = "        " if self.syms.input_lists[pos] else "    "
                 body += [
-                    f"{indent}status = {layer.kernel}({', '.join(self._args(pos, layer))});",
+                    f"{indent}status = {self.syms.call(layer.kernel)}"
+                    f"({', '.join(self._args(pos, layer))});",
                     f"{indent}if (status != MLI_STATUS_OK) {{",
                     f"{indent}    return status;",
                     f"{indent}}}",

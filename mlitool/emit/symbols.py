@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from mlitool import fallback
 from mlitool.emit.names import NameTable, c_identifier, join
 from mlitool.errors import OptionError
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
@@ -76,6 +77,18 @@ class Symbols:
     runtime: RuntimeSymbols | None = None
     input_lists: list[str | None] = field(default_factory=list)  # per layer: MLI 1.x concat
     scratch: list[str | None] = field(default_factory=list)  # per layer: recurrent cell scratch
+    # fallback kernels (mlitool.fallback): generic name -> this model's C function / cfg type
+    fallbacks: dict[str, str] = field(default_factory=dict)
+    fallback_types: dict[str, str] = field(default_factory=dict)
+    fallback_helpers: str = ""  # prefix of their static helpers (NAME_fb_count, ...)
+
+    def call(self, kernel: str) -> str:
+        """The C function a layer with `kernel` calls (a fallback's is the model's own)."""
+        return self.fallbacks.get(kernel, kernel)
+
+    def c_type(self, cfg_type: str) -> str:
+        """The C type of a layer's config struct (a fallback's is the model's own)."""
+        return self.fallback_types.get(cfg_type, cfg_type)
 
 
 TOTALS = (
@@ -234,6 +247,14 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
     syms = Symbols(prefix, macro_prefix, guard, unused, bind, totals)
     if runtime:
         syms.runtime = _runtime_symbols(model, table, prefix, macro_prefix)
+    for k in fallback.used(model):
+        syms.fallbacks[k.kernel] = table.reserve(join(prefix, k.name))
+        if k.cfg_type:
+            syms.fallback_types[k.cfg_type] = table.reserve(join(prefix, k.name, "cfg"))
+    if syms.fallbacks:
+        syms.fallback_helpers = join(prefix, "fb")
+        table.reserve(syms.fallback_helpers + "_count")
+        table.reserve(syms.fallback_helpers + "_offset")
     roles = tensor_roles(model)
     for key in model.tensors:
         base = join(prefix, roles.get(key) or f"t_{c_identifier(key)}")

@@ -18,6 +18,7 @@ from typing import Callable, Iterable
 
 import numpy as np
 
+from mlitool import fallback
 from mlitool.errors import InputDataError, UnsupportedError
 from mlitool.execute import mli_view_layers
 from mlitool.execute.mli_intops import Arith
@@ -45,6 +46,7 @@ def runners() -> dict[str, Runner]:
             _RUNNERS.update(module.LAYER_RUNNERS)
         _RUNNERS.update(concat=_concat, padding=_padding)
         _RUNNERS.update(mli_view_layers.LAYER_RUNNERS)
+        _RUNNERS["fallback"] = fallback.run_layer
     return _RUNNERS
 
 

@@ -48,6 +48,8 @@ def mli2_kernels() -> dict[str, dict[str, str]]:
         t[kind] = {f: "mli_mov_tensor_sync" for f in _ACT_SUFFIX}
     t["convert"] = {f: "mli_hlp_convert_tensor" for f in _ACT_SUFFIX}
     t["view"] = {f: "" for f in _ACT_SUFFIX}
+    # Ops MLI lacks: mlitool's own C on SA8 tensors (mlitool.fallback; the layer names it).
+    t["fallback"] = {f: "mlitool_fallback" for f in _ACT_SUFFIX}
     return {kind: {f"*:{f}": name for f, name in by_fmt.items()} for kind, by_fmt in t.items()}
 
 

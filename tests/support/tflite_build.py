@@ -227,9 +227,16 @@ def _options_table(b: flatbuffers.Builder, opts: Options) -> int:
     return table.End(b)
 
 
-def graph_model(tensors: list[T], ops: list[tuple], inputs: list[int], outputs: list[int]) -> bytes:
+def graph_model(
+    tensors: list[T],
+    ops: list[tuple],
+    inputs: list[int],
+    outputs: list[int],
+    versions: dict[str, int] | None = None,
+) -> bytes:
     """A one-subgraph model: `ops` are (BuiltinOperator name, input indices, output indices,
-    Options or None[, intermediate indices]); each tensor with `data` gets a buffer of its own."""
+    Options or None[, intermediate indices]); each tensor with `data` gets a buffer of its own.
+    `versions`: op code versions other than 1 (LiteRT registers e.g. int8 ELU as version 2)."""
     buffers, written = [Buf()], []
     for t in tensors:
         if t.data is not None:
@@ -254,7 +261,7 @@ def graph_model(tensors: list[T], ops: list[tuple], inputs: list[int], outputs: 
                 )
                 for name, ins, outs, opts, *rest in ops
             ],
-            codes=[Code(builtin=code) for code in builtins],
+            codes=[Code(builtin=code, version=_version(code, versions or {})) for code in builtins],
             buffers=buffers,
             inputs=list(inputs),
             outputs=list(outputs),
@@ -262,7 +269,13 @@ def graph_model(tensors: list[T], ops: list[tuple], inputs: list[int], outputs: 
     )
 
 
-def single_op_model(op: str, inputs: list, outputs: list, opts: Options | None = None) -> bytes:
+def _version(code: int, versions: dict[str, int]) -> int:
+    return next((v for k, v in versions.items() if getattr(tflite.BuiltinOperator, k) == code), 1)
+
+
+def single_op_model(
+    op: str, inputs: list, outputs: list, opts: Options | None = None, version: int = 1
+) -> bytes:
     """A model of one `op`: `inputs` (None for an omitted optional input) and `outputs` are
     tensors; the inputs without data are the model's inputs."""
     tensors = [t for t in inputs if t is not None] + list(outputs)
@@ -270,7 +283,7 @@ def single_op_model(op: str, inputs: list, outputs: list, opts: Options | None =
     ins = [-1 if t is None else next(indices) for t in inputs]
     outs = list(range(len(tensors) - len(outputs), len(tensors)))
     graph_inputs = [i for i, t in zip(ins, inputs) if t is not None and t.data is None]
-    return graph_model(tensors, [(op, ins, outs, opts)], graph_inputs, outs)
+    return graph_model(tensors, [(op, ins, outs, opts)], graph_inputs, outs, {op: version})
 
 
 def fc_spec(weights: np.ndarray | None = None) -> Spec:

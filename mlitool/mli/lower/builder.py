@@ -108,6 +108,23 @@ class Builder(ViewSteps):
         self.layers.append(layer)
         return layer
 
+    def fallback(self, op: ir.Op, kernel, inputs, outputs, **kw) -> MliLayer:
+        """A layer running fallback C (`mlitool.fallback.FallbackKernel`) instead of MLI."""
+        if not self.target.offers("fallback"):
+            raise self.no_kernel(op, "fallback", self.layer_format(op))
+        layer = MliLayer(
+            index=op.index,
+            op_type=op.type,
+            kind="fallback",
+            kernel=kernel.kernel,
+            inputs=list(inputs),
+            outputs=list(outputs),
+            cfg_type=kernel.cfg_type,
+            **kw,
+        )
+        self.layers.append(layer)
+        return layer
+
     def no_kernel(self, op: ir.Op, kind: str, fmt: str) -> UnsupportedError:
         return UnsupportedError(
             f"{op.label} ({kind}): " + self.target.no_kernel(kind, fmt, self.layout)

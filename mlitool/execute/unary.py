@@ -1,0 +1,92 @@
+"""Element-wise unary ops MLI has no kernel for, in the float and tflite execution modes.
+
+Each `Unary` gives the op's real function (float mode, float32 as TFLite's float kernels) and,
+for int8 tensors, TFLite's integer arithmetic as a function of the int8 input values. The
+fallback lowering tabulates that same function over -128..127 (`mlitool.fallback.lut`), so the
+emitted C, the `mli` executor and tflite mode compute one thing.
+
+`lut_populate` is TFLite's table construction for the ops its int8 kernels evaluate in float
+(ELU, GELU, EXP, LOG...): dequantize in float32, apply the function, round half away from zero
+after multiplying by the inverse output scale, add the zero point, clamp.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.execute.call import Call
+from mlitool.execute.tflite_params import scale_of, zp_of
+
+f32 = np.float32
+Int8Fn = Callable[[np.ndarray], np.ndarray]
+QParams = tuple[float, int]  # (scale, zero point) of an int8 tensor
+
+
+@dataclass(frozen=True)
+class Unary:
+    real: Callable[[np.ndarray], np.ndarray]  # float32 -> float32
+    # (op, (input scale, zero point), (output scale, zero point)) -> the int8 function;
+    # None: lut_populate of `real`
+    int8: Callable[[ir.Op, QParams, QParams], Int8Fn] | None = None
+
+
+def lut_populate(real, qin: QParams, qout: QParams) -> Int8Fn:
+    """TFLite's LUTPopulate<int8_t>: float32 throughout, as the C++ does."""
+    in_scale, in_zp = f32(qin[0]), int(qin[1])
+    inverse = f32(1.0) / f32(qout[0])
+    out_zp = int(qout[1])
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            deq = in_scale * (x.astype(np.int32) - in_zp).astype(f32)
+            y = np.asarray(real(deq), dtype=f32) * inverse
+            rounded = np.where(y >= 0, np.floor(y + f32(0.5)), np.ceil(y - f32(0.5)))
+            rounded = np.nan_to_num(rounded, nan=0.0, posinf=1e9, neginf=-1e9)
+            q = rounded.astype(np.float64) + out_zp
+        return np.clip(q, -128, 127).astype(np.int8)
+
+    return fn
+
+
+def int8_function(name: str, op: ir.Op, qin: QParams, qout: QParams) -> Int8Fn:
+    """TFLite's int8 arithmetic of unary op `name` for these input / output parameters."""
+    u = UNARY[name]
+    return u.int8(op, qin, qout) if u.int8 else lut_populate(u.real, qin, qout)
+
+
+def _elu(x):
+    return np.where(x < 0, np.expm1(np.minimum(x, f32(0))), x).astype(f32)
+
+
+UNARY: dict[str, Unary] = {
+    "ELU": Unary(_elu),
+}
+
+
+def float_kernel(name: str):
+    real = UNARY[name].real
+
+    def run(c: Call):
+        with np.errstate(all="ignore"):
+            return [np.asarray(real(np.asarray(c.x(0), dtype=f32)), dtype=f32)]
+
+    run.__name__ = f"float_{name.lower()}"
+    return run
+
+
+def tflite_kernel(name: str):
+    def run(c: Call):
+        tin, tout = c.tin(0), c.tout()
+        if np.dtype(tin.dtype).kind == "f":
+            return float_kernel(name)(c)
+        if tin.dtype != "int8" or tout.dtype != "int8":
+            raise c.unsupported(f"{tin.dtype} {name}")
+        qin, qout = (scale_of(tin), zp_of(tin)), (scale_of(tout), zp_of(tout))
+        return [int8_function(name, c.op, qin, qout)(np.asarray(c.x(0)))]
+
+    run.__name__ = f"tflite_{name.lower()}"
+    return run

@@ -1,0 +1,49 @@
+"""Fallback kernels: portable C for the ops MLI has no kernel for, and their numpy twins.
+
+A fallback layer is an `MliLayer` of kind "fallback" whose `kernel` names one `FallbackKernel`
+("mlitool_lut8", ...). The emitter writes that kernel's C (C99, no allocation, only for kernels
+the model uses) into NAME.c under the model's prefix and `NAME_run` calls it like any MLI
+kernel, with the same argument order (inputs, params, cfg, outputs) and the layer hook after
+it. The `mli` executor runs `run`, the same integer arithmetic, from the same layer objects.
+
+The arithmetic is TFLite's: lowering computes every number from the model's own quantization,
+exactly as the tflite execution mode does (an int8 unary op becomes a 256-entry table computed
+by the tflite-mode kernel itself), so C, executor and tflite mode agree by construction.
+Fallback kernels read and write SA8 tensors; in FX formats lowering converts around them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
+from mlitool.fallback.lut import LUT8
+from mlitool.mli.types import MliLayer, MliModel
+
+__all__ = ["KERNELS", "PREFIX", "PRELUDE", "FallbackKernel", "cfg_fields", "kernel", "used"]
+
+# Every fallback kernel, by the name a layer's `kernel` holds.
+KERNELS: dict[str, FallbackKernel] = {k.kernel: k for k in (LUT8,)}
+
+
+def kernel(name: str) -> FallbackKernel:
+    return KERNELS[name]
+
+
+def cfg_fields(cfg_type: str) -> list[tuple[str, str, str, None]] | None:
+    """The fields of a fallback config struct as `mlitool.mli.cfg_structs` lists them."""
+    for k in KERNELS.values():
+        if k.cfg_type == cfg_type:
+            return [(f, "i32", f, None) for f in k.cfg]
+    return None
+
+
+def used(model: MliModel) -> list[FallbackKernel]:
+    """The fallback kernels `model` calls, sorted by name."""
+    names = sorted({la.kernel for la in model.layers if la.kind == "fallback"})
+    return [KERNELS[n] for n in names]
+
+
+def run_layer(layer: MliLayer, model: MliModel, xs: list, arith) -> np.ndarray:
+    """The `mli` executor's runner of kind "fallback"."""
+    return KERNELS[layer.kernel].run(layer, model, xs, arith)

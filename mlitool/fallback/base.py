@@ -1,0 +1,52 @@
+"""What a fallback kernel is (`FallbackKernel`) and the C helpers every one may use."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PREFIX = "mlitool_"
+
+# Static helpers every fallback kernel may use: element count, and the element offset of the
+# i-th element (row-major) of a tensor through its mem_stride (views, any rank <= 4).
+PRELUDE = """\
+static uint32_t @P@_count(const mli_tensor *t) {
+    uint32_t d, n = 1u;
+    for (d = 0u; d < t->rank; d++) {
+        n *= t->shape[d];
+    }
+    return n;
+}
+
+static uint32_t @P@_offset(const mli_tensor *t, uint32_t i) {
+    uint32_t d, off = 0u;
+    for (d = t->rank; d > 0u; d--) {
+        off += (i % t->shape[d - 1u]) * (uint32_t)t->mem_stride[d - 1u];
+        i /= t->shape[d - 1u];
+    }
+    return off;
+}
+"""
+
+
+@dataclass(frozen=True)
+class FallbackKernel:
+    """One fallback kernel. `c_source` defines the function `@FN@` (and uses `@CFG@`, its config
+    struct, and `@P@_count` / `@P@_offset` from the prelude); `run(layer, model, xs, arith)` is
+    its numpy twin."""
+
+    name: str  # short name: the C function is NAME_<name> in the emitted files
+    doc: str  # one line for the header: what it computes
+    signature: str  # parameter list of the C function (after the name)
+    c_source: str
+    run: Callable
+    cfg: tuple[str, ...] = ()  # int32 fields of its config struct, in order
+
+    @property
+    def kernel(self) -> str:
+        """The layer's `kernel`: the generic name the manifest shows."""
+        return PREFIX + self.name
+
+    @property
+    def cfg_type(self) -> str | None:
+        return f"{PREFIX}{self.name}_cfg" if self.cfg else None

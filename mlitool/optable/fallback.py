@@ -1,0 +1,25 @@
+"""Built-in OpSpecs of ops MLI has no kernel for: lowered onto mlitool's fallback C
+(`mlitool.fallback`, `mlitool.mli.lower.fallback`) and run by the executors with TFLite's
+arithmetic (`mlitool.execute.unary`...)."""
+
+from __future__ import annotations
+
+from mlitool.execute import unary as U
+from mlitool.mli.lower import fallback as FB
+from mlitool.opspec import OpSpec, register
+from mlitool.tflite import validate_ops as V
+
+# Element-wise unary ops: int8 through a 256-entry table of TFLite's results.
+for _name in sorted(U.UNARY):
+    register(
+        OpSpec(
+            _name,
+            ("input",),
+            quantized=True,
+            shapes=V.same_shape,
+            kind="fallback",
+            checks=FB.CHECKS,
+            lower=FB.lower_unary_lut,
+            run=(U.float_kernel(_name), U.tflite_kernel(_name)),
+        )
+    )
