@@ -114,6 +114,19 @@ def manifest_text(
                 "notes": list(layer.notes),
                 **(
                     {
+                        "fallback": {
+                            "function": syms.call(layer.kernel),
+                            "constant_bytes": sum(
+                                model.tensor(n).nbytes for n in layer.params.values()
+                            ),
+                            "elements": model.tensor(layer.outputs[0]).size,
+                        }
+                    }
+                    if layer.kind == "fallback"
+                    else {}
+                ),
+                **(
+                    {
                         "slice_calls": {
                             "loop_dims": layer.calls.dims,
                             "calls": math.prod(

@@ -10,6 +10,7 @@ from typing import Any
 from mlitool import ir, optable
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
+from mlitool.inspect.runs_as import runs_as
 from mlitool.tflite.validate import problems
 
 
@@ -31,6 +32,9 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     # answer, and the ops whose shapes are known at run time only refused with that reason.
     support = _support(g) if not found else {p.op.index: p.text for p in found if p.op}
     rows = [_op_row(g, op, s, producers, support) for op, s in zip(g.ops, stats)]
+    how = runs_as(g) if not any(r["unsupported_reason"] for r in rows) else {}
+    for r in rows:
+        r["runs_as"] = how.get(r["index"]) if r["supported"] else None
     unsupported = sorted({r["type"] for r in rows if not r["supported"]})
     return {
         "file": model.path,

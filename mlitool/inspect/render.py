@@ -91,7 +91,7 @@ def _op_table(s: dict[str, Any], width: int) -> Table:
             [
                 str(r["index"]),
                 name,
-                "yes" if r["supported"] else "NO",
+                (r.get("runs_as") or "yes") if r["supported"] else "NO",
                 out,
                 f"{r['macs']:,}",
                 f"{r['params']:,}",
@@ -102,7 +102,7 @@ def _op_table(s: dict[str, Any], width: int) -> Table:
         )
     return table(
         "Operators (main graph)",
-        ("#", "op", "MLI", "output", "MACs", "params", "act", "weights", "quant"),
+        ("#", "op", "runs as", "output", "MACs", "params", "act", "weights", "quant"),
         rows,
         width=width,
     )

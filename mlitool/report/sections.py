@@ -38,9 +38,16 @@ def summary_section(model: MliModel, graph: ir.Graph | None = None) -> Section:
             ("MACs", totals["macs"]),
         ]
     calls = sum(1 for layer in model.layers if layer.kernel)
+    fallbacks = [layer for layer in model.layers if layer.kind == "fallback"]
     rows += [
         ("MLI layers", len(model.layers)),
         ("kernel calls", calls),
+        (
+            "fallback C layers",
+            f"{len(fallbacks)} ({', '.join(sorted({la.op_type for la in fallbacks}))})"
+            if fallbacks
+            else 0,
+        ),
         ("tensors", len(model.tensors)),
         ("warnings", len(model.warnings)),
     ]

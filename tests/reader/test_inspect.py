@@ -238,7 +238,8 @@ def test_human_output_flags_unsupported_ops(tmp_path, capsys):
     assert code == 0 and err == ""
     assert "int8 (per-tensor weights)" in out
     lstm_line = next(line for line in out.splitlines() if "UNIDIRECTIONAL_SEQUENCE_LSTM" in line)
-    assert "yes" in lstm_line and "NO" not in lstm_line
+    # one lstm_cell call per time step
+    assert "MLI composition" in lstm_line and "NO" not in lstm_line
     assert "All ops are supported by the MLI converter" in out
     assert "9,530 parameters" in out
     exp = tmp_path / "exp.tflite"
@@ -339,3 +340,29 @@ def test_non_finite_scale_is_warned_and_json_stays_valid(tmp_path, capsys):
     assert any("non-finite" in w for w in doc["warnings"])
     code, out, err = run_main(["inspect", str(p)], capsys)
     assert code == 0 and "invalid" in out
+
+
+def test_runs_as_names_kernel_composition_fallback_and_view(tmp_path):
+    """inspect says how each op runs: the cnn sample on MLI kernels, the LSTM as one cell call per
+    step, an ELU as fallback C, a RESHAPE as a view."""
+    from mlitool.inspect.command import inspect_file
+    from tests.support.tflite_build import T, graph_model
+
+    cnn = inspect_file(ROOT / "samples" / "cnn_int8.tflite")
+    assert {r["runs_as"] for r in cnn["ops"]} == {"MLI"}
+    q = dict(scale=[0.05], zero_point=[3])
+    path = tmp_path / "elu_reshape.tflite"
+    path.write_bytes(
+        graph_model(
+            [
+                T([1, 4, 4, 2], **q),
+                T([1, 4, 4, 2], **q),
+                T([2], "int32", data=np.array([1, 32], np.int32)),
+                T([1, 32], **q),
+            ],
+            [("ELU", [0], [1], None), ("RESHAPE", [1, 2], [3], None)],
+            [0],
+            [3],
+        )
+    )
+    assert [r["runs_as"] for r in inspect_file(path)["ops"]] == ["fallback C", "view"]
