@@ -39,7 +39,10 @@ def _ss(**masks):
 CASES = {
     "shape": ("SHAPE", [q8((1, 3, 5, 2))], [raw([4])], options("ShapeOptions", outType=INT32)),
     "shape_int64": (
-        "SHAPE", [raw((2, 7), "float32")], [raw([2], "int64")], options("ShapeOptions", outType=4)
+        "SHAPE",
+        [raw((2, 7), "float32")],
+        [raw([2], "int64")],
+        options("ShapeOptions", outType=4),
     ),
     "strided_shrink_scalar": (
         "STRIDED_SLICE",
