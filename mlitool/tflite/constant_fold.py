@@ -28,6 +28,7 @@ import numpy as np
 from mlitool import ir, optable
 from mlitool.errors import UnsupportedError
 from mlitool.execute.call import Call
+from mlitool.tflite.validate import runtime_shaped
 from mlitool.tflite.validate_ops import arity, options_table
 
 
@@ -49,11 +50,19 @@ def fold_constants(graph: ir.Graph) -> tuple[ir.Graph, Folding]:
     g = dataclasses.replace(graph, tensors=tensors, ops=list(graph.ops))
     dead_before = {op.index for op in _dead(graph)}
     folded: list[ir.Op] = []
+    # Shapes TFLite computes at run time: all re-derived where an op computes them; unknown
+    # (not static even with the batch fixed to 1) until then.
+    run_time = runtime_shaped(graph)
+    unknown = {i for i in run_time if not _static(tensors[i]) or tensors[i].shape_signature is None}
+    # an op writing a constant, or a graph input, makes a malformed graph: left as it is
+    written = {i for op in graph.ops for i in op.outputs}
+    bad = {i for i in written if graph.tensors[i].is_constant or i in graph.inputs}
     for op in graph.ops:
-        if _fold(g, op):
+        if not bad.intersection(op.inputs + op.outputs) and _fold(g, op, unknown):
             folded.append(op)
-        else:
-            _infer_shapes(g, op, graph)
+            unknown -= set(op.outputs)
+        elif _infer_shapes(g, op, run_time, unknown):
+            unknown -= set(op.outputs)
     gone = {op.index for op in folded}
     g.ops = [op for op in graph.ops if op.index not in gone]
     removed: list[str] = []
@@ -95,7 +104,7 @@ def _sound(g: ir.Graph, op: ir.Op) -> bool:
     )
 
 
-def _fold(g: ir.Graph, op: ir.Op) -> bool:
+def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
     """Evaluate `op` into constants when it can be (its tensors updated in `g`); False when it
     cannot, or its kernel refuses."""
     ins = [g.tensors[i] for i in op.inputs if i >= 0]
@@ -108,7 +117,7 @@ def _fold(g: ir.Graph, op: ir.Op) -> bool:
     ):
         return False
     if op.type == "SHAPE":
-        if not _static(ins[0]):
+        if ins[0].index in unknown:
             return False
     elif not all(t.is_constant for t in ins):
         return False
@@ -130,38 +139,40 @@ def _fold(g: ir.Graph, op: ir.Op) -> bool:
     return True
 
 
-def _infer_shapes(g: ir.Graph, op: ir.Op, read: ir.Graph) -> None:
-    """Static shapes for the outputs of `op` whose shape TFLite computes at run time (a -1 in
-    the file's signature: not always the batch alone, e.g. the rows batch x 16 of a Dense on
-    [batch, 16, C]), once its inputs' shapes are static: a RESHAPE's from its constant shape
-    input, other ops' from their validation shape check (the shape it computes)."""
+def _infer_shapes(g: ir.Graph, op: ir.Op, run_time: dict[int, str], unknown: set[int]) -> bool:
+    """Static shapes for the outputs of `op` whose shape TFLite computes at run time in the file
+    (`run_time`: a -1 in the signature, which is not always the batch alone, e.g. the rows
+    batch x 16 of a Dense on [batch, 16, C]; a RESHAPE to a computed shape; an op after them),
+    once its inputs' shapes are static: a RESHAPE's from its constant shape input, other ops'
+    from their validation shape check (the shape it computes). True when it did."""
     outs = [g.tensors[i] for i in op.outputs if i >= 0]
     ins = [g.tensors[i] for i in op.inputs if i >= 0]
     if (
-        all(_static(read.tensors[t.index]) for t in outs)
-        or not all(_static(t) for t in ins)
+        not any(t.index in run_time for t in outs)
+        or any(t.index in unknown for t in ins)
         or not _sound(g, op)
     ):
-        return
+        return False
     shapes = optable.spec(op.type).shapes
     if op.type == "RESHAPE":
         if not _reshape_shape(g, op):
-            return
+            return False
     elif shapes is None:
-        return  # no check computes its shapes: left to the validation
+        return False  # no check computes its shapes: left to the validation
     else:
         for _ in range(len(outs) + 1):  # a check reports the first output that differs
             p = next(shapes(g, op), None)
             if p is None:
                 break
             if p.computed is None or p.tensor.index not in op.outputs:
-                return  # a problem the validation will report
+                return False  # a problem the validation will report
             g.tensors[p.tensor.index] = dataclasses.replace(p.tensor, shape=tuple(p.computed))
         else:
-            return
+            return False
     for i in op.outputs:
         t = g.tensors[i]
         g.tensors[i] = dataclasses.replace(t, shape_signature=tuple(t.shape))
+    return True
 
 
 def _reshape_shape(g: ir.Graph, op: ir.Op) -> bool:
