@@ -135,3 +135,23 @@ def test_manifest_and_inspect_say_what_was_folded(tmp_path, capsys):
     assert code == 0, err
     assert "Batch fixed to 1 (MLI runs one sample): x" in out
     assert "Folded at import: 3 ops into constants" in out
+
+
+def test_keras_upsampling_runs_in_tflite_mode_as_litert():
+    """Real converter output: Keras 3's nearest UpSampling2D(2) as EXPAND_DIMS -> TILE -> RESHAPE
+    per axis, the RESHAPE targets computed at run time (stored [1, 1, 16, 4]); folded, the
+    shapes are TFLite's and tflite mode equals LiteRT at every op left."""
+    path = KERAS / "upsample_int8.tflite"
+    g = read(path).main
+    shapes = [(op.type, g.tensors[op.outputs[0]].shape) for op in g.ops]
+    assert shapes == [
+        ("CONV_2D", (1, 8, 8, 4)),
+        ("EXPAND_DIMS", (1, 8, 1, 8, 4)),
+        ("TILE", (1, 8, 2, 8, 4)),
+        ("RESHAPE", (1, 16, 8, 4)),
+        ("EXPAND_DIMS", (1, 16, 8, 1, 4)),
+        ("TILE", (1, 16, 8, 2, 4)),
+        ("RESHAPE", (1, 16, 16, 4)),
+        ("CONV_2D", (1, 16, 16, 2)),
+    ]
+    _same_as_litert(path, g)
