@@ -16,11 +16,10 @@ _INSERTED = ("convert", "relu")
 
 
 def runs_as(graph: ir.Graph) -> dict[int, str]:
-    """Op index -> how it runs; empty when the graph does not lower (the refusals say why)."""
+    """Op index -> how it runs, for the graph as folded at import (what convert lowers); empty
+    when the graph does not lower (the refusals say why)."""
     from mlitool.mli.lower import lower
-    from mlitool.tflite.fold import fold_float16_dequantize
 
-    graph = fold_float16_dequantize(graph)  # what convert lowers
     model = None
     for fmt in ("sa8", "fx16"):  # fx16: 16x8 models
         try:
