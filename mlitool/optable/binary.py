@@ -75,6 +75,7 @@ register(
         all_data=True,
         quantized=True,
         fused_activation=False,
+        weights=("input2",),  # the inspect style reads input 2 as its weights
         shapes=batch_matmul_shapes,
         kind="fallback",
         checks=_CHECKS,

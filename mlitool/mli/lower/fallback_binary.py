@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir
+from mlitool import ir, opspec
 from mlitool.execute import batch_matmul as BMM
 from mlitool.execute import binary as BIN
 from mlitool.execute import tflite_fixedpoint as fp
@@ -37,14 +37,14 @@ def _int8_quant(t: ir.Tensor) -> tuple[float, int] | None:
 
 
 def div_multiplier_in_range(s: C.Subject):
-    """DIV's output multiplier {real:.3g} (dividend scale / (divisor scale x output scale)) is
+    """DIV's output multiplier {real} (dividend scale / (divisor scale x output scale)) is
     outside 2^-25..2^22, where TFLite's int8 arithmetic shifts by more than the register holds"""
     q = [_int8_quant(t) for t in (s.input(0), s.input(1), s.output)]
     if None in q:
         return C._OK
     real = np.float32(q[0][0]) / (np.float32(q[1][0]) * np.float32(q[2][0]))
     _, shift = fp.quantize_multiplier(np.float64(real))
-    return C._OK if DIV_SHIFTS[0] <= int(shift) <= DIV_SHIFTS[1] else {"real": float(real)}
+    return C._OK if DIV_SHIFTS[0] <= int(shift) <= DIV_SHIFTS[1] else {"real": f"{float(real):.3g}"}
 
 
 def operands_per_tensor(s: C.Subject):
@@ -124,7 +124,7 @@ def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:
     shapes = " x ".join(str(list(b.g.tensors[i].shape)) for i in op.inputs[:2])
     why = (
         f"no MLI kernel for {op.type}"
-        if op.type in ("DIV", "SQUARED_DIFFERENCE")
+        if opspec.spec(op.type).kind == "fallback"
         else f"{op.type} {shapes}: MLI's element-wise kernels take equal shapes or a scalar"
     )
     b.fallback(op, BINARY8, [x, y], [out.name], cfg=cfg, notes=[f"{why}: fallback C (binary8)"])
