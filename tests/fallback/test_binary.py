@@ -219,3 +219,23 @@ def test_div_c_on_every_pair(mli_builds, tmp_path):
     inputs = dict(zip(conv.model.inputs, (a.reshape(1, 256, 256), b.reshape(1, 256, 256))))
     objs = H.compile_objects(conv, mli_cflags("2.0"))
     H.assert_bit_exact(H.check(conv, objs, mli_builds, inputs))
+
+
+@pytest.mark.parametrize("op", ["DIV", "SQUARED_DIFFERENCE"])
+def test_float_mode_equals_litert_float(op, tmp_path):
+    """float32 division and squared difference, broadcast, bit for bit (x / 0 included)."""
+    model = single_op_model(
+        op,
+        [T([1, 16, 1], "float32", None, None), T([1, 1, 16], "float32", None, None)],
+        [T([1, 16, 16], "float32", None, None)],
+        _opts(op),
+    )
+    path = _write(tmp_path, f"{op.lower()}_f32", model)
+    g = read(path).main
+    rng = np.random.default_rng(2)
+    xs = {
+        i: rng.uniform(-3, 3, (8,) + tuple(g.tensors[i].shape)).astype(np.float32) for i in g.inputs
+    }
+    xs[g.inputs[1]][0, 0, 0, :4] = 0.0
+    ref = reference_outputs(path, g, xs)[g.outputs[0]]
+    np.testing.assert_array_equal(run_graph(g, xs, "float")[g.outputs[0]], ref)
