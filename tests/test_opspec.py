@@ -120,6 +120,7 @@ def test_slots_by_name():
 # Fused activations share names with ops (RELU...): sets of those are not op tables.
 _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {
+    "execute/binary.py",  # the op selector of the binary8 fallback kernel (its C switch)
     "inspect/opstats.py",  # sequence ops for statistics, with ops mlitool does not know
     "mli/passes/pad_fusion.py",  # convolutions PAD fuses into
     "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)

@@ -19,7 +19,6 @@ FOREIGN_WEIGHTED_OPS = frozenset(
     {
         "CONV_3D",
         "CONV_3D_TRANSPOSE",
-        "BATCH_MATMUL",
         "LSTM",
         "BIDIRECTIONAL_SEQUENCE_LSTM",
         "SVDF",

@@ -19,6 +19,7 @@ from mlitool.mli.lower import (
     checks_recurrent,
     concat,
     fallback,
+    fallback_binary,
     lower,
     mac,
     movement,
@@ -56,6 +57,14 @@ def one_op(op_type, shapes, out_shape, *, dtype="int8", consts=None, n_out=1, **
     op = ir.Op(0, op_type, tuple(inputs), tuple(outs), options)
     acts = [i for i in inputs if tensors[i].data is None]
     return ir.Graph("g", tensors, [op], acts, outs)
+
+
+def _int16_acts(g: ir.Graph) -> ir.Graph:
+    """`g` with its int16 activations quantized as a 16x8 model's (zero point 0)."""
+    for t in g.tensors:
+        if t.dtype == "int16":
+            t.quant = _q()
+    return g
 
 
 # (graph, MLI version, check, its fields, the refusal text written out)
@@ -116,8 +125,14 @@ CASES = [
         "data pointers the runtime moves; that is done for MLI 2.x only (convert with --mli 2.0)",
     ),
     (
-        one_op(
-            "MUL", [None, (1, 1, 1, 2)], (1, 4, 4, 2), consts={0: np.ones((1, 4, 4, 2), np.int8)}
+        _int16_acts(
+            one_op(
+                "MUL",
+                [None, (1, 1, 1, 2)],
+                (1, 4, 4, 2),
+                dtype="int16",
+                consts={0: np.ones((1, 4, 4, 2), np.int8)},
+            )
         ),
         "2.0",
         checks.broadcast_against_activation,
@@ -199,11 +214,11 @@ def test_every_lowered_op_has_a_lowering_and_a_kernel():
     specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
     assert {s.name for s in specs} == optable.lowered_ops()
     assert len([s for s in specs if s.kind != "fallback"]) == 35  # onto MLI kernels
-    families = (mac, activations, movement, concat, recurrent, fallback)
+    families = (mac, activations, movement, concat, recurrent, fallback, fallback_binary)
     for spec in specs:
         fn = spec.lower
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
-        where = (checks, checks_recurrent, fallback)
+        where = (checks, checks_recurrent, fallback, fallback_binary)
         assert all(inspect.getmodule(c) in where for c in spec.checks)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert MLI2.formats_for(kind), kind

@@ -8,6 +8,7 @@ import numpy as np
 from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.geometry import safe_pool_axis, tflite_padding
+from mlitool.mli.lower import fallback_binary
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.broadcast import over_slices
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
@@ -125,7 +126,10 @@ def _operand(b: Builder, op: ir.Op, idx: int, el: ElType) -> str:
 
 def lower_eltwise(b: Builder, op: ir.Op, fmt: str) -> None:
     """ADD, SUB, MUL, MINIMUM, MAXIMUM (a constant operand is encoded as a parameter; activations
-    that broadcast are taken slice by slice, see `broadcast`)."""
+    that broadcast are taken slice by slice, see `broadcast`; an activation against a broadcast
+    constant takes the fallback kernel)."""
+    if fallback_binary.mli_refuses(b, op):
+        return fallback_binary.lower_binary(b, op, fmt)
     el = act_el(fmt)
     ins = [_operand(b, op, i, el) for i in op.inputs[:2]]
     out, _ = b.kernel_output(op, op.outputs[0], el)

@@ -246,12 +246,20 @@ def broadcast_against_activation(s: Subject):
     called once per slice of both operands, and the runtime moves views of activations only
 
     A constant that broadcasts is materialized at the output's shape; an activation that
-    broadcasts is taken slice by slice (`mlitool.mli.lower.broadcast`)."""
+    broadcasts is taken slice by slice (`mlitool.mli.lower.broadcast`); against a constant, on
+    MLI 2.x with int8 or float activations, the op runs as fallback C (`eltwise_fallback`)."""
     t = _broadcast_activation(s)
     other = s.input("input2") if t is s.input("input") else s.input("input")
-    if t is None or other.data is None or other.size == 1:
+    if t is None or other.data is None or other.size == 1 or eltwise_fallback(s):
         return _OK
     return {"name": t.name, "shape": list(t.shape), "const": other.name}
+
+
+def eltwise_fallback(s: Subject) -> bool:
+    """mlitool's fallback C (binary8) takes any broadcast: MLI 2.x, int8 or float activations."""
+    acts = [s.graph.tensors[i] for i in (*s.op.inputs[:2], *s.op.outputs)]
+    ok = all(t.dtype in ("int8", "float32") for t in acts if t.data is None)
+    return ok and s.target.offers("fallback")
 
 
 def output_broadcast_shape(s: Subject):
