@@ -205,16 +205,6 @@ def reduce_axes(c: Call) -> tuple[tuple[int, ...], bool]:
     return tuple(sorted({int(a) % nd + 1 for a in axes})), bool(c.opt("keep_dims", False))
 
 
-def mean(c: Call):
-    axes, keep = reduce_axes(c)
-    return [
-        _fx(c, 0)
-        .mean(axis=axes, keepdims=keep, dtype=np.float64)
-        .astype(f32)
-        .reshape(c.out_shape())
-    ]
-
-
 def identity(c: Call):
     """QUANTIZE / DEQUANTIZE in float mode: the real value passes unchanged."""
     return [_fx(c, 0)]

@@ -312,27 +312,6 @@ def l2_normalization(c: Call):
 # Data movement, reductions, (de)quantization
 
 
-def mean(c: Call):
-    in_t, out_t = c.tin(0), c.tout()
-    if _is_float(in_t):
-        return float_ops.mean(c)
-    axes, keep = float_ops.reduce_axes(c)
-    x = c.x(0).astype(np.int64)
-    count = int(np.prod([x.shape[a] for a in axes]))
-    total = x.sum(axis=axes, keepdims=keep) - zp_of(in_t) * count
-    # reduce.cc Prepare: QuantizeMultiplier(in_scale / out_scale); the reference QuantizedMeanOrSum
-    # folds 1/count into the multiplier: shift = floor(log2 count) (<= 32, <= 31 + out shift).
-    m, s = (
-        int(v)
-        for v in fp.quantize_multiplier(np.float64(scale_of(in_t)) / np.float64(scale_of(out_t)))
-    )
-    bits = min(count.bit_length() - 1, 32, 31 + s)
-    m = fp.wrap32((m << bits) // count)
-    y = fp.mul_by_quantized_multiplier(total, m, s - bits) + zp_of(out_t)
-    info = np.iinfo(np.dtype(out_t.dtype))
-    return [np.clip(y, info.min, info.max).astype(out_t.dtype).reshape(c.out_shape())]
-
-
 def quantize(c: Call):
     in_t, out_t = c.tin(0), c.tout()
     if _is_float(in_t):

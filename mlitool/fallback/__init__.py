@@ -19,12 +19,13 @@ import numpy as np
 from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
 from mlitool.fallback.binary import BATCH_MATMUL8, BINARY8
 from mlitool.fallback.lut import LUT8
+from mlitool.fallback.reduce import REDUCE8
 from mlitool.mli.types import MliLayer, MliModel
 
 __all__ = ["KERNELS", "PREFIX", "PRELUDE", "FallbackKernel", "cfg_fields", "kernel", "used"]
 
 # Every fallback kernel, by the name a layer's `kernel` holds.
-KERNELS: dict[str, FallbackKernel] = {k.kernel: k for k in (LUT8, BINARY8, BATCH_MATMUL8)}
+KERNELS: dict[str, FallbackKernel] = {k.kernel: k for k in (LUT8, BINARY8, BATCH_MATMUL8, REDUCE8)}
 
 
 def kernel(name: str) -> FallbackKernel:

@@ -4,10 +4,12 @@ FULLY_CONNECTED, TRANSPOSE_CONV (MAC ops), the pools and MEAN."""
 from __future__ import annotations
 
 from mlitool.execute import float_ops as F
+from mlitool.execute import reduce as RX
 from mlitool.execute import tflite_mac as TM
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import activations as act
 from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import fallback_reduce as RF
 from mlitool.mli.lower import mac
 from mlitool.opspec import OpSpec, register
 from mlitool.tflite import validate_weighted as V
@@ -111,8 +113,8 @@ register(
         options="ReducerOptions",
         quantized=True,
         kind="avepool",
-        checks=(C.mean_over_hw,),
-        lower=act.lower_pool,
-        run=(F.mean, T.mean),
+        checks=RF.CHECKS,
+        lower=RF.lower_mean,
+        run=(RX.float_kernel("MEAN"), RX.tflite_kernel("MEAN")),
     )
 )

@@ -18,8 +18,6 @@ from mlitool.mli.lower import (
     checks,
     checks_recurrent,
     concat,
-    fallback,
-    fallback_binary,
     lower,
     mac,
     movement,
@@ -210,15 +208,27 @@ def test_every_registered_check_has_a_message():
         assert checks.message(check, **{f: "X" for f in fields}).strip(), check.__name__
 
 
+def _fallback_lowering_modules() -> tuple:
+    """mlitool.mli.lower.fallback and its siblings fallback_*: the lowerings onto fallback C."""
+    import importlib
+    import pkgutil
+
+    import mlitool.mli.lower as pkg
+
+    names = [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("fallback")]
+    return tuple(importlib.import_module(f"mlitool.mli.lower.{n}") for n in sorted(names))
+
+
 def test_every_lowered_op_has_a_lowering_and_a_kernel():
     specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
     assert {s.name for s in specs} == optable.lowered_ops()
     assert len([s for s in specs if s.kind != "fallback"]) == 35  # onto MLI kernels
-    families = (mac, activations, movement, concat, recurrent, fallback, fallback_binary)
+    fallbacks = _fallback_lowering_modules()
+    families = (mac, activations, movement, concat, recurrent, *fallbacks)
     for spec in specs:
         fn = spec.lower
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
-        where = (checks, checks_recurrent, fallback, fallback_binary)
+        where = (checks, checks_recurrent, *fallbacks)
         assert all(inspect.getmodule(c) in where for c in spec.checks)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert MLI2.formats_for(kind), kind

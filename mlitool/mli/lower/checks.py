@@ -283,15 +283,6 @@ def softmax_one_axis_on_mli1(s: Subject):
     return _OK
 
 
-def mean_over_hw(s: Subject):
-    """MEAN is lowered only over H and W of a 4-D tensor (as average pooling)"""
-    axes = axis_list(s.graph, s.op)
-    shape = s.input("input").shape
-    if axes is None or len(shape) != 4 or sorted(a % 4 for a in axes) != [1, 2]:
-        return {}
-    return _OK
-
-
 def prelu_slope_one_axis(s: Subject):
     """PReLU slope is not constant or varies along more than one axis"""
     alpha = s.input("alpha")

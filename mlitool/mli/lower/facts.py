@@ -36,7 +36,17 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
         return "depthwise_conv2d" if w.shape[-1] == cin else "group_conv2d"
     if op.type == "FULLY_CONNECTED" and fc_rows(graph, op) > 1:
         return "conv2d"
+    if op.type == "MEAN" and not mean_is_pool(graph, op):
+        return "fallback"
     return opspec.spec(op.type).kind
+
+
+def mean_is_pool(graph: ir.Graph, op: ir.Op) -> bool:
+    """MEAN over H and W of a 4-D tensor: average pooling over the whole map (other axes run
+    as fallback C)."""
+    axes = axis_list(graph, op)
+    shape = graph.tensors[op.inputs[0]].shape
+    return axes is not None and len(shape) == 4 and sorted(a % 4 for a in axes) == [1, 2]
 
 
 def fc_rows(graph: ir.Graph, op: ir.Op) -> int:

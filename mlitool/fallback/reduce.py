@@ -1,0 +1,119 @@
+"""`reduce8`: MEAN, SUM, REDUCE_MAX and REDUCE_MIN of an int8 tensor over any axes.
+
+cfg: `mode` (0 sum, 1 max, 2 min), `axes` (bit d set: MLI input dimension d is reduced),
+`rescale`: 0, the extreme is stored as it is (TFLite's MAX / MIN, equal parameters); 1, integer:
+MultiplyByQuantizedMultiplier(acc - `bias`, `multiplier`, `shift`) + `out_zp` (MEAN: `bias` =
+input zero point * count, the multiplier with 1/count folded in as TFLite's QuantizedMeanOrSum;
+MAX / MIN of a calibrated float model: `bias` = input zero point); 2, float32 as LiteRT's builtin
+SUM: roundf(acc * `fscale` + `fbias`) + `out_zp` (float32 bit patterns in int32 fields).
+Lowering computes them as TFLite does (`mlitool.execute.reduce`). Output element o is the o-th
+in row-major order of the kept dimensions: its order in the output with or without keep_dims.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.execute.reduce import reduce_int, requantize, sum_float_rescale
+from mlitool.fallback.base import FallbackKernel
+from mlitool.fallback.fixedpoint_c import mbqm_c
+
+MODE = {"sum": 0, "max": 1, "min": 2}
+CFG = ("mode", "axes", "rescale", "bias", "multiplier", "shift", "out_zp", "fscale", "fbias")
+
+
+def _f32(bits: int) -> np.float32:
+    return np.array([bits], np.int32).view(np.float32)[0]
+
+
+def _run(layer, model, xs, arith) -> np.ndarray:
+    cfg = layer.cfg
+    x = xs[0]
+    axes = tuple(d + 1 for d in range(x.ndim - 1) if cfg["axes"] >> d & 1)
+    mode = {v: k for k, v in MODE.items()}[cfg["mode"]]
+    acc = reduce_int(x, mode, axes, keep=False)
+    if cfg["rescale"] == 1:
+        acc = requantize(acc, cfg["bias"], cfg["multiplier"], cfg["shift"], cfg["out_zp"], np.int8)
+    elif cfg["rescale"] == 2:
+        scale, bias = _f32(cfg["fscale"]), _f32(cfg["fbias"])
+        acc = sum_float_rescale(acc, scale, bias, cfg["out_zp"], np.int8)
+    out_shape = model.tensor(layer.outputs[0]).shape
+    return acc.astype(np.int8).reshape((x.shape[0],) + tuple(out_shape))
+
+
+C_SOURCE = (
+    mbqm_c("reduce")
+    + """\
+static float @P@_reduce_f32(int32_t bits) {
+    union {
+        int32_t i;
+        float f;
+    } u;
+    u.i = bits;
+    return u.f;
+}
+
+/* roundf(v) + zp clamped to int8; |v| capped at 2^24 first (beyond it no result differs) */
+static int32_t @P@_reduce_round(float v, int32_t zp) {
+    float t, f;
+    int32_t r;
+    v = v > 16777216.0f ? 16777216.0f : (v < -16777216.0f ? -16777216.0f : v);
+    t = v < 0.0f ? -v : v;
+    f = (float)(int32_t)t;
+    r = (int32_t)f + (t - f >= 0.5f ? 1 : 0);
+    r = (v < 0.0f ? -r : r) + zp;
+    return r < -128 ? -128 : (r > 127 ? 127 : r);
+}
+
+@STORAGE@mli_status @FN@(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out) {
+    const int8_t *x = in->data.mem.pi8;
+    int8_t *y = out->data.mem.pi8;
+    uint32_t n_out = @P@_count(out), n_in = @P@_count(in), count = n_in / n_out;
+    uint32_t o, k, d;
+    for (o = 0u; o < n_out; o++) {
+        int32_t acc = 0;
+        for (k = 0u; k < count; k++) {
+            /* input coordinates: kept dimensions from o, reduced ones from k (row-major) */
+            uint32_t oi = o, ki = k, off = 0u;
+            int32_t v;
+            for (d = in->rank; d > 0u; d--) {
+                uint32_t dim = in->shape[d - 1u], c;
+                if ((uint32_t)cfg->axes & (1u << (d - 1u))) {
+                    c = ki % dim;
+                    ki /= dim;
+                } else {
+                    c = oi % dim;
+                    oi /= dim;
+                }
+                off += c * (uint32_t)in->mem_stride[d - 1u];
+            }
+            v = x[off];
+            if (cfg->mode == 0) {
+                acc += v;
+            } else if (k == 0u || (cfg->mode == 1 ? v > acc : v < acc)) {
+                acc = v;
+            }
+        }
+        if (cfg->rescale == 1) {
+            acc = @P@_reduce_wrap32((int64_t)acc - cfg->bias);
+            acc = @P@_reduce_mbqm(acc, cfg->multiplier, cfg->shift) + cfg->out_zp;
+            acc = acc < -128 ? -128 : (acc > 127 ? 127 : acc);
+        } else if (cfg->rescale == 2) {
+            float v = (float)acc * @P@_reduce_f32(cfg->fscale);
+            acc = @P@_reduce_round(v + @P@_reduce_f32(cfg->fbias), cfg->out_zp);
+        }
+        y[@P@_offset(out, o)] = (int8_t)acc;
+    }
+    return MLI_STATUS_OK;
+}
+"""
+)
+
+REDUCE8 = FallbackKernel(
+    name="reduce8",
+    doc="int8 sum / mean / max / min over any axes, rescaled as TFLite's QuantizedMeanOrSum",
+    signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
+    c_source=C_SOURCE,
+    run=_run,
+    cfg=CFG,
+)

@@ -1,0 +1,30 @@
+"""OpSpecs of the reductions MLI has no kernel for (SUM, REDUCE_MAX, REDUCE_MIN): lowered onto the
+`reduce8` fallback C (`mlitool.mli.lower.fallback_reduce`), run by the executors with TFLite's
+arithmetic (`mlitool.execute.reduce`). MEAN is in `mac` (average pooling over H and W, this
+fallback over other axes)."""
+
+from __future__ import annotations
+
+from mlitool.execute import reduce as RX
+from mlitool.mli.lower import fallback_reduce as RF
+from mlitool.opspec import OpSpec, register
+
+
+def _reduction(name: str) -> None:
+    register(
+        OpSpec(
+            name,
+            ("input", "axis"),
+            options="ReducerOptions",
+            quantized=True,
+            kind="fallback",
+            checks=RF.CHECKS,
+            lower=RF.lower_reduce,
+            run=(RX.float_kernel(name), RX.tflite_kernel(name)),
+        )
+    )
+
+
+_reduction("SUM")
+_reduction("REDUCE_MAX")
+_reduction("REDUCE_MIN")
