@@ -1,9 +1,8 @@
 """The TFLite interpreter (`ai-edge-litert`) as an independent oracle for `verify --oracle litert`.
 
 It runs the interpreter's reference kernels (OpResolverType.BUILTIN_REF, one thread), the
-arithmetic `tflite` mode reproduces, keeping every intermediate tensor. A model with an op the
-reference resolver does not register (ELU) runs on the builtin kernels (no delegate), whose int8 arithmetic
-for such ops is the same table. Optional: when the
+arithmetic `tflite` mode reproduces, keeping every intermediate tensor (see `_interpreter` for
+the op versions the reference resolver lacks). Optional: when the
 package is missing, `available()` says why and verify reports it instead of failing.
 """
 
@@ -55,22 +54,64 @@ def _reason(text: str) -> str:
 
 
 def _interpreter(path: str | Path):
+    return interpreter(path)[0]
+
+
+def interpreter(path: str | Path):
+    """(interpreter, which kernels it runs: "reference", with the op versions lowered, or
+    "builtin ..."). The interpreter on LiteRT's reference kernels. Its reference resolver registers some ops
+    only up to an older version than the converter writes (int8 TILE is version 3, registered
+    up to 2; DEPTH_TO_SPACE); an op version only gates registration (one kernel serves every
+    version), so the model is loaded with that op's version lowered until the resolver has it.
+    An op it lacks in every version (ELU) runs on the builtin kernels, without delegates."""
     from ai_edge_litert import interpreter as litert
 
-    def make(resolver):
+    def make(content: bytes, resolver):
         return litert.Interpreter(
-            model_path=str(path),
+            model_content=content,
             experimental_op_resolver_type=resolver,
             experimental_preserve_all_tensors=True,
             num_threads=1,
         )
 
-    try:
-        return make(litert.OpResolverType.BUILTIN_REF)
-    except ValueError as exc:
-        if "Didn't find op" not in str(exc):
-            raise
-        return make(litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    content = bytearray(Path(path).read_bytes())
+    lowered: dict[str, int] = {}
+    for _ in range(64):  # at most one step down per op and version
+        try:
+            it = make(bytes(content), litert.OpResolverType.BUILTIN_REF)
+            done = ", ".join(f"{op} as version {v}" for op, v in sorted(lowered.items()))
+            return it, "reference" + (f" ({done})" if done else "")
+        except ValueError as exc:
+            missing = re.search(r"builtin opcode '(\w+)' version '(\d+)'", str(exc))
+            if missing is None:
+                raise
+            op, version = missing.group(1), int(missing.group(2))
+            if version <= 1 or not _lower_version(content, op, version - 1):
+                break
+            lowered[op] = version - 1
+    content = bytearray(Path(path).read_bytes())
+    it = make(bytes(content), litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+    return it, f"builtin ({op} has no reference kernel)"
+
+
+def _lower_version(content: bytearray, op: str, version: int) -> bool:
+    """Set the version of op code `op` in the model bytes to `version` (in place); False when the
+    model stores no version field to change."""
+    import struct
+
+    import tflite
+
+    code = getattr(tflite.BuiltinOperator, op, None)
+    model = tflite.Model.GetRootAsModel(content, 0)
+    changed = False
+    for i in range(model.OperatorCodesLength()):
+        c = model.OperatorCodes(i)
+        if code is not None and max(c.BuiltinCode(), c.DeprecatedBuiltinCode()) == code:
+            field = c._tab.Offset(8)  # OperatorCode.version
+            if field:
+                struct.pack_into("<i", content, c._tab.Pos + field, version)
+                changed = True
+    return changed
 
 
 def run_litert(
