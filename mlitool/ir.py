@@ -147,6 +147,11 @@ class Model:
     description: str = ""
     signature_names: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the reader normalised
+    # Constant folding at import (mlitool.tflite.constant_fold): graph inputs whose dynamic
+    # batch was fixed to 1, ops evaluated into constants, ops removed as left without a reader.
+    batch_fixed: list[str] = field(default_factory=list)
+    folded_ops: list[str] = field(default_factory=list)
+    removed_ops: list[str] = field(default_factory=list)
 
     @property
     def main(self) -> Graph:

@@ -115,6 +115,8 @@ def lower_model(
         **remedy,
     )
     mli.warnings[:0] = list(model.warnings)
+    mli.batch_fixed, mli.folded_ops = list(model.batch_fixed), list(model.folded_ops)
+    mli.removed_ops = list(model.removed_ops)
     mli.config = s.config
     return mli
 
@@ -131,16 +133,27 @@ def _check_inputs_have_elements(graph: ir.Graph) -> None:
 
 
 def read(model_path: Path) -> ir.Model:
-    """Read a .tflite file, fold its float16 weights and validate its main graph
-    (ModelFormatError on a bad file or graph)."""
-    from mlitool.tflite.fold import fold_float16_dequantize
+    """Read a .tflite file, fold its float16 weights and its constant ops (batch fixed to 1)
+    and validate its main graph (ModelFormatError on a bad file or graph)."""
     from mlitool.tflite.reader import read_model
     from mlitool.tflite.validate import check_graph
 
     model = read_model(model_path)
-    model.subgraphs[0] = fold_float16_dequantize(model.main)
+    fold_model(model)
     check_graph(model.main, str(model_path))
     return model
+
+
+def fold_model(model: ir.Model) -> None:
+    """Fold `model`'s main graph in place, as every command sees it: float16 weights into
+    float32 constants, then constant ops (the batch fixed to 1), recorded on the model."""
+    from mlitool.tflite.constant_fold import fold_constants
+    from mlitool.tflite.fold import fold_float16_dequantize
+
+    model.subgraphs[0], done = fold_constants(fold_float16_dequantize(model.main))
+    model.batch_fixed = list(done.batch_fixed)
+    model.folded_ops = list(done.folded)
+    model.removed_ops = list(done.removed)
 
 
 def load(

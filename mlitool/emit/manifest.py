@@ -140,6 +140,10 @@ def manifest_text(
             "c_prefix": syms.prefix,
             "bind_views": syms.bind_views,
             "config": model.config,
+            # MLI runs one sample: a dynamic batch is fixed to 1 and shape arithmetic folded
+            "batch_fixed_to_1": list(model.batch_fixed),
+            "folded_ops": list(model.folded_ops),
+            "removed_ops": list(model.removed_ops),
         },
         "inputs": [c(n) for n in model.inputs],
         "outputs": [c(n) for n in model.outputs],

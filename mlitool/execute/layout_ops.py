@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool.errors import UnsupportedError
 from mlitool.execute.call import Call
 
 
@@ -78,19 +77,3 @@ def split_v(c: Call):
     if -1 in sizes:
         sizes[sizes.index(-1)] = dim - (sum(sizes) + 1)
     return _split_at(c, c.x(0), axis, sizes)
-
-
-def strided_slice(c: Call):
-    begin, end, strides = _ints(c, 1), _ints(c, 2), _ints(c, 3)
-    if c.opt("ellipsis_mask", 0) or c.opt("new_axis_mask", 0):
-        raise UnsupportedError(f"{c.op.label}: ellipsis_mask / new_axis_mask")
-    bm, em, sm = c.opt("begin_mask", 0), c.opt("end_mask", 0), c.opt("shrink_axis_mask", 0)
-    idx = []
-    for d, (b, e, s) in enumerate(zip(begin, end, strides)):
-        if c.opt("offset", False):
-            e = b + e
-        if sm >> d & 1:
-            idx.append(slice(b, b + 1 if b != -1 else None, 1))
-            continue
-        idx.append(slice(None if bm >> d & 1 else b, None if em >> d & 1 else e, s))
-    return [c.x(0)[(slice(None),) + tuple(idx)].reshape(c.out_shape())]

@@ -10,6 +10,7 @@ from typing import Any
 from mlitool import ir, optable
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
+from mlitool.pipeline import fold_model
 from mlitool.tflite.validate import problems
 
 
@@ -25,12 +26,21 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     g = model.main
     producers = g.producers()
     stats = [op_stats(g, op, producers) for op in g.ops]
-    found = problems(g)
+    # convert validates and lowers the graph as folded at import (pipeline.fold_model)
+    folded = ir.Model(model.path, [g])
+    fold_model(folded)
+    found = problems(folded.main)
     malformed = [p for p in found if not p.unsupported]
     # The support check assumes shapes that passed validation: with any problem, the op table's
     # answer, and the ops whose shapes are known at run time only refused with that reason.
-    support = _support(g) if not found else {p.op.index: p.text for p in found if p.op}
-    rows = [_op_row(g, op, s, producers, support) for op, s in zip(g.ops, stats)]
+    support = _support(folded.main) if not found else {p.op.index: p.text for p in found if p.op}
+    gone = dict.fromkeys(folded.folded_ops, "constant") | dict.fromkeys(
+        folded.removed_ops, "removed"
+    )
+    rows = [
+        _op_row(g, folded.main, op, s, producers, support, gone.get(op.label))
+        for op, s in zip(g.ops, stats)
+    ]
     unsupported = sorted({r["type"] for r in rows if not r["supported"]})
     return {
         "file": model.path,
@@ -51,7 +61,11 @@ def summarize(model: ir.Model) -> dict[str, Any]:
         },
         "unsupported_op_types": unsupported,
         "warnings": list(model.warnings),
-        "problems": [str(p) for p in malformed],  # what convert / run / ... call malformed
+        "problems": [str(p) for p in malformed],
+        # what constant folding at import does to the graph convert lowers
+        "batch_fixed_to_1": folded.batch_fixed,
+        "folded_ops": folded.folded_ops,
+        "removed_ops": folded.removed_ops,  # what convert / run / ... call malformed
     }
 
 
@@ -92,23 +106,20 @@ def _io_row(g: ir.Graph, index: int) -> dict[str, Any]:
     }
 
 
-def _support(g: ir.Graph) -> dict[int, str | None]:
+def _support(folded: ir.Graph) -> dict[int, str | None]:
     """Op index -> why `convert` refuses it (None: it converts), from the lowering's own check
-    on the graph `convert` lowers (float16 weights folded: their DEQUANTIZE ops convert), for
-    the default target (MLI 2.0)."""
+    on the graph `convert` lowers (folded at import: float16 weights, constant ops), for the
+    default target (MLI 2.0); the ops folded away are not in it."""
     from mlitool.mli.lower.support import refusal
     from mlitool.mli.target import DEFAULT
-    from mlitool.tflite.fold import fold_float16_dequantize
 
-    folded = fold_float16_dequantize(g)
-    reasons: dict[int, str | None] = {op.index: None for op in g.ops}
-    reasons.update(
-        {op.index: refusal(folded, op, DEFAULT, DEFAULT.default_layout) for op in folded.ops}
-    )
-    return reasons
+    return {op.index: refusal(folded, op, DEFAULT, DEFAULT.default_layout) for op in folded.ops}
 
 
-def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str, Any]:
+def _op_row(
+    g: ir.Graph, fg: ir.Graph, op: ir.Op, stats, producers, support: dict, folded: str | None
+) -> dict[str, Any]:
+    """One op of the file's graph `g`; output shapes as folding computes them (`fg`)."""
     w, via_dequantize = stored_constant(g, weight_input(op), producers)
     weights = None
     if w is not None:
@@ -122,7 +133,7 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str
             if q is None
             else {"kind": "per-axis" if q.per_axis else "per-tensor", "axis": q.axis},
         }
-    outs = [g.tensors[i] for i in op.outputs if i >= 0]
+    outs = [fg.tensors[i] for i in op.outputs if i >= 0]
     lowered = op.type in optable.lowered_ops()
     return {
         "index": op.index,
@@ -138,8 +149,11 @@ def _op_row(g: ir.Graph, op: ir.Op, stats, producers, support: dict) -> dict[str
         "params": stats.params,
         "weight_bytes": stats.weight_bytes,
         "macs": stats.macs,
+        # Folded at import: "constant" (evaluated once), "removed" (left without a reader).
+        "folded": folded,
         # Malformed graphs (see "problems") get the op table's answer only.
-        "supported": lowered and support.get(op.index) is None,
-        "unsupported_reason": support.get(op.index)
-        or (None if lowered else "no MLI kernel for this op"),
+        "supported": folded is not None or (lowered and support.get(op.index) is None),
+        "unsupported_reason": None
+        if folded is not None
+        else support.get(op.index) or (None if lowered else "no MLI kernel for this op"),
     }

@@ -43,6 +43,20 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
                 console.print(Text(f"  op {r['index']} ({r['type']}): {r['unsupported_reason']}"))
     else:
         console.print("[green]All ops are supported by the MLI converter.[/]")
+    if s["batch_fixed_to_1"]:
+        console.print(
+            f"Batch fixed to 1 (MLI runs one sample): {', '.join(s['batch_fixed_to_1'])}",
+            highlight=False,
+            markup=False,
+        )
+    if s["folded_ops"] or s["removed_ops"]:
+        n, m = len(s["folded_ops"]), len(s["removed_ops"])
+        console.print(
+            f"Folded at import: {n} op{'s' if n != 1 else ''} into constants"
+            + (f", {m} op{'s' if m != 1 else ''} left without a reader removed" if m else "")
+            + " (MLI column: folded)",
+            highlight=False,
+        )
     for p in s["problems"]:
         console.print(Text(f"malformed graph: {p}", style="red"))
 
@@ -91,7 +105,7 @@ def _op_table(s: dict[str, Any], width: int) -> Table:
             [
                 str(r["index"]),
                 name,
-                "yes" if r["supported"] else "NO",
+                "folded" if r["folded"] else "yes" if r["supported"] else "NO",
                 out,
                 f"{r['macs']:,}",
                 f"{r['params']:,}",

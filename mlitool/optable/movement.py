@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from mlitool.execute import float_ops as F
 from mlitool.execute import layout_ops as LO
+from mlitool.execute import shape_ops as S
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import concat, movement
 from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.optable.kernel_shapes import computed_shapes
 from mlitool.tflite import validate_ops as V
 
 # Data movement: one arithmetic-free kernel for both execution modes.
@@ -141,8 +143,10 @@ register(
         "STRIDED_SLICE",
         ("input", "begin", "end", "strides"),
         options="StridedSliceOptions",
+        params=("begin", "end", "strides"),
+        shapes=computed_shapes,
         **_SLICE,
-        run=(LO.strided_slice,) * 2,
+        run=(S.strided_slice,) * 2,
     )
 )
 register(

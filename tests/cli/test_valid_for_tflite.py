@@ -53,20 +53,18 @@ _W = (np.arange(96, dtype=np.float32).reshape(3, 32) - 48) / 64
 _B = np.array([0.5, -0.25, 1.0], np.float32)
 
 
-def _dynamic_flatten(signatures: bool) -> bytes:
-    """A Keras Flatten + Dense exported with a dynamic batch: SHAPE -> STRIDED_SLICE -> PACK ->
-    RESHAPE; the converter writes 1 for the unknown dimensions of the RESHAPE's output (static
-    [1, 1], signature [-1, -1]). Without `signatures`, only the non-constant shape input says so."""
+def _run_time_flatten(signatures: bool) -> bytes:
+    """A Flatten + Dense whose RESHAPE target is computed at run time from a graph input (the
+    batch, an int32 scalar): PACK(batch, -1) -> RESHAPE; the converter writes 1 for the unknown
+    dimensions of the RESHAPE's output (static [1, 1], signature [-1, -1]). Without
+    `signatures`, only the non-constant shape input says so. (A dynamic batch read by SHAPE is
+    folded: tests/reader/test_constant_fold.py.)"""
 
     def sig(*dims):
         return list(dims) if signatures else None
 
     tensors = [
         T([1, 4, 4, 2], dtype="float32", name="x", shape_signature=sig(-1, 4, 4, 2)),
-        T([4], dtype="int32", name="shape"),
-        T([1], dtype="int32", name="begin", data=np.array([0], np.int32)),
-        T([1], dtype="int32", name="end", data=np.array([1], np.int32)),
-        T([1], dtype="int32", name="strides", data=np.array([1], np.int32)),
         T([], dtype="int32", name="batch"),
         T([], dtype="int32", name="minus_one", data=np.array(-1, np.int32)),
         T([2], dtype="int32", name="packed"),
@@ -76,36 +74,35 @@ def _dynamic_flatten(signatures: bool) -> bytes:
         T([1, 3], dtype="float32", name="y", shape_signature=sig(-1, 3)),
     ]
     ops = [
-        ("SHAPE", [0], [1], options("ShapeOptions", outType=2)),
-        ("STRIDED_SLICE", [1, 2, 3, 4], [5], options("StridedSliceOptions", shrinkAxisMask=1)),
-        ("PACK", [5, 6], [7], options("PackOptions", valuesCount=2, axis=0)),
-        ("RESHAPE", [0, 7], [8], None),
-        ("FULLY_CONNECTED", [8, 9, 10], [11], options("FullyConnectedOptions")),
+        ("PACK", [1, 2], [3], options("PackOptions", valuesCount=2, axis=0)),
+        ("RESHAPE", [0, 3], [4], None),
+        ("FULLY_CONNECTED", [4, 5, 6], [7], options("FullyConnectedOptions")),
     ]
-    return graph_model(tensors, ops, [0], [11])
+    return graph_model(tensors, ops, [0, 1], [7])
 
 
 @pytest.mark.parametrize("signatures", [True, False], ids=["signature", "shape-input"])
 def test_run_time_reshape_is_unsupported_not_malformed(signatures, tmp_path, capsys):
     path = tmp_path / "flatten.tflite"
-    path.write_bytes(_dynamic_flatten(signatures))
+    path.write_bytes(_run_time_flatten(signatures))
     x = (np.arange(32, dtype=np.float32).reshape(1, 4, 4, 2) - 10) / 8
-    (y,) = litert_run(path, x)
+    (y,) = litert_run(path, x, np.array(1, np.int32))
     np.testing.assert_allclose(y, x.reshape(1, 32) @ _W.T + _B, rtol=1e-6)
-    why = "shape signature [-1, -1]" if signatures else "computed from the non-constant tensor 7"
+    # the batch fixed to 1: what stays unknown is the second dimension
+    why = "shape signature [1, -1]" if signatures else "computed from the non-constant tensor 3"
     doc = unsupported(
         path,
         capsys,
-        "op 3 (RESHAPE)",
+        "op 1 (RESHAPE)",
         "has 1 elements, the input 32",
-        "tensor 8 'flat' is only known at run time",
+        "tensor 4 'flat' is only known at run time",
         why,
         args=["--weights-only"],
     )
     rows = {r["index"]: r for r in doc["ops"]}
-    assert not rows[3]["supported"] and why in rows[3]["unsupported_reason"]
+    assert not rows[1]["supported"] and why in rows[1]["unsupported_reason"]
     assert (
-        not rows[4]["supported"] and "weights [3, 32] do not fit" in rows[4]["unsupported_reason"]
+        not rows[2]["supported"] and "weights [3, 32] do not fit" in rows[2]["unsupported_reason"]
     )
 
 

@@ -325,3 +325,52 @@ def unsupported_op_model() -> bytes:
     return single_op_model(
         "EXP", [T([1, 4], scale=[0.1], zero_point=[0])], [T([1, 4], scale=[0.1], zero_point=[0])]
     )
+
+
+def dynamic_flatten_model(dtype: str = "int8", signatures: bool = True) -> bytes:
+    """A Keras Flatten + Dense exported with a dynamic batch, as the converter writes it: x [1, 4,
+    4, 2] (signature [-1, 4, 4, 2]) -> SHAPE -> STRIDED_SLICE (the batch, shrunk to a scalar) ->
+    PACK(batch, -1) -> RESHAPE (stored [1, 1], signature [-1, -1]: placeholders) ->
+    FULLY_CONNECTED [3, 32] -> y [1, 3]. `dtype` int8 (quantized) or float32; without
+    `signatures`, only the non-constant shape input says the shape is computed at run time."""
+    q8 = dtype == "int8"
+
+    def act(shape, name, scale, zp, sig):
+        return T(
+            shape,
+            dtype,
+            scale if q8 else None,
+            zp,
+            name=name,
+            shape_signature=sig if signatures else None,
+        )
+
+    rng = np.random.default_rng(23)
+    if q8:
+        w = T([3, 32], "int8", 0.01, 0, name="w", data=rng.integers(-127, 128, (3, 32)))
+        b = T([3], "int32", 0.0005, 0, name="b", data=rng.integers(-900, 900, 3))
+    else:
+        w = T([3, 32], "float32", name="w", data=(np.arange(96).reshape(3, 32) - 48) / 64)
+        b = T([3], "float32", name="b", data=np.array([0.5, -0.25, 1.0]))
+    tensors = [
+        act([1, 4, 4, 2], "x", 0.05, -3, [-1, 4, 4, 2]),
+        T([4], "int32", name="shape"),
+        T([1], "int32", name="begin", data=np.array([0])),
+        T([1], "int32", name="end", data=np.array([1])),
+        T([1], "int32", name="strides", data=np.array([1])),
+        T([], "int32", name="batch"),
+        T([], "int32", name="minus_one", data=np.array(-1)),
+        T([2], "int32", name="packed"),
+        act([1, 1], "flat", 0.05, -3, [-1, -1]),
+        w,
+        b,
+        act([1, 3], "y", 0.08, 5, [-1, 3]),
+    ]
+    ops = [
+        ("SHAPE", [0], [1], options("ShapeOptions", outType=2)),
+        ("STRIDED_SLICE", [1, 2, 3, 4], [5], options("StridedSliceOptions", shrinkAxisMask=1)),
+        ("PACK", [5, 6], [7], options("PackOptions", valuesCount=2, axis=0)),
+        ("RESHAPE", [0, 7], [8], None),
+        ("FULLY_CONNECTED", [8, 9, 10], [11], options("FullyConnectedOptions")),
+    ]
+    return graph_model(tensors, ops, [0], [11])
