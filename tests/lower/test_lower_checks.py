@@ -19,6 +19,7 @@ from mlitool.mli.lower import (
     checks_recurrent,
     concat,
     fallback,
+    fallback_movement,
     lower,
     mac,
     movement,
@@ -198,12 +199,13 @@ def test_every_registered_check_has_a_message():
 def test_every_lowered_op_has_a_lowering_and_a_kernel():
     specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
     assert {s.name for s in specs} == optable.lowered_ops()
-    assert len([s for s in specs if s.kind != "fallback"]) == 35  # onto MLI kernels
-    families = (mac, activations, movement, concat, recurrent, fallback)
+    # onto MLI kernels (SPACE_TO_DEPTH, DEPTH_TO_SPACE, PACK, UNPACK: compositions)
+    assert len([s for s in specs if s.kind != "fallback"]) == 39
+    families = (mac, activations, movement, concat, recurrent, fallback, fallback_movement)
     for spec in specs:
         fn = spec.lower
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
-        where = (checks, checks_recurrent, fallback)
+        where = (checks, checks_recurrent, fallback, fallback_movement)
         assert all(inspect.getmodule(c) in where for c in spec.checks)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert MLI2.formats_for(kind), kind
