@@ -158,7 +158,9 @@ def space_to_batch_nd(c: Call):
     order = [0] + [3 + 2 * i for i in range(m)] + [1] + [2 + 2 * i for i in range(m)]
     order += list(range(2 + 2 * m, y.ndim))
     y = np.ascontiguousarray(y.transpose(order))
-    return [y.reshape((n, b * int(np.prod(block)), *(s // k for s, k in zip(spatial, block)), *rest))]
+    return [
+        y.reshape((n, b * int(np.prod(block)), *(s // k for s, k in zip(spatial, block)), *rest))
+    ]
 
 
 def batch_to_space_nd(c: Call):
