@@ -55,7 +55,7 @@ for _name, _opts, _edges, _run in (
             params=("block_shape", _edges),
             shapes=computed_shapes,
             kind="fallback",
-            checks=(*FM.CHECKS, FM.batch_block_one),
+            checks=FM.CHECKS,
             lower=FM.lower_batch_space,
             run=(_run,) * 2,
         )

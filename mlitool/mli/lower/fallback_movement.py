@@ -47,13 +47,6 @@ def hwc_only(s: Subject):
 CHECKS = (fallback_needs_mli2, movement_types, hwc_only)
 
 
-def batch_block_one(s: Subject):
-    """block {block} makes a batch of {n}; MLI runs batch 1 (only block 1, a pad or crop, lowers)"""
-    block = np.asarray(const_values(s.graph, s.op.inputs[1])).reshape(-1)
-    n = int(np.prod(block))
-    return _OK if n == 1 else {"block": [int(v) for v in block], "n": n}
-
-
 def gather_constant(s: Subject):
     """GATHER with run-time indices or batch_dims {bd} (fallback C: constant indices, batch_dims 0)"""
     bd = int(s.op.options.get("batch_dims", 0))
@@ -166,8 +159,9 @@ def lower_resize_bilinear(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def lower_batch_space(b: Builder, op: ir.Op, fmt: str) -> None:
-    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND with block 1 (batch_block_one): a pad (with the
-    output's zero point) or a crop of the spatial axes."""
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: a pad (with the output's zero point) or a crop of
+    the spatial axes. Only block 1 gets here: any other makes a batch, which the support check
+    refuses ("has batch 4 (MLI runs batch 1)")."""
     shape = b.g.tensors[op.inputs[0]].shape
     edges = np.asarray(const_values(b.g, op.inputs[2]), dtype=np.int64).reshape(-1, 2)
     vecs = [np.arange(d) for d in shape]
