@@ -135,3 +135,39 @@ def test_manifest_and_inspect_say_what_was_folded(tmp_path, capsys):
     assert code == 0, err
     assert "Batch fixed to 1 (MLI runs one sample): x" in out
     assert "Folded at import: 3 ops into constants" in out
+
+
+@pytest.mark.filterwarnings("ignore:Warning. Enabling `experimental_preserve_all_tensors`")
+def test_keras_upsampling_runs_in_tflite_mode_as_litert():
+    """Real converter output: Keras 3's nearest UpSampling2D(2) as EXPAND_DIMS -> TILE -> RESHAPE
+    per axis, the RESHAPE targets computed at run time (stored [1, 1, 16, 4]); folded, the
+    shapes are TFLite's and tflite mode equals LiteRT at every op left."""
+    path = KERAS / "upsample_int8.tflite"
+    g = read(path).main
+    shapes = [(op.type, g.tensors[op.outputs[0]].shape) for op in g.ops]
+    assert shapes == [
+        ("CONV_2D", (1, 8, 8, 4)),
+        ("EXPAND_DIMS", (1, 8, 1, 8, 4)),
+        ("TILE", (1, 8, 2, 8, 4)),
+        ("RESHAPE", (1, 16, 8, 4)),
+        ("EXPAND_DIMS", (1, 16, 8, 1, 4)),
+        ("TILE", (1, 16, 8, 2, 4)),
+        ("RESHAPE", (1, 16, 16, 4)),
+        ("CONV_2D", (1, 16, 16, 2)),
+    ]
+    # LiteRT's reference resolver lacks TILE version 3 (int8): its builtin kernels, up to the
+    # last convolution (its optimised 1x1 kernel rounds 4 of 512 values 1 LSB off the reference)
+    litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    it = litert.Interpreter(
+        model_path=str(path), num_threads=1, experimental_preserve_all_tensors=True
+    )
+    it.allocate_tensors()
+    inputs = random_inputs(g, 4, seed=3)
+    ours = run_graph(g, inputs, "tflite", keep=True)
+    (x,) = inputs.items()
+    for s in range(4):
+        it.set_tensor(x[0], x[1][s])
+        it.invoke()
+        for op in g.ops[:-1]:
+            t = op.outputs[0]
+            np.testing.assert_array_equal(ours[t][s], it.get_tensor(t), err_msg=op.label)
