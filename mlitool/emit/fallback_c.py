@@ -46,10 +46,13 @@ def definitions(model: MliModel, syms: Symbols, static: bool) -> str:
     if not kernels:
         return ""
     storage = f"static {syms.unused_macro} " if static else ""
+    m = syms.unused_macro  # the helpers are static and not every kernel uses both
     parts = [
         "",
         "/* ---- fallback kernels ---- */",
-        fallback.PRELUDE.replace("@P@", syms.fallback_helpers),
+        f"#ifndef {m}\n#if defined(__GNUC__)\n#define {m} __attribute__((unused))\n"
+        f"#else\n#define {m}\n#endif\n#endif",
+        fallback.PRELUDE.replace("@P@", syms.fallback_helpers).replace("static ", f"static {m} "),
     ]
     for k in kernels:
         parts += [f"/* {k.doc} */", _fill(k.c_source, syms, k, storage)]

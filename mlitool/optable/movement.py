@@ -79,6 +79,8 @@ register(
         ("input", "axis"),
         options="ExpandDimsOptions",
         shapes=V.same_size,
+        kind="view",
+        lower=movement.lower_reshape,
         run=(LO.reshape,) * 2,
     )
 )

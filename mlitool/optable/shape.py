@@ -12,6 +12,9 @@ serves both modes (`execute/shape_ops.py`): they move or count elements.
 from __future__ import annotations
 
 from mlitool.execute import shape_ops as S
+from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import fallback_movement as FM
+from mlitool.mli.lower import movement
 from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
 from mlitool.optable.kernel_shapes import computed_shapes
 
@@ -30,6 +33,8 @@ register(
         options_required=True,
         all_data=True,
         **_SHAPE_OP,
+        kind="concat",
+        lower=FM.lower_pack,
         run=(S.pack,) * 2,
     )
 )
@@ -41,6 +46,10 @@ register(
         options="UnpackOptions",
         options_required=True,
         **_SHAPE_OP,
+        kind="view",
+        checks=(C.slice_keeps_batch,),
+        lower=movement.lower_slice,
+        reads_views=True,
         run=(S.unpack,) * 2,
     )
 )
@@ -50,6 +59,9 @@ register(
         ("input", "positions"),
         options="GatherOptions",
         **_SHAPE_OP,
+        kind="fallback",
+        checks=(*FM.CHECKS, FM.gather_constant),
+        lower=FM.lower_index_gather,
         run=(S.gather,) * 2,
     )
 )
@@ -95,6 +107,9 @@ register(
         options="TileOptions",
         params=("multiples",),
         **_SHAPE_OP,
+        kind="fallback",
+        checks=FM.CHECKS,
+        lower=FM.lower_index_gather,
         run=(S.tile,) * 2,
     )
 )
@@ -105,6 +120,9 @@ register(
         options="ResizeNearestNeighborOptions",
         params=("size",),
         **_SHAPE_OP,
+        kind="fallback",
+        checks=FM.CHECKS,
+        lower=FM.lower_index_gather,
         run=(S.resize_nearest_neighbor,) * 2,
     )
 )

@@ -79,7 +79,8 @@ def argmax_rows(graph: ir.Graph, op: ir.Op) -> tuple[int | None, int]:
 
 
 def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
-    """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE.
+    """(input tensor index, one `Box` per output) of a SPLIT / SPLIT_V / SLICE / STRIDED_SLICE /
+    UNPACK.
     Raises UnsupportedError when a parameter is not constant or not expressible."""
 
     def ints(name: str) -> list[int]:
@@ -99,6 +100,9 @@ def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
         return x, V.split_boxes(shape, axis, [shape[axis] // n] * n)
     x = op.input("input")
     shape = graph.tensors[x].shape
+    if op.type == "UNPACK":  # pieces of 1 along the axis (the outputs drop it)
+        axis = int(op.options.get("axis", 0)) % len(shape)
+        return x, V.split_boxes(shape, axis, [1] * shape[axis])
     if op.type == "SPLIT_V":
         return x, V.split_boxes(shape, ints("axis")[0], ints("size_splits"))
     if op.type == "SLICE":

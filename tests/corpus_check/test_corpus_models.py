@@ -1,0 +1,100 @@
+"""Issue 23's measure on the Keras-export corpus (`tests/corpus`, made by tools/make_corpus.py):
+every file converts in its formats (int8: sa8 and fx16; 16x8: fx16; float32: sa8 calibrated) or
+is refused with the reason listed here; tflite mode equals LiteRT's reference kernels at every
+layer; and the emitted C, run on the real MLI 2.0.2 library in the four builds, equals
+`run --mode mli` at every layer. A refusal that disappears fails too: the list says what is true.
+"""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from mlitool import oracle
+from mlitool.errors import MlitoolError
+from mlitool.execute.graph import run_graph
+from mlitool.pipeline import read
+from tests.support import runtime_harness as H
+from tests.support.paths import ROOT, mli_cflags
+
+CORPUS = ROOT / "tests" / "corpus"
+ENTRIES = json.loads((CORPUS / "corpus.json").read_text())["files"]
+
+# (file, format) -> a phrase of the refusal convert gives today. Everything else converts.
+REFUSED: dict[tuple[str, str], str] = {}
+# file -> a phrase of why tflite mode does not run it (so there is nothing to compare).
+TFLITE_REFUSED: dict[str, str] = {}
+
+
+def _formats(entry: dict) -> list[str]:
+    return {"int8": ["sa8", "fx16"], "16x8": ["fx16"], "float32": ["sa8"]}[entry["variant"]]
+
+
+CASES = [(name, fmt) for name, entry in sorted(ENTRIES.items()) for fmt in _formats(entry)]
+
+
+def _calibration(name: str, entry: dict, tmp_path):
+    if entry["variant"] != "float32":
+        return None
+    if entry.get("calibration"):
+        return CORPUS / entry["calibration"]
+    low, high = entry.get("input_range") or (-1.0, 1.0)
+    shape = entry["inputs"][0]["shape"][1:]
+    data = np.random.default_rng(0).uniform(low, high, (8, *shape)).astype(np.float32)
+    path = tmp_path / f"{name}_calib.npy"
+    np.save(path, data)
+    return path
+
+
+@pytest.mark.parametrize("name", sorted(ENTRIES))
+def test_tflite_mode_equals_litert_at_every_layer(name):
+    ok, why = oracle.available()
+    if not ok:
+        pytest.skip(why)
+    path = CORPUS / name
+    g = read(path).main
+    rng = np.random.default_rng(1)
+    xs = {}
+    for i in g.inputs:
+        t = g.tensors[i]
+        shape = (2,) + tuple(t.shape)
+        if np.dtype(t.dtype).kind == "f":
+            xs[i] = rng.uniform(-1, 1, shape).astype(t.dtype)
+        else:
+            info = np.iinfo(np.dtype(t.dtype))
+            xs[i] = rng.integers(info.min, info.max + 1, shape).astype(t.dtype)
+    if name in TFLITE_REFUSED:
+        with pytest.raises(MlitoolError, match=TFLITE_REFUSED[name]):
+            run_graph(g, xs, "tflite")
+        return
+    every = [t for op in g.ops for t in op.outputs]
+    ours = run_graph(g, xs, "tflite", keep=True)
+    ref = oracle.run_litert(path, g, xs, every)
+    for t in every:
+        want = ref[t].reshape(ours[t].shape)
+        if np.dtype(want.dtype).kind == "f":  # float kernels: TFLite's float32 sums, not ours
+            np.testing.assert_allclose(ours[t], want, rtol=1e-5, atol=1e-6)
+        else:
+            np.testing.assert_array_equal(ours[t], want, err_msg=f"{name}: {g.tensors[t].name}")
+
+
+@pytest.mark.parametrize("name,fmt", CASES)
+def test_converts_and_the_c_equals_the_executor(name, fmt, mli_builds, tmp_path):
+    entry = ENTRIES[name]
+    calibration = _calibration(name, entry, tmp_path)
+    if (name, fmt) in REFUSED:
+        with pytest.raises(MlitoolError, match=REFUSED[(name, fmt)]):
+            H.convert(CORPUS / name, fmt, tmp_path / "out", calibration=calibration)
+        return
+    results = H.run_case(
+        CORPUS / name,
+        fmt,
+        tmp_path / "out",
+        mli_builds,
+        mli_cflags("2.0"),
+        calibration=calibration,
+        samples=2,
+    )
+    H.assert_bit_exact(results)
