@@ -18,6 +18,7 @@ from mlitool.optable import elementwise  # noqa: F401
 from mlitool.optable import movement  # noqa: F401
 from mlitool.optable import recurrent  # noqa: F401
 from mlitool.optable import fallback  # noqa: F401
+from mlitool.optable import unary  # noqa: F401
 
 # isort: on
 from mlitool.opspec import REGISTRY, get, lowered_ops, spec
