@@ -23,6 +23,7 @@ from mlitool.execute.tflite_fixedpoint import (
     inv_sqrt_multiplier,
     mul_by_quantized_multiplier,
     quantize_multiplier,
+    wrap32,
 )
 from mlitool.execute.unary import lut_populate
 
@@ -155,7 +156,7 @@ def hard_swish_int8(op: ir.Op, qin: QParams, qout: QParams):
     relu_m, relu_e = _q15(f32(hires / f32(3 / 32768)))
     if out_e > 0:
         raise UnsupportedError(
-            f"HARD_SWISH: input scale {qin[0]:g} is 64 or more times the output scale "
+            f"HARD_SWISH: input scale {qin[0]:g} is 128 or more times the output scale "
             f"{qout[0]:g} (TFLite refuses it)"
         )
     zin, zout = int(qin[1]), int(qout[1])
@@ -203,13 +204,14 @@ def _f32_to_int(y: np.ndarray) -> np.ndarray:
 
 def sqrt_int8(op: ir.Op, qin: QParams, qout: QParams):
     """TFLite's int8 SQRT: sqrtf of the dequantized input, divided by the output scale and
-    truncated toward zero (not rounded), plus the zero point."""
+    truncated toward zero (not rounded), plus the zero point in int32 (INT32_MIN plus a negative
+    zero point wraps to a large positive value, as on x86)."""
     s_in, s_out = f32(qin[0]), f32(qout[0])
     zin, zout = int(qin[1]), int(qout[1])
 
     def fn(x: np.ndarray) -> np.ndarray:
         real = s_in * np.maximum(x.astype(np.int64) - zin, 0).astype(f32)
-        return _clamp8(_f32_to_int(np.sqrt(real) / s_out) + zout)
+        return _clamp8(wrap32(_f32_to_int(np.sqrt(real) / s_out) + zout))
 
     return fn
 
