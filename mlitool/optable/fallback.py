@@ -19,7 +19,7 @@ def unary_spec(u: U.Unary) -> OpSpec:
         quantized=True,
         shapes=V.same_shape,
         kind="fallback",
-        checks=FB.CHECKS,
+        checks=FB.UNARY_CHECKS,
         lower=FB.lower_unary_lut(u),
         run=(U.float_kernel(u), U.tflite_kernel(u)),
     )

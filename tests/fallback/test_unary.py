@@ -202,3 +202,13 @@ def test_float_model_table_is_the_real_function(variant, tmp_path):
     bound = 10.0 / 255 / 2 + 1.5 * 14.0 / 255 / 2
     want = np.clip(run_graph(g, {i: x}, "float")[o], -7.0, 3.0)
     assert np.abs(ours[o] - want).max() <= bound
+
+
+def test_int16_is_refused_with_the_reason(tmp_path):
+    """16x8 models: the int16 form of these ops would need a 65536-entry table."""
+    path = tmp_path / "gelu16.tflite"
+    t = T(list(SHAPE), dtype="int16", scale=[0.001], zero_point=[0])
+    path.write_bytes(single_op_model("GELU", [t], [t], _opts(False), version=2))
+    g = read(path).main
+    with pytest.raises(UnsupportedError, match=r"GELU on int8 tensors only.*65536 entries"):
+        lower(g, format="fx16", mli_version="2.0", layout="hwc")

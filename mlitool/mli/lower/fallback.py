@@ -33,7 +33,15 @@ def fallback_int8(s: Subject):
     return _OK
 
 
+def fallback_unary_int8(s: Subject):
+    """fallback C runs {op} on int8 tensors only, through a 256-entry table (an int16 table
+    would take 65536 entries, 128 KiB of flash); tensor {name!r} is {dtype}"""
+    found = fallback_int8(s)
+    return found if found is _OK else {**found, "op": s.op.type}
+
+
 CHECKS = (fallback_needs_mli2, fallback_int8)
+UNARY_CHECKS = (fallback_needs_mli2, fallback_unary_int8)
 
 
 # --- lowering --------------------------------------------------------------------------------
