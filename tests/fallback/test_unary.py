@@ -212,3 +212,14 @@ def test_int16_is_refused_with_the_reason(tmp_path):
     g = read(path).main
     with pytest.raises(UnsupportedError, match=r"GELU on int8 tensors only.*65536 entries"):
         lower(g, format="fx16", mli_version="2.0", layout="hwc")
+
+
+def test_erfc64_matches_libm():
+    """GELU's erfc (numpy, vectorised) against C's erfc: both sides of the 1.5 switch."""
+    import math
+
+    from mlitool.execute.unary_ops import erfc64
+
+    z = np.concatenate([np.linspace(-6.0, 26.0, 4001), [1.5, np.nextafter(1.5, 0), -1.5, 0.0]])
+    want = np.array([math.erfc(v) for v in z])
+    np.testing.assert_allclose(erfc64(z), want, rtol=1e-13, atol=0)
