@@ -19,6 +19,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.execute.call import Call
+from mlitool.execute.tflite_fixedpoint import round_away_f32
 from mlitool.execute.tflite_params import scale_of, zp_of
 
 f32 = np.float32
@@ -28,10 +29,26 @@ QParams = tuple[float, int]  # (scale, zero point) of an int8 tensor
 
 @dataclass(frozen=True)
 class Unary:
+    """One element-wise unary op; `mlitool.optable` registers it (`unary_spec`)."""
+
+    name: str  # the TFLite op
     real: Callable[[np.ndarray], np.ndarray]  # float32 -> float32
     # (op, (input scale, zero point), (output scale, zero point)) -> the int8 function;
     # None: lut_populate of `real`
     int8: Callable[[ir.Op, QParams, QParams], Int8Fn] | None = None
+    # the float function when the op's options choose it (GELU's `approximate`)
+    real_of: Callable[[ir.Op], Callable[[np.ndarray], np.ndarray]] | None = None
+    options: str | None = None  # its builtin options table, where the schema has one
+
+    def function(self, op: ir.Op) -> Callable[[np.ndarray], np.ndarray]:
+        return self.real_of(op) if self.real_of else self.real
+
+    def int8_function(self, op: ir.Op, qin: QParams, qout: QParams, tflite=True) -> Int8Fn:
+        """TFLite's int8 arithmetic for these input / output parameters; with `tflite` False
+        (a float model quantized by mlitool) the table of the real function."""
+        if tflite and self.int8:
+            return self.int8(op, qin, qout)
+        return lut_populate(self.function(op), qin, qout)
 
 
 def lut_populate(real, qin: QParams, qout: QParams) -> Int8Fn:
@@ -44,49 +61,40 @@ def lut_populate(real, qin: QParams, qout: QParams) -> Int8Fn:
         with np.errstate(all="ignore"):
             deq = in_scale * (x.astype(np.int32) - in_zp).astype(f32)
             y = np.asarray(real(deq), dtype=f32) * inverse
-            rounded = np.where(y >= 0, np.floor(y + f32(0.5)), np.ceil(y - f32(0.5)))
-            rounded = np.nan_to_num(rounded, nan=0.0, posinf=1e9, neginf=-1e9)
+            # roundf (floor(y + 0.5) rounds 0.49999997 up)
+            rounded = np.nan_to_num(round_away_f32(y), nan=0.0, posinf=1e9, neginf=-1e9)
             q = rounded.astype(np.float64) + out_zp
         return np.clip(q, -128, 127).astype(np.int8)
 
     return fn
 
 
-def int8_function(name: str, op: ir.Op, qin: QParams, qout: QParams) -> Int8Fn:
-    """TFLite's int8 arithmetic of unary op `name` for these input / output parameters."""
-    u = UNARY[name]
-    return u.int8(op, qin, qout) if u.int8 else lut_populate(u.real, qin, qout)
-
-
 def _elu(x):
     return np.where(x < 0, np.expm1(np.minimum(x, f32(0))), x).astype(f32)
 
 
-UNARY: dict[str, Unary] = {
-    "ELU": Unary(_elu),
-}
+ELU = Unary("ELU", _elu)
 
 
-def float_kernel(name: str):
-    real = UNARY[name].real
-
+def float_kernel(u: Unary):
     def run(c: Call):
+        real = u.function(c.op)
         with np.errstate(all="ignore"):
             return [np.asarray(real(np.asarray(c.x(0), dtype=f32)), dtype=f32)]
 
-    run.__name__ = f"float_{name.lower()}"
+    run.__name__ = f"float_{u.name.lower()}"
     return run
 
 
-def tflite_kernel(name: str):
+def tflite_kernel(u: Unary):
     def run(c: Call):
         tin, tout = c.tin(0), c.tout()
         if np.dtype(tin.dtype).kind == "f":
-            return float_kernel(name)(c)
+            return float_kernel(u)(c)
         if tin.dtype != "int8" or tout.dtype != "int8":
-            raise c.unsupported(f"{tin.dtype} {name}")
+            raise c.unsupported(f"{tin.dtype} {u.name}")
         qin, qout = (scale_of(tin), zp_of(tin)), (scale_of(tout), zp_of(tout))
-        return [int8_function(name, c.op, qin, qout)(np.asarray(c.x(0)))]
+        return [u.int8_function(c.op, qin, qout)(np.asarray(c.x(0)))]
 
-    run.__name__ = f"tflite_{name.lower()}"
+    run.__name__ = f"tflite_{u.name.lower()}"
     return run

@@ -9,17 +9,20 @@ from mlitool.mli.lower import fallback as FB
 from mlitool.opspec import OpSpec, register
 from mlitool.tflite import validate_ops as V
 
-# Element-wise unary ops: int8 through a 256-entry table of TFLite's results.
-for _name in sorted(U.UNARY):
-    register(
-        OpSpec(
-            _name,
-            ("input",),
-            quantized=True,
-            shapes=V.same_shape,
-            kind="fallback",
-            checks=FB.CHECKS,
-            lower=FB.lower_unary_lut,
-            run=(U.float_kernel(_name), U.tflite_kernel(_name)),
-        )
+
+def unary_spec(u: U.Unary) -> OpSpec:
+    """An element-wise unary op: int8 through a 256-entry table of TFLite's results."""
+    return OpSpec(
+        u.name,
+        ("input",),
+        options=u.options,
+        quantized=True,
+        shapes=V.same_shape,
+        kind="fallback",
+        checks=FB.UNARY_CHECKS,
+        lower=FB.lower_unary_lut(u),
+        run=(U.float_kernel(u), U.tflite_kernel(u)),
     )
+
+
+register(unary_spec(U.ELU))

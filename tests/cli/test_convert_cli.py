@@ -104,13 +104,13 @@ def test_bad_model_file_exit_2_nothing_written(tmp_path, capsys):
 
 
 def test_unsupported_ops_are_listed_with_indices_exit_4(tmp_path, capsys):
-    model = tmp_path / "exp.tflite"
+    model = tmp_path / "cos.tflite"
     model.write_bytes(unsupported_op_model())
     out = tmp_path / "out"
     code, _, err = run_main(["convert", model, "--out", out], capsys)
     assert code == 4
     line = err.strip()
-    assert "\n" not in line and "op 0 (EXP): no MLI kernel" in line
+    assert "\n" not in line and "op 0 (COS): no MLI kernel" in line
     assert not out.exists() or not any(out.iterdir())
 
 

@@ -242,12 +242,12 @@ def test_human_output_flags_unsupported_ops(tmp_path, capsys):
     assert "MLI composition" in lstm_line and "NO" not in lstm_line
     assert "All ops are supported by the MLI converter" in out
     assert "9,530 parameters" in out
-    exp = tmp_path / "exp.tflite"
-    exp.write_bytes(unsupported_op_model())
-    code, out, err = run_main(["inspect", str(exp)], capsys)
-    exp_line = next(line for line in out.splitlines() if "EXP" in line and "│" in line)
-    assert code == 0 and "NO" in exp_line
-    assert "Unsupported by the MLI converter: 1 op (EXP)" in out
+    cos = tmp_path / "cos.tflite"
+    cos.write_bytes(unsupported_op_model())
+    code, out, err = run_main(["inspect", str(cos)], capsys)
+    cos_line = next(line for line in out.splitlines() if "COS" in line and "│" in line)
+    assert code == 0 and "NO" in cos_line
+    assert "Unsupported by the MLI converter: 1 op (COS)" in out
 
 
 def test_human_output_shows_warnings(tmp_path, capsys):

@@ -443,7 +443,7 @@ def test_cli_bad_and_unsupported_models(tmp_path, capsys):
     assert run_main(["report", bad], capsys)[0] == 2
     code, _, err = run_main(["report", CNN_FLOAT, "--samples", 1], capsys)  # no calibration
     assert code == 2 and "calibrat" in err
-    unsupported = tmp_path / "exp.tflite"
+    unsupported = tmp_path / "cos.tflite"
     unsupported.write_bytes(unsupported_op_model())
     assert run_main(["report", unsupported, "--samples", 1], capsys)[0] == 4
 

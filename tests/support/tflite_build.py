@@ -321,9 +321,10 @@ def fc_spec(weights: np.ndarray | None = None) -> Spec:
 
 
 def unsupported_op_model() -> bytes:
-    """A valid int8 model of one op MLI has no kernel for (EXP): what refusals are tested on."""
+    """A valid int8 model of one op neither MLI nor a fallback runs (COS): what refusals are
+    tested on."""
     return single_op_model(
-        "EXP", [T([1, 4], scale=[0.1], zero_point=[0])], [T([1, 4], scale=[0.1], zero_point=[0])]
+        "COS", [T([1, 4], scale=[0.1], zero_point=[0])], [T([1, 4], scale=[0.1], zero_point=[0])]
     )
 
 

@@ -7,7 +7,7 @@ conversions around them (mli_hlp_convert_tensor), as for any change of format.
 from __future__ import annotations
 
 from mlitool import ir
-from mlitool.execute.unary import int8_function
+from mlitool.execute.unary import Unary
 from mlitool.fallback import lut
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
@@ -33,7 +33,15 @@ def fallback_int8(s: Subject):
     return _OK
 
 
+def fallback_unary_int8(s: Subject):
+    """fallback C runs {op} on int8 tensors only, through a 256-entry table (an int16 table
+    would take 65536 entries, 128 KiB of flash); tensor {name!r} is {dtype}"""
+    found = fallback_int8(s)
+    return found if found is _OK else {**found, "op": s.op.type}
+
+
 CHECKS = (fallback_needs_mli2, fallback_int8)
+UNARY_CHECKS = (fallback_needs_mli2, fallback_unary_int8)
 
 
 # --- lowering --------------------------------------------------------------------------------
@@ -46,13 +54,24 @@ def _sa8_params(b: Builder, op: ir.Op, idx: int) -> tuple[float, int]:
     return p
 
 
-def lower_unary_lut(b: Builder, op: ir.Op, fmt: str) -> None:
-    """An int8 element-wise unary op: TFLite's result for each of the 256 inputs, in a table
-    (`lut8`)."""
+def lower_unary_lut(u: Unary):
+    """The lowering of int8 element-wise unary op `u`: TFLite's result for each of the 256
+    inputs, in a table (`lut8`)."""
+
+    def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
+        _lower_lut(b, op, u)
+
+    return lower_lut
+
+
+def _lower_lut(b: Builder, op: ir.Op, u: Unary) -> None:
     in_idx, out_idx = op.inputs[0], op.outputs[0]
     x = b.use(op, in_idx, SA8)
     out = b.produce(out_idx, SA8)
-    fn = int8_function(op.type, op, _sa8_params(b, op, in_idx), _sa8_params(b, op, out_idx))
+    # An int8 model's table is TFLite's int8 arithmetic; a float model's, its real function.
+    tflite = b.g.tensors[in_idx].dtype == "int8"
+    qin, qout = _sa8_params(b, op, in_idx), _sa8_params(b, op, out_idx)
+    fn = u.int8_function(op, qin, qout, tflite=tflite)
     table = MliTensor(
         name=f"{out.name}_table",
         role=Role.PARAM,
