@@ -17,13 +17,14 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
+from mlitool.fallback.compare import COMPARE8, SELECT8
 from mlitool.fallback.lut import LUT8
 from mlitool.mli.types import MliLayer, MliModel
 
 __all__ = ["KERNELS", "PREFIX", "PRELUDE", "FallbackKernel", "cfg_fields", "kernel", "used"]
 
 # Every fallback kernel, by the name a layer's `kernel` holds.
-KERNELS: dict[str, FallbackKernel] = {k.kernel: k for k in (LUT8,)}
+KERNELS: dict[str, FallbackKernel] = {k.kernel: k for k in (LUT8, COMPARE8, SELECT8)}
 
 
 def kernel(name: str) -> FallbackKernel:

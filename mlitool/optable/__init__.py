@@ -20,6 +20,7 @@ from mlitool.optable import movement  # noqa: F401
 from mlitool.optable import recurrent  # noqa: F401
 from mlitool.optable import fallback  # noqa: F401
 from mlitool.optable import shape  # noqa: F401
+from mlitool.optable import compare  # noqa: F401
 
 # isort: on
 from mlitool.opspec import REGISTRY, get, lowered_ops, spec

@@ -7,6 +7,7 @@ check's docstring, formatted with the fields it returns.
 from __future__ import annotations
 
 from mlitool import ir, optable
+from mlitool.execute.compare import BOOL_OPS
 from mlitool.mli.lower.checks import _OK, Subject, TensorCheck, message
 from mlitool.mli.lower.facts import rows_not_batch
 from mlitool.mli.target import DEFAULT, Target
@@ -43,10 +44,13 @@ def activation_type(s: Subject, t: ir.Tensor):
     """tensor {name!r} has type {dtype} (MLI activations: int8, float, or int16 with zero point 0
     and one scale, as 16x8 models have)
 
-    ARG_MAX outputs are indices (any integer type)."""
+    ARG_MAX outputs are indices (any integer type); comparisons write, and SELECT reads, bool
+    (one byte 0/1, SA8 with scale 1 and zero point 0)."""
     if t.dtype in ("int8", "float32") or (
         optable.spec(s.op.type).index_outputs and t.index in s.op.outputs
     ):
+        return _OK
+    if t.dtype == "bool" and s.op.type in BOOL_OPS:
         return _OK
     if (
         t.dtype == "int16"
