@@ -22,12 +22,13 @@ from tests.support.tflite_build import T, graph_model, single_op_model
 
 OPS = ["EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL"]
 # (scale 1, zero point 1, scale 2, zero point 2): near-equal scales, the converter's tiny scale
-# of a constant 0 (act_zoo's GREATER(x, 0)), and scales of 0.5 and more
+# of a constant 0 (act_zoo's GREATER(x, 0)), scales of 0.5 and more, a power-of-2 ratio
 QUANT = [
     (0.05, 3, 0.04, 20),
     (0.1, -128, 0.0999, 5),
     (0.0123, 60, 3.921568403342235e-09, 0),
     (0.9, 0, 0.5, -3),
+    (0.02, 0, 0.04, 0),  # a ratio of 2: rescaled values meet rounding ties (negative too)
 ]
 _EVERY = np.arange(-128, 128, dtype=np.int16).astype(np.int8)
 # every pair of int8 values: a[i, j] = i - 128, b[i, j] = j - 128
@@ -183,6 +184,19 @@ def test_mli_mode_equals_tflite_mode(tmp_path):
 def test_fallback_c_on_the_real_library(fmt, mli_builds, tmp_path):
     path = _chain_model(tmp_path)
     H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+def test_fallback_c_compares_every_pair_on_the_real_library(mli_builds, tmp_path):
+    """x [256, 1] (17 seeded samples of every int8 value, about) against a constant holding
+    every int8 value: the rounding ties of QUANT[-1] reach the output."""
+    s1, z1, s2, z2 = QUANT[-1]
+    k = T([1, 256], scale=[s2], zero_point=[z2], data=_EVERY.reshape(1, 256))
+    tensors = [T([1, 256, 1], scale=[s1], zero_point=[z1]), k]
+    tensors += [T([1, 256, 256], dtype="bool") for _ in range(2)]
+    ops = [("EQUAL", [0, 1], [2], None), ("GREATER", [0, 1], [3], None)]
+    path = tmp_path / "pairs.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [2, 3]))
+    H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
 
 
 def test_refusals_name_the_reason(tmp_path):
