@@ -17,18 +17,8 @@ from mlitool.execute.call import Call
 from mlitool.execute.tflite_fixedpoint import mul_smaller_than_one, quantize_multiplier
 from mlitool.execute.tflite_params import scale_of, zp_of
 
-# op -> (code the fallback C switches on, the comparison)
-COMPARISONS = {
-    "EQUAL": (0, np.equal),
-    "NOT_EQUAL": (1, np.not_equal),
-    "GREATER": (2, np.greater),
-    "GREATER_EQUAL": (3, np.greater_equal),
-    "LESS": (4, np.less),
-    "LESS_EQUAL": (5, np.less_equal),
-}
-SELECTS = ("SELECT", "SELECT_V2")
-# Ops that read or write bool tensors (a comparison's output, a SELECT's condition).
-BOOL_OPS = frozenset(COMPARISONS) | frozenset(SELECTS)
+# The comparisons, by the code the fallback C switches on (the op table maps ops to codes).
+CODES = (np.equal, np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal)
 LEFT_SHIFT = 8  # TFLite's comparisons shift both operands left by 8 bits before scaling
 
 
@@ -50,14 +40,14 @@ def scaled(x: np.ndarray, offset: int, mult: int, shift: int) -> np.ndarray:
     return mul_smaller_than_one(shifted, mult, shift)
 
 
-def compare_int8(name: str, a: np.ndarray, qa, b: np.ndarray, qb) -> np.ndarray:
-    """TFLite's int8 `name` of a and b (broadcast), parameters (scale, zero point) qa, qb."""
-    fn = COMPARISONS[name][1]
-    return fn(scaled(a, *scaling(*qa)), scaled(b, *scaling(*qb)))
+def compare_int8(code: int, a: np.ndarray, qa, b: np.ndarray, qb) -> np.ndarray:
+    """TFLite's int8 comparison `code` of a and b (broadcast), parameters (scale, zero point)
+    qa, qb."""
+    return CODES[code](scaled(a, *scaling(*qa)), scaled(b, *scaling(*qb)))
 
 
-def float_compare(name: str):
-    fn = COMPARISONS[name][1]
+def float_compare(name: str, code: int):
+    fn = CODES[code]
 
     def run(c: Call):
         a, b = c.aligned(0, 1)
@@ -67,15 +57,15 @@ def float_compare(name: str):
     return run
 
 
-def tflite_compare(name: str):
-    fn = COMPARISONS[name][1]
+def tflite_compare(name: str, code: int):
+    fn = CODES[code]
 
     def run(c: Call):
         ta, tb = c.tin(0), c.tin(1)
         a, b = c.aligned(0, 1)
         if ta.dtype == "int8" and tb.dtype == "int8":
             qa, qb = (scale_of(ta), zp_of(ta)), (scale_of(tb), zp_of(tb))
-            return [compare_int8(name, a, qa, b, qb)]
+            return [compare_int8(code, a, qa, b, qb)]
         if ta.dtype == tb.dtype and ta.dtype in ("float32", "int32", "int64"):
             return [fn(a, b)]  # TFLite compares these values as they are
         raise c.unsupported(f"{ta.dtype} {name}")

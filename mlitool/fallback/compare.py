@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool.execute.compare import COMPARISONS, scaled
+from mlitool.execute.compare import CODES, scaled
 from mlitool.fallback.base import FallbackKernel
-
-CODES = {code: fn for code, fn in COMPARISONS.values()}
 
 # The offset in `t` of the output's i-th element (row-major), `t` broadcast against `out`
 # right-aligned (a dimension of 1 repeats).
@@ -79,7 +77,7 @@ static int32_t @FN@_scaled(int32_t x, int32_t offset, int32_t mult, int32_t shif
         int32_t u = @FN@_scaled(a[@FN@_at(in1, out, i)], cfg->offset1, cfg->mult1, cfg->shift1);
         int32_t v = @FN@_scaled(b[@FN@_at(in2, out, i)], cfg->offset2, cfg->mult2, cfg->shift2);
         int r;
-        switch (cfg->op) {
+        switch (cfg->op) { /* the order of mlitool.execute.compare.CODES */
         case 0: r = u == v; break;
         case 1: r = u != v; break;
         case 2: r = u > v; break;

@@ -62,7 +62,15 @@ def select_shapes(g: ir.Graph, op: ir.Op) -> Iterator[V.Problem]:
         )
 
 
-for _name in X.COMPARISONS:
+# Each comparison with its code in mlitool.execute.compare.CODES (the fallback C's switch).
+for _name, _code in (
+    ("EQUAL", 0),
+    ("NOT_EQUAL", 1),
+    ("GREATER", 2),
+    ("GREATER_EQUAL", 3),
+    ("LESS", 4),
+    ("LESS_EQUAL", 5),
+):
     register(
         OpSpec(
             _name,
@@ -73,8 +81,9 @@ for _name in X.COMPARISONS:
             shapes=compare_types,
             kind="fallback",
             checks=FC.COMPARE_CHECKS,
-            lower=FC.lower_compare,
-            run=(X.float_compare(_name), X.tflite_compare(_name)),
+            bools=True,
+            lower=FC.comparison(_code),
+            run=(X.float_compare(_name, _code), X.tflite_compare(_name, _code)),
         )
     )
 for _name, _options in (("SELECT", "SelectOptions"), ("SELECT_V2", "SelectV2Options")):
@@ -88,6 +97,7 @@ for _name, _options in (("SELECT", "SelectOptions"), ("SELECT_V2", "SelectV2Opti
             shapes=select_shapes,
             kind="fallback",
             checks=FC.SELECT_CHECKS,
+            bools=True,
             lower=FC.lower_select,
             run=(X.select, X.select),
         )

@@ -199,6 +199,58 @@ def test_fallback_c_compares_every_pair_on_the_real_library(mli_builds, tmp_path
     H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
 
 
+def test_float_mode_equals_litert_on_a_float_model(tmp_path):
+    path = _chain_model(tmp_path, float32=True)
+    rng = np.random.default_rng(2)
+    ours, ref = _tflite_and_litert(
+        path,
+        lambda g: {i: rng.uniform(-3, 3, (1, 1, 4, 4, 8)).astype(np.float32) for i in g.inputs},
+    )
+    assert ours.dtype == np.float32
+    np.testing.assert_array_equal(ours, ref)
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_calibrated_float_model_c_on_the_real_library(fmt, mli_builds, tmp_path):
+    """Calibration gives x, y and the output of SELECT their own ranges: converts to the
+    output's parameters come before the copy."""
+    path = _chain_model(tmp_path, float32=True)
+    cal = tmp_path / "cal.npz"
+    rng = np.random.default_rng(4)
+    np.savez(
+        cal, **{n: rng.uniform(-3, 3, (16, 1, 4, 4, 8)).astype(np.float32) for n in ("t0", "t1")}
+    )
+    results = H.run_case(
+        path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0"), calibration=cal, samples=4
+    )
+    H.assert_bit_exact(results)
+
+
+def test_calibrated_select_follows_the_float_model(tmp_path):
+    """Where every condition agrees with the float model's, the output is that of the float
+    model within 2.5 LSB (RELU, SELECT and RELU each requantize once); copying x and y with
+    their own calibrated parameters would be off by up to 131 LSB."""
+    from mlitool.pipeline import ModelOptions, load
+
+    path = _chain_model(tmp_path, float32=True)
+    rng = np.random.default_rng(4)
+    cal = tmp_path / "cal.npz"
+    np.savez(
+        cal, **{n: rng.uniform(-3, 3, (16, 1, 4, 4, 8)).astype(np.float32) for n in ("t0", "t1")}
+    )
+    g, model = load(path, ModelOptions(format="sa8", calibration=cal))
+    xs = {i: rng.uniform(-3, 3, (64, 1, 4, 4, 8)).astype(np.float32) for i in g.inputs}
+    ours, _ = run_mli(g, model, xs, arith_for("vpx"), keep=True)
+    ref = run_graph(g, xs, "float", keep=True)
+    conds = [op.outputs[0] for op in g.ops if op.type in OPS]
+    agree = np.all([ours[c].astype(bool) == ref[c] for c in conds], axis=0)
+    assert agree.mean() > 0.99
+    out = model.tensor(model.outputs[0])
+    lsb = float(out.scale[0]) / 2.0 ** int(out.scale_frac_bits[0])
+    err = np.abs(ours[g.outputs[0]] - ref[g.outputs[0]])[agree] / lsb
+    assert err.max() <= 2.5
+
+
 def test_refusals_name_the_reason(tmp_path):
     path = _compare_model(tmp_path, "LESS", (1.5, 0, 0.5, 0), shape=(1, 4))
     g = read(path).main

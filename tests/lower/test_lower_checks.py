@@ -19,6 +19,7 @@ from mlitool.mli.lower import (
     checks_recurrent,
     concat,
     fallback,
+    fallback_compare,
     lower,
     mac,
     movement,
@@ -199,11 +200,11 @@ def test_every_lowered_op_has_a_lowering_and_a_kernel():
     specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
     assert {s.name for s in specs} == optable.lowered_ops()
     assert len([s for s in specs if s.kind != "fallback"]) == 35  # onto MLI kernels
-    families = (mac, activations, movement, concat, recurrent, fallback)
+    families = (mac, activations, movement, concat, recurrent, fallback, fallback_compare)
     for spec in specs:
         fn = spec.lower
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
-        where = (checks, checks_recurrent, fallback)
+        where = (checks, checks_recurrent, fallback, fallback_compare)
         assert all(inspect.getmodule(c) in where for c in spec.checks)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert MLI2.formats_for(kind), kind

@@ -14,7 +14,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import UnsupportedError
-from mlitool.execute.compare import COMPARISONS, scaling
+from mlitool.execute.compare import scaling
 from mlitool.fallback import compare as K
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
@@ -39,12 +39,12 @@ def operands_int8(s: Subject):
 
 
 def scales_below_one(s: Subject):
-    """operand {name!r} has scale {scale:g}: TFLite compares int8 operands only with scales
+    """operand {name!r} has scale {scale}: TFLite compares int8 operands only with scales
     below 1 (its shift would be negative)"""
     for i in s.op.inputs[:2]:
         t = s.graph.tensors[i]
         if t.dtype == "int8" and t.quant is not None and not float(t.quant.scale[0]) < 1:
-            return {"name": t.name or f"#{i}", "scale": float(t.quant.scale[0])}
+            return {"name": t.name or f"#{i}", "scale": f"{float(t.quant.scale[0]):g}"}
     return _OK
 
 
@@ -112,8 +112,18 @@ def _output(b: Builder, op: ir.Op) -> MliTensor:
     return out
 
 
-def lower_compare(b: Builder, op: ir.Op, fmt: str) -> None:
-    """GREATER, ..., EQUAL of two int8 operands: the scaled-operand comparison (`compare8`)."""
+def comparison(code: int):
+    """The lowering of the comparison `code` (`mlitool.execute.compare.CODES`)."""
+
+    def lower_compare(b: Builder, op: ir.Op, fmt: str) -> None:
+        """GREATER, ..., EQUAL of two int8 operands: the rescaled operands compared
+        (`compare8`)."""
+        _lower_compare(b, op, code)
+
+    return lower_compare
+
+
+def _lower_compare(b: Builder, op: ir.Op, code: int) -> None:
     (a, qa), (c, qc) = (_operand(b, op, i) for i in op.inputs[:2])
     # a bool input of the graph takes its first consumer's type: SA8, but 0/1
     for name, i in zip((a, c), op.inputs[:2]):
@@ -124,7 +134,7 @@ def lower_compare(b: Builder, op: ir.Op, fmt: str) -> None:
         sa, sc = scaling(*qa), scaling(*qc)
     except UnsupportedError as exc:  # a float model's operand range of 255 or more
         raise UnsupportedError(f"{op.label}: {exc.message}") from None
-    cfg = {"op": COMPARISONS[op.type][0]}
+    cfg = {"op": code}
     for k, (offset, mult, shift) in ((1, sa), (2, sc)):
         cfg.update({f"offset{k}": offset, f"mult{k}": mult, f"shift{k}": shift})
     b.fallback(

@@ -7,7 +7,6 @@ check's docstring, formatted with the fields it returns.
 from __future__ import annotations
 
 from mlitool import ir, optable
-from mlitool.execute.compare import BOOL_OPS
 from mlitool.mli.lower.checks import _OK, Subject, TensorCheck, message
 from mlitool.mli.lower.facts import rows_not_batch
 from mlitool.mli.target import DEFAULT, Target
@@ -50,7 +49,7 @@ def activation_type(s: Subject, t: ir.Tensor):
         optable.spec(s.op.type).index_outputs and t.index in s.op.outputs
     ):
         return _OK
-    if t.dtype == "bool" and s.op.type in BOOL_OPS:
+    if t.dtype == "bool" and optable.spec(s.op.type).bools:
         return _OK
     if (
         t.dtype == "int16"
