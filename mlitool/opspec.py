@@ -44,6 +44,7 @@ class OpSpec:
     rescale: bool = True  # its rescales are checked (not internal ones)
     window: bool = True  # stride / dilation / filter options checked
     index_outputs: bool = False  # outputs are indices (any integer type)
+    bools: bool = False  # reads or writes bool tensors (one byte 0/1; lowered as SA8)
     reads_views: bool = False  # takes a strided view as input (mli_mov copies)
     fused_activation: bool = True  # "fused_activation" is an output activation
     params: tuple[str, ...] = ()  # slots that must be constants, not activations

@@ -43,10 +43,13 @@ def activation_type(s: Subject, t: ir.Tensor):
     """tensor {name!r} has type {dtype} (MLI activations: int8, float, or int16 with zero point 0
     and one scale, as 16x8 models have)
 
-    ARG_MAX outputs are indices (any integer type)."""
+    ARG_MAX outputs are indices (any integer type); comparisons write, and SELECT reads, bool
+    (one byte 0/1, SA8 with scale 1 and zero point 0)."""
     if t.dtype in ("int8", "float32") or (
         optable.spec(s.op.type).index_outputs and t.index in s.op.outputs
     ):
+        return _OK
+    if t.dtype == "bool" and optable.spec(s.op.type).bools:
         return _OK
     if (
         t.dtype == "int16"
