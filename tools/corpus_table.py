@@ -2,7 +2,8 @@
 
     python tools/corpus_table.py [--corpus DIR] [--only SUBSTR ...] [--json FILE] [--md FILE]
 
-For every file of DIR/corpus.json (default tests/corpus) and each format it is measured in
+For every file of DIR/corpus.json (default tests/corpus; a folder without one: every .tflite in
+it, the variant read from the file) and each format it is measured in
 (int8: sa8 and fx16; 16x8: fx16; float32: sa8 with --calibration), runs `mlitool convert` in
 process into a temporary directory and records ok, or the exit code and the reason (the first
 error line of stderr). Then `mlitool run --mode tflite` on one seeded random input, compared
@@ -218,6 +219,32 @@ def summary_line(s: dict) -> str:
     )
 
 
+def entries(corpus: Path) -> dict[str, dict]:
+    """DIR/corpus.json's files, or (a folder of .tflite files without one, e.g. a corpus of
+    your own) what the files say: the variant from the input and activation types, the batch
+    from the input's shape signature, float inputs in [-1, 1]."""
+    index = corpus / "corpus.json"
+    if index.exists():
+        return json.loads(index.read_text())["files"]
+    from mlitool.tflite.reader import read_model
+
+    found = {}
+    for path in sorted(corpus.glob("*.tflite")):
+        g = read_model(path).main
+        (i,) = g.inputs[:1]
+        t = g.tensors[i]
+        int16 = any(x.dtype == "int16" and x.data is None for x in g.tensors)
+        variant = "float32" if t.dtype == "float32" else "16x8" if int16 else "int8"
+        sig = list(t.shape_signature if t.shape_signature is not None else t.shape)
+        found[path.name] = {
+            "variant": variant,
+            "batch": "dynamic" if sig and sig[0] == -1 else "fixed",
+            "inputs": [{"shape": sig, "dtype": t.dtype}],
+            "input_range": [-1.0, 1.0],
+        }
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--corpus", type=Path, default=ROOT / "tests" / "corpus")
@@ -226,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md", type=Path, help="also write the table and summary here")
     args = ap.parse_args(argv)
 
-    files = json.loads((args.corpus / "corpus.json").read_text())["files"]
+    files = entries(args.corpus)
     rows = []
     for name, entry in files.items():
         if args.only and not any(s in name for s in args.only):
