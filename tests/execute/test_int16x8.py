@@ -15,7 +15,8 @@ from mlitool.execute.graph import run_graph
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
-from tests.support.paths import mli_cflags
+from tests.support.litert import reference_outputs
+from tests.support.paths import ROOT, mli_cflags
 from tests.support.tflite_build import T, graph_model, options
 
 
@@ -229,6 +230,62 @@ def test_verify_without_a_tflite_reference_says_why(tmp_path, capsys):
         main(["verify", str(path), "-f", "fx16", "-n", "8", "--max-lsb", "2"])
     assert done.value.code == 2
     assert "--max-lsb needs an integer reference" in capsys.readouterr().err
+
+
+def zero_state_model(path):
+    """The converter's zero initial state of a 16x8 Keras LSTM (tests/corpus/lstm_16x8): FILL
+    of an int16 zero constant, both with scale 0 (FILL requires equal scales), read by the
+    forget gate's MUL: LOGISTIC(x) * state + x."""
+    tensors = [
+        T([1, 16], dtype="int16", name="x", scale=[1 / 4096], zero_point=[0]),
+        T([2], dtype="int32", name="dims", data=np.array([1, 16], np.int32)),
+        T([], dtype="int16", name="zero", data=np.array(0, np.int16), scale=[0.0], zero_point=[0]),
+        T([1, 16], dtype="int16", name="state", scale=[0.0], zero_point=[0]),
+        T([1, 16], dtype="int16", name="gate", scale=[1 / 32768], zero_point=[0]),
+        T([1, 16], dtype="int16", name="kept", scale=[1.5e-5], zero_point=[0]),
+        T([1, 16], dtype="int16", name="y", scale=[1 / 2048], zero_point=[0]),
+    ]
+    ops = [
+        ("FILL", [1, 2], [3], None),
+        ("LOGISTIC", [0], [4], None),
+        ("MUL", [4, 3], [5], options("MulOptions")),
+        ("ADD", [5, 0], [6], options("AddOptions", potScaleInt16=False)),
+    ]
+    path.write_bytes(graph_model(tensors, ops, [0], [6]))
+    return path
+
+
+def test_a_zero_state_with_scale_0_is_read_as_litert_reads_it(tmp_path):
+    """LiteRT runs a zero scale on an all-zero tensor (it only multiplies by it): tflite mode
+    equals it at every layer."""
+    path = zero_state_model(tmp_path / "zero_state.tflite")
+    g = read(path).main
+    x = {g.inputs[0]: _inputs(g, seed=5)}
+    ours = run_graph(g, x, "tflite", keep=True)
+    gate, kept, y = 4, 5, 6  # tensor indices; FILL is folded into a constant
+    ref = reference_outputs(path, g, x)
+    for i in (gate, kept, y):
+        np.testing.assert_array_equal(ours[i], ref[i])
+    assert not ref[kept].any() and len(np.unique(ref[gate])) > 100
+
+
+def test_a_zero_state_with_scale_0_runs_on_the_real_library(mli_builds, tmp_path):
+    path = zero_state_model(tmp_path / "zero_state.tflite")
+    H.assert_bit_exact(H.run_case(path, "fx16", tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+@pytest.mark.parametrize("name", ["efficientnet_like_16x8", "lstm_16x8"])
+def test_16x8_corpus_files_equal_litert_at_every_layer(name):
+    """Refused before: an int16 LOGISTIC (both), the LSTM's zero state with scale 0."""
+    path = ROOT / "tests" / "corpus" / f"{name}.tflite"
+    g = read(path).main
+    x = {g.inputs[0]: _inputs(g, n=2)}
+    ours = run_graph(g, x, "tflite", keep=True)
+    ref = reference_outputs(path, g, x)
+    compared = [i for i in ref if i in ours]
+    assert len(compared) > 50
+    for i in compared:
+        np.testing.assert_array_equal(ours[i], ref[i], err_msg=g.tensors[i].name)
 
 
 def test_sa8_is_refused_with_the_remedy(tmp_path):
