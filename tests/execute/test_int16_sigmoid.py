@@ -11,6 +11,7 @@ import pytest
 from mlitool import oracle
 from mlitool.errors import UnsupportedError
 from mlitool.execute.graph import run_graph
+from mlitool.execute.tflite_params import checked_log2
 from mlitool.execute.tflite_sigmoid16 import SIGMOID_TABLE, input_rescale
 from mlitool.pipeline import read
 from tests.support.litert import reference_outputs
@@ -94,3 +95,12 @@ def test_tanh_takes_a_2_to_the_minus_11_scale_as_a_power_of_two():
     assert input_rescale(2**-12, (0,)) == (3, 0)
     assert input_rescale(2**-11, (0,)) == (24576, 12)
     assert input_rescale(2**-12 * 1.01, (0,)) == (24821, 13)
+
+
+def test_checked_log2():
+    """TFLite's CheckedLog2: a power of two within 1e-3 of its rounded float32 log2; a zero
+    scale (an all-zero constant's) is none, rather than an overflow."""
+    assert checked_log2(2**-15) == (-15, True)
+    assert checked_log2(2**-15 * 1.0006) == (-15, True)  # log2 off by 8.7e-4
+    assert checked_log2(2**-15 * 1.0008) == (-15, False)  # 1.15e-3
+    assert checked_log2(0.0) == (0, False)
