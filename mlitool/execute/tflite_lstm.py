@@ -12,8 +12,6 @@ Peephole, projection and layer normalization are refused (mlitool does not lower
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from mlitool import lstm_slots as lstm
@@ -28,7 +26,7 @@ from mlitool.execute.gemmlowp16 import (
     tanh_table,
     wrap16,
 )
-from mlitool.execute.tflite_params import scale_of, zp_of
+from mlitool.execute.tflite_params import checked_log2, scale_of, zp_of
 
 f32 = np.float32
 GATE_INTEGER_BITS = 3  # gates are Q3.12 (TFLite's default intermediate 2^-12)
@@ -147,9 +145,8 @@ def _requantize16(acc: np.ndarray, bias: np.ndarray, mult: list, add) -> np.ndar
 
 def _cell_scale_power(c: Call, scale: float) -> int:
     """TFLite's CheckedLog2 of the cell state scale; its tanh takes Q0.15 to Q6.9 cell states."""
-    log2 = f32(math.log(scale)) * f32(1.0 / math.log(2.0))
-    power = int(np.round(log2))
-    if abs(float(log2) - power) >= 1e-3 or not -15 <= power <= -9:
+    power, pot = checked_log2(scale)
+    if not pot or not -15 <= power <= -9:
         raise c.unsupported(
             f"an integer LSTM whose cell state scale {scale:g} is not a power "
             "of two between 2^-15 and 2^-9"

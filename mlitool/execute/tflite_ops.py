@@ -13,7 +13,6 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool import ir
-from mlitool.errors import UnsupportedError
 from mlitool.execute import float_ops
 from mlitool.execute import tflite_fixedpoint as fp
 from mlitool.execute import windows as win
@@ -27,6 +26,7 @@ from mlitool.execute.tflite_params import (
     scale_of,
     zp_of,
 )
+from mlitool.execute.tflite_sigmoid16 import logistic_int16, tanh_int16
 from mlitool.execute.tflite_softmax16 import softmax_int16
 
 f32 = np.float32
@@ -225,12 +225,7 @@ def _lut(c: Call, fn, float_kernel):
     if _is_float(in_t):
         return float_kernel(c)
     if in_t.dtype != "int8":
-        why = (
-            ": TFLite's int16 kernel interpolates a sigmoid table mlitool does not reproduce"
-            if in_t.dtype == "int16"
-            else ""
-        )
-        raise UnsupportedError(f"{c.unsupported(f'{in_t.dtype} {c.op.type}')}{why}")
+        raise c.unsupported(f"{in_t.dtype} {c.op.type}")
     vals = np.arange(-128, 128, dtype=np.int64)
     deq = f32(scale_of(in_t)) * (vals - zp_of(in_t)).astype(f32)
     y = fn(deq.astype(f32)).astype(f32)
@@ -255,10 +250,14 @@ def _tanhf(v: np.ndarray) -> np.ndarray:
 
 
 def logistic(c: Call):
+    if c.tin(0).dtype == "int16":
+        return logistic_int16(c)
     return _lut(c, _sigmoid_f32, float_ops.logistic)
 
 
 def tanh(c: Call):
+    if c.tin(0).dtype == "int16":
+        return tanh_int16(c)
     return _lut(c, _tanhf, float_ops.tanh)
 
 

@@ -29,6 +29,16 @@ def zp_of(t: ir.Tensor) -> int:
     return int(quant_of(t).zero_point[0]) if t.quant is not None else 0
 
 
+def checked_log2(scale: float) -> tuple[int, bool]:
+    """TFLite's CheckedLog2: log2 of the scale in float32, rounded, and whether the scale is a
+    power of two (within 1e-3 of the rounded log)."""
+    if not (np.isfinite(scale) and scale > 0):
+        return 0, False  # no power of two (TFLite's log2 is not finite there)
+    log2 = np.log(f32(scale)) * (f32(1) / np.log(f32(2)))  # logf, float arithmetic
+    power = int(np.round(log2))
+    return power, bool(abs(float(log2) - power) < 1e-3)
+
+
 def quantize_scalar(t: ir.Tensor, real: float) -> int:
     """TFLite's Quantize(): zero_point + roundf(f / scale), in float32."""
     return zp_of(t) + int(fp.round_away_f32(f32(real) / f32(scale_of(t))))

@@ -18,7 +18,8 @@ shape; the converter writes 1 for the unknown dimensions) gives an unsupported p
 recomputes output shapes in Prepare: `normalise_output_shapes` (run by the reader) takes the shape
 an op computes for a stored one that differs, with a warning; on a graph output that is
 unsupported. Zero points outside their type, an infinite scale, a pooling filter below 1 and a
-FULLY_CONNECTED input that is not whole rows are unsupported too: TFLite runs such files.
+FULLY_CONNECTED input that is not whole rows are unsupported too: TFLite runs such files. A zero
+scale on an integer constant of zeros (a 16x8 RNN's initial state) is accepted: TFLite runs it.
 """
 
 from __future__ import annotations
@@ -131,12 +132,21 @@ def scales_finite_positive(g: ir.Graph) -> Iterator[Problem]:
             continue
         s = t.quant.scale
         bad = s[~(np.isfinite(s) & (s > 0))]
+        if bad.size and not np.any(s) and _integer_zeros(t):
+            # zeros scaled by 0 are zeros, and TFLite runs the file: the converter's zero
+            # initial state of a 16x8 RNN (FILL of a zero scalar, folded into a constant)
+            continue
         if bad.size:  # TFLite's scale checks pass an infinite scale: it runs those
             yield Problem(
                 f"quantization scale {float(bad[0])!r} is not finite and > 0",
                 tensor=t,
                 unsupported=bool(np.all(bad == np.inf)),
             )
+
+
+def _integer_zeros(t: ir.Tensor) -> bool:
+    """An integer constant whose values are all zero."""
+    return t.data is not None and t.data.dtype.kind in "iu" and not np.any(t.data)
 
 
 def constants_finite(g: ir.Graph) -> Iterator[Problem]:

@@ -1,15 +1,13 @@
 """SOFTMAX on int16 (16x8 models) in `tflite` mode: TFLite's reference SoftmaxInt16 (exp and
 1 / (1 + x) tables with interpolation), equal to LiteRT's reference kernel on every element; the
 same model converts to fx16 and runs on the real MLI library bit-exact against the executor.
-
-int16 LOGISTIC and TANH stay refused in `tflite` mode (see test_int16_logistic_tanh_refused)."""
+(int16 LOGISTIC and TANH: test_int16_sigmoid.py.)"""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from mlitool.errors import UnsupportedError
 from mlitool.execute.graph import run_graph
 from mlitool.execute.tflite_softmax16 import lut_lookup
 from mlitool.pipeline import read
@@ -112,18 +110,3 @@ def test_lut_lookup_interpolates():
 def test_fc_softmax_runs_on_the_real_library(mli_builds, tmp_path):
     path = fc_softmax(tmp_path / "fc_sm.tflite")
     H.assert_bit_exact(H.run_case(path, "fx16", tmp_path / "out", mli_builds, mli_cflags("2.0")))
-
-
-@pytest.mark.parametrize("op", ["LOGISTIC", "TANH"])
-def test_int16_logistic_tanh_refused(op, tmp_path):
-    """TFLite interpolates int16 LOGISTIC / TANH in a fixed 256-entry sigmoid table that no
-    rounding of sigmoid(i / 24) reproduces; tflite mode says so instead of guessing."""
-    path = tmp_path / f"{op}.tflite"
-    path.write_bytes(
-        single_op_model(
-            op, [T([1, 8], dtype="int16", scale=[1 / 4096], zero_point=[0])], [T([1, 8], **OUT)]
-        )
-    )
-    g = read(path).main
-    with pytest.raises(UnsupportedError, match=f"int16 {op} is not supported in tflite mode"):
-        run_graph(g, {g.inputs[0]: _x(g, 2, 0)}, "tflite")
