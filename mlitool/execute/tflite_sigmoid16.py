@@ -9,9 +9,10 @@ by an integer multiplier (15 bits) with a rounding right shift. The output is Q0
 2^-15, zero point 0), which Prepare() requires.
 
 The table is data, not a formula: its entries sit up to 0.8 above round(65536 sigmoid(i / 24))
-(tuned for interpolation), so they are the 256 values TFLite ships (kernels/internal/common.h,
-`sigmoid_table_uint16`); tests/execute/test_int16_sigmoid.py reads them back from LiteRT's own
-TANH and checks both ops on all 65536 inputs.
+(tuned for interpolation). They are the interpreter's observable values: LiteRT's TANH at
+input scale 2 / 12288 outputs entry k - 32768 at input 128 k, which is how
+tests/execute/test_int16_sigmoid.py measures all 256 back from LiteRT (and then checks both ops
+on all 65536 inputs).
 """
 
 from __future__ import annotations
