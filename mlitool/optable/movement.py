@@ -69,13 +69,7 @@ register(
 )
 register(OpSpec("SQUEEZE", ("input",), options="SqueezeOptions", **_VIEW))
 register(
-    OpSpec(
-        "EXPAND_DIMS",
-        ("input", "axis"),
-        options="ExpandDimsOptions",
-        shapes=V.same_size,
-        run=(LO.reshape,) * 2,
-    )
+    OpSpec("EXPAND_DIMS", ("input", "axis"), options="ExpandDimsOptions", params=("axis",), **_VIEW)
 )
 register(
     OpSpec(

@@ -136,7 +136,7 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
-    """RESHAPE, SQUEEZE: a view of the (dense) input in the model's shape."""
+    """RESHAPE, SQUEEZE, EXPAND_DIMS: a view of the (dense) input in the model's shape."""
     idx = op.inputs[0]
     if idx not in b.primary:
         b.use(op, idx, act_el(fmt))
