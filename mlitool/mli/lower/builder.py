@@ -69,8 +69,8 @@ class Builder(ViewSteps):
 
     def mli_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
         """TFLite activation shape -> MLI shape: batch 1 dropped, CHW for rank 3 in 1.x chw. A
-        leading dimension other than 1 (FULLY_CONNECTED rows, or rows / time steps of an op
-        that ignores them: `support.batch_one`) is kept, in HWC only."""
+        leading dimension other than 1 is kept as it is: the rows of a FULLY_CONNECTED, or in
+        HWC rows / time steps of an op whose arithmetic ignores them (`support.batch_one`)."""
         return self.mli_dims(shape, shape)
 
     def mli_dims(self, values, shape: tuple[int, ...]) -> tuple[int, ...]:
