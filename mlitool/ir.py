@@ -152,6 +152,9 @@ class Model:
     batch_fixed: list[str] = field(default_factory=list)
     folded_ops: list[str] = field(default_factory=list)
     removed_ops: list[str] = field(default_factory=list)
+    # Chains of ops rewritten at import as one op (mlitool.tflite.upsampling): {label of the
+    # new op: labels of the ops it replaces}.
+    rewritten_ops: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def main(self) -> Graph:

@@ -55,6 +55,9 @@ class OpSpec:
     lower: Callable | None = None  # (builder, op, format) -> None
     run: tuple[Callable | None, Callable | None] = (None, None)  # (float, tflite) kernels
     weights: tuple[str, ...] = ()  # slots of its weights, first present wins
+    # A leading dimension other than 1 is rows or time steps, not a batch: the op's arithmetic
+    # is per element (views, element-wise ops, activations), so lowering keeps that dimension.
+    leading_dims: bool = False
 
     @property
     def arity(self) -> tuple[int, int, int, int, int]:

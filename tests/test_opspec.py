@@ -128,6 +128,7 @@ _ELSEWHERE = {
     "inspect/opstats.py",  # sequence ops for statistics, with ops mlitool does not know
     "mli/passes/pad_fusion.py",  # convolutions PAD fuses into
     "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)
+    "tflite/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
     "verify/command.py",  # ops that keep values, walked back from an output
 }
 

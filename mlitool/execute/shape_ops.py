@@ -158,7 +158,7 @@ def tile(c: Call):
     return [np.tile(c.x(0), [1, *reps])]
 
 
-def _nearest(out_size: int, in_size: int, align: bool, half: bool) -> np.ndarray:
+def nearest_sources(out_size: int, in_size: int, align: bool, half: bool) -> np.ndarray:
     """Source index of each output row or column, in TFLite's float32 arithmetic."""
     f32 = np.float32
     if align and out_size > 1:
@@ -178,6 +178,6 @@ def resize_nearest_neighbor(c: Call):
         raise UnsupportedError(f"{c.op.label}: input of rank {x.ndim - 1}, expected 4")
     oh, ow = _ints(c, 1)
     align, half = bool(c.opt("align_corners", False)), bool(c.opt("half_pixel_centers", False))
-    rows = _nearest(oh, x.shape[2], align, half)
-    cols = _nearest(ow, x.shape[3], align, half)
+    rows = nearest_sources(oh, x.shape[2], align, half)
+    cols = nearest_sources(ow, x.shape[3], align, half)
     return [np.ascontiguousarray(x[:, :, rows][:, :, :, cols])]

@@ -12,6 +12,7 @@ from mlitool.inspect.model_style import detect_style, stored_constant, weight_in
 from mlitool.inspect.opstats import graph_totals, op_stats
 from mlitool.inspect.runs_as import runs_as
 from mlitool.pipeline import fold_model
+from mlitool.tflite.upsampling import REWRITTEN_FROM
 from mlitool.tflite.validate import problems
 
 
@@ -35,18 +36,25 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     # The support check assumes shapes that passed validation: with any problem, the op table's
     # answer, and the ops whose shapes are known at run time only refused with that reason.
     support = _support(folded.main) if not found else {p.op.index: p.text for p in found if p.op}
-    gone = dict.fromkeys(folded.folded_ops, "constant") | dict.fromkeys(
-        folded.removed_ops, "removed"
+    # A chain rewritten as one op (nearest upsampling) is that op in its first op's row; its
+    # other ops are "rewritten" into it.
+    into = {old: new for new, olds in folded.rewritten_ops.items() for old in olds[1:]}
+    gone = (
+        dict.fromkeys(folded.folded_ops, "constant")
+        | dict.fromkeys(folded.removed_ops, "removed")
+        | dict.fromkeys(into, "rewritten")
     )
+    now = {op.index: op for op in folded.main.ops}
     rows = [
-        _op_row(g, folded.main, op, s, producers, support, gone.get(op.label))
+        _op_row(g, folded.main, op, now.get(op.index), s, producers, support, gone.get(op.label))
+        | _rewrite(op, now.get(op.index), into)
         for op, s in zip(g.ops, stats)
     ]
     lowers = not found and not any(r["unsupported_reason"] for r in rows)
     how = runs_as(folded.main) if lowers else {}
     for r in rows:
         r["runs_as"] = how.get(r["index"]) if r["supported"] and not r["folded"] else None
-    unsupported = sorted({r["type"] for r in rows if not r["supported"]})
+    unsupported = sorted({_runs_type(r) for r in rows if not r["supported"]})
     return {
         "file": model.path,
         "schema_version": model.version,
@@ -71,7 +79,21 @@ def summarize(model: ir.Model) -> dict[str, Any]:
         "batch_fixed_to_1": folded.batch_fixed,
         "folded_ops": folded.folded_ops,
         "removed_ops": folded.removed_ops,
+        "rewritten_ops": folded.rewritten_ops,
     }
+
+
+def _rewrite(op: ir.Op, now: ir.Op | None, into: dict[str, str]) -> dict[str, Any]:
+    """The row's "rewritten" entry: {"as": type, "replaces": labels} for the op a chain became,
+    {"into": label} for the chain's other ops, else None."""
+    if now is not None and REWRITTEN_FROM in now.options:
+        return {"rewritten": {"as": now.type, "replaces": list(now.options[REWRITTEN_FROM])}}
+    return {"rewritten": {"into": into[op.label]} if op.label in into else None}
+
+
+def _runs_type(row: dict[str, Any]) -> str:
+    """The op type convert lowers for a row: the file's, or the op its chain became."""
+    return (row["rewritten"] or {}).get("as", row["type"])
 
 
 def quant_dict(q: ir.Quant | None) -> dict[str, Any] | None:
@@ -122,9 +144,17 @@ def _support(folded: ir.Graph) -> dict[int, str | None]:
 
 
 def _op_row(
-    g: ir.Graph, fg: ir.Graph, op: ir.Op, stats, producers, support: dict, folded: str | None
+    g: ir.Graph,
+    fg: ir.Graph,
+    op: ir.Op,
+    now: ir.Op | None,
+    stats,
+    producers,
+    support: dict,
+    folded: str | None,
 ) -> dict[str, Any]:
-    """One op of the file's graph `g`; output shapes as folding computes them (`fg`)."""
+    """One op of the file's graph `g`; output shapes as folding computes them (`fg`), support
+    as convert sees the op (`now`: the op of `fg` with its index, the one a chain became)."""
     w, via_dequantize = stored_constant(g, weight_input(op), producers)
     weights = None
     if w is not None:
@@ -138,8 +168,8 @@ def _op_row(
             if q is None
             else {"kind": "per-axis" if q.per_axis else "per-tensor", "axis": q.axis},
         }
-    outs = [fg.tensors[i] for i in op.outputs if i >= 0]
-    lowered = op.type in optable.lowered_ops()
+    outs = [fg.tensors[i] for i in (now or op).outputs if i >= 0]
+    lowered = (now or op).type in optable.lowered_ops()
     return {
         "index": op.index,
         "type": op.type,

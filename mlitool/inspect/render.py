@@ -40,7 +40,7 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
         )
         for r in s["ops"]:
             if not r["supported"]:
-                console.print(Text(f"  op {r['index']} ({r['type']}): {r['unsupported_reason']}"))
+                console.print(Text(f"  op {r['index']} ({_name(r)}): {r['unsupported_reason']}"))
     else:
         console.print("[green]All ops are supported by the MLI converter.[/]")
     if s["batch_fixed_to_1"]:
@@ -57,8 +57,19 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
             + " (MLI column: folded)",
             highlight=False,
         )
+    for new, olds in s["rewritten_ops"].items():
+        console.print(
+            Text(f"Rewritten at import (MLI column: rewritten): {new} replaces {', '.join(olds)}")
+        )
     for p in s["problems"]:
         console.print(Text(f"malformed graph: {p}", style="red"))
+
+
+def _name(r: dict[str, Any]) -> str:
+    """The op a row shows: the file's, or the one its chain was rewritten as."""
+    if r["rewritten"] and "as" in r["rewritten"]:
+        return r["rewritten"]["as"]
+    return r["type"] if r["type"] != "CUSTOM" else f"CUSTOM:{r['custom_code']}"
 
 
 def _io_table(s: dict[str, Any], width: int) -> Table:
@@ -86,7 +97,7 @@ def _io_table(s: dict[str, Any], width: int) -> Table:
 def _op_table(s: dict[str, Any], width: int) -> Table:
     rows = []
     for r in s["ops"]:
-        name = r["type"] if r["type"] != "CUSTOM" else f"CUSTOM:{r['custom_code']}"
+        name = _name(r)
         w = r["weights"]
         weights = quant = "-"
         if w is not None:
@@ -105,7 +116,7 @@ def _op_table(s: dict[str, Any], width: int) -> Table:
             [
                 str(r["index"]),
                 name,
-                "folded"
+                ("rewritten" if r["folded"] == "rewritten" else "folded")
                 if r["folded"]
                 else (r.get("runs_as") or "yes")
                 if r["supported"]

@@ -13,6 +13,7 @@ from mlitool.tflite import validate_ops as V
 
 # Element-wise: two operands of one type, broadcast.
 _ELTWISE = dict(
+    leading_dims=True,
     all_data=True,
     quantized=True,
     shapes=V.eltwise_shapes,
@@ -43,21 +44,30 @@ for _name, _options, _kind, _float, _tflite in (
         )
     )
 
-# Activations: the output has the input's shape.
+# Activations: the output has the input's shape. Those computed element by element take a
+# leading dimension other than 1 as rows (`leading_dims`), not those along an axis.
 _ACT = dict(quantized=True, shapes=V.same_shape)
+_PER_ELEMENT = dict(_ACT, leading_dims=True)
 for _name, _float, _tflite in (
     ("RELU", F.relu, T.relu),
     ("RELU6", F.relu6, T.relu6),
     ("RELU_N1_TO_1", F.relu_n1_to_1, T.relu_n1_to_1),
 ):
     register(
-        OpSpec(_name, ("input",), **_ACT, kind="relu", lower=act.lower_relu, run=(_float, _tflite))
+        OpSpec(
+            _name,
+            ("input",),
+            **_PER_ELEMENT,
+            kind="relu",
+            lower=act.lower_relu,
+            run=(_float, _tflite),
+        )
     )
 register(
     OpSpec(
         "LEAKY_RELU",
         ("input",),
-        **_ACT,
+        **_PER_ELEMENT,
         options="LeakyReluOptions",
         kind="leaky_relu",
         lower=act.lower_leaky_relu,
@@ -79,7 +89,7 @@ register(
     OpSpec(
         "LOGISTIC",
         ("input",),
-        **_ACT,
+        **_PER_ELEMENT,
         types=WIDEN,
         kind="sigm",
         lower=act.lower_lut,
@@ -90,7 +100,7 @@ register(
     OpSpec(
         "TANH",
         ("input",),
-        **_ACT,
+        **_PER_ELEMENT,
         types=WIDEN,
         kind="tanh",
         lower=act.lower_lut,
@@ -126,7 +136,7 @@ register(
     OpSpec(
         "QUANTIZE",
         ("input",),
-        **_ACT,
+        **_PER_ELEMENT,
         types=CONVERT,
         options="QuantizeOptions",
         kind="convert",
@@ -139,7 +149,7 @@ register(
     OpSpec(
         "DEQUANTIZE",
         ("input",),
-        **_ACT,
+        **_PER_ELEMENT,
         types=CONVERT,
         options="DequantizeOptions",
         kind="convert",

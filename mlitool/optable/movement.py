@@ -50,39 +50,26 @@ register(
         checks=(C.pad_spatial, C.pad_channels_need_mli2, C.pad_value_constant, C.float_pad_zero),
     )
 )
+# Views: the same elements in another shape (a leading dimension other than 1 is rows).
+_VIEW = dict(
+    shapes=V.same_size,
+    kind="view",
+    leading_dims=True,
+    lower=movement.lower_reshape,
+    run=(LO.reshape,) * 2,
+)
 register(
     OpSpec(
         "RESHAPE",
         ("input", "shape"),
         optional=1,
         options="ReshapeOptions",
-        shapes=V.same_size,
-        kind="view",
-        lower=movement.lower_reshape,
-        run=(LO.reshape,) * 2,
+        **_VIEW,
     )
 )
+register(OpSpec("SQUEEZE", ("input",), options="SqueezeOptions", **_VIEW))
 register(
-    OpSpec(
-        "SQUEEZE",
-        ("input",),
-        options="SqueezeOptions",
-        shapes=V.same_size,
-        kind="view",
-        lower=movement.lower_reshape,
-        run=(LO.reshape,) * 2,
-    )
-)
-register(
-    OpSpec(
-        "EXPAND_DIMS",
-        ("input", "axis"),
-        options="ExpandDimsOptions",
-        shapes=V.same_size,
-        kind="view",
-        lower=movement.lower_reshape,
-        run=(LO.reshape,) * 2,
-    )
+    OpSpec("EXPAND_DIMS", ("input", "axis"), options="ExpandDimsOptions", params=("axis",), **_VIEW)
 )
 register(
     OpSpec(

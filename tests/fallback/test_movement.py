@@ -244,12 +244,13 @@ def test_refusals_say_why(tmp_path):
 
 def test_keras_upsampling2d_converts_and_runs_bit_exact(tmp_path, mli_builds):
     """Keras 3's nearest UpSampling2D as the real converter writes it (EXPAND_DIMS -> TILE ->
-    RESHAPE, twice, between two CONV_2D; tflite mode vs LiteRT: tests/reader/test_constant_fold):
-    views and two gather4 layers, whose C equals the executor in sa8 and fx16."""
+    RESHAPE, twice, between two CONV_2D; tflite mode vs LiteRT: tests/reader/test_upsampling):
+    rewritten at import into one RESIZE_NEAREST_NEIGHBOR, one gather4 layer, whose C equals the
+    executor in sa8 and fx16."""
     path = Path(__file__).parents[1] / "fixtures" / "keras" / "upsample_int8.tflite"
     g = read(path).main
     for fmt in ("sa8", "fx16"):
         model = lower(g, format=fmt, mli_version="2.0", layout="hwc")
         kinds = [(la.op_type, la.kind) for la in model.layers if la.op_type != "CONV_2D"]
-        assert kinds == [("EXPAND_DIMS", "view"), ("TILE", "fallback"), ("RESHAPE", "view")] * 2
+        assert kinds == [("RESIZE_NEAREST_NEIGHBOR", "fallback")]
         H.assert_bit_exact(H.run_case(path, fmt, tmp_path / fmt, mli_builds, mli_cflags("2.0")))

@@ -77,7 +77,7 @@ CASES = [
         "float, or int16 with zero point 0 and one scale, as 16x8 models have)",
     ),
     (
-        one_op("RELU", [(2, 8)], (2, 8)),
+        one_op("SOFTMAX", [(2, 8)], (2, 8)),
         "2.0",
         support.batch_one,
         {"name": "t0", "batch": 2},

@@ -15,6 +15,7 @@ from mlitool.execute.graph import run_graph
 from mlitool.execute.inputs import random_inputs
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
+from mlitool.tflite.constant_fold import fold_constants
 from mlitool.tflite.reader import read_model
 from tests.cli.test_bad_input import run_main
 from tests.support.litert import reference_outputs
@@ -141,9 +142,10 @@ def test_manifest_and_inspect_say_what_was_folded(tmp_path, capsys):
 def test_keras_upsampling_runs_in_tflite_mode_as_litert():
     """Real converter output: Keras 3's nearest UpSampling2D(2) as EXPAND_DIMS -> TILE -> RESHAPE
     per axis, the RESHAPE targets computed at run time (stored [1, 1, 16, 4]); folded, the
-    shapes are TFLite's and tflite mode equals LiteRT at every op left."""
+    shapes are TFLite's and tflite mode equals LiteRT at every op left (folding alone: on import
+    the chain then becomes one RESIZE_NEAREST_NEIGHBOR, tests/reader/test_upsampling.py)."""
     path = KERAS / "upsample_int8.tflite"
-    g = read(path).main
+    g, _ = fold_constants(read_model(path).main)
     shapes = [(op.type, g.tensors[op.outputs[0]].shape) for op in g.ops]
     assert shapes == [
         ("CONV_2D", (1, 8, 8, 4)),

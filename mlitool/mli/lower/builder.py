@@ -68,8 +68,17 @@ class Builder(ViewSteps):
         return t.name or f"tensor_{idx}"
 
     def mli_shape(self, shape: tuple[int, ...]) -> tuple[int, ...]:
-        """TFLite activation shape -> MLI shape: batch 1 dropped, CHW for rank 3 in 1.x chw."""
-        s = tuple(shape[1:]) if len(shape) >= 2 else tuple(shape)
+        """TFLite activation shape -> MLI shape: batch 1 dropped, CHW for rank 3 in 1.x chw. A
+        leading dimension other than 1 is kept as it is: the rows of a FULLY_CONNECTED, or in
+        HWC rows / time steps of an op whose arithmetic ignores them (`support.batch_one`)."""
+        return self.mli_dims(shape, shape)
+
+    def mli_dims(self, values, shape: tuple[int, ...]) -> tuple[int, ...]:
+        """Per-dimension `values` (offsets, sizes, steps) of a tensor of TFLite shape `shape`,
+        in the dimensions of its MLI shape (`mli_shape`)."""
+        if len(shape) >= 2 and shape[0] != 1:
+            return tuple(values)
+        s = tuple(values[1:]) if len(shape) >= 2 else tuple(values)
         if self.layout == "chw" and len(s) == 3:
             s = (s[2], s[0], s[1])
         return s
@@ -172,8 +181,7 @@ class Builder(ViewSteps):
             if idx in self.g.outputs
             else Role.ACTIVATION
         )
-        rows_2d = len(src.shape) == 2 and src.shape[0] != 1  # only FC rows pass the check
-        shape = tuple(src.shape) if rows_2d else self.mli_shape(src.shape)
+        shape = self.mli_shape(src.shape)
         lay = ("CHW" if self.layout == "chw" else "HWC") if len(shape) == 3 else ""
         t = MliTensor(
             name=name or self.base(idx),

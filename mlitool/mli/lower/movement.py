@@ -136,7 +136,7 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
-    """RESHAPE, SQUEEZE: a view of the (dense) input in the model's shape."""
+    """RESHAPE, SQUEEZE, EXPAND_DIMS: a view of the (dense) input in the model's shape."""
     idx = op.inputs[0]
     if idx not in b.primary:
         b.use(op, idx, act_el(fmt))
@@ -182,13 +182,13 @@ def _chw_to_hwc(b: Builder, op: ir.Op, src: MliTensor, fmt: str) -> MliTensor:
 
 
 def _slice_view(
-    b: Builder, x: MliTensor, box: V.Box, tfl_rank: int, out_idx: int
+    b: Builder, x: MliTensor, box: V.Box, in_shape: tuple[int, ...], out_idx: int
 ) -> tuple[MliTensor | None, str]:
     """A create_subtensor view of `x` for `box`, or (None, why not)."""
     if not box.unit_steps:
         return None, f"steps {list(box.step)}: a view cannot skip elements"
     want = b.mli_shape(b.g.tensors[out_idx].shape)
-    off, size = b.mli_shape(box.begin), b.mli_shape(box.size)
+    off, size = b.mli_dims(box.begin, in_shape), b.mli_dims(box.size, in_shape)
     try:
         v = create_subtensor(x, off, size, len(want), name=b.base(out_idx))
     except SubtensorError as exc:
@@ -213,10 +213,10 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     x_idx, boxes = slice_boxes(b.g, op)
     x = b.tensors[b.use(op, x_idx, el)]
-    tfl_rank = len(b.g.tensors[x_idx].shape)
+    in_shape = b.g.tensors[x_idx].shape
     views, notes, copies = [], [], []
     for out_idx, box in zip(op.outputs, boxes):
-        v, why = _slice_view(b, x, box, tfl_rank, out_idx)
+        v, why = _slice_view(b, x, box, in_shape, out_idx)
         if v is None:
             copies.append((out_idx, box, why))
             continue
@@ -245,7 +245,7 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
             )
         )
     for out_idx, box, why in copies:
-        off, size, step = (b.mli_shape(v) for v in (box.begin, box.size, box.step))
+        off, size, step = (b.mli_dims(v, in_shape) for v in (box.begin, box.size, box.step))
         out = b.produce(out_idx, el)
         P.copy_params(x)(out)
         if out.shape == tuple(size):

@@ -62,10 +62,16 @@ def activation_type(s: Subject, t: ir.Tensor):
 
 
 def batch_one(s: Subject, t: ir.Tensor):
-    """tensor {name!r} has batch {batch} (MLI runs batch 1)"""
-    if len(t.shape) >= 2 and t.shape[0] != 1 and not rows_not_batch(s.graph, s.op, t):
-        return {"name": _label(t), "batch": t.shape[0]}
-    return _OK
+    """tensor {name!r} has batch {batch} (MLI runs batch 1)
+
+    A leading dimension other than 1 is not a batch where the op's arithmetic ignores it
+    (`OpSpec.leading_dims`: views, element-wise ops, activations; in HWC, where lowering keeps
+    it as an MLI dimension, so rank 4 at most) or it is the rows of a FULLY_CONNECTED."""
+    if len(t.shape) < 2 or t.shape[0] == 1 or rows_not_batch(s.graph, s.op, t):
+        return _OK
+    if optable.spec(s.op.type).leading_dims and s.layout == "hwc" and len(t.shape) <= 4:
+        return _OK
+    return {"name": _label(t), "batch": t.shape[0]}
 
 
 def rank_at_most_5(s: Subject, t: ir.Tensor):
