@@ -28,78 +28,47 @@ Mode = _choices("Mode", ("mli", "tflite", "float"))
 Oracle = _choices("Oracle", ("litert",))
 
 
-def _value(choice):
+def value_of(choice):
+    """The string of a choice typer parsed (None when the option was not given)."""
     return None if choice is None else choice.value
+
+
+def _unless_given(kind, *names: str, help: str, **kw):
+    """An option that is None unless given: --help shows no default (its text says what
+    applies); choices are matched case-insensitively."""
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        kw["case_sensitive"] = False
+    return Annotated[Optional[kind], typer.Option(*names, show_default=False, help=help, **kw)]
 
 
 # Options shared by the commands: one definition each, one meaning everywhere.
 ModelArg = Annotated[
     Path, typer.Argument(metavar="MODEL", help="The .tflite model file.", show_default=False)
 ]
-FormatOpt = Annotated[
-    Optional[Format],
-    typer.Option(
-        "--format",
-        "-f",
-        case_sensitive=False,
-        show_default=False,
-        help="Element format [default: the config's, else sa8].",
-    ),
-]
-MliOpt = Annotated[
-    Optional[MliVersion],
-    typer.Option(
-        "--mli", show_default=False, help="MLI version [default: the config's, else 2.0]."
-    ),
-]
-LayoutOpt = Annotated[
-    Optional[Layout],
-    typer.Option(
-        "--layout",
-        case_sensitive=False,
-        show_default=False,
-        help="MLI 1.x activation layout [default: chw].",
-    ),
-]
-ConfigOpt = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--config",
-        show_default=False,
-        help="TOML settings and per-layer overrides [default: the "
-        "nearest mlitool.toml, or pyproject.toml with [tool.mlitool], from here upward].",
-    ),
-]
-TargetOpt = Annotated[
-    Optional[Target],
-    typer.Option(
-        "--target",
-        case_sensitive=False,
-        show_default=False,
-        help="MLI build: em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); vpx = ROUND_MODE=UP, "
-        "FULL_ACCU=OFF [default: vpx].",
-    ),
-]
-RoundOpt = Annotated[
-    Optional[Round],
-    typer.Option(
-        "--round", case_sensitive=False, show_default=False, help="ROUND_MODE (over --target)."
-    ),
-]
-AccuOpt = Annotated[
-    Optional[Accu],
-    typer.Option(
-        "--accu", case_sensitive=False, show_default=False, help="FULL_ACCU on/off (over --target)."
-    ),
-]
-CalibrationOpt = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--calibration",
-        show_default=False,
-        help="Float models: .npy/.npz of real inputs to derive activation ranges from.",
-    ),
-]
+FormatOpt = _unless_given(
+    Format, "--format", "-f", help="Element format [default: the config's, else sa8]."
+)
+MliOpt = _unless_given(MliVersion, "--mli", help="MLI version [default: the config's, else 2.0].")
+LayoutOpt = _unless_given(Layout, "--layout", help="MLI 1.x activation layout [default: chw].")
+ConfigOpt = _unless_given(
+    Path,
+    "--config",
+    help="TOML settings and per-layer overrides [default: the "
+    "nearest mlitool.toml, or pyproject.toml with [tool.mlitool], from here upward].",
+)
+TargetOpt = _unless_given(
+    Target,
+    "--target",
+    help="MLI build: em = ROUND_MODE=CONVERGENT, FULL_ACCU=ON (ARC EM/HS); vpx = ROUND_MODE=UP, "
+    "FULL_ACCU=OFF [default: vpx].",
+)
+RoundOpt = _unless_given(Round, "--round", help="ROUND_MODE (over --target).")
+AccuOpt = _unless_given(Accu, "--accu", help="FULL_ACCU on/off (over --target).")
+CalibrationOpt = _unless_given(
+    Path,
+    "--calibration",
+    help="Float models: .npy/.npz of real inputs to derive activation ranges from.",
+)
 CalibrationMethodOpt = Annotated[
     Method,
     typer.Option(
@@ -107,40 +76,25 @@ CalibrationMethodOpt = Annotated[
     ),
 ]
 # The samples verify and report run.
-SamplesFileOpt = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--input",
-        "-i",
-        show_default=False,
-        help=".npy / .npz inputs (as for run) [default: random inputs].",
-    ),
-]
+SamplesFileOpt = _unless_given(
+    Path, "--input", "-i", help=".npy / .npz inputs (as for run) [default: random inputs]."
+)
 SamplesOpt = Annotated[int, typer.Option("--samples", "-n", help="Random inputs: how many.")]
 SeedOpt = Annotated[int, typer.Option("--seed", help="Random inputs: the seed.")]
 # Output: the same four options on every command.
 JsonOpt = Annotated[
     bool, typer.Option("--json", help="Print one JSON document on stdout (and nothing else there).")
 ]
-JsonOutOpt = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--json-out",
-        metavar="FILE",
-        show_default=False,
-        help="Also write the JSON document to FILE.",
-    ),
-]
-OutOpt = Annotated[
-    Optional[Path],
-    typer.Option(
-        "--out",
-        "-o",
-        metavar="DIR",
-        show_default=False,
-        help="Directory the command's files are written into (created if missing).",
-    ),
-]
+JsonOutOpt = _unless_given(
+    Path, "--json-out", metavar="FILE", help="Also write the JSON document to FILE."
+)
+OutOpt = _unless_given(
+    Path,
+    "--out",
+    "-o",
+    metavar="DIR",
+    help="Directory the command's files are written into (created if missing).",
+)
 QuietOpt = Annotated[
     bool,
     typer.Option(
@@ -148,31 +102,22 @@ QuietOpt = Annotated[
     ),
 ]
 # verify's thresholds (report takes them too): exit 3 when an output misses one.
-MinSnrOpt = Annotated[
-    Optional[float],
-    typer.Option(
-        "--min-snr",
-        metavar="DB",
-        show_default=False,
-        help="Exit 3 when an output's SNR against float is below DB.",
-    ),
-]
-MaxLsbOpt = Annotated[
-    Optional[int],
-    typer.Option(
-        "--max-lsb",
-        metavar="N",
-        show_default=False,
-        help="Exit 3 when an output differs from tflite mode by more than N LSB.",
-    ),
-]
-JobsOpt = Annotated[
-    Optional[int],
-    typer.Option(
-        "--jobs",
-        "-j",
-        metavar="N",
-        show_default=False,
-        help="Processes over the samples [default: every core]; results equal --jobs 1.",
-    ),
-]
+MinSnrOpt = _unless_given(
+    float,
+    "--min-snr",
+    metavar="DB",
+    help="Exit 3 when an output's SNR against float is below DB.",
+)
+MaxLsbOpt = _unless_given(
+    int,
+    "--max-lsb",
+    metavar="N",
+    help="Exit 3 when an output differs from tflite mode by more than N LSB.",
+)
+JobsOpt = _unless_given(
+    int,
+    "--jobs",
+    "-j",
+    metavar="N",
+    help="Processes over the samples [default: every core]; results equal --jobs 1.",
+)

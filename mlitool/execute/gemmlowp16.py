@@ -14,7 +14,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from mlitool.execute.tflite_fixedpoint import rdbpot
+from mlitool.execute.tflite_fixedpoint import EXP_BARREL, rdbpot
 
 INT16_MIN, INT16_MAX = -(1 << 15), (1 << 15) - 1
 _ALL_INT16 = np.arange(INT16_MIN, INT16_MAX + 1, dtype=np.int64)
@@ -74,17 +74,6 @@ def _exp_quarter_interval(a: np.ndarray) -> np.ndarray:
     return _sat_add16(constant_term, srdhm16(constant_term, wrap16(x + poly)))
 
 
-_EXP_BARREL = (
-    (-2, 1672461947),
-    (-1, 1302514674),
-    (0, 790015084),
-    (1, 290630308),
-    (2, 39332535),
-    (3, 720401),
-    (4, 242),
-)
-
-
 def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
     """exp(a) for a <= 0 in Q(integer_bits); result Q0.15."""
     frac_bits = 15 - integer_bits
@@ -92,7 +81,7 @@ def exp_on_negative_values16(a: np.ndarray, integer_bits: int) -> np.ndarray:
     a_mod_quarter_minus_quarter = wrap16((a & (one_quarter - 1)) - one_quarter)
     result = _exp_quarter_interval(_rescale16(a_mod_quarter_minus_quarter, integer_bits, 0))
     remainder = wrap16(a_mod_quarter_minus_quarter - a)
-    for exponent, multiplier in _EXP_BARREL:
+    for exponent, multiplier in EXP_BARREL:  # its 32-bit constants, rescaled
         if integer_bits > exponent:
             bit = (remainder >> (frac_bits + exponent)) & 1
             result = np.where(bit == 1, srdhm16(result, _const(multiplier)), result)

@@ -217,7 +217,9 @@ def _exp_quarter_interval(a: np.ndarray) -> np.ndarray:
     return wrap32(constant_term + srdhm(constant_term, wrap32(x + poly)))
 
 
-_EXP_BARREL = (
+# gemmlowp exp_on_negative_values: exp(-2^exponent) in Q0.31 per bit of the remainder (the
+# 16-bit version rescales these).
+EXP_BARREL = (
     (-2, 1672461947),
     (-1, 1302514674),
     (0, 790015084),
@@ -237,7 +239,7 @@ def exp_on_negative_values(a, integer_bits: int) -> np.ndarray:
     a_mod_quarter_minus_one_quarter = wrap32((a & mask) - one_quarter)
     result = _exp_quarter_interval(rescale(a_mod_quarter_minus_one_quarter, integer_bits, 0))
     remainder = wrap32(a_mod_quarter_minus_one_quarter - a)
-    for exponent, multiplier in _EXP_BARREL:
+    for exponent, multiplier in EXP_BARREL:
         if integer_bits > exponent:
             bit = (remainder >> (frac_bits + exponent)) & 1
             result = np.where(bit == 1, srdhm(result, multiplier), result)

@@ -7,32 +7,29 @@ from __future__ import annotations
 
 # A field: (struct field, kind, cfg key, default or None when required).
 # kinds: "relu" (nested mli_relu_cfg), "relu_type" (bare mli_relu_type), "u8", "i32", "u8x4".
-_CONV_2X = [
-    ("relu", "relu", "relu_type", 0),
+# Stride and padding: the same fields, in this order, in convolution and pooling configs.
+_STRIDE = [
     ("stride_width", "u8", "stride_width", 1),
     ("stride_height", "u8", "stride_height", 1),
-    ("padding_left", "u8", "padding_left", 0),
-    ("padding_right", "u8", "padding_right", 0),
-    ("padding_top", "u8", "padding_top", 0),
-    ("padding_bottom", "u8", "padding_bottom", 0),
-    ("dilation_width", "u8", "dilation_width", 1),
-    ("dilation_height", "u8", "dilation_height", 1),
-]
-_POOL = [
-    ("kernel_width", "u8", "kernel_width", None),
-    ("kernel_height", "u8", "kernel_height", None),
-    ("stride_width", "u8", "stride_width", 1),
-    ("stride_height", "u8", "stride_height", 1),
-    ("padding_left", "u8", "padding_left", 0),
-    ("padding_right", "u8", "padding_right", 0),
-    ("padding_top", "u8", "padding_top", 0),
-    ("padding_bottom", "u8", "padding_bottom", 0),
 ]
 _PAD2D = [
     ("padding_left", "u8", "padding_left", 0),
     ("padding_right", "u8", "padding_right", 0),
     ("padding_top", "u8", "padding_top", 0),
     ("padding_bottom", "u8", "padding_bottom", 0),
+]
+_CONV_2X = [
+    ("relu", "relu", "relu_type", 0),
+    *_STRIDE,
+    *_PAD2D,
+    ("dilation_width", "u8", "dilation_width", 1),
+    ("dilation_height", "u8", "dilation_height", 1),
+]
+_POOL = [
+    ("kernel_width", "u8", "kernel_width", None),
+    ("kernel_height", "u8", "kernel_height", None),
+    *_STRIDE,
+    *_PAD2D,
 ]
 _AXIS = [("axis", "i32", "axis", -1)]
 _PERMUTE = [("perm_dim", "u8x4", "perm_dim", None)]

@@ -12,7 +12,7 @@ wording; the CLI's enums take their choices from here for --help.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlitool.errors import OptionError
 from mlitool.mli import kernels as K
@@ -174,13 +174,14 @@ MLI11 = Target(
     per_axis_bytes=(2, 4, 0),
     **_MLI1,
 )
-MLI10 = Target(
-    "1.0",
-    K.mli1_kernels(with_sa8=False),
+# 1.0: 1.1 without SA8 tensors and mem_stride (dense tensors only).
+MLI10 = replace(
+    MLI11,
+    version="1.0",
+    kernels=K.mli1_kernels(with_sa8=False),
     has_mem_stride=False,
     sa_tensors=False,
     per_axis_bytes=(0, 0, 0),
-    **_MLI1,
 )
 
 TARGETS: dict[str, Target] = {t.version: t for t in (MLI2, MLI11, MLI10)}

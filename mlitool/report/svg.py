@@ -32,6 +32,10 @@ def _e(text) -> str:
     return escape(str(text), quote=True)
 
 
+def _line(cls: str, x1: float, y1: float, x2: float, y2: float) -> str:
+    return f'<line class="{cls}" x1="{_f(x1)}" y1="{_f(y1)}" x2="{_f(x2)}" y2="{_f(y2)}"/>'
+
+
 def _finite(values) -> list[float]:
     return [v for v in values if v is not None and math.isfinite(v)]
 
@@ -138,22 +142,13 @@ class _Frame:
         c = self.chart
         for v, label in self.scale.ticks():
             y = self.y(v)
-            self.add(
-                f'<line class="grid" x1="{_f(LEFT)}" y1="{_f(y)}" x2="{_f(LEFT + self.plot_w)}" '
-                f'y2="{_f(y)}"/>'
-            )
+            self.add(_line("grid", LEFT, y, LEFT + self.plot_w, y))
             self.add(
                 f'<text class="tick" x="{_f(LEFT - 6)}" y="{_f(y + 4)}" '
                 f'text-anchor="end">{_e(label)}</text>'
             )
-        self.add(
-            f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(TOP)}" x2="{_f(LEFT)}" '
-            f'y2="{_f(TOP + PLOT_H)}"/>'
-        )
-        self.add(
-            f'<line class="axis" x1="{_f(LEFT)}" y1="{_f(TOP + PLOT_H)}" '
-            f'x2="{_f(LEFT + self.plot_w)}" y2="{_f(TOP + PLOT_H)}"/>'
-        )
+        self.add(_line("axis", LEFT, TOP, LEFT, TOP + PLOT_H))
+        self.add(_line("axis", LEFT, TOP + PLOT_H, LEFT + self.plot_w, TOP + PLOT_H))
         if c.y_label:
             yc = TOP + PLOT_H / 2
             self.add(
@@ -176,6 +171,13 @@ class _Frame:
                 f'transform="rotate(-45 {_f(x)} {_f(y)})"><title>{_e(label)}</title>'
                 f"{_e(short)}</text>"
             )
+
+    def x_tick(self, x: float, label) -> None:
+        """A label under the x axis at x (unrotated)."""
+        self.add(
+            f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" '
+            f'text-anchor="middle">{_e(label)}</text>'
+        )
 
     def legend(self, names) -> None:
         if len(names) < 2:
@@ -297,11 +299,9 @@ def _range(chart: Chart) -> str:
         y_lo, y_hi = fr.y(lo), fr.y(hi)
         fr.add(
             f"<g><title>{_e(tip)}</title>"
-            f'<line class="whisker" x1="{_f(xc)}" y1="{_f(y_lo)}" x2="{_f(xc)}" y2="{_f(y_hi)}"/>'
-            f'<line class="whisker" x1="{_f(xc - 5)}" y1="{_f(y_lo)}" x2="{_f(xc + 5)}" '
-            f'y2="{_f(y_lo)}"/>'
-            f'<line class="whisker" x1="{_f(xc - 5)}" y1="{_f(y_hi)}" x2="{_f(xc + 5)}" '
-            f'y2="{_f(y_hi)}"/>'
+            + _line("whisker", xc, y_lo, xc, y_hi)
+            + _line("whisker", xc - 5, y_lo, xc + 5, y_lo)
+            + _line("whisker", xc - 5, y_hi, xc + 5, y_hi)
         )
         if med is not None and math.isfinite(med):
             fr.add(f'<circle cx="{_f(xc)}" cy="{_f(fr.y(med))}" r="3.5" fill="{PALETTE[1]}"/>')
@@ -332,12 +332,8 @@ def _histogram(chart: Chart) -> str:
     marks = sorted({0, n // 2, n}) if n else []
     for i in marks:
         x = fr.x(i)
-        fr.add(
-            f'<line class="axis" x1="{_f(x)}" y1="{_f(TOP + PLOT_H)}" x2="{_f(x)}" '
-            f'y2="{_f(TOP + PLOT_H + 4)}"/>'
-            f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" text-anchor="middle">'
-            f"{_e(format_float(edges[i], chart.precision))}</text>"
-        )
+        fr.add(_line("axis", x, TOP + PLOT_H, x, TOP + PLOT_H + 4))
+        fr.x_tick(x, format_float(edges[i], chart.precision))
     return fr.svg()
 
 
@@ -364,11 +360,7 @@ def _intervals(chart: Chart) -> str:
         )
     step = max(1, math.ceil(n_layers / 20))
     for k in range(0, n_layers, step):
-        x = fr.x(k + 0.5)
-        fr.add(
-            f'<text class="tick" x="{_f(x)}" y="{_f(TOP + PLOT_H + 16)}" '
-            f'text-anchor="middle">{k}</text>'
-        )
+        fr.x_tick(fr.x(k + 0.5), k)
     return fr.svg()
 
 

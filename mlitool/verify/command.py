@@ -115,7 +115,6 @@ def compare(
     from mlitool.execute.graph import cannot_run
     from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.mli_exec import check_mli_version
-    from mlitool.execute.presets import describe
 
     check_mli_version(mli)
     data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
@@ -196,30 +195,13 @@ def compare(
         advance(min(size, n - done))
         done += size
 
-    return build_document(
-        model_path,
-        graph,
-        mli,
-        mli.format,
-        arith,
-        describe(arith),
-        opts,
-        n,
-        ops,
-        rows,
-        groups,
-        outs,
-        classifier,
-        accu_ops,
-        other_accu,
-        units,
-        references={
-            "float": True,
-            "tflite": use_tflite,
-            "tflite_refusal": tflite_refusal,
-            "oracle": oracle_info,
-        },
-    )
+    references = {
+        "float": True,
+        "tflite": use_tflite,
+        "tflite_refusal": tflite_refusal,
+        "oracle": oracle_info,
+    }
+    return build_document(job, opts, n, rows, outs, references)
 
 
 def _out_stats() -> dict[str, Any]:

@@ -34,25 +34,22 @@ def _input_note(opts, graph: ir.Graph) -> dict[str, Any]:
 
 
 def build_document(
-    model_path,
-    graph,
-    mli,
-    fmt,
-    arith,
-    build,
+    job: dict[str, Any],
     opts,
-    n,
-    ops,
-    rows,
-    groups,
-    outs,
-    classifier,
-    accu_ops,
-    other_accu,
-    units,
+    n: int,
+    rows: dict,
+    outs: dict[int, dict],
     references: dict[str, Any],
 ) -> dict[str, Any]:
+    """The document from the comparison's `job` (what every batch was run with: the model, its
+    ops and groups, the arith), `rows` and `outs` (the figures summed over the `n` samples)."""
+    from mlitool.execute.presets import describe
     from mlitool.verify.metrics import finite
+
+    model_path, graph, mli, arith = job["model_path"], job["graph"], job["mli"], job["arith"]
+    ops, groups, accu_ops, units = job["ops"], job["groups"], job["accu_ops"], job["units"]
+    classifier, other_accu = job["classifier"], job["other_accu"]
+    fmt, build = mli.format, describe(arith)
 
     def real(stats: RealStats) -> dict:
         return {k: finite(v) for k, v in stats.result().items()}

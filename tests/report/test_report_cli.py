@@ -423,6 +423,18 @@ def test_cli_json_to_stdout_and_terminal(tmp_path, capsys):
     assert "Activation arena placement" in out and "Per-layer sensitivity" not in out
 
 
+def test_cli_names_every_file_it_writes_on_stderr(tmp_path, capsys):
+    """Without -q report ends as every command does: the tables on stdout, one `wrote PATH`
+    line per file on stderr."""
+    args = ["report", SAMPLES / "fc_int8.tflite", "--no-accuracy", "-o", tmp_path]
+    code, out, err = run_main(args, capsys)
+    assert code == 0, err
+    wrote = [line.removeprefix("wrote ") for line in err.splitlines() if line.startswith("wrote ")]
+    assert sorted(wrote) == sorted(str(p) for p in tmp_path.rglob("*") if p.is_file())
+    assert wrote[:3] == [str(tmp_path / f"fc_int8.report.{x}") for x in ("json", "md", "html")]
+    assert "Activation arena placement" in out
+
+
 @pytest.mark.parametrize(
     "args,code",
     [

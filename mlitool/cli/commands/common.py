@@ -8,7 +8,7 @@ from pathlib import Path
 
 import typer
 
-from mlitool.cli.options import _value
+from mlitool.cli.options import value_of
 from mlitool.errors import OptionError
 from mlitool.plumbing.notices import one_line as _one_line
 
@@ -18,33 +18,25 @@ def path_option(*names: str, metavar: str, help: str):
     return typer.Option(None, *names, metavar=metavar, show_default=False, help=help)
 
 
-def model_options(
-    fmt,
-    config,
-    calibration,
-    calibration_method,
-    target,
-    round_mode,
-    accu,
-    *,
-    mli=None,
-    layout=None,
-    weights_only=False,
-):
-    """The pipeline's options from the shared command-line options (--target names the build)."""
+def model_options(params: dict):
+    """The pipeline's options from a command's parameters (its `locals()` on entry: the shared
+    options it has, by name; --target names the build)."""
     from mlitool.pipeline import ModelOptions
 
+    def value(name: str):
+        return value_of(params.get(name))
+
     return ModelOptions(
-        format=_value(fmt),
-        mli=_value(mli),
-        layout=_value(layout),
-        config=config,
-        weights_only=weights_only,
-        calibration=calibration,
-        calibration_method=_value(calibration_method),
-        build=_value(target),
-        round_mode=_value(round_mode),
-        accu=_value(accu),
+        format=value("fmt"),
+        mli=value("mli"),
+        layout=value("layout"),
+        config=params["config"],
+        weights_only=params.get("weights_only", False),
+        calibration=params["calibration"],
+        calibration_method=value("calibration_method"),
+        build=value("target"),
+        round_mode=value("round_mode"),
+        accu=value("accu"),
     )
 
 
@@ -81,14 +73,27 @@ def finish(
 
     text = dumps(doc, allow_nan=allow_nan)
     written = [write_file_atomically(p, text) for p in (*files, *([json_out] if json_out else []))]
+    made = doc.get("files") or ([doc["output"]] if "output" in doc else [])
+    show(
+        lambda: text,
+        render,
+        doc.get("warnings", []),
+        (*made, *map(str, written)),
+        as_json=as_json,
+        quiet=quiet,
+    )
+
+
+def show(json_text, render, warnings, written, *, as_json: bool, quiet: bool) -> None:
+    """On stdout the JSON document (`json_text()`) or the tables (`render()`), nothing else with
+    --quiet; on stderr the warnings, then the files written."""
     if as_json:
-        sys.stdout.write(text)
+        sys.stdout.write(json_text())
     elif not quiet:
         render()
-    print_warnings(doc.get("warnings", []))
+    print_warnings(warnings)
     if not quiet:
-        made = doc.get("files") or ([doc["output"]] if "output" in doc else [])
-        for path in (*made, *map(str, written)):
+        for path in written:
             print(f"wrote {path}", file=sys.stderr)
 
 

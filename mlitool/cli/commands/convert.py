@@ -8,37 +8,22 @@ from typing import Optional
 
 import typer
 
+from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, model_options
-from mlitool.cli.options import (
-    AccuOpt,
-    CalibrationMethodOpt,
-    CalibrationOpt,
-    ConfigOpt,
-    FormatOpt,
-    JsonOpt,
-    JsonOutOpt,
-    LayoutOpt,
-    MliOpt,
-    ModelArg,
-    OutOpt,
-    QuietOpt,
-    RoundOpt,
-    TargetOpt,
-)
 
 
 @app.command("convert", epilog=EXIT_CODES)
 def convert_cmd(
-    model: ModelArg,
-    out: OutOpt = None,
+    model: opt.ModelArg,
+    out: opt.OutOpt = None,
     name: Optional[str] = typer.Option(
         None, "--name", help="Base name of NAME.h/.c/.json [default: the model file's stem]."
     ),
-    fmt: FormatOpt = None,
-    mli: MliOpt = None,
-    layout: LayoutOpt = None,
-    config: ConfigOpt = None,
+    fmt: opt.FormatOpt = None,
+    mli: opt.MliOpt = None,
+    layout: opt.LayoutOpt = None,
+    config: opt.ConfigOpt = None,
     header: str = typer.Option("mli_api.h", "--header", help="MLI API header to #include."),
     align: Optional[int] = typer.Option(
         None, "--align", help="Alignment attribute for data arrays."
@@ -52,37 +37,26 @@ def convert_cmd(
         "--no-runtime",
         help="Tensors and configs only: no NAME_init / NAME_run (the output of earlier versions).",
     ),
-    target: TargetOpt = None,
-    round_mode: RoundOpt = None,
-    accu: AccuOpt = None,
+    target: opt.TargetOpt = None,
+    round_mode: opt.RoundOpt = None,
+    accu: opt.AccuOpt = None,
     weights_only: bool = typer.Option(
         False,
         "--weights-only",
         help="Float models without calibration: convert weights, leave activations unquantized.",
     ),
-    calibration: CalibrationOpt = None,
-    calibration_method: CalibrationMethodOpt = "minmax",
-    as_json: JsonOpt = False,
-    json_out: JsonOutOpt = None,
-    quiet: QuietOpt = False,
+    calibration: opt.CalibrationOpt = None,
+    calibration_method: opt.CalibrationMethodOpt = "minmax",
+    as_json: opt.JsonOpt = False,
+    json_out: opt.JsonOutOpt = None,
+    quiet: opt.QuietOpt = False,
 ) -> None:
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json into -o DIR
     [default: the working directory]."""
+    model_opts = model_options(locals())  # first: its locals are the parameters
     from mlitool.convert import EmitOptions, convert
     from mlitool.plumbing.progress import progress_for, wanted
 
-    model_opts = model_options(
-        fmt,
-        config,
-        calibration,
-        calibration_method,
-        target,
-        round_mode,
-        accu,
-        mli=mli,
-        layout=layout,
-        weights_only=weights_only,
-    )
     emit_opts = EmitOptions(
         out=out or Path("."),
         name=name,

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
+from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, out_dir
-from mlitool.cli.options import (
-    JsonOpt,
-    JsonOutOpt,
-    ModelArg,
-    OutOpt,
-    QuietOpt,
-)
 
 
 @app.command("inspect", epilog=EXIT_CODES)
 def inspect_cmd(
-    model: ModelArg,
-    as_json: JsonOpt = False,
-    json_out: JsonOutOpt = None,
-    out: OutOpt = None,
-    quiet: QuietOpt = False,
+    model: opt.ModelArg,
+    as_json: opt.JsonOpt = False,
+    json_out: opt.JsonOutOpt = None,
+    out: opt.OutOpt = None,
+    quiet: opt.QuietOpt = False,
 ) -> None:
     """Summarise a .tflite model: style, inputs/outputs, one row per op, totals.
     With -o DIR: DIR/STEM.inspect.json."""

@@ -3,58 +3,36 @@ when a check fails."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
 
+from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import model_options, out_dir, path_option, print_warnings
-from mlitool.cli.options import (
-    AccuOpt,
-    CalibrationMethodOpt,
-    CalibrationOpt,
-    ConfigOpt,
-    FormatOpt,
-    JobsOpt,
-    JsonOpt,
-    JsonOutOpt,
-    LayoutOpt,
-    MaxLsbOpt,
-    MinSnrOpt,
-    MliOpt,
-    ModelArg,
-    OutOpt,
-    QuietOpt,
-    RoundOpt,
-    SamplesFileOpt,
-    SamplesOpt,
-    SeedOpt,
-    TargetOpt,
-)
+from mlitool.cli.commands.common import model_options, out_dir, path_option, show
 
 
 @app.command("report", epilog=EXIT_CODES)
 def report_cmd(
-    model: ModelArg,
-    fmt: FormatOpt = None,
-    config: ConfigOpt = None,
-    mli: MliOpt = None,
-    layout: LayoutOpt = None,
-    calibration: CalibrationOpt = None,
-    calibration_method: CalibrationMethodOpt = "minmax",
-    input_file: SamplesFileOpt = None,
-    samples: SamplesOpt = 32,
-    seed: SeedOpt = 0,
-    target: TargetOpt = None,
-    round_mode: RoundOpt = None,
-    accu: AccuOpt = None,
+    model: opt.ModelArg,
+    fmt: opt.FormatOpt = None,
+    config: opt.ConfigOpt = None,
+    mli: opt.MliOpt = None,
+    layout: opt.LayoutOpt = None,
+    calibration: opt.CalibrationOpt = None,
+    calibration_method: opt.CalibrationMethodOpt = "minmax",
+    input_file: opt.SamplesFileOpt = None,
+    samples: opt.SamplesOpt = 32,
+    seed: opt.SeedOpt = 0,
+    target: opt.TargetOpt = None,
+    round_mode: opt.RoundOpt = None,
+    accu: opt.AccuOpt = None,
     min_snr_flag: float = typer.Option(
         30.0, "--min-snr-flag", metavar="DB", help="Flag tensors whose weight SNR is below DB."
     ),
-    min_snr: MinSnrOpt = None,
-    max_lsb: MaxLsbOpt = None,
+    min_snr: opt.MinSnrOpt = None,
+    max_lsb: opt.MaxLsbOpt = None,
     no_accuracy: bool = typer.Option(
         False,
         "--no-accuracy",
@@ -62,10 +40,10 @@ def report_cmd(
         "(accuracy, sensitivity): memory and quantization only; "
         "MLI 1.x reports have only these.",
     ),
-    jobs: JobsOpt = None,
-    as_json: JsonOpt = False,
-    json_out: JsonOutOpt = None,
-    out: OutOpt = None,
+    jobs: opt.JobsOpt = None,
+    as_json: opt.JsonOpt = False,
+    json_out: opt.JsonOutOpt = None,
+    out: opt.OutOpt = None,
     csv_dir: Optional[Path] = path_option(
         "--csv", metavar="DIR", help="Write one CSV file per table into DIR."
     ),
@@ -75,24 +53,14 @@ def report_cmd(
     html: Optional[Path] = path_option(
         "--html", metavar="FILE", help="Write a self-contained HTML report with charts."
     ),
-    quiet: QuietOpt = False,
+    quiet: opt.QuietOpt = False,
 ) -> None:
     """Memory, quantization, accuracy and per-layer sensitivity of a model, as tables and files.
     With -o DIR: DIR/STEM.report.json, .md, .html and the CSV files in DIR/STEM.csv/."""
+    model_opts = model_options(locals())  # first: its locals are the parameters
     from mlitool.report.command import Outputs, ReportOptions, run
     from mlitool.report.render import render_json, render_terminal
 
-    model_opts = model_options(
-        fmt,
-        config,
-        calibration,
-        calibration_method,
-        target,
-        round_mode,
-        accu,
-        mli=mli,
-        layout=layout,
-    )
     opts = ReportOptions(
         input=input_file,
         samples=samples,
@@ -120,14 +88,14 @@ def report_cmd(
     report, written = run(
         model, model_opts, opts, outs, show_progress=wanted(as_json=as_json, quiet=quiet)
     )
-    if as_json:
-        sys.stdout.write(render_json(report))
-    elif not quiet:
-        render_terminal(report)
-    print_warnings(report.warnings)
-    if not quiet:
-        for path in written:
-            print(f"wrote {path}", file=sys.stderr)
+    show(
+        lambda: render_json(report),
+        lambda: render_terminal(report),
+        report.warnings,
+        written,
+        as_json=as_json,
+        quiet=quiet,
+    )
     checks = dict(report.meta)
     if checks["verdict"] == "FAIL":
         from mlitool.errors import ThresholdError

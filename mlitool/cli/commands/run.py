@@ -7,30 +7,15 @@ from typing import Optional
 
 import typer
 
+from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
-from mlitool.cli.options import (
-    AccuOpt,
-    CalibrationMethodOpt,
-    CalibrationOpt,
-    ConfigOpt,
-    FormatOpt,
-    JobsOpt,
-    JsonOpt,
-    JsonOutOpt,
-    Mode,
-    ModelArg,
-    OutOpt,
-    QuietOpt,
-    RoundOpt,
-    TargetOpt,
-)
 from mlitool.errors import OptionError
 
 
 @app.command("run", epilog=EXIT_CODES)
 def run_cmd(
-    model: ModelArg,
+    model: opt.ModelArg,
     input_file: Path = typer.Option(
         ...,
         "--input",
@@ -40,21 +25,21 @@ def run_cmd(
         "are real values, arrays of the input's dtype quantized values.",
         show_default=False,
     ),
-    mode: Mode = typer.Option(
+    mode: opt.Mode = typer.Option(
         "mli",
         "--mode",
         "-m",
         case_sensitive=False,
         help="Arithmetic: MLI kernels, TFLite reference, or float.",
     ),
-    fmt: FormatOpt = None,
-    config: ConfigOpt = None,
-    calibration: CalibrationOpt = None,
-    calibration_method: CalibrationMethodOpt = "minmax",
-    target: TargetOpt = None,
-    round_mode: RoundOpt = None,
-    accu: AccuOpt = None,
-    out: OutOpt = None,
+    fmt: opt.FormatOpt = None,
+    config: opt.ConfigOpt = None,
+    calibration: opt.CalibrationOpt = None,
+    calibration_method: opt.CalibrationMethodOpt = "minmax",
+    target: opt.TargetOpt = None,
+    round_mode: opt.RoundOpt = None,
+    accu: opt.AccuOpt = None,
+    out: opt.OutOpt = None,
     npz: Optional[Path] = path_option(
         "--npz", metavar="FILE", help="The output .npz [default: DIR/STEM.MODE.npz]."
     ),
@@ -63,20 +48,18 @@ def run_cmd(
         "--dump-layers",
         help="Also write every intermediate tensor (mli mode: raw MLI tensors as mli/NAME).",
     ),
-    jobs: JobsOpt = None,
-    as_json: JsonOpt = False,
-    json_out: JsonOutOpt = None,
-    quiet: QuietOpt = False,
+    jobs: opt.JobsOpt = None,
+    as_json: opt.JsonOpt = False,
+    json_out: opt.JsonOutOpt = None,
+    quiet: opt.QuietOpt = False,
 ) -> None:
     """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs
     as .npz into -o DIR [default: the working directory]."""
+    model_opts = model_options(locals())  # first: its locals are the parameters
     from mlitool.run import RunOptions, default_output, run
 
     if out is not None and out.suffix == ".npz":
         raise OptionError(f"-o/--out {out} names a directory; give the file with --npz {out}")
-    model_opts = model_options(
-        fmt, config, calibration, calibration_method, target, round_mode, accu
-    )
     if npz is None and out is not None:
         npz = out_dir(out) / default_output(model, mode.value).name
     from mlitool.plumbing.progress import progress_for, wanted

@@ -7,69 +7,46 @@ from typing import Optional
 
 import typer
 
+from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, model_options, out_dir
-from mlitool.cli.options import (
-    AccuOpt,
-    CalibrationMethodOpt,
-    CalibrationOpt,
-    ConfigOpt,
-    FormatOpt,
-    JobsOpt,
-    JsonOpt,
-    JsonOutOpt,
-    MaxLsbOpt,
-    MinSnrOpt,
-    ModelArg,
-    Oracle,
-    OutOpt,
-    QuietOpt,
-    RoundOpt,
-    SamplesFileOpt,
-    SamplesOpt,
-    SeedOpt,
-    TargetOpt,
-    _value,
-)
 
 
 @app.command("verify", epilog=EXIT_CODES)
 def verify_cmd(
-    model: ModelArg,
-    fmt: FormatOpt = None,
-    config: ConfigOpt = None,
-    calibration: CalibrationOpt = None,
-    calibration_method: CalibrationMethodOpt = "minmax",
-    input_file: SamplesFileOpt = None,
-    samples: SamplesOpt = 100,
-    seed: SeedOpt = 0,
-    oracle: Optional[Oracle] = typer.Option(
+    model: opt.ModelArg,
+    fmt: opt.FormatOpt = None,
+    config: opt.ConfigOpt = None,
+    calibration: opt.CalibrationOpt = None,
+    calibration_method: opt.CalibrationMethodOpt = "minmax",
+    input_file: opt.SamplesFileOpt = None,
+    samples: opt.SamplesOpt = 100,
+    seed: opt.SeedOpt = 0,
+    oracle: Optional[opt.Oracle] = typer.Option(
         None,
         "--oracle",
         case_sensitive=False,
         show_default=False,
         help="Also compare with the TFLite interpreter's reference kernels.",
     ),
-    target: TargetOpt = None,
-    round_mode: RoundOpt = None,
-    accu: AccuOpt = None,
-    min_snr: MinSnrOpt = None,
-    max_lsb: MaxLsbOpt = None,
-    jobs: JobsOpt = None,
-    as_json: JsonOpt = False,
-    json_out: JsonOutOpt = None,
-    out: OutOpt = None,
-    quiet: QuietOpt = False,
+    target: opt.TargetOpt = None,
+    round_mode: opt.RoundOpt = None,
+    accu: opt.AccuOpt = None,
+    min_snr: opt.MinSnrOpt = None,
+    max_lsb: opt.MaxLsbOpt = None,
+    jobs: opt.JobsOpt = None,
+    as_json: opt.JsonOpt = False,
+    json_out: opt.JsonOutOpt = None,
+    out: opt.OutOpt = None,
+    quiet: opt.QuietOpt = False,
 ) -> None:
     """Compare mli mode with float and tflite modes, per layer and at the outputs.
     With -o DIR: DIR/STEM.verify.json."""
+    model_opts = model_options(locals())  # first: its locals are the parameters
     from mlitool.errors import ThresholdError
     from mlitool.plumbing.progress import progress_for, wanted
     from mlitool.verify.command import VerifyOptions, verify
 
-    model_opts = model_options(
-        fmt, config, calibration, calibration_method, target, round_mode, accu
-    )
     d = out_dir(out)
     with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
         doc = verify(
@@ -79,7 +56,7 @@ def verify_cmd(
                 input=input_file,
                 samples=samples,
                 seed=seed,
-                oracle=_value(oracle),
+                oracle=opt.value_of(oracle),
                 min_snr=min_snr,
                 max_lsb=max_lsb,
                 jobs=jobs,

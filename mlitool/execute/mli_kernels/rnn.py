@@ -73,21 +73,10 @@ def _gate(t: MliTensor, g: int, shift_per_tensor: tuple[int, int] = (0, 0)) -> M
 class _Cell:
     """What both cells share: the dense gates, the activations, the element-wise steps."""
 
-    def __init__(
-        self,
-        kind,
-        inp,
-        prev_out,
-        weights_in,
-        weights_out,
-        bias,
-        out,
-        cfg,
-        arith,
-        ir_sa: tuple[int, int, int],
-        ir_fx_max: int,
-    ):
-        """ir_sa: (zp, scale, frac) of the SA8 gate tensor; ir_fx_max: cap of its FX frac bits."""
+    def __init__(self, kind, tensors, cfg, arith, ir_sa: tuple[int, int, int], ir_fx_max: int):
+        """tensors: (inp, prev_out, weights_in, weights_out, bias, out); ir_sa: (zp, scale, frac)
+        of the SA8 gate tensor; ir_fx_max: cap of its FX frac bits."""
+        inp, prev_out, weights_in, weights_out, bias, out = tensors
         for w in (weights_in, weights_out):
             variant(kind, inp, w, bias, out)
         if prev_out.el_type != inp.el_type:
@@ -155,19 +144,8 @@ def lstm_cell(
     arith: Arith,
 ) -> tuple[np.ndarray, np.ndarray]:
     """mli_krn_lstm_cell_*: returns (out (B,) + out.shape, the updated cell (B, M))."""
-    k = _Cell(
-        "lstm_cell",
-        inp,
-        prev_out,
-        weights_in,
-        weights_out,
-        bias,
-        out,
-        cfg,
-        arith,
-        ir_sa=(0, 1, 4),
-        ir_fx_max=10,
-    )
+    tensors = inp, prev_out, weights_in, weights_out, bias, out
+    k = _Cell("lstm_cell", tensors, cfg, arith, ir_sa=(0, 1, 4), ir_fx_max=10)
     act = int(cfg.get("act", ACT_NONE))
     x = np.asarray(x, np.int64)
     h, h_t = np.asarray(h0, np.int64).reshape(-1, k.m), _vector(prev_out, k.m)
@@ -206,19 +184,8 @@ def gru_cell(
     arith: Arith,
 ) -> np.ndarray:
     """mli_krn_gru_cell_*: returns (B,) + out.shape. (MLI's GRU ignores cfg.act.)"""
-    k = _Cell(
-        "gru_cell",
-        inp,
-        prev_out,
-        weights_in,
-        weights_out,
-        bias,
-        out,
-        cfg,
-        arith,
-        ir_sa=(0, 21, 9),
-        ir_fx_max=inp.el_type.bits - 1 - 4,
-    )
+    tensors = inp, prev_out, weights_in, weights_out, bias, out
+    k = _Cell("gru_cell", tensors, cfg, arith, ir_sa=(0, 21, 9), ir_fx_max=inp.el_type.bits - 1 - 4)
     x = np.asarray(x, np.int64)
     h, h_t = np.asarray(h0, np.int64).reshape(-1, k.m), _vector(prev_out, k.m)
     # The constant "one": the container maximum in sigm's output params.
