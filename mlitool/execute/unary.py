@@ -25,6 +25,8 @@ from mlitool.execute.tflite_params import scale_of, zp_of
 f32 = np.float32
 Int8Fn = Callable[[np.ndarray], np.ndarray]
 QParams = tuple[float, int]  # (scale, zero point) of an int8 tensor
+# Option of an op that stands for DEQUANTIZE -> op -> QUANTIZE: its 256 int8 results.
+ISLAND_TABLE = "island_table"
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,12 @@ class Unary:
 
     def int8_function(self, op: ir.Op, qin: QParams, qout: QParams, tflite=True) -> Int8Fn:
         """TFLite's int8 arithmetic for these input / output parameters; with `tflite` False
-        (a float model quantized by mlitool) the table of the real function."""
+        (a float model quantized by mlitool) the table of the real function. A float island
+        folded at import (`mlitool.tflite.islands`) carries its own table."""
+        island = op.options.get(ISLAND_TABLE)
+        if island is not None:
+            table = np.asarray(island, dtype=np.int8)
+            return lambda x: table[np.asarray(x).astype(np.int16) + 128]
         if tflite and self.int8:
             return self.int8(op, qin, qout)
         return lut_populate(self.function(op), qin, qout)
