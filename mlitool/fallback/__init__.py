@@ -19,6 +19,7 @@ import numpy as np
 from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
 from mlitool.fallback.binary import BATCH_MATMUL8, BINARY8
 from mlitool.fallback.gather import GATHER4
+from mlitool.fallback.log_softmax import LOG_SOFTMAX8
 from mlitool.fallback.lut import LUT8
 from mlitool.fallback.reduce import REDUCE8, REDUCE16
 from mlitool.fallback.resize import RESIZE_BILINEAR
@@ -28,7 +29,17 @@ __all__ = ["KERNELS", "PREFIX", "PRELUDE", "FallbackKernel", "cfg_fields", "kern
 
 # Every fallback kernel, by the name a layer's `kernel` holds.
 KERNELS: dict[str, FallbackKernel] = {
-    k.kernel: k for k in (LUT8, BINARY8, BATCH_MATMUL8, REDUCE8, REDUCE16, GATHER4, RESIZE_BILINEAR)
+    k.kernel: k
+    for k in (
+        LUT8,
+        BINARY8,
+        BATCH_MATMUL8,
+        REDUCE8,
+        REDUCE16,
+        GATHER4,
+        RESIZE_BILINEAR,
+        LOG_SOFTMAX8,
+    )
 }
 
 
