@@ -20,8 +20,9 @@ from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
 from mlitool.fallback.binary import BATCH_MATMUL8, BINARY8
 from mlitool.fallback.compare import COMPARE8, SELECT8
 from mlitool.fallback.gather import GATHER4
+from mlitool.fallback.log_softmax import LOG_SOFTMAX8
 from mlitool.fallback.lut import LUT8
-from mlitool.fallback.reduce import REDUCE8
+from mlitool.fallback.reduce import REDUCE8, REDUCE16
 from mlitool.fallback.resize import RESIZE_BILINEAR
 from mlitool.mli.types import MliLayer, MliModel
 
@@ -35,8 +36,10 @@ KERNELS: dict[str, FallbackKernel] = {
         BINARY8,
         BATCH_MATMUL8,
         REDUCE8,
+        REDUCE16,
         GATHER4,
         RESIZE_BILINEAR,
+        LOG_SOFTMAX8,
         COMPARE8,
         SELECT8,
     )

@@ -1,4 +1,5 @@
-"""`reduce8`: MEAN, SUM, REDUCE_MAX and REDUCE_MIN of an int8 tensor over any axes.
+"""`reduce8` / `reduce16`: MEAN, SUM, REDUCE_MAX and REDUCE_MIN of an int8 (SA8) or int16 (FX16,
+zero point 0: 16x8 models) tensor over any axes; one C text, instantiated for each element type.
 
 cfg: `mode` (0 sum, 1 max, 2 min), `axes` (bit d set: MLI input dimension d is reduced),
 `rescale`: 0, the extreme is stored as it is (TFLite's MAX / MIN, equal parameters); 1, integer:
@@ -11,6 +12,8 @@ in row-major order of the kept dimensions: its order in the output with or witho
 """
 
 from __future__ import annotations
+
+import functools
 
 import numpy as np
 
@@ -26,25 +29,23 @@ def _f32(bits: int) -> np.float32:
     return np.array([bits], np.int32).view(np.float32)[0]
 
 
-def _run(layer, model, xs, arith) -> np.ndarray:
+def _run(layer, model, xs, arith, dtype=np.int8) -> np.ndarray:
     cfg = layer.cfg
     x = xs[0]
     axes = tuple(d + 1 for d in range(x.ndim - 1) if cfg["axes"] >> d & 1)
     mode = {v: k for k, v in MODE.items()}[cfg["mode"]]
     acc = reduce_int(x, mode, axes, keep=False)
     if cfg["rescale"] == 1:
-        acc = requantize(acc, cfg["bias"], cfg["multiplier"], cfg["shift"], cfg["out_zp"], np.int8)
+        acc = requantize(acc, cfg["bias"], cfg["multiplier"], cfg["shift"], cfg["out_zp"], dtype)
     elif cfg["rescale"] == 2:
         scale, bias = _f32(cfg["fscale"]), _f32(cfg["fbias"])
-        acc = sum_float_rescale(acc, scale, bias, cfg["out_zp"], np.int8)
+        acc = sum_float_rescale(acc, scale, bias, cfg["out_zp"], dtype)
     out_shape = model.tensor(layer.outputs[0]).shape
-    return acc.astype(np.int8).reshape((x.shape[0],) + tuple(out_shape))
+    return acc.astype(dtype).reshape((x.shape[0],) + tuple(out_shape))
 
 
-C_SOURCE = (
-    mbqm_c("reduce")
-    + """\
-static float @P@_reduce_f32(int32_t bits) {
+_C_TEMPLATE = """\
+static float @P@_@TAG@_f32(int32_t bits) {
     union {
         int32_t i;
         float f;
@@ -53,8 +54,8 @@ static float @P@_reduce_f32(int32_t bits) {
     return u.f;
 }
 
-/* roundf(v) + zp clamped to int8; |v| capped at 2^24 first (beyond it no result differs) */
-static int32_t @P@_reduce_round(float v, int32_t zp) {
+/* roundf(v) + zp clamped to @W@; |v| capped at 2^24 first (beyond it no result differs) */
+static int32_t @P@_@TAG@_round(float v, int32_t zp) {
     float t, f;
     int32_t r;
     v = v > 16777216.0f ? 16777216.0f : (v < -16777216.0f ? -16777216.0f : v);
@@ -62,12 +63,12 @@ static int32_t @P@_reduce_round(float v, int32_t zp) {
     f = (float)(int32_t)t;
     r = (int32_t)f + (t - f >= 0.5f ? 1 : 0);
     r = (v < 0.0f ? -r : r) + zp;
-    return r < -128 ? -128 : (r > 127 ? 127 : r);
+    return r < @LO@ ? @LO@ : (r > @HI@ ? @HI@ : r);
 }
 
 @STORAGE@mli_status @FN@(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out) {
-    const int8_t *x = in->data.mem.pi8;
-    int8_t *y = out->data.mem.pi8;
+    const @T@ *x = in->data.mem.@MEM@;
+    @T@ *y = out->data.mem.@MEM@;
     uint32_t n_out = @P@_count(out), n_in = @P@_count(in), count = n_in / n_out;
     uint32_t o, k, d;
     for (o = 0u; o < n_out; o++) {
@@ -95,19 +96,29 @@ static int32_t @P@_reduce_round(float v, int32_t zp) {
             }
         }
         if (cfg->rescale == 1) {
-            acc = @P@_reduce_wrap32((int64_t)acc - cfg->bias);
-            acc = @P@_reduce_mbqm(acc, cfg->multiplier, cfg->shift) + cfg->out_zp;
-            acc = acc < -128 ? -128 : (acc > 127 ? 127 : acc);
+            acc = @P@_@TAG@_wrap32((int64_t)acc - cfg->bias);
+            acc = @P@_@TAG@_mbqm(acc, cfg->multiplier, cfg->shift) + cfg->out_zp;
+            acc = acc < @LO@ ? @LO@ : (acc > @HI@ ? @HI@ : acc);
         } else if (cfg->rescale == 2) {
-            float v = (float)acc * @P@_reduce_f32(cfg->fscale);
-            acc = @P@_reduce_round(v + @P@_reduce_f32(cfg->fbias), cfg->out_zp);
+            float v = (float)acc * @P@_@TAG@_f32(cfg->fscale);
+            acc = @P@_@TAG@_round(v + @P@_@TAG@_f32(cfg->fbias), cfg->out_zp);
         }
-        y[@P@_offset(out, o)] = (int8_t)acc;
+        y[@P@_offset(out, o)] = (@T@)acc;
     }
     return MLI_STATUS_OK;
 }
 """
-)
+
+
+def _c_source(tag: str, ctype: str, mem: str, lo: int, hi: int) -> str:
+    """The kernel's C for elements of C type `ctype` (`mem`: the mli_data_container member,
+    [lo, hi] their range), helpers named `@P@_<tag>_...`."""
+    text = _C_TEMPLATE.replace("@TAG@", tag).replace("@T@", ctype).replace("@MEM@", mem)
+    text = text.replace("@W@", ctype.removesuffix("_t"))
+    return mbqm_c(tag) + text.replace("@LO@", str(lo)).replace("@HI@", str(hi))
+
+
+C_SOURCE = _c_source("reduce", "int8_t", "pi8", -128, 127)
 
 REDUCE8 = FallbackKernel(
     name="reduce8",
@@ -115,5 +126,14 @@ REDUCE8 = FallbackKernel(
     signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
     c_source=C_SOURCE,
     run=_run,
+    cfg=CFG,
+)
+
+REDUCE16 = FallbackKernel(
+    name="reduce16",
+    doc="int16 sum / mean / max / min over any axes, rescaled as TFLite's QuantizedMeanOrSum",
+    signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
+    c_source=_c_source("reduce16", "int16_t", "pi16", -32768, 32767),
+    run=functools.partial(_run, dtype=np.int16),
     cfg=CFG,
 )

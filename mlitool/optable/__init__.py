@@ -25,6 +25,7 @@ from mlitool.optable import reduce  # noqa: F401
 from mlitool.optable import resize  # noqa: F401
 from mlitool.optable import unary  # noqa: F401
 from mlitool.optable import compare  # noqa: F401
+from mlitool.optable import log_softmax  # noqa: F401
 
 # isort: on
 from mlitool.opspec import REGISTRY, get, lowered_ops, spec

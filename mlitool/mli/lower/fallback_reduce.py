@@ -5,6 +5,10 @@ axes no MLI composition is TFLite's arithmetic: avepool divides by the count thr
 reciprocal and takes the output's scale through MLI's 16-bit SA8 scales, where TFLite's int8
 MEAN folds 1/count into one 31-bit multiplier (QuantizedMeanOrSum); so it is fallback C that
 computes TFLite's integers, the multiplier and shift computed here as TFLite's Prepare() does.
+
+int16 tensors (16x8 models, in fx16 / fx8w16d) stay FX16 (`reduce16`): TFLite's int16 arithmetic
+(zero point 0) on the scales 2^-frac_bits of the MLI tensors, so with power-of-two scales in the
+model it is TFLite's result bit for bit; an SA8 detour would lose 8 bits.
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import axis_list, mean_is_pool
 from mlitool.mli.types import ElType
 
-SA8 = ElType.SA8
+SA8, FX16 = ElType.SA8, ElType.FX16
 
 
 # --- checks ----------------------------------------------------------------------------------
@@ -42,7 +46,19 @@ def _unless_pool(check):
     return wrapped
 
 
-CHECKS = (axes_constant, *(_unless_pool(c) for c in FB.CHECKS))
+def fallback_int8_or_int16(s: Subject):
+    """fallback C reduces int8 or int16 tensors only; tensor {name!r} is {dtype}"""
+    for i in (s.op.inputs[0], *s.op.outputs):
+        t = s.graph.tensors[i]
+        if t.data is None and t.dtype not in ("int8", "int16", "float32"):
+            return {"name": t.name or f"#{i}", "dtype": t.dtype}
+    return _OK
+
+
+CHECKS = (
+    axes_constant,
+    *(_unless_pool(c) for c in (FB.fallback_needs_mli2, fallback_int8_or_int16)),
+)
 
 
 # --- lowering --------------------------------------------------------------------------------
@@ -68,11 +84,16 @@ def _mli_axes(b: Builder, op: ir.Op) -> int:
 
 
 def lower_reduce(b: Builder, op: ir.Op, fmt: str) -> None:
-    """One `reduce8` layer over SA8 tensors; the multiplier is TFLite's for these parameters."""
+    """One `reduce8` layer over SA8 tensors (`reduce16` over FX16 ones for int16); the
+    multiplier is TFLite's for these parameters."""
     in_idx, out_idx = op.inputs[0], op.outputs[0]
-    x = b.use(op, in_idx, SA8)
-    out = b.produce(out_idx, SA8)
-    (s_in, z_in), (s_out, z_out) = FB._sa8_params(b, op, in_idx), FB._sa8_params(b, op, out_idx)
+    kernel, el = (R.REDUCE16, FX16) if b.g.tensors[in_idx].dtype == "int16" else (R.REDUCE8, SA8)
+    x = b.use(op, in_idx, el)
+    out = b.produce(out_idx, el)
+    if el == FX16:  # scale 2^-frac_bits, zero point 0
+        (s_in, z_in), (s_out, z_out) = (2.0 ** -b.tensors[x].frac_bits, 0), (2.0**-out.frac_bits, 0)
+    else:
+        (s_in, z_in), (s_out, z_out) = FB._sa8_params(b, op, in_idx), FB._sa8_params(b, op, out_idx)
     mode = mode_of(op.type)
     count = b.g.tensors[in_idx].size // max(b.g.tensors[out_idx].size, 1)
     cfg = {"mode": R.MODE[mode], "axes": _mli_axes(b, op), "out_zp": z_out, "fscale": 0, "fbias": 0}
@@ -94,7 +115,7 @@ def lower_reduce(b: Builder, op: ir.Op, fmt: str) -> None:
         how = f"{mode} of {count}, requantized to the output's parameters"
     b.fallback(
         op,
-        R.REDUCE8,
+        kernel,
         [x],
         [out.name],
         cfg={k: cfg[k] for k in R.CFG},

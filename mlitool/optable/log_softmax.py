@@ -1,0 +1,24 @@
+"""OpSpec of LOG_SOFTMAX (MLI has no kernel for it): lowered onto the `log_softmax8` fallback C
+(`mlitool.mli.lower.fallback_log_softmax`), run by the executors with TFLite's arithmetic
+(`mlitool.execute.log_softmax`)."""
+
+from __future__ import annotations
+
+from mlitool.execute import log_softmax as LX
+from mlitool.mli.lower import fallback_log_softmax as LF
+from mlitool.opspec import OpSpec, register
+from mlitool.tflite import validate_ops as V
+
+register(
+    OpSpec(
+        "LOG_SOFTMAX",
+        ("input",),
+        options="LogSoftmaxOptions",
+        quantized=True,
+        shapes=V.same_shape,
+        kind="fallback",
+        checks=LF.CHECKS,
+        lower=LF.lower_log_softmax,
+        run=(LX.float_kernel, LX.tflite_kernel),
+    )
+)
