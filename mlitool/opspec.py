@@ -57,7 +57,8 @@ class OpSpec:
     weights: tuple[str, ...] = ()  # slots of its weights, first present wins
     # A leading dimension other than 1 is rows or time steps, not a batch: the op's arithmetic
     # is per element (views, element-wise ops, activations), so lowering keeps that dimension.
-    leading_dims: bool = False
+    # True, or a predicate (graph, op) -> bool for ops where it depends on the instance.
+    leading_dims: bool | Callable = False
 
     @property
     def arity(self) -> tuple[int, int, int, int, int]:

@@ -8,7 +8,7 @@ from mlitool.execute import layout_ops as LO
 from mlitool.execute import shape_ops as S
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import checks as C
-from mlitool.mli.lower import concat, movement
+from mlitool.mli.lower import concat, facts, movement
 from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
 from mlitool.optable.kernel_shapes import computed_shapes
 from mlitool.tflite import validate_ops as V
@@ -77,6 +77,7 @@ register(
         ("input", "perm"),
         options="TransposeOptions",
         kind="permute",
+        leading_dims=facts.transpose_moves_units_only,
         checks=(C.transpose_keeps_batch,),
         lower=movement.lower_transpose,
         run=(LO.transpose,) * 2,

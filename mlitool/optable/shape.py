@@ -47,6 +47,7 @@ register(
         options_required=True,
         **_SHAPE_OP,
         kind="view",
+        leading_dims=True,
         checks=(C.slice_keeps_batch,),
         lower=movement.lower_slice,
         reads_views=True,

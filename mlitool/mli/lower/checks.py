@@ -24,6 +24,7 @@ from mlitool.mli.lower.facts import (
     fc_rows,
     layer_kind,
     slice_boxes,
+    transpose_moves_units_only,
 )
 from mlitool.mli.target import Target
 
@@ -322,6 +323,8 @@ def argmax_row_starts_fit(s: Subject):
 def transpose_keeps_batch(s: Subject):
     """permutation is not constant or moves the batch dimension"""
     perm = axis_list(s.graph, s.op)
+    if perm is not None and transpose_moves_units_only(s.graph, s.op):
+        return _OK  # a reshape
     return {} if perm is None or (len(s.input("input").shape) >= 2 and perm[0] != 0) else _OK
 
 
@@ -349,7 +352,13 @@ def slice_expressible(s: Subject):
 
 
 def slice_keeps_batch(s: Subject):
-    """slicing along the batch dimension"""
+    """slicing along the batch dimension
+
+    A leading dimension other than 1 of a view op is rows (support.batch_one), kept in the MLI
+    shape: slicing along it is slicing rows."""
+    shape = s.input("input").shape
+    if len(shape) >= 2 and shape[0] != 1 and s.layout == "hwc" and len(shape) <= 4:
+        return _OK
     _, boxes = slice_boxes(s.graph, s.op)
     return {} if any(b.begin[0] != 0 for b in boxes if len(b.begin) >= 2) else _OK
 

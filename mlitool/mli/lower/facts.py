@@ -108,3 +108,14 @@ def slice_boxes(graph: ir.Graph, op: ir.Op) -> tuple[int, list[V.Box]]:
     if op.type == "SLICE":
         return x, [V.slice_box(shape, ints("begin"), ints("size"))]
     return x, [V.strided_slice_box(shape, ints("begin"), ints("end"), ints("strides"), op.options)]
+
+
+def transpose_moves_units_only(graph: ir.Graph, op: ir.Op) -> bool:
+    """A TRANSPOSE whose constant permutation keeps the order of the axes longer than 1 moves no
+    element: a reshape (an unrolled RNN's [1, T, N] -> [T, 1, N])."""
+    perm = axis_list(graph, op)
+    if perm is None:
+        return False
+    shape = graph.tensors[op.inputs[0]].shape
+    moved = [a for a in perm if shape[a] != 1]
+    return moved == sorted(moved)

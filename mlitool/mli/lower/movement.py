@@ -16,7 +16,13 @@ from mlitool.errors import SubtensorError, UnsupportedError
 from mlitool.mli import views as V
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
-from mlitool.mli.lower.facts import argmax_rows, axis_list, const_values, slice_boxes
+from mlitool.mli.lower.facts import (
+    argmax_rows,
+    axis_list,
+    const_values,
+    slice_boxes,
+    transpose_moves_units_only,
+)
 from mlitool.mli.ops import output_params
 from mlitool.mli.subtensor import create_subtensor
 from mlitool.mli.types import ElType, MliLayer, MliTensor, Role
@@ -120,7 +126,11 @@ def _sa32_index_tensor(b: Builder, name: str, shape: tuple[int, ...], idx: int) 
 
 
 def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
-    """TRANSPOSE: mli_krn_permute (the batch axis stays first)."""
+    """TRANSPOSE: mli_krn_permute (the batch axis stays first); a view where it moves only axes
+    of length 1."""
+    if transpose_moves_units_only(b.g, op):
+        lower_reshape(b, op, fmt)
+        return
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
     perm = axis_list(b.g, op)

@@ -69,7 +69,9 @@ def batch_one(s: Subject, t: ir.Tensor):
     it as an MLI dimension, so rank 4 at most) or it is the rows of a FULLY_CONNECTED."""
     if len(t.shape) < 2 or t.shape[0] == 1 or rows_not_batch(s.graph, s.op, t):
         return _OK
-    if optable.spec(s.op.type).leading_dims and s.layout == "hwc" and len(t.shape) <= 4:
+    rows = optable.spec(s.op.type).leading_dims
+    rows = rows(s.graph, s.op) if callable(rows) else rows
+    if rows and s.layout == "hwc" and len(t.shape) <= 4:
         return _OK
     return {"name": _label(t), "batch": t.shape[0]}
 
