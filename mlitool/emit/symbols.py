@@ -255,6 +255,7 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
         syms.fallback_helpers = join(prefix, "fb")
         table.reserve(syms.fallback_helpers + "_count")
         table.reserve(syms.fallback_helpers + "_offset")
+        table.reserve(syms.fallback_helpers + "_in8")
     roles = tensor_roles(model)
     for key in model.tensors:
         base = join(prefix, roles.get(key) or f"t_{c_identifier(key)}")

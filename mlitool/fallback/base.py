@@ -7,8 +7,9 @@ from dataclasses import dataclass
 
 PREFIX = "mlitool_"
 
-# Static helpers every fallback kernel may use: element count, and the element offset of the
-# i-th element (row-major) of a tensor through its mem_stride (views, any rank <= 4).
+# Static helpers every fallback kernel may use: element count, an input's int8 elements (a
+# scalar constant's are in its container), and the element offset of the i-th element
+# (row-major) of a tensor through its mem_stride (views, any rank <= 4).
 PRELUDE = """\
 static uint32_t @P@_count(const mli_tensor *t) {
     uint32_t d, n = 1u;
@@ -16,6 +17,12 @@ static uint32_t @P@_count(const mli_tensor *t) {
         n *= t->shape[d];
     }
     return n;
+}
+
+/* A tensor's int8 elements: a rank-0 constant keeps its value in the data container itself
+ * (capacity 0), as MLI's scalars do. */
+static const int8_t *@P@_in8(const mli_tensor *t) {
+    return (t->rank == 0u && t->data.capacity == 0u) ? &t->data.mem.i8 : t->data.mem.pi8;
 }
 
 static uint32_t @P@_offset(const mli_tensor *t, uint32_t i) {
@@ -32,7 +39,7 @@ static uint32_t @P@_offset(const mli_tensor *t, uint32_t i) {
 @dataclass(frozen=True)
 class FallbackKernel:
     """One fallback kernel. `c_source` defines the function `@FN@` (and uses `@CFG@`, its config
-    struct, and `@P@_count` / `@P@_offset` from the prelude); `run(layer, model, xs, arith)` is
+    struct, and `@P@_count` / `@P@_in8` / `@P@_offset` from the prelude); `run(layer, model, xs, arith)` is
     its numpy twin."""
 
     name: str  # short name: the C function is NAME_<name> in the emitted files

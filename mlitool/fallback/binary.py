@@ -134,8 +134,8 @@ static void @FN@_strides(const mli_tensor *in, const mli_tensor *out, uint32_t *
 
 @STORAGE@mli_status @FN@(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg,
                           mli_tensor *out) {
-    const int8_t *a = in1->data.mem.pi8;
-    const int8_t *b = in2->data.mem.pi8;
+    const int8_t *a = @P@_in8(in1);
+    const int8_t *b = @P@_in8(in2);
     int8_t *y = out->data.mem.pi8;
     uint32_t sa[MLI_MAX_RANK], sb[MLI_MAX_RANK];
     uint32_t i, d, n = @P@_count(out);

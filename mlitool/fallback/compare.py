@@ -69,8 +69,8 @@ static int32_t @FN@_scaled(int32_t x, int32_t offset, int32_t mult, int32_t shif
 
 @STORAGE@mli_status @FN@(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg,
                          mli_tensor *out) {
-    const int8_t *a = in1->data.mem.pi8;
-    const int8_t *b = in2->data.mem.pi8;
+    const int8_t *a = @P@_in8(in1);
+    const int8_t *b = @P@_in8(in2);
     int8_t *y = out->data.mem.pi8;
     uint32_t i, n = @P@_count(out);
     for (i = 0u; i < n; i++) {
@@ -109,9 +109,9 @@ SELECT8 = FallbackKernel(
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *cond, const mli_tensor *x, const mli_tensor *y,
                          mli_tensor *out) {
-    const int8_t *c = cond->data.mem.pi8;
-    const int8_t *xv = x->data.mem.pi8;
-    const int8_t *yv = y->data.mem.pi8;
+    const int8_t *c = @P@_in8(cond);
+    const int8_t *xv = @P@_in8(x);
+    const int8_t *yv = @P@_in8(y);
     int8_t *o = out->data.mem.pi8;
     uint32_t i, n = @P@_count(out);
     for (i = 0u; i < n; i++) {

@@ -204,7 +204,8 @@ def test_c_exp_reciprocal_and_log_equal_the_executors(tmp_path):
     from mlitool.fallback.log_softmax import LOG_SOFTMAX8
 
     unused = "static __attribute__((unused)) "
-    source = (PRELUDE + LOG_SOFTMAX8.c_source).replace("@P@", "lsmp").replace("@FN@", "lsm")
+    prelude = PRELUDE.replace("static ", "static __attribute__((unused)) ")
+    source = (prelude + LOG_SOFTMAX8.c_source).replace("@P@", "lsmp").replace("@FN@", "lsm")
     source = source.replace("@STORAGE@", unused).replace("@CFG@", "cfg_t")
     source = source.replace("static int32_t", unused + "int32_t")
     (tmp_path / "d.c").write_text(_DRIVER.replace("@SOURCE@", source))

@@ -101,6 +101,11 @@ def _operand(b: Builder, op: ir.Op, idx: int, el: ElType) -> str:
         uniform = bool(np.all(np.asarray(t.data) == np.asarray(t.data).reshape(-1)[0]))
         real = real.reshape(-1)[:1].reshape(()) if uniform else np.broadcast_to(real, full)
     shape = b.mli_shape(real.shape) if real.size > 1 else ()
+    if not shape and b.g.tensors[op.outputs[0]].size == 1:
+        # MLI takes a one-element activation for a scalar too, and two scalars make no
+        # output shape (MLI_STATUS_SHAPE_MISMATCH): the constant takes the output's shape
+        shape = b.mli_shape(full)
+        real = real.reshape(-1)[:1].reshape(shape)
     m = MliTensor(
         name=b.base(idx), role=Role.PARAM, shape=shape, el_type=el, source=t.name, source_index=idx
     )
