@@ -7,7 +7,8 @@ builds, equals `run --mode mli` at every layer.
 
 from __future__ import annotations
 
-import json
+import os
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,14 +17,12 @@ from mlitool import oracle
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
+from tests.support.corpus import entries
 from tests.support.paths import ROOT, mli_cflags
 
-CORPUS = ROOT / "tests" / "corpus"
-ENTRIES = json.loads((CORPUS / "corpus.json").read_text())["files"]
-
-# Files with an op LiteRT's reference resolver lacks in every version (ELU): LiteRT runs its
-# optimized kernels, whose convolutions and QUANTIZE round a few values otherwise.
-BUILTIN_ONLY = {"act_zoo_int8.tflite"}
+# MLITOOL_CORPUS=DIR runs the same checks on another folder of .tflite files (a corpus of your own)
+CORPUS = Path(os.environ.get("MLITOOL_CORPUS") or ROOT / "tests" / "corpus")
+ENTRIES = entries(CORPUS)
 
 
 def _formats(entry: dict) -> list[str]:
@@ -66,14 +65,18 @@ def test_tflite_mode_equals_litert_at_every_layer(name):
     every = [t for op in g.ops for t in op.outputs]
     ours = run_graph(g, xs, "tflite", keep=True)
     ref = oracle.run_litert(path, g, xs, every)
+    # A file with an op LiteRT's reference resolver lacks in every version (ELU) runs on LiteRT's
+    # optimized kernels, whose convolutions and QUANTIZE round a few values otherwise.
     _, kernels = oracle.interpreter(path)
-    assert kernels.startswith("reference") == (name not in BUILTIN_ONLY), kernels
+    builtin = not kernels.startswith("reference")
+    if "ops" in ENTRIES[name]:
+        assert builtin == ("ELU" in ENTRIES[name]["ops"]), kernels
     for t in every:
         want, got = ref[t].reshape(ours[t].shape), ours[t]
         where = f"{name}: {g.tensors[t].name}"
         if np.dtype(want.dtype).kind == "f":  # float kernels: TFLite's float32 sums, not ours
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=where)
-        elif name in BUILTIN_ONLY:  # LiteRT's optimized kernels round some values otherwise
+        elif builtin:
             diff = np.abs(got.astype(np.int64) - want)
             assert diff.max() <= 4 and np.mean(diff > 0) <= 0.01, where
         else:
