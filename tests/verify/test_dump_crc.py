@@ -101,11 +101,11 @@ def test_dump_crc_needs_mli_mode(tmp_path, capsys):
 
 def test_parse_log_skips_noise_and_refuses_contradictions():
     text = (
-        "boot ok\r\nmlitool-crc 1 layers=2 ROUND_MODE=UP FULL_ACCU=ON\r\n"
+        "boot ok\r\nmlitool-crc 1 layers=2 samples=1 ROUND_MODE=UP FULL_ACCU=ON\r\n"
         "crc 0 0 3 0000abcd\r\n[uart] noise\ncrc 0 1 4 FFFFFFFF\n"
     )
     log = parse_log(text)
-    assert (log.build, log.layers) == ("ROUND_MODE=UP FULL_ACCU=ON", 2)
+    assert (log.build, log.layers, log.samples) == ("ROUND_MODE=UP FULL_ACCU=ON", 2, 1)
     assert log.crcs == {(0, 0): (3, 0xABCD), (0, 1): (4, 0xFFFFFFFF)}
     with pytest.raises(InputDataError, match="two different crc lines"):
         parse_log(text + "crc 0 1 4 00000000\n")
