@@ -202,3 +202,18 @@ def test_selftest_needs_the_runtime(tmp_path):
         convert(
             model, ModelOptions(mli="1.1", format="fx16"), EmitOptions(out=tmp_path, selftest=1)
         )
+
+
+def test_config_key_selftest(tmp_path):
+    from mlitool.errors import OptionError
+
+    cfg = tmp_path / "mlitool.toml"
+    cfg.write_text("selftest = 2\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    convert(SAMPLES / "cnn_int8.tflite", ModelOptions(config=cfg), EmitOptions(out=out, name="net"))
+    assert json.loads((out / "net.json").read_text())["runtime"]["selftest"]["samples"] == 2
+    assert "net_st_in_0[6144]" in (out / "net_selftest.c").read_text()  # 2 x 32x32x3 int8
+    cfg.write_text("selftest = true\n")
+    with pytest.raises(OptionError, match="selftest = True"):
+        convert(SAMPLES / "cnn_int8.tflite", ModelOptions(config=cfg), EmitOptions(out=out))
