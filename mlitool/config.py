@@ -34,7 +34,7 @@ from mlitool.errors import OptionError
 from mlitool.mli.target import LAYOUTS, MLI_VERSIONS, choose
 from mlitool.mli.types import FORMATS
 
-_TOP_KEYS = {"format", "mli", "layout", "layer"}
+_TOP_KEYS = {"format", "mli", "layout", "layer", "selftest"}
 _LAYER_KEYS = {"index", "name", "op", "format"}
 
 
@@ -45,6 +45,7 @@ class Config:
     layout: str | None = None
     overrides: dict = field(default_factory=dict)
     path: str | None = None
+    selftest: int | None = None  # convert: test inputs in NAME_selftest.c
 
 
 def _table(data: dict, path: str) -> dict | None:
@@ -71,6 +72,10 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
     cfg.format = _choice(table.get("format"), FORMATS, "format", path)
     cfg.mli = _choice(table.get("mli"), MLI_VERSIONS, "mli", path)
     cfg.layout = _choice(table.get("layout"), LAYOUTS, "layout", path)
+    st = table.get("selftest")
+    if st is not None and (isinstance(st, bool) or not isinstance(st, int) or st < 1):
+        raise OptionError(f"selftest = {st!r}: give the number of test inputs (1 or more)", path)
+    cfg.selftest = st
     layers = table.get("layer", [])
     if not isinstance(layers, list):
         raise OptionError("'layer' must be an array of tables ([[tool.mlitool.layer]])", path)

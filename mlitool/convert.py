@@ -23,6 +23,8 @@ class EmitOptions:
     section: str | None = None
     single_header: bool = False
     runtime: bool = True  # NAME_init / NAME_run in the sources
+    selftest: int | None = None  # NAME_selftest.c with this many inputs (None: the config's)
+    selftest_input: Path | None = None  # real samples for it (else seeded random inputs)
 
 
 def default_name(model_path: Path) -> str:
@@ -54,7 +56,8 @@ def convert(
     name = emit_opts.name or default_name(model_path)
     check_file_name(name)  # refused before any work (emit checks again)
     check_not_shadowing(name, emit_opts.header)
-    _, mli = load(model_path, opts, progress=progress)
+    graph, mli = load(model_path, opts, progress=progress)
+    st = selftest_data(graph, mli, opts, emit_opts)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))
@@ -69,8 +72,58 @@ def convert(
         single_header=emit_opts.single_header,
         runtime=emit_opts.runtime,
         verified_build=verified_build(opts),
+        selftest=st,
     )
-    return summary(mli, written)
+    result = summary(mli, written)
+    if st is not None:
+        from mlitool.emit.selftest import SelfTest
+
+        result["selftest"] = {"samples": int(st.crcs.shape[0]), "build": st.build}
+        result["selftest"]["flash_bytes"] = SelfTest.flash_of(st)
+    return result
+
+
+def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptions):
+    """The self-test's inputs and expected CRCs (`mlitool.crclog`, the `mli` executor with the
+    build the header names), or None when no self-test is asked for (--selftest, else the
+    config's `selftest`; --selftest-input alone takes every sample of the file)."""
+    from mlitool.config import load_config
+
+    n = emit_opts.selftest
+    if n is None:
+        n = load_config(opts.config).selftest
+    if n is None and emit_opts.selftest_input is None:
+        return None
+    if n is not None and n < 1:
+        raise OptionError(f"--selftest {n}: give the number of test inputs (1 or more)")
+    if not mli.target.executable:
+        raise OptionError(
+            f"--selftest: mlitool computes MLI 2.x only; MLI {mli.mli_version} has no "
+            "reference build to take the expected CRCs from"
+        )
+    from mlitool.crclog import expected_crcs
+    from mlitool.emit.selftest import SelfTestData
+    from mlitool.execute.inputs import random_inputs
+    from mlitool.execute.mli_bridge import model_inputs
+
+    if emit_opts.selftest_input is not None:
+        from mlitool.datafile import load_inputs
+
+        given = load_inputs(emit_opts.selftest_input, graph)
+        have = next(iter(given.values())).shape[0]
+        n = have if n is None else n
+        if have < n:
+            raise OptionError(
+                f"--selftest {n}: the file has {have} sample(s)", str(emit_opts.selftest_input)
+            )
+        given = {k: v[:n] for k, v in given.items()}
+        source = f"the first {n} of {emit_opts.selftest_input.name}"
+    else:
+        given = random_inputs(graph, n, seed=0)
+        source = "seeded random inputs over each input's range (seed 0)"
+    inputs = model_inputs(graph, mli, given)
+    crcs = expected_crcs(mli, inputs, opts.arith())
+    return SelfTestData(inputs, crcs, verified_build(opts), source)
 
 
 def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:

@@ -32,6 +32,7 @@ class RunOptions:
     mode: str = "mli"
     output: Path | None = None
     dump_layers: bool = False
+    dump_crc: bool = False  # mli mode: every layer's output CRC per sample (`mlitool.crclog`)
     batch: int | None = None  # samples per step (None: by the model's size)
     jobs: int | None = 1  # processes (None: every core)
     progress: Progress | None = None
@@ -51,6 +52,10 @@ def execute(
     model_path = Path(model_path)
     if opts.mode not in MODES:
         raise OptionError(f"--mode {opts.mode!r}: choose {', '.join(MODES)}")
+    if opts.dump_crc and opts.mode != "mli":
+        raise OptionError(
+            f"--dump-crc: the CRCs are of MLI layers; use --mode mli, not {opts.mode}"
+        )
     model = read(model_path)
     graph = model.main
     inputs = load_inputs(opts.input, graph)
@@ -62,7 +67,13 @@ def execute(
         "samples": n,
         "warnings": list(model.warnings),
     }
-    job = {"graph": graph, "inputs": inputs, "mode": opts.mode, "keep": opts.dump_layers}
+    job = {
+        "graph": graph,
+        "inputs": inputs,
+        "mode": opts.mode,
+        "keep": opts.dump_layers,
+        "crc": opts.dump_crc,
+    }
     if opts.mode == "mli":
         from mlitool.execute.presets import describe
         from mlitool.pipeline import lower_model
@@ -90,6 +101,8 @@ def execute(
         advance(stop - start)
     # Batches in order: the arrays one run over every sample gives.
     arrays = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
+    if opts.dump_crc:
+        summary["crc"] = _crc_summary(job["mli"], arrays.pop(_CRC_KEY), summary["build"])
     values = {i: arrays[graph.tensors[i].name] for i in graph.outputs}
     outputs = []
     for i in graph.outputs:
@@ -101,6 +114,25 @@ def execute(
         outputs.append(entry)
     summary["outputs"] = outputs
     return arrays, summary
+
+
+_CRC_KEY = "\0crc"  # not a name an npz entry can have: removed before the file is written
+
+
+def _crc_summary(mli, crcs: np.ndarray, build: str) -> dict[str, Any]:
+    """The CRCs for --json (the terminal shows them as the log of `mlitool.crclog`)."""
+    from mlitool.crclog import HEADER
+
+    layers = [
+        {"position": pos, "op": la.index, "op_type": la.op_type, "kernel": la.kernel}
+        for pos, la in enumerate(mli.layers)
+    ]
+    return {
+        "format": HEADER,
+        "build": build,
+        "layers": layers,
+        "samples": [[f"{c:08x}" for c in row] for row in crcs.tolist()],
+    }
 
 
 def _run_batch(start: int, stop: int) -> dict[str, np.ndarray]:
@@ -117,8 +149,12 @@ def _run_batch(start: int, stop: int) -> dict[str, np.ndarray]:
     else:
         from mlitool.execute.mli_bridge import run_mli
 
-        values, raw = run_mli(graph, c["mli"], batch, c["arith"], keep=c["keep"])
+        values, raw = run_mli(graph, c["mli"], batch, c["arith"], keep=c["keep"] or c["crc"])
     out = {graph.tensors[i].name: np.asarray(values[i]) for i in graph.outputs}
+    if c.get("crc"):
+        from mlitool.crclog import layer_crcs
+
+        out[_CRC_KEY] = layer_crcs(c["mli"], raw, stop - start)
     if c["keep"]:
         out.update({f"mli/{name}": np.asarray(v) for name, v in raw.items()})
         for i, v in values.items():

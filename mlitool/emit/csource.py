@@ -98,6 +98,7 @@ class CWriter:
     ):
         self.model, self.infos, self.syms, self.d, self.opts = model, infos, syms, dialect, opts
         self.runtime = runtime
+        self.extra_header: list[str] = []  # declarations of companion files (the self-test)
         self.by_key = {i.key: i for i in infos}
         self.base_name = base_name
         self.totals = totals(model, infos)
@@ -341,6 +342,7 @@ class CWriter:
         out += self._layer_comments()
         if self.runtime:
             out += self.runtime.header_lines()
+        out += self.extra_header
         if not self.opts.single_header:
             out += [
                 "",

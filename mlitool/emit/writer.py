@@ -58,12 +58,14 @@ def emit(
     single_header: bool = False,
     runtime: bool = False,
     verified_build: str | None = None,
+    selftest=None,
 ) -> list[Path]:
     """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
     `out_dir` for `model.mli_version`; returns the paths written. On any error nothing is written.
     `runtime`: add NAME_init / NAME_run (`mlitool.emit.runtime`; `convert` does by default, its
     `--no-runtime` leaves them out); `verified_build` names the MLI build
-    ("ROUND_MODE=UP FULL_ACCU=OFF") the header states the outputs are verified for."""
+    ("ROUND_MODE=UP FULL_ACCU=OFF") the header states the outputs are verified for;
+    `selftest` (a `mlitool.emit.selftest.SelfTestData`) adds NAME_selftest.c."""
     check_file_name(name)
     check_not_shadowing(name, header)
     check_options(header, align, section)
@@ -80,6 +82,9 @@ def emit(
         else None
     )
     writer = CWriter(model, infos, syms, dialect, opts, name, rt)
+    st = _selftest(model, syms, name, selftest, rt, single_header)
+    if st:
+        writer.extra_header = st.header_lines()
 
     def manifest():
         yield manifest_text(
@@ -90,11 +95,27 @@ def emit(
             header,
             writer.totals,
             writer.cfg_items,
-            rt.manifest() if rt else None,
+            {**rt.manifest(), **({"selftest": st.manifest()} if st else {})} if rt else None,
         ).encode("ascii")
 
     files = {out / f"{name}.h": writer.header()}
     if not single_header:
         files[out / f"{name}.c"] = writer.source()
+    if st:
+        files[out / st.file] = st.source()
     files[out / f"{name}.json"] = manifest()
     return write_files_atomically(files)
+
+
+def _selftest(model: MliModel, syms, name: str, data, rt, single_header: bool):
+    """The self-test of `data`, or None; refused where there is no runtime to run it on."""
+    if data is None:
+        return None
+    from mlitool.emit.selftest import SelfTest
+
+    if rt is None or single_header:
+        raise OptionError(
+            "--selftest runs NAME_run from NAME_selftest.c: it needs the runtime and NAME.c "
+            "(not --no-runtime or --single-header)"
+        )
+    return SelfTest(model, syms, name, data)

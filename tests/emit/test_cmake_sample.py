@@ -150,3 +150,17 @@ def test_a_float_output_prints_real_values(sample, tmp_path):
     values, top = sample.classify(model, data, value=float)
     assert np.allclose(values, mli, rtol=1e-5, atol=0) and len(values) == len(mli)
     assert top == int(np.argmax(mli))
+
+
+def test_selftest_target_passes_and_prints_the_crc_log(sample, tmp_path):
+    """`--target selftest`: NAME_selftest on the library the sample builds (ROUND_MODE=UP,
+    FULL_ACCU=OFF) passes, and its log has the CRCs `run --dump-crc` computes for that build."""
+    from mlitool.crclog import parse_log
+
+    model = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
+    sample.configure(model, SELFTEST_SAMPLES="2")
+    _run(["cmake", "--build", sample.build, "--parallel", "2", "--target", "selftest"])
+    log = parse_log(_run([sample.build / "selftest"]))
+    assert (log.build, log.layers, log.samples) == ("ROUND_MODE=UP FULL_ACCU=OFF", 13, 2)
+    assert len(log.crcs) == 26
+    assert "selftest" not in (sample.build / "model" / "kws_ref_model_int8.c").read_text()

@@ -37,6 +37,21 @@ def convert_cmd(
         "--no-runtime",
         help="Tensors and configs only: no NAME_init / NAME_run (the output of earlier versions).",
     ),
+    selftest: Optional[int] = typer.Option(
+        None,
+        "--selftest",
+        metavar="N",
+        show_default=False,
+        help="Also write NAME_selftest.c: N test inputs and every layer's CRC-32 for the build "
+        "the header names [default: the config's selftest, else none].",
+    ),
+    selftest_input: Optional[Path] = typer.Option(
+        None,
+        "--selftest-input",
+        metavar="FILE",
+        show_default=False,
+        help=".npy / .npz real samples for --selftest [default: seeded random inputs].",
+    ),
     target: opt.TargetOpt = None,
     round_mode: opt.RoundOpt = None,
     accu: opt.AccuOpt = None,
@@ -65,6 +80,8 @@ def convert_cmd(
         section=section,
         single_header=single_header,
         runtime=not no_runtime,
+        selftest=selftest,
+        selftest_input=selftest_input,
     )
     with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
         result = convert(model, model_opts, emit_opts, progress)
@@ -100,4 +117,11 @@ def _render_convert(result: dict) -> None:
         )
     )
     console.print(f"constant data: {result['constant_bytes']:,} bytes", markup=False)
+    if "selftest" in result:
+        st = result["selftest"]
+        console.print(
+            f"self-test: {st['samples']} inputs, {st['flash_bytes']['total']:,} bytes of "
+            f"constant data, CRCs for {st['build']}",
+            markup=False,
+        )
     console.print(f"config: {result['config'] or 'none'}", markup=False)

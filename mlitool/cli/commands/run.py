@@ -48,6 +48,12 @@ def run_cmd(
         "--dump-layers",
         help="Also write every intermediate tensor (mli mode: raw MLI tensors as mli/NAME).",
     ),
+    dump_crc: bool = typer.Option(
+        False,
+        "--dump-crc",
+        help="mli mode: print the CRC-32 of every layer's output per sample, the log format "
+        "NAME_selftest prints and verify --board-log reads (in --json: 'crc').",
+    ),
     jobs: opt.JobsOpt = None,
     as_json: opt.JsonOpt = False,
     json_out: opt.JsonOutOpt = None,
@@ -73,12 +79,21 @@ def run_cmd(
                 mode=mode.value,
                 output=npz,
                 dump_layers=dump_layers,
+                dump_crc=dump_crc,
                 jobs=jobs,
                 progress=progress,
             ),
         )
 
     def render():
+        if dump_crc:  # the log alone, so that stdout can go to a file as it is
+            from mlitool.crclog import log_lines
+
+            crc = summary["crc"]
+            ops = [layer["op"] for layer in crc["layers"]]
+            rows = [[int(h, 16) for h in row] for row in crc["samples"]]
+            print("\n".join(log_lines(ops, rows, crc["build"])))
+            return
         extra = f", {summary['format']}, {summary['build']}" if summary["mode"] == "mli" else ""
         print(
             f"{summary['model']}: {summary['samples']} sample(s) in {summary['mode']} mode{extra}"

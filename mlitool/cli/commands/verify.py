@@ -3,6 +3,7 @@ fails."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Optional
 
 import typer
@@ -34,6 +35,15 @@ def verify_cmd(
     accu: opt.AccuOpt = None,
     min_snr: opt.MinSnrOpt = None,
     max_lsb: opt.MaxLsbOpt = None,
+    board_log: Optional[Path] = typer.Option(
+        None,
+        "--board-log",
+        metavar="FILE",
+        show_default=False,
+        help="Compare a board's per-layer CRC log (NAME_selftest, run --dump-crc) with every "
+        "MLI build: the first differing layer and the build the CRCs match (exit 3 if it "
+        "differs).",
+    ),
     jobs: opt.JobsOpt = None,
     as_json: opt.JsonOpt = False,
     json_out: opt.JsonOutOpt = None,
@@ -48,6 +58,9 @@ def verify_cmd(
     from mlitool.verify.command import VerifyOptions, verify
 
     d = out_dir(out)
+    if board_log is not None:
+        _board_log(model, model_opts, board_log, input_file, seed, as_json, json_out, quiet)
+        return
     with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
         doc = verify(
             model,
@@ -81,3 +94,36 @@ def verify_cmd(
     failed = doc["thresholds"]["failed"]
     if failed:
         raise ThresholdError("; ".join(failed))
+
+
+def _board_log(model, model_opts, log, input_file, seed, as_json, json_out, quiet) -> None:
+    from mlitool.errors import ThresholdError
+    from mlitool.verify.board_log import compare_board_log
+
+    doc = compare_board_log(model, model_opts, log, input_file, seed)
+
+    def render():
+        print(
+            f"{doc['board_log']}: {doc['records']} layer CRCs of {doc['samples']} sample(s), "
+            f"expected build {doc['expected_build']}"
+        )
+        if doc["agrees"]:
+            print("the board agrees: every layer's CRC matches")
+        else:
+            f = doc["first_difference"]
+            print(
+                f"first difference: sample {f['sample']}, layer {f['layer']} "
+                f"({f['op_type']}, TFLite op {f['op']}, {f['kernel'] or f['kind']})"
+            )
+            others = doc["matching_builds"]
+            print(f"the CRCs match: {', '.join(others) if others else 'no MLI build'}")
+            for cause in doc["causes"]:
+                print(f"  likely: {cause}")
+
+    finish(doc, as_json=as_json, json_out=json_out, quiet=quiet, render=render)
+    if not doc["agrees"]:
+        f = doc["first_difference"]
+        raise ThresholdError(
+            f"the board differs from {doc['expected_build']} at sample {f['sample']}, "
+            f"layer {f['layer']} ({f['op_type']}, op {f['op']})"
+        )
