@@ -48,12 +48,16 @@ def convert(
     `progress` shows calibration, the one stage that can take long."""
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
+    from mlitool.pipeline import resolve
     from mlitool.plumbing.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)
     check_file_name(name)  # refused before any work (emit checks again)
     check_not_shadowing(name, emit_opts.header)
+    fast_memory = resolve(opts).fast_memory
+    if fast_memory is not None and not emit_opts.runtime:
+        raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
     _, mli = load(model_path, opts, progress=progress)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
@@ -69,6 +73,7 @@ def convert(
         single_header=emit_opts.single_header,
         runtime=emit_opts.runtime,
         verified_build=verified_build(opts),
+        fast_memory=fast_memory,
     )
     return summary(mli, written)
 

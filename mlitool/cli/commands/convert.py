@@ -37,6 +37,7 @@ def convert_cmd(
         "--no-runtime",
         help="Tensors and configs only: no NAME_init / NAME_run (the output of earlier versions).",
     ),
+    fast_memory: opt.FastMemoryOpt = None,
     target: opt.TargetOpt = None,
     round_mode: opt.RoundOpt = None,
     accu: opt.AccuOpt = None,
