@@ -7,6 +7,7 @@ Schema (every key optional):
     format = "sa8"            # default format: sa8 | fx16 | fx8w16d | fx8
     mli = "2.0"               # 2.0 | 1.1 | 1.0
     layout = "hwc"            # hwc | chw (MLI 1.x)
+    fast_memory = "64K"       # convert: fast-memory budget, bytes (K, M suffixes) or an int
 
     [[tool.mlitool.layer]]    # per-layer overrides; exactly one selector each
     index = 0                 # TFLite op index
@@ -34,7 +35,7 @@ from mlitool.errors import OptionError
 from mlitool.mli.target import LAYOUTS, MLI_VERSIONS, choose
 from mlitool.mli.types import FORMATS
 
-_TOP_KEYS = {"format", "mli", "layout", "layer", "selftest"}
+_TOP_KEYS = {"format", "mli", "layout", "fast_memory", "layer", "selftest"}
 _LAYER_KEYS = {"index", "name", "op", "format"}
 
 
@@ -43,6 +44,7 @@ class Config:
     format: str | None = None
     mli: str | None = None
     layout: str | None = None
+    fast_memory: int | None = None  # bytes
     overrides: dict = field(default_factory=dict)
     path: str | None = None
     selftest: int | None = None  # convert: test inputs in NAME_selftest.c
@@ -76,6 +78,13 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
     if st is not None and (isinstance(st, bool) or not isinstance(st, int) or st < 1):
         raise OptionError(f"selftest = {st!r}: give the number of test inputs (1 or more)", path)
     cfg.selftest = st
+    if "fast_memory" in table:
+        from mlitool.mli.placement import parse_size
+
+        try:
+            cfg.fast_memory = parse_size(table["fast_memory"], "fast_memory")
+        except OptionError as exc:
+            raise OptionError(exc.message, path) from None
     layers = table.get("layer", [])
     if not isinstance(layers, list):
         raise OptionError("'layer' must be an array of tables ([[tool.mlitool.layer]])", path)

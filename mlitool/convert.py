@@ -50,14 +50,20 @@ def convert(
     `progress` shows calibration, the one stage that can take long."""
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
+    from mlitool.pipeline import resolve
     from mlitool.plumbing.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)
     check_file_name(name)  # refused before any work (emit checks again)
     check_not_shadowing(name, emit_opts.header)
+    fast_memory = resolve(opts).fast_memory
+    if fast_memory is not None and not emit_opts.runtime:
+        raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
     graph, mli = load(model_path, opts, progress=progress)
     st = selftest_data(graph, mli, opts, emit_opts)
+    if st is not None and fast_memory is not None:  # the self-test calls the one-arena init
+        raise OptionError("--selftest does not go with --fast-memory yet (two-buffer NAME_init)")
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))
@@ -73,6 +79,7 @@ def convert(
         runtime=emit_opts.runtime,
         verified_build=verified_build(opts),
         selftest=st,
+        fast_memory=fast_memory,
     )
     result = summary(mli, written)
     if st is not None:

@@ -32,6 +32,7 @@ class ModelOptions:
     build: str | None = None  # preset (the CLI's --target): vpx | em
     round_mode: str | None = None  # up | convergent, over the preset's
     accu: str | None = None  # full | reduced, over the preset's
+    fast_memory: str | None = None  # convert's --fast-memory SIZE, over the config's
 
     def arith(self) -> Arith:
         """The arithmetic of the chosen build (OptionError on a bad name)."""
@@ -49,6 +50,7 @@ class Settings:
     layout: str
     overrides: dict
     config: str | None  # the config file read, as shown to the user
+    fast_memory: int | None = None  # bytes of fast memory the runtime is planned for
 
 
 def resolve(opts: ModelOptions) -> Settings:
@@ -62,7 +64,16 @@ def resolve(opts: ModelOptions) -> Settings:
     target, layout = check_options(
         fmt, opts.mli or cfg.mli or DEFAULT.version, layout and layout.lower(), overrides
     )
-    return Settings(fmt, target, layout, overrides, cfg.path)
+    fast = cfg.fast_memory
+    if opts.fast_memory is not None:
+        from mlitool.mli.placement import parse_size
+
+        fast = parse_size(opts.fast_memory, "--fast-memory")
+    if fast is not None and not target.mov_staging:
+        raise OptionError(
+            f"--fast-memory needs mli_mov_tensor_sync, which MLI {target.version} does not have"
+        )
+    return Settings(fmt, target, layout, overrides, cfg.path, fast)
 
 
 def lower_model(

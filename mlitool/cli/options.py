@@ -114,6 +114,14 @@ MaxLsbOpt = _unless_given(
     metavar="N",
     help="Exit 3 when an output differs from tflite mode by more than N LSB.",
 )
+FastMemoryOpt = _unless_given(
+    str,
+    "--fast-memory",
+    metavar="SIZE",
+    help="Bytes of the core's local memory (VCCM, DCCM; K and M suffixes): every kernel operand "
+    "is placed or copied there before the call [default: the config's fast_memory, else one "
+    "arena, constants where they are].",
+)
 JobsOpt = _unless_given(
     int,
     "--jobs",

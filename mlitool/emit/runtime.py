@@ -250,22 +250,35 @@ class Runtime:
                     f"    {{\n        const mli_tensor *{self.syms.input_lists[pos]}"
                     f"[{len(layer.inputs)}] = {{ {refs} }};"
                 )
+            body += self._before_layer(pos, layer)
             if layer.calls:
                 body += self._slice_calls(pos, layer)
             elif layer.kernel:
                 indent = "        " if self.syms.input_lists[pos] else "    "
-                body += [
-                    f"{indent}status = {self.syms.call(layer.kernel)}"
-                    f"({', '.join(self._args(pos, layer))});",
-                    f"{indent}if (status != MLI_STATUS_OK) {{",
-                    f"{indent}    return status;",
-                    f"{indent}}}",
-                ]
+                body += self._call(indent, self.syms.call(layer.kernel), pos, layer)
             if self.syms.input_lists[pos]:
                 body.append("    }")
+            body += self._after_layer(pos, layer)
             body += [f"    {rt.after_layer}({pos}u, {self._ref(n)});" for n in layer.outputs]
         body += ["    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
+
+    def _call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
+        """One kernel call and its status check."""
+        return [
+            f"{indent}status = {fn}({', '.join(self._args(pos, layer))});",
+            f"{indent}if (status != MLI_STATUS_OK) {{",
+            f"{indent}    return status;",
+            f"{indent}}}",
+        ]
+
+    def _before_layer(self, pos: int, layer: MliLayer) -> list[str]:
+        """Statements before a layer's calls (the fast-memory runtime's copies)."""
+        return []
+
+    def _after_layer(self, pos: int, layer: MliLayer) -> list[str]:
+        """Statements after a layer's calls, before the hook."""
+        return []
 
     def _slice_calls(self, pos: int, layer: MliLayer) -> list[str]:
         """The kernel once per slice (`SliceCalls`): nested loops over the looped output
@@ -296,12 +309,7 @@ class Runtime:
         one_call = dataclasses.replace(
             layer, inputs=list(calls.views[:-1]), outputs=[calls.views[-1]], calls=None
         )
-        lines += [
-            f"{indent}status = {layer.kernel}({', '.join(self._args(pos, one_call))});",
-            f"{indent}if (status != MLI_STATUS_OK) {{",
-            f"{indent}    return status;",
-            f"{indent}}}",
-        ]
+        lines += self._call(indent, layer.kernel, pos, one_call)
         for _ in loops:
             indent = indent[:-4]
             lines.append(f"{indent}}}")

@@ -64,6 +64,21 @@ class RuntimeSymbols:
     luts: dict[str, tuple[str, str]]  # layer kind -> (mli_lut object, its int16 data array)
 
 
+@dataclass(frozen=True)
+class FastSymbols:
+    """Names of the fast-memory runtime (`mlitool.emit.fast_runtime`)."""
+
+    fast_bytes: str  # macros
+    slow_bytes: str
+    check_operands: str  # the macro an application defines to check every operand
+    fast: str  # static pointers to the two buffers NAME_init was given
+    slow: str
+    stage: str  # static mli_tensor array: the staged constants of the current layer
+    stage_fn: str  # static helpers
+    in_fast: str
+    in_fast_bytes: str
+
+
 @dataclass
 class Symbols:
     prefix: str
@@ -75,6 +90,7 @@ class Symbols:
     tensors: dict[str, TensorSymbols] = field(default_factory=dict)
     cfgs: list[str | None] = field(default_factory=list)  # per layer, None if no config
     runtime: RuntimeSymbols | None = None
+    fast: FastSymbols | None = None  # with a fast-memory plan
     input_lists: list[str | None] = field(default_factory=list)  # per layer: MLI 1.x concat
     scratch: list[str | None] = field(default_factory=list)  # per layer: recurrent cell scratch
     # fallback kernels (mlitool.fallback): generic name -> this model's C function / cfg type
@@ -233,9 +249,10 @@ def tensor_roles(model: MliModel) -> dict[str, str]:
     return roles
 
 
-def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
+def make_symbols(model: MliModel, name: str, runtime: bool = False, fast: bool = False) -> Symbols:
     """Every identifier; `runtime` reserves the runtime's names too (before any tensor's, so a
-    tensor called "run" or "input" gets a suffix instead)."""
+    tensor called "run" or "input" gets a suffix instead), `fast` those of the fast-memory
+    runtime."""
     check_file_name(name)
     table = NameTable()
     prefix = c_identifier(name, fallback="model")
@@ -247,6 +264,16 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
     syms = Symbols(prefix, macro_prefix, guard, unused, bind, totals)
     if runtime:
         syms.runtime = _runtime_symbols(model, table, prefix, macro_prefix)
+    if runtime and fast:
+        syms.fast = FastSymbols(
+            *(table.reserve(join(macro_prefix, m)) for m in ("FAST_BYTES", "SLOW_BYTES")),
+            table.reserve(join(macro_prefix, "CHECK_OPERANDS")),
+            *(table.reserve(join(prefix, f)) for f in ("fast", "slow", "stage")),
+            *(
+                table.reserve(join(prefix, f))
+                for f in ("stage_constant", "in_fast", "in_fast_bytes")
+            ),
+        )
     for k in fallback.used(model):
         syms.fallbacks[k.kernel] = table.reserve(join(prefix, k.name))
         if k.cfg_type:

@@ -59,13 +59,16 @@ def emit(
     runtime: bool = False,
     verified_build: str | None = None,
     selftest=None,
+    fast_memory: int | None = None,
 ) -> list[Path]:
     """Write `NAME.h` and `NAME.c` (or only `NAME.h` with `single_header`) and `NAME.json` into
     `out_dir` for `model.mli_version`; returns the paths written. On any error nothing is written.
     `runtime`: add NAME_init / NAME_run (`mlitool.emit.runtime`; `convert` does by default, its
     `--no-runtime` leaves them out); `verified_build` names the MLI build
     ("ROUND_MODE=UP FULL_ACCU=OFF") the header states the outputs are verified for;
-    `selftest` (a `mlitool.emit.selftest.SelfTestData`) adds NAME_selftest.c."""
+    `selftest` (a `mlitool.emit.selftest.SelfTestData`) adds NAME_selftest.c;
+    `fast_memory`: a budget in bytes, to plan every kernel operand into fast memory
+    (`mlitool.emit.fast_runtime`; needs `runtime`)."""
     check_file_name(name)
     check_not_shadowing(name, header)
     check_options(header, align, section)
@@ -73,14 +76,27 @@ def emit(
     if not out.is_dir():
         raise OptionError(f"--out {out}: not a directory")
     dialect = dialect_for(model.target)  # OptionError on an unknown version
-    syms = make_symbols(model, name, runtime=runtime)
+    if fast_memory is not None and not runtime:
+        raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
+    syms = make_symbols(model, name, runtime=runtime, fast=fast_memory is not None)
     infos = analyze(model, dialect, syms)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
-    rt = (
-        Runtime(model, infos, syms, dialect, name, single_header, verified_build)
-        if runtime
-        else None
-    )
+    rt = None
+    if fast_memory is not None:
+        from mlitool.emit.fast_runtime import FastRuntime
+
+        rt = FastRuntime(
+            model,
+            infos,
+            syms,
+            dialect,
+            name,
+            single_header,
+            verified_build,
+            fast_memory=fast_memory,
+        )
+    elif runtime:
+        rt = Runtime(model, infos, syms, dialect, name, single_header, verified_build)
     writer = CWriter(model, infos, syms, dialect, opts, name, rt)
     st = _selftest(model, syms, name, selftest, rt, single_header)
     if st:

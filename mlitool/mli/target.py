@@ -61,6 +61,8 @@ class Target:
     fuses_pad_into_conv: bool  # a PAD before a convolution becomes its config's padding
     concat_kernel: bool  # concatenation is one kernel over an array of inputs; 2.x
     # copies each piece with mli_mov (or writes it in place)
+    mov_staging: bool  # mli_mov_tensor_sync copies operands into fast memory (convert
+    # --fast-memory); 1.x has no mli_mov
     executable: bool  # the executor reproduces this version's kernels (MLI 2.0.2):
     # run / verify / report accuracy, a verified build
 
@@ -142,6 +144,7 @@ _MLI1 = {
     "padding_via_mov": False,
     "fuses_pad_into_conv": False,
     "concat_kernel": True,
+    "mov_staging": False,
     "executable": False,
 }
 
@@ -164,6 +167,7 @@ MLI2 = Target(
     padding_via_mov=True,
     fuses_pad_into_conv=True,
     concat_kernel=False,
+    mov_staging=True,
     executable=True,
 )
 MLI11 = Target(

@@ -5,11 +5,17 @@ flags and a driver that defines the layer hook, link it against each MLI build, 
 in one driver run per build (a binary file of N samples) and read back every hook call (layer
 position, output bytes) and every model output. The expected values come from the executor
 (`run_model`, the function behind `mlitool run --mode mli`) with the build's round/accu.
+
+A `--fast-memory` conversion gets the two-buffer NAME_init (each buffer exactly NAME_FAST_BYTES /
+NAME_SLOW_BYTES long); `wrap_kernels` adds link-time wrappers (`-Wl,--wrap=`) around every
+mli_krn_* the model calls that log each call's operand addresses relative to the fast buffer
+(`operand_records`).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -133,6 +139,7 @@ def convert(
     layout: str | None = None,
     name: str = "net",
     overrides: dict | None = None,
+    fast_memory: int | None = None,
 ) -> Converted:
     """`mlitool convert` in-process (the same pipeline and emitter); `overrides`: per-layer
     formats as a config's [[tool.mlitool.layer]] entries give them."""
@@ -145,16 +152,43 @@ def convert(
     )
     graph, model = load(model_path, opts)
     out.mkdir(parents=True, exist_ok=True)
-    emit(model, out, name, runtime=True, verified_build="ROUND_MODE=UP FULL_ACCU=OFF")
+    emit(
+        model,
+        out,
+        name,
+        runtime=True,
+        verified_build="ROUND_MODE=UP FULL_ACCU=OFF",
+        fast_memory=fast_memory,
+    )
     return Converted(model, graph, name, out, json.loads((out / f"{name}.json").read_text()))
+
+
+# The fast-memory driver: each buffer exactly as long as the header asks for; the wrappers see
+# where the fast one starts.
+FAST_ARENAS = r"""
+static uint64_t fast_arena[(@FAST@ + 7u) / 8u + 1u];
+static uint64_t slow_arena[(@SLOW@ + 7u) / 8u + 1u];
+const unsigned char *driver_fast = (const unsigned char *)fast_arena;
+FILE *wrap_log;
+"""
+FAST_INIT = "status = @INIT@(fast_arena, @FAST@, @SLOW@ ? (void *)slow_arena : NULL, @SLOW@);"
 
 
 def driver_text(conv: Converted) -> str:
     rt = conv.manifest["runtime"]
     text = DRIVER
+    if "fast_memory" in rt:
+        macros = rt["fast_memory"]["macros"]
+        text = text.replace("static uint64_t arena[(@ARENA@ + 7u) / 8u + 1u];", FAST_ARENAS)
+        text = text.replace("status = @INIT@(arena, sizeof arena);", FAST_INIT)
+        text = text.replace("@FAST@", macros["fast_bytes"]).replace("@SLOW@", macros["slow_bytes"])
+        text = text.replace(
+            "if (argc != 4) return 1;",
+            'if (argc < 4) return 1;\n    if (argc > 4) wrap_log = fopen(argv[4], "w");',
+        )
     for key, value in (
         ("@NAME@", conv.name),
-        ("@ARENA@", str(rt["arena"]["bytes"])),
+        ("@ARENA@", str(rt["arena"]["bytes"]) if "arena" in rt else "0"),
         ("@INIT@", rt["functions"]["init"]),
         ("@RUN@", rt["functions"]["run"]),
         ("@INPUT@", rt["functions"]["input"]),
@@ -212,9 +246,87 @@ def compile_objects(conv: Converted, cflags: list[str]) -> list[Path]:
     return objs
 
 
-def link(objs: list[Path], build, exe: Path) -> Path:
-    _cc(["gcc", *map(str, objs), "-o", str(exe), *build.ldflags])
+def link(objs: list[Path], build, exe: Path, flags: tuple[str, ...] = ()) -> Path:
+    _cc(["gcc", *map(str, objs), "-o", str(exe), *flags, *build.ldflags])
     return exe
+
+
+_PROTOTYPE = re.compile(r"mli_status\s+(mli_krn_\w+)\s*\(([^;]*?)\)\s*;")
+
+
+def kernel_prototypes(api_header: Path) -> dict[str, list[tuple[str, str]]]:
+    """Every mli_krn_* of the MLI kernels header: name -> [(parameter type, name)]."""
+    text = re.sub(r"/\*.*?\*/|//[^\n]*", "", api_header.read_text(), flags=re.S)
+    out = {}
+    for name, params in _PROTOTYPE.findall(text):
+        pairs = []
+        for param in params.split(","):
+            m = re.fullmatch(r"(.*?)(\w+)", " ".join(param.split()))
+            pairs.append((m.group(1).strip(), m.group(2)))
+        out[name] = pairs
+    return out
+
+
+WRAP_HEAD = r"""
+#include <stdio.h>
+#include "mli_api.h"
+extern const unsigned char *driver_fast;
+extern FILE *wrap_log;
+
+/* One line per operand: kernel, argument position, offset from the fast buffer, bytes. */
+static void wrap_operand(const char *fn, int arg, const void *p, unsigned long bytes) {
+    if (wrap_log != NULL)
+        fprintf(wrap_log, "%s %d %ld %lu\n", fn, arg,
+                (long)((const unsigned char *)p - driver_fast), bytes);
+}
+"""
+
+
+def wrap_source(kernels: list[str], api_header: Path) -> str:
+    """C wrappers (`__wrap_<kernel>`) that log every tensor and table operand, then call the
+    real kernel; link with `-Wl,--wrap=<kernel>` for each."""
+    protos, parts = kernel_prototypes(api_header), [WRAP_HEAD]
+    for fn in kernels:
+        params = protos[fn]
+        decl = ", ".join(f"{t} {n}" for t, n in params)
+        logs = []
+        for k, (t, n) in enumerate(params):
+            if "mli_tensor" in t and "**" not in t:  # rank 0: the value is in the struct
+                logs.append(
+                    f'    if ({n}->rank != 0u) wrap_operand("{fn}", {k}, {n}->data.mem.pi8, '
+                    f"{n}->data.capacity);"
+                )
+            elif "mli_lut" in t:
+                logs.append(
+                    f'    wrap_operand("{fn}", {k}, {n}->data.mem.pi16, {n}->data.capacity);'
+                )
+        parts += [
+            f"mli_status __real_{fn}({decl});",
+            f"mli_status __wrap_{fn}({decl});",
+            f"mli_status __wrap_{fn}({decl}) {{",
+            *logs,
+            f"    return __real_{fn}({', '.join(n for _, n in params)});",
+            "}",
+        ]
+    return "\n".join(parts) + "\n"
+
+
+def compile_wrappers(conv: Converted, cflags: list[str], api_header: Path) -> tuple[Path, tuple]:
+    """wrap.o for the model's mli_krn_* kernels and the link flags that route calls to it."""
+    kernels = sorted({la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")})
+    src, obj = conv.out / "wrap.c", conv.out / "wrap.o"
+    src.write_text(wrap_source(kernels, api_header))
+    _cc(["gcc", *STRICT, "-O1", *cflags, "-c", str(src), "-o", str(obj)])
+    return obj, tuple(f"-Wl,--wrap={k}" for k in kernels)
+
+
+def operand_records(text: str) -> list[tuple[str, int, int, int]]:
+    """(kernel, argument, offset from the fast buffer, bytes) per line of the wrappers' log."""
+    out = []
+    for line in text.splitlines():
+        fn, arg, offset, size = line.split()
+        out.append((fn, int(arg), int(offset), int(size)))
+    return out
 
 
 def random_inputs(model: MliModel, n: int, seed: int) -> dict[str, np.ndarray]:
@@ -258,8 +370,10 @@ def write_inputs(model: MliModel, inputs: dict[str, np.ndarray], path: Path) -> 
     return n
 
 
-def run_driver(exe: Path, inputs: Path, n: int, out: Path) -> bytes:
-    r = subprocess.run([str(exe), str(inputs), str(out), str(n)], capture_output=True, text=True)
+def run_driver(exe: Path, inputs: Path, n: int, out: Path, *extra: str) -> bytes:
+    r = subprocess.run(
+        [str(exe), str(inputs), str(out), str(n), *extra], capture_output=True, text=True
+    )
     assert r.returncode == 0, f"{exe.name}: exit {r.returncode}: {r.stderr.strip()}"
     return out.read_bytes()
 
@@ -278,6 +392,7 @@ class Comparison:
     elements: int = 0
     differing: int = 0
     first_failure: str | None = None
+    operand_log: str = ""  # the kernel wrappers' log (`check(wrap=...)`)
 
 
 def compare(model: MliModel, values: dict[str, np.ndarray], data: bytes, n: int) -> Comparison:
@@ -344,20 +459,31 @@ def assert_bit_exact(results: dict[tuple[str, str], Comparison]) -> None:
 
 
 def check(
-    conv: Converted, objs: list[Path], builds: dict, inputs: dict[str, np.ndarray]
+    conv: Converted,
+    objs: list[Path],
+    builds: dict,
+    inputs: dict[str, np.ndarray],
+    wrap: tuple[Path, tuple] | None = None,
 ) -> dict[tuple[str, str], Comparison]:
     """Link against every build and run all inputs through each (two drivers at a time), while
-    the executor computes the same inputs with each build's arithmetic; compare."""
+    the executor computes the same inputs with each build's arithmetic; compare. `wrap`: the
+    kernel wrappers (`compile_wrappers`), linked in and their log kept."""
     n = write_inputs(conv.model, inputs, conv.out / "inputs.bin")
+    extra_objs, flags = ([wrap[0]], wrap[1]) if wrap else ([], ())
 
     def run(key):
-        exe = link(objs, builds[key], conv.out / f"net_{key[0]}_{key[1]}")
-        return run_driver(exe, conv.out / "inputs.bin", n, conv.out / f"out_{key[0]}_{key[1]}.bin")
+        exe = link([*objs, *extra_objs], builds[key], conv.out / f"net_{key[0]}_{key[1]}", flags)
+        log = conv.out / f"operands_{key[0]}_{key[1]}.txt"
+        out = conv.out / f"out_{key[0]}_{key[1]}.bin"
+        data = run_driver(exe, conv.out / "inputs.bin", n, out, *([str(log)] if wrap else []))
+        return data, log.read_text() if wrap else ""
 
     results = {}
     with ThreadPoolExecutor(2) as pool:
         outputs = {key: pool.submit(run, key) for key in builds}
         for key in builds:
             values = executor_values(conv.model, inputs, ARITH[key])
-            results[key] = compare(conv.model, values, outputs[key].result(), n)
+            data, log = outputs[key].result()
+            results[key] = compare(conv.model, values, data, n)
+            results[key].operand_log = log
     return results

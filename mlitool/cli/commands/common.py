@@ -37,6 +37,7 @@ def model_options(params: dict):
         build=value("target"),
         round_mode=value("round_mode"),
         accu=value("accu"),
+        fast_memory=params.get("fast_memory"),
     )
 
 

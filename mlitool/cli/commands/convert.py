@@ -52,6 +52,7 @@ def convert_cmd(
         show_default=False,
         help=".npy / .npz real samples for --selftest [default: seeded random inputs].",
     ),
+    fast_memory: opt.FastMemoryOpt = None,
     target: opt.TargetOpt = None,
     round_mode: opt.RoundOpt = None,
     accu: opt.AccuOpt = None,

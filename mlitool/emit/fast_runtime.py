@@ -1,0 +1,334 @@
+"""The runtime of a `convert --fast-memory SIZE` conversion: every kernel operand in fast memory.
+
+    NAME_init(fast, fast_bytes, slow, slow_bytes)
+        resident activations in `fast`, the others in `slow` (`mlitool.mli.placement`'s plan),
+        the look-up tables in `fast` too
+    NAME_run()
+        per layer: the constants it reads copied into the staging area of `fast` with
+        mli_mov_tensor_sync (the kernel gets the copies), the slow activations it touches
+        copied in (and their tensors pointed there), the kernel, the written ones copied back
+
+Between layers every activation tensor points at its home (fast or slow), so NAME_input(i),
+NAME_output(i) and the layer hook see the arena a buffer lives in. Compiled with
+-DNAME_CHECK_OPERANDS, NAME_run checks before every call that each operand lies inside the fast
+buffer and returns MLI_STATUS_BAD_TENSOR if one does not.
+"""
+
+from __future__ import annotations
+
+from mlitool.emit.dialect import ptr_member
+from mlitool.emit.names import comment_text
+from mlitool.emit.runtime import Runtime
+from mlitool.emit.symbols import FastSymbols
+from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+from mlitool.mli.placement import FastPlan, plan_fast_memory
+from mlitool.mli.types import MliLayer
+
+
+class FastRuntime(Runtime):
+    def __init__(self, *args, fast_memory: int, **kw):
+        super().__init__(*args, **kw)
+        self.fs: FastSymbols = self.syms.fast
+        self.fplan: FastPlan = plan_fast_memory(self.model, fast_memory, list(self.rt.luts))
+        self.staged: dict[str, str] = {}  # constant key -> its staged copy, within a layer
+        self.stage_slots = max((len(s.constants) for s in self.fplan.layers), default=0)
+
+    # ------------------------------------------------------------------------------ header
+    def header_lines(self) -> list[str]:
+        rt, fs, m, p = self.rt, self.fs, self.model, self.fplan
+        slow = len(p.slow.placements)
+        lines = [
+            "",
+            "/* ---- Runtime (fast memory) ----",
+            f" * Every kernel operand lies in the fast buffer (VCCM, DCCM) at the call: "
+            f"{len(p.resident.placements)} activation",
+            f" * buffers stay there, {slow} live in the slow arena and are copied in and out "
+            "around the layers",
+            " * that use them; weights, biases and other constants are copied from where they "
+            "are (const,",
+            " * a linker section) into a staging area before each layer (mli_mov_tensor_sync); "
+            "the look-up",
+            f" * tables live there too. Plan: {comment_text(self.base_name)}.json "
+            "(runtime.fast_memory). Usage:",
+            f" *   {rt.init}(fast, {fs.fast_bytes}, slow, {fs.slow_bytes});    once; then "
+            "per inference:",
+            f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
+            f" * Both buffers' addresses are multiples of {rt.arena_align}; slow may be NULL "
+            f"when {fs.slow_bytes} is 0.",
+            f" * The arenas are reused as layers run: write the inputs again before every "
+            f"{rt.run}().",
+            f" * Define {rt.layer_hook} as a function name when compiling the source to have "
+            "it called as",
+            " *   void hook(unsigned layer, const mli_tensor *output)",
+            " * after every layer (layer = position in the list above), once per output.",
+            f" * Define {fs.check_operands} to have {rt.run} check before every call that each "
+            "operand",
+            " * lies inside the fast buffer (MLI_STATUS_BAD_TENSOR if not).",
+        ]
+        scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
+        if scratch:
+            lines.append(
+                f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
+                "scratch_data), outside the plan."
+            )
+        lines[-1] += " */"
+        lines += [
+            f"#define {fs.fast_bytes} {p.fast_bytes}u",
+            f"#define {fs.slow_bytes} {p.slow_bytes}u",
+            f"#define {rt.arena_align} {p.align}u",
+            f"#define {rt.num_inputs} {len(m.inputs)}u",
+            f"#define {rt.num_outputs} {len(m.outputs)}u",
+        ]
+        if self.build:
+            lines += [
+                "/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
+                "arithmetic (here",
+                f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
+                "built with these settings. */",
+                f'#define {rt.build} "{self.build}"',
+            ]
+        lines += [
+            "",
+            f"/* Binds every tensor to the two buffers. MLI_STATUS_NOT_ENGH_MEM if fast_bytes < "
+            f"{fs.fast_bytes}",
+            f" * or slow_bytes < {fs.slow_bytes}, {self.d.misaligned_status} if a buffer that "
+            f"is needed is NULL or",
+            f" * not a multiple of {rt.arena_align}. */",
+        ]
+        if not self.static:
+            lines += [
+                f"mli_status {rt.init}(void *fast, size_t fast_bytes, void *slow, "
+                "size_t slow_bytes);",
+                "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
+                f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
+                f"mli_status {rt.run}(void);",
+                f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
+                ".json), NULL if i is out of range. */",
+                f"mli_tensor *{rt.input}(unsigned i);",
+                f"mli_tensor *{rt.output}(unsigned i);",
+            ]
+        lines += [
+            f"#ifdef {rt.layer_hook}",
+            f"void {rt.layer_hook}(unsigned layer, const mli_tensor *output);",
+            "#endif",
+        ]
+        return lines
+
+    # ------------------------------------------------------------------------------ source
+    def source_text(self) -> str:
+        rt, fs = self.rt, self.fs
+        parts = [
+            "",
+            "/* ---- runtime (fast memory) ---- */",
+            "#include <string.h>",
+            f"#ifdef {rt.layer_hook}",
+            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
+            "#else",
+            f"#define {rt.after_layer}(layer, output) ((void)0)",
+            "#endif",
+            "",
+            f"static int {rt.ready};",
+            f"static unsigned char *{fs.fast};",
+            f"static unsigned char *{fs.slow};",
+        ]
+        parts += [f"static mli_lut {lut};" for lut, _ in rt.luts.values()]
+        if self.stage_slots:
+            parts += [
+                f"static mli_tensor {fs.stage}[{self.stage_slots}];",
+                "",
+                "/* A constant copied into the fast buffer at offset; the kernel gets the copy. */",
+                f"static mli_status {fs.stage_fn}(const mli_tensor *src, unsigned slot, "
+                "uint32_t offset, uint32_t bytes) {",
+                "    mli_mov_cfg_t cfg;",
+                f"    mli_tensor *dst = &{fs.stage}[slot];",
+                "    memset(dst, 0, sizeof *dst);  /* mov keeps a stride or el_params it is given */",
+                f"    dst->data.mem.pi8 = (int8_t *)({fs.fast} + offset);",
+                "    dst->data.capacity = bytes;",
+                "    (void)mli_mov_cfg_for_copy(&cfg);",
+                "    return mli_mov_tensor_sync(src, &cfg, dst);",
+                "}",
+            ]
+        parts += [
+            "",
+            f"#ifdef {fs.check_operands}",
+            f"static int {fs.in_fast_bytes}(const void *p, uint32_t bytes) {{",
+            f"    uintptr_t at = (uintptr_t)p, lo = (uintptr_t){fs.fast};",
+            f"    return at >= lo && at - lo <= {fs.fast_bytes} && bytes <= "
+            f"{fs.fast_bytes} - (at - lo);",
+            "}",
+            "",
+            "/* A rank-0 tensor holds its value in the struct. */",
+            f"static int {fs.in_fast}(const mli_tensor *t) {{",
+            f"    return t->rank == 0u || {fs.in_fast_bytes}(t->data.mem.pi8, t->data.capacity);",
+            "}",
+            "#endif",
+            "",
+            self._init(),
+            self._run(),
+            self._accessor(rt.input, self.model.inputs),
+            self._accessor(rt.output, self.model.outputs),
+        ]
+        return "\n".join(parts)
+
+    def _point(self, root: str, arena: str, offset: int) -> str:
+        c_type = self.model.tensors[root].el_type.c_type
+        name = self.by_key[root].sym.name
+        return f"{name}.data.mem.{ptr_member(c_type)} = ({c_type} *)({arena} + {offset}u);"
+
+    def _home(self, root: str) -> str:
+        where, offset = self.fplan.home(root)
+        return self._point(root, self.fs.fast if where == "fast" else self.fs.slow, offset)
+
+    def _init(self) -> str:
+        rt, fs, p = self.rt, self.fs, self.fplan
+        align = rt.arena_align
+        body = [
+            f"{self._storage()}mli_status {rt.init}(void *fast, size_t fast_bytes, void *slow, "
+            "size_t slow_bytes) {",
+            f"    {rt.ready} = 0;",
+        ]
+        bad = [f"fast == NULL || (size_t)((uintptr_t)fast % {align}) != 0u"]
+        short = [f"fast_bytes < {fs.fast_bytes}"]
+        if p.slow_bytes:
+            bad.append(f"slow == NULL || (size_t)((uintptr_t)slow % {align}) != 0u")
+            short.append(f"slow_bytes < {fs.slow_bytes}")
+        else:
+            body.append("    (void)slow_bytes;  /* no slow arena: slow may be NULL */")
+        either = " ||\n        ".join(bad)
+        body += [
+            f"    if ({either}) {{",
+            f"        return {self.d.misaligned_status};",
+            "    }",
+            f"    if ({' || '.join(short)}) {{",
+            "        return MLI_STATUS_NOT_ENGH_MEM;",
+            "    }",
+            f"    {fs.fast} = (unsigned char *)fast;",
+            f"    {fs.slow} = (unsigned char *)slow;",
+        ]
+        if rt.luts:
+            body.insert(1, "    mli_status status;")
+        body += ["    " + self._home(b.name) for b in self._buffers()]
+        body.append(f"    {self.syms.bind_views}();")
+        for kind, (lut, _) in rt.luts.items():
+            body += [
+                f"    {lut}.data.capacity = {2 * LUT_LENGTHS[kind]}u;",
+                f"    {lut}.data.mem.pi16 = (int16_t *)({fs.fast} + {p.luts[kind]}u);",
+                f"    status = mli_krn_{kind}_create_lut(&{lut});",
+                "    if (status != MLI_STATUS_OK) {",
+                "        return status;",
+                "    }",
+            ]
+        body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
+        return "\n".join(body)
+
+    def _buffers(self):
+        """Every activation buffer, in first-use order."""
+        placed = self.fplan.resident.placements + self.fplan.slow.placements
+        return sorted((pl.buffer for pl in placed), key=lambda b: (b.first, b.name))
+
+    # ------------------------------------------------------------------------------ run
+    def _ref(self, key: str) -> str:
+        return self.staged.get(key) or super()._ref(key)
+
+    def _before_layer(self, pos: int, layer: MliLayer) -> list[str]:
+        fs, st = self.fs, self.fplan.layers[pos]
+        lines, self.staged = [], {}
+        for slot, s in enumerate(st.constants):
+            lines += [
+                f"    status = {fs.stage_fn}({super()._ref(s.name)}, {slot}u, {s.offset}u, "
+                f"{s.bytes}u);",
+                "    if (status != MLI_STATUS_OK) {",
+                "        return status;",
+                "    }",
+            ]
+            self.staged[s.name] = f"&{fs.stage}[{slot}]"
+        for s in st.activations:
+            _, home = self.fplan.home(s.name)
+            if s.copy_in:
+                lines.append(
+                    f"    memcpy({fs.fast} + {s.offset}u, {fs.slow} + {home}u, {s.bytes}u);"
+                )
+            lines.append("    " + self._point(s.name, fs.fast, s.offset))
+        if st.activations:
+            lines.append(f"    {self.syms.bind_views}();")
+        return lines
+
+    def _after_layer(self, pos: int, layer: MliLayer) -> list[str]:
+        fs, st = self.fs, self.fplan.layers[pos]
+        lines, self.staged = [], {}
+        for s in st.activations:
+            _, home = self.fplan.home(s.name)
+            if s.copy_out:
+                lines.append(
+                    f"    memcpy({fs.slow} + {home}u, {fs.fast} + {s.offset}u, {s.bytes}u);"
+                )
+            lines.append("    " + self._home(s.name))
+        if st.activations:
+            lines.append(f"    {self.syms.bind_views}();")
+        return lines
+
+    def _call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
+        names = layer.inputs + [n for n in (layer.weights, layer.bias) if n]
+        names += list(layer.params.values()) + layer.outputs
+        checks = [f"!{self.fs.in_fast}({self._ref(n)})" for n in dict.fromkeys(names)]
+        checks += [
+            f"!{self.fs.in_fast_bytes}({self.rt.luts[k][0]}.data.mem.pi16, "
+            f"{self.rt.luts[k][0]}.data.capacity)"
+            for k in luts_of(layer.kind)
+            if k in self.rt.luts
+        ]
+        cond = f" ||\n{indent}    ".join(checks)
+        return [
+            f"#ifdef {self.fs.check_operands}",
+            f"{indent}if ({cond}) {{",
+            f"{indent}    return MLI_STATUS_BAD_TENSOR;",
+            f"{indent}}}",
+            "#endif",
+            *super()._call(indent, fn, pos, layer),
+        ]
+
+    # ------------------------------------------------------------------------------ manifest
+    def manifest(self) -> dict:
+        doc = super().manifest()
+        p, fs = self.fplan, self.fs
+        name = {k: i.sym.name for k, i in self.by_key.items()}
+        doc["functions"]["init"] = self.rt.init
+        del doc["arena"]  # two buffers instead of one: see fast_memory
+        doc["fast_memory"] = {
+            "budget": p.budget,
+            "fast_bytes": p.fast_bytes,
+            "slow_bytes": p.slow_bytes,
+            "align": p.align,
+            "macros": {
+                "fast_bytes": fs.fast_bytes,
+                "slow_bytes": fs.slow_bytes,
+                "align": self.rt.arena_align,
+                "check_operands": fs.check_operands,
+            },
+            "staging": {"offset": p.staging_offset, "bytes": p.staging_bytes},
+            "luts": dict(p.luts),
+            "buffers": [
+                {
+                    "tensor": name[b.name],
+                    "name": b.name,
+                    "memory": self.fplan.home(b.name)[0],
+                    "offset": self.fplan.home(b.name)[1],
+                    "bytes": b.size,
+                    "first_layer": b.first,
+                    "last_layer": b.last,
+                }
+                for b in self._buffers()
+            ],
+            "layers": [
+                {
+                    "layer": pos,
+                    "constants_bytes": sum(s.bytes for s in st.constants),
+                    "activations_staged": [name[s.name] for s in st.activations],
+                    "bytes_moved": st.bytes_moved,
+                }
+                for pos, st in enumerate(p.layers)
+            ],
+            "bytes_moved": p.bytes_moved,
+            "lower_bound_moved": p.lower_bound_moved,
+        }
+        return doc

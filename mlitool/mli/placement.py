@@ -1,0 +1,235 @@
+"""The fast-memory plan (`convert --fast-memory SIZE`): every kernel operand in the core's local
+memory (VCCM on VPX, DCCM / XY on EM) at the call, as MLI's documentation requires.
+
+The fast buffer holds, in this order:
+
+    [resident activations | staging area | look-up tables]
+
+- Resident activations: the buffers that stay in fast memory for their whole lifetime, placed
+  like the one-arena plan (`mlitool.mli.arena.plan_arena`) but only among themselves.
+- The other activation buffers live in a slow arena (planned the same way). Before a layer that
+  touches one, its bytes are copied into the staging area (unless the layer only writes it
+  whole), and after the layer, when the layer wrote it, copied back.
+- Weights, biases and every other constant a layer reads stay in slow memory (`const`,
+  `--section`) and are copied into the staging area before the layer (`mli_mov_tensor_sync`).
+- The LUT kernels' tables.
+
+The staging area is reused by every layer, so it is as large as the largest layer's staged
+operands. Which buffers stay resident: all when that fits the budget; otherwise the largest are
+moved to the slow arena one by one until the plan fits, then the smallest moved ones are brought
+back while it still fits. Keeping nothing resident needs the least fast memory (each layer's
+operands alone), so a model fits a budget at all exactly when that does; otherwise the layer
+that needs the most is named (tiling, which would lower it, is not implemented).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mlitool.errors import OptionError, UnsupportedError
+from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
+from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.types import MliLayer, MliModel
+
+_SIZE = re.compile(r"([0-9]+)\s*([KkMm]?)")
+MAX_FAST_BYTES = (1 << 32) - 1  # a uint32_t capacity addresses no more
+
+
+def parse_size(value: object, where: str) -> int:
+    """Bytes from an int or a string such as "65536", "64K", "1M" (K = 1024); OptionError
+    naming `where` (the option or config key) otherwise."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise OptionError(f"{where} = {value!r}: give bytes, e.g. 65536, 64K or 1M")
+    if isinstance(value, int):
+        size = value
+    else:
+        m = _SIZE.fullmatch(value.strip())
+        if m is None:
+            raise OptionError(f"{where} {value!r}: give bytes, e.g. 65536, 64K or 1M")
+        size = int(m.group(1)) << {"": 0, "k": 10, "m": 20}[m.group(2).lower()]
+    if not 0 < size <= MAX_FAST_BYTES:
+        raise OptionError(f"{where} {value!r}: give a size from 1 byte to 4G - 1")
+    return size
+
+
+@dataclass(frozen=True)
+class Staged:
+    """One operand copied into the staging area for a layer."""
+
+    name: str  # constant tensor key, or activation root buffer
+    offset: int  # in the fast buffer
+    bytes: int
+    copy_in: bool  # activations: copied in before the layer (constants always are)
+    copy_out: bool  # activations: copied back after the layer
+
+
+@dataclass(frozen=True)
+class LayerStaging:
+    constants: tuple[Staged, ...]
+    activations: tuple[Staged, ...]
+
+    @property
+    def bytes_moved(self) -> int:
+        acts = sum(s.bytes * (s.copy_in + s.copy_out) for s in self.activations)
+        return sum(s.bytes for s in self.constants) + acts
+
+
+@dataclass(frozen=True)
+class FastPlan:
+    budget: int
+    align: int  # of the fast and slow buffers and every offset in them
+    resident: ArenaPlan  # offsets from the fast buffer's start
+    slow: ArenaPlan  # the slow arena
+    staging_offset: int
+    staging_bytes: int
+    luts: dict[str, int]  # LUT kind -> offset in the fast buffer
+    layers: tuple[LayerStaging, ...]  # per layer position (empty for layers without a call)
+    fast_bytes: int
+    lower_bound_moved: int  # constants once, each slow buffer once each way
+
+    @property
+    def slow_bytes(self) -> int:
+        return self.slow.arena_bytes
+
+    @property
+    def bytes_moved(self) -> int:
+        return sum(s.bytes_moved for s in self.layers)
+
+    def home(self, root: str) -> tuple[str, int]:
+        """Where an activation buffer lives between layers: ("fast" | "slow", offset)."""
+        for where, plan in (("fast", self.resident), ("slow", self.slow)):
+            for p in plan.placements:
+                if p.buffer.name == root:
+                    return where, p.offset
+        raise KeyError(root)
+
+
+def _up(x: int, align: int) -> int:
+    return (x + align - 1) // align * align
+
+
+def layer_constants(model: MliModel, layer: MliLayer) -> list[str]:
+    """The constants a layer's call reads through a data pointer (inputs, weights, bias,
+    parameters; rank-0 ones hold their value in the tensor struct), each once."""
+    names = layer.inputs + [n for n in (layer.weights, layer.bias) if n]
+    names += list(layer.params.values())
+    out: list[str] = []
+    for n in names:
+        t = model.tensors[n]
+        if t.role.is_constant and t.rank > 0 and n not in out:
+            out.append(n)
+    return out
+
+
+def constant_bytes(model: MliModel, name: str) -> int:
+    """Bytes of a constant staged densely (what mli_mov_tensor_sync writes)."""
+    t = model.tensors[name]
+    return t.size * t.el_type.dtype.itemsize
+
+
+def _written_in_place(layer: MliLayer) -> list[str]:
+    """Inputs a kernel updates in place: the LSTM cell's state."""
+    return [layer.inputs[2]] if layer.kind == "lstm_cell" else []
+
+
+def _staging(
+    model: MliModel, layer: MliLayer, slow: set[str], base: int, align: int
+) -> LayerStaging:
+    if not layer.kernel:
+        return LayerStaging((), ())
+    offset, consts, acts = base, [], []
+    for n in layer_constants(model, layer):
+        size = constant_bytes(model, n)
+        consts.append(Staged(n, offset, size, True, False))
+        offset = _up(offset + size, align)
+    read = {root_of(model, n) for n in layer.inputs}
+    written = {root_of(model, n) for n in layer.outputs + _written_in_place(layer)}
+    partly = {root_of(model, n) for n in layer.outputs if root_of(model, n) != n}
+    roots = dict.fromkeys(root_of(model, n) for n in layer.inputs + layer.outputs)
+    for r in roots:
+        if r not in slow or model.tensors[r].role.is_constant:
+            continue
+        size = model.tensors[r].nbytes
+        acts.append(Staged(r, offset, size, r in read or r in partly, r in written))
+        offset = _up(offset + size, align)
+    return LayerStaging(tuple(consts), tuple(acts))
+
+
+def _staging_bytes(stages: list[LayerStaging], base: int, align: int) -> int:
+    ends = [_up(s.offset + s.bytes, align) for st in stages for s in st.constants + st.activations]
+    return max(ends, default=base) - base
+
+
+def _align(model: MliModel, luts: list[str]) -> int:
+    """The largest element size among the operands (2 for the int16 tables)."""
+    sizes = [2] if luts else [1]
+    for layer in model.layers:
+        for n in layer.inputs + layer.outputs + [x for x in (layer.weights, layer.bias) if x]:
+            sizes.append(model.tensors[n].el_type.dtype.itemsize)
+        sizes += [model.tensors[n].el_type.dtype.itemsize for n in layer.params.values()]
+    return max(sizes)
+
+
+def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
+    """The plan for a fast buffer of at most `budget` bytes (UnsupportedError, exit 4, when a
+    layer's operands alone do not fit); `luts`: the table kinds the runtime creates."""
+    align = _align(model, luts)
+    lut_bytes = sum(_up(2 * LUT_LENGTHS[k], align) for k in luts)
+    buffers = activation_buffers(model)
+
+    def plan(resident: set[str]) -> tuple[int, ArenaPlan, list[LayerStaging]]:
+        arena = plan_arena([b for b in buffers if b.name in resident], align)
+        base = _up(arena.arena_bytes, align)
+        slow = {b.name for b in buffers} - resident
+        stages = [_staging(model, la, slow, base, align) for la in model.layers]
+        return base + _staging_bytes(stages, base, align) + lut_bytes, arena, stages
+
+    fast, _, stages = plan(set())
+    if fast > budget:  # nothing resident needs the least: some layer cannot fit alone
+        need = [lut_bytes + _staging_bytes([s], 0, align) for s in stages]
+        pos = max(range(len(need)), key=need.__getitem__)
+        la = model.layers[pos]
+        raise UnsupportedError(
+            f"{model.source}: layer {pos} ({la.op_type}, TFLite op {la.index}) needs "
+            f"{need[pos]} bytes of fast memory for its operands alone"
+            + (f" ({lut_bytes} of them look-up tables)" if lut_bytes else "")
+            + f", more than --fast-memory {budget}; tiling is not implemented yet"
+        )
+    resident = {b.name for b in buffers}
+    by_size = sorted(buffers, key=lambda b: (-b.size, b.first, b.name))
+    moved: list[Buffer] = []
+    for b in by_size:  # the largest to the slow arena until the plan fits
+        if plan(resident)[0] <= budget:
+            break
+        resident.discard(b.name)
+        moved.append(b)
+    for b in reversed(moved):  # the smallest moved back while it still fits
+        if plan(resident | {b.name})[0] <= budget:
+            resident.add(b.name)
+    fast, arena, stages = plan(resident)
+    base = _up(arena.arena_bytes, align)
+    staging = _staging_bytes(stages, base, align)
+    slow_bufs = [b for b in buffers if b.name not in resident]
+    offsets, at = {}, base + staging
+    for k in luts:
+        offsets[k] = at
+        at += _up(2 * LUT_LENGTHS[k], align)
+    consts = {s.name: s.bytes for st in stages for s in st.constants}
+    inputs = {root_of(model, n) for n in model.inputs}
+    read = {root_of(model, n) for la in model.layers if la.kernel for n in la.inputs}
+    # A slow buffer is copied out once (unless the application writes it: an input) and in
+    # once (if a kernel reads it).
+    one_way = sum(b.size * ((b.name not in inputs) + (b.name in read)) for b in slow_bufs)
+    return FastPlan(
+        budget=budget,
+        align=align,
+        resident=arena,
+        slow=plan_arena(slow_bufs, align),
+        staging_offset=base,
+        staging_bytes=staging,
+        luts=offsets,
+        layers=tuple(stages),
+        fast_bytes=fast,
+        lower_bound_moved=sum(consts.values()) + one_way,
+    )

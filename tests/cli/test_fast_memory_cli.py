@@ -1,0 +1,94 @@
+"""`convert --fast-memory SIZE` and the config key `fast_memory`: sizes, refusals, exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mlitool.errors import OptionError
+from mlitool.mli.placement import parse_size
+from tests.support.paths import SAMPLES
+
+CNN = SAMPLES / "cnn_int8.tflite"
+
+
+def run_main(args, capsys):
+    from mlitool.cli import main
+
+    with pytest.raises(SystemExit) as exc:
+        main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return exc.value.code, out, err
+
+
+@pytest.mark.parametrize(
+    "text,size", [("65536", 65536), ("64K", 65536), ("64k", 65536), ("1M", 1 << 20), (512, 512)]
+)
+def test_sizes(text, size):
+    assert parse_size(text, "--fast-memory") == size
+
+
+@pytest.mark.parametrize("text", ["", "0", "64KB", "-1", "1.5K", "4096M", True, 2.0])
+def test_bad_sizes(text):
+    with pytest.raises(OptionError):
+        parse_size(text, "--fast-memory")
+
+
+def test_budget_in_header_and_manifest(tmp_path, capsys):
+    code, _, err = run_main(["convert", CNN, "-o", tmp_path, "--fast-memory", "32K", "-q"], capsys)
+    assert code == 0, err
+    header = (tmp_path / "cnn_int8.h").read_text()
+    # Everything resident at 32 KB: the activations' 16384 + 4096 bytes, the largest staging
+    # (layer 5, conv2: 3x3x16x32 int8 weights and 32 int32 biases, 4608 + 128 bytes) and the
+    # softmax table (358 int16, 716 bytes).
+    assert f"#define CNN_INT8_FAST_BYTES {16384 + 4096 + 4608 + 128 + 716}u" in header
+    assert "#define CNN_INT8_SLOW_BYTES 0u" in header
+    assert "mli_status cnn_int8_init(void *fast, size_t fast_bytes, void *slow, " in header
+    assert "CNN_INT8_ARENA_BYTES" not in header
+    fm = json.loads((tmp_path / "cnn_int8.json").read_text())["runtime"]["fast_memory"]
+    assert (fm["budget"], fm["fast_bytes"], fm["slow_bytes"]) == (32768, 25932, 0)
+
+
+def test_config_key_and_option_over_it(tmp_path, capsys, monkeypatch):
+    (tmp_path / "mlitool.toml").write_text('fast_memory = "24K"\n')
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(["convert", CNN, "-o", "a", "-q"], capsys)
+    assert code == 0, err
+    fm = json.loads((tmp_path / "a" / "cnn_int8.json").read_text())["runtime"]["fast_memory"]
+    assert fm["budget"] == 24 * 1024 and fm["slow_bytes"] == 16384
+    code, _, err = run_main(["convert", CNN, "-o", "b", "-q", "--fast-memory", "64K"], capsys)
+    assert code == 0, err
+    fm = json.loads((tmp_path / "b" / "cnn_int8.json").read_text())["runtime"]["fast_memory"]
+    assert fm["budget"] == 64 * 1024 and fm["slow_bytes"] == 0
+
+
+def test_bad_config_value_names_the_file(tmp_path, capsys, monkeypatch):
+    (tmp_path / "mlitool.toml").write_text('fast_memory = "lots"\n')
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_main(["convert", CNN, "-o", "a"], capsys)
+    assert code == 2
+    assert "mlitool.toml: fast_memory 'lots': give bytes" in err
+
+
+@pytest.mark.parametrize(
+    "extra,message",
+    [
+        (["--fast-memory", "64KB"], "--fast-memory '64KB': give bytes"),
+        (["--fast-memory", "64K", "--no-runtime"], "cannot go with --no-runtime"),
+        (["--fast-memory", "64K", "--mli", "1.1", "-f", "fx16"], "MLI 1.1 does not have"),
+    ],
+)
+def test_refused_options_write_nothing(extra, message, tmp_path, capsys):
+    code, _, err = run_main(["convert", CNN, "-o", tmp_path, *extra], capsys)
+    assert code == 2 and message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_layer_that_cannot_fit_alone_exits_4(tmp_path, capsys):
+    code, _, err = run_main(["convert", CNN, "-o", tmp_path, "--fast-memory", "16K"], capsys)
+    # maxpool reads conv1's 32x32x16 output (16384 bytes) and writes 16x16x16 (4096): with the
+    # 716-byte softmax table, 21196 bytes.
+    assert code == 4
+    assert "layer 1 (MAX_POOL_2D, TFLite op 1) needs 21196 bytes of fast memory" in err
+    assert list(tmp_path.iterdir()) == []

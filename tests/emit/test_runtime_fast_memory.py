@@ -1,0 +1,159 @@
+"""`convert --fast-memory SIZE` on the real MLI 2.0.2 library: every kernel operand in the fast
+buffer, every output bit-exact.
+
+Each case converts a model for a budget, compiles NAME.c with -DNAME_CHECK_OPERANDS (NAME_run
+returns MLI_STATUS_BAD_TENSOR before a call whose operand lies outside the fast buffer) and links
+it, in the four ROUND_MODE x FULL_ACCU builds, with wrappers around every mli_krn_* the model
+calls (`-Wl,--wrap=`) that log each operand's address: every logged operand lies inside the
+first NAME_FAST_BYTES of the fast buffer, every layer's output equals `run_model` (`run --mode
+mli`). The budgets are those of issue 24 where the model fits without tiling, at least one of
+them with activations in the slow arena. Two sabotaged sources show that each of the two checks
+catches a kernel given a weight in slow memory on its own.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.support import runtime_harness as H
+from tests.support.paths import SAMPLES, mli_cflags, shared_path
+
+K = 1024
+CASES = [
+    ("cnn_int8", 24 * K),  # the 16 KB conv output in the slow arena
+    ("cnn_int8", 32 * K),  # everything resident
+    ("fc_int8", 16 * K),
+    ("mlperf_tiny/kws_ref_model_int8", 32 * K),
+    ("mlperf_tiny/resnet8_int8", 64 * K),  # 32 KB of activations in the slow arena
+    ("mlperf_tiny/resnet8_int8", 128 * K),
+    ("mlperf_tiny/vww_96_int8", 128 * K),  # 36 KB in the slow arena
+    ("mlperf_tiny/ad01_int8", 128 * K),
+    ("tflm/hello_world_int8", 16 * K),
+    ("tflm/micro_speech_int8", 32 * K),
+]
+
+
+def _path(model: str) -> Path:
+    return shared_path("models", f"{model}.tflite") if "/" in model else SAMPLES / f"{model}.tflite"
+
+
+def _api_header() -> Path:
+    return shared_path("mli", "embarc_mli_2.0.2", "include", "api", "mli_kernels_api.h")
+
+
+def _macro(conv: H.Converted, name: str) -> int:
+    text = (conv.out / f"{conv.name}.h").read_text()
+    return int(re.search(rf"#define {name} (\d+)u", text).group(1))
+
+
+def _prepare(path: Path, budget: int, out: Path, cflags: list[str]):
+    conv = H.convert(path, "sa8", out, fast_memory=budget)
+    check = f"-D{conv.manifest['runtime']['fast_memory']['macros']['check_operands']}"
+    return conv, check
+
+
+def _operands_outside(log: str, fast_bytes: int) -> list[tuple]:
+    return [r for r in H.operand_records(log) if r[2] < 0 or r[2] + r[3] > fast_bytes]
+
+
+@pytest.mark.parametrize(
+    "model,budget", CASES, ids=[f"{m.split('/')[-1]}-{b // K}K" for m, b in CASES]
+)
+def test_every_operand_in_fast_memory_and_bit_exact(model, budget, mli_builds, tmp_path):
+    cflags = mli_cflags("2.0")
+    conv, check = _prepare(_path(model), budget, tmp_path, cflags)
+    fm = conv.manifest["runtime"]["fast_memory"]
+    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
+    assert fast_bytes == fm["fast_bytes"] <= budget
+    assert _macro(conv, fm["macros"]["slow_bytes"]) == fm["slow_bytes"]
+    objs = H.compile_objects(conv, [*cflags, check])
+    wrap = H.compile_wrappers(conv, cflags, _api_header())
+    inputs = H.random_inputs(conv.model, 4, 0)
+    results = H.check(conv, objs, mli_builds, inputs, wrap=wrap)
+    H.assert_bit_exact(results)
+    called = {la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")}
+    for key, result in results.items():
+        records = H.operand_records(result.operand_log)
+        assert {r[0] for r in records} == called, key
+        assert _operands_outside(result.operand_log, fast_bytes) == [], key
+
+
+def test_plans_with_a_slow_arena_move_activations():
+    """The cases above that claim a slow arena have one (else they would test nothing new)."""
+    from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+    from mlitool.mli.placement import plan_fast_memory
+    from mlitool.pipeline import ModelOptions, load
+
+    _, model = load(SAMPLES / "cnn_int8.tflite", ModelOptions())
+    luts = [k for k in LUT_LENGTHS if any(k in luts_of(la.kind) for la in model.layers)]
+    plan = plan_fast_memory(model, 24 * K, luts)
+    # 24 KB cannot hold conv1's 32x32x16 output (16384 bytes) resident next to the 4096-byte
+    # activations after it: it and three of those go to the slow arena (one at a time, 16384
+    # bytes). Fast: maxpool's output resident (4096) + the largest staging, layer 0's weights,
+    # bias and output (432 + 64 + 16384) + the softmax table (358 int16, 716 bytes, 4-aligned).
+    assert sorted(p.buffer.size for p in plan.slow.placements) == [4096, 4096, 4096, 16384]
+    assert plan.slow_bytes == 16384
+    assert plan.staging_bytes == 432 + 64 + 16384
+    assert plan.fast_bytes == 4096 + 432 + 64 + 16384 + 716 <= 24 * K
+
+
+def _sabotaged(conv: H.Converted) -> None:
+    """Layer 0 as an emitter that forgot to stage the weights would write it: no copy, the
+    kernel (and the check) given the weights where they are, in slow memory."""
+    path = conv.out / f"{conv.name}.c"
+    text = path.read_text()
+    start, end = text.index("/* 0: "), text.index("/* 1: ")
+    layer = text[start:end]
+    stage = re.search(r"    status = \w+_stage_constant\(&(\w+), 0u.*?\n(.*?\n){3}", layer)
+    layer = layer.replace(stage.group(0), "")
+    layer = re.sub(r"&\w+_stage\[0\]", "&" + stage.group(1), layer)
+    path.write_text(text[:start] + layer + text[end:])
+
+
+def test_check_operands_refuses_a_weight_in_slow_memory(mli_builds, tmp_path):
+    cflags = mli_cflags("2.0")
+    conv, check = _prepare(SAMPLES / "cnn_int8.tflite", 32 * K, tmp_path, cflags)
+    _sabotaged(conv)
+    objs = H.compile_objects(conv, [*cflags, check])
+    build = mli_builds[("UP", "OFF")]
+    exe = H.link(objs, build, tmp_path / "net")
+    n = H.write_inputs(conv.model, H.random_inputs(conv.model, 1, 0), tmp_path / "in.bin")
+    r = H.subprocess.run(
+        [str(exe), str(tmp_path / "in.bin"), str(tmp_path / "out.bin"), str(n)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 3
+    # MLI_STATUS_BAD_TENSOR (1) before layer 0 finished
+    assert "status 1 in the layer after 4294967295" in r.stderr
+
+
+def test_wrappers_see_a_weight_in_slow_memory(mli_builds, tmp_path):
+    cflags = mli_cflags("2.0")
+    conv, _ = _prepare(SAMPLES / "cnn_int8.tflite", 32 * K, tmp_path, cflags)
+    _sabotaged(conv)
+    objs = H.compile_objects(conv, cflags)  # no CHECK_OPERANDS: the kernel runs
+    wrap = H.compile_wrappers(conv, cflags, _api_header())
+    build = {("UP", "OFF"): mli_builds[("UP", "OFF")]}
+    inputs = H.random_inputs(conv.model, 1, 0)
+    result = H.check(conv, objs, build, inputs, wrap=wrap)[("UP", "OFF")]
+    assert result.differing == 0  # same values, wrong memory
+    outside = _operands_outside(
+        result.operand_log, conv.manifest["runtime"]["fast_memory"]["fast_bytes"]
+    )
+    weights = conv.model.tensors[conv.model.layers[0].weights]
+    assert [(r[0], r[1], r[3]) for r in outside] == [
+        (conv.model.layers[0].kernel, 1, weights.nbytes)
+    ]
+
+
+def test_no_plan_without_the_option_and_unchanged_samples(tmp_path):
+    """Without --fast-memory the runtime is the one-arena one (no fast-memory names)."""
+    conv = H.convert(SAMPLES / "cnn_int8.tflite", "sa8", tmp_path)
+    assert "fast_memory" not in conv.manifest["runtime"]
+    assert "FAST_BYTES" not in (tmp_path / "net.h").read_text()
+    assert np.asarray(conv.manifest["runtime"]["arena"]["bytes"]) > 0
