@@ -210,3 +210,21 @@ def test_batch_to_space_of_a_batch_not_a_multiple_of_the_block_is_refused_not_a_
     with pytest.raises(MlitoolError) as e:
         read(path)
     assert "corrupt" not in str(e.value) and "not a multiple of the block 2" in str(e.value)
+
+
+# --- MUL whose factor is s1 * s2 / s_out, not each input's scale over the output's -----------
+
+
+def test_mul_by_a_tiny_scale_state_is_not_refused(tmp_path):
+    """A 16x8 GRU multiplies a gate (scale 2^-15) by its all-zero initial state, whose scale
+    the quantizer makes 3.6e-43, as is the product's: TFLite's factor is s1 * s2 / s_out, 2^-15;
+    s2 / s_out alone was 1 and s1 / s_out 8.5e37, which was refused as past 2^30."""
+    tiny = float(np.float32(3.58732407e-43))
+    tensors = [
+        _act((1, 12), "int16", (2.0**-15, 0)),
+        _act((1, 12), "int16", (tiny, 0)),
+        _act((1, 12), "int16", (tiny, 0)),
+    ]
+    path = tmp_path / "mul_tiny.tflite"
+    path.write_bytes(graph_model(tensors, [("MUL", [0, 1], [2], None)], [0, 1], [2], {"MUL": 4}))
+    _check_modes(path, lowered=False)
