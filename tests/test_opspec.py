@@ -21,18 +21,17 @@ from mlitool.tflite import validate_ops
 from mlitool.tflite.validate import problems
 
 
-def _square(c):
-    """A float kernel: x * x."""
-    return [np.square(np.asarray(c.x("input"), np.float32))]
+def _cos(c):
+    """A float kernel: cos x."""
+    return [np.cos(np.asarray(c.x("input"), np.float32))]
 
 
-# SQUARE (a TFLite op mlitool does not know): validated, executed in float mode, no MLI kernel.
-SQUARE = opspec.OpSpec(
-    "SQUARE",
+# COS (a TFLite op mlitool does not know): validated, executed in float mode, no MLI kernel.
+COS = opspec.OpSpec(
+    "COS",
     ("input",),
-    options="SquareOptions",
     shapes=validate_ops.same_shape,
-    run=(_square, None),
+    run=(_cos, None),
 )
 # An identity lowered as an MLI view (RESHAPE's lowering), executed in both modes.
 TOY_IDENTITY = opspec.OpSpec(
@@ -57,34 +56,34 @@ X = np.array([[[1.5, -2.0, 0.0, 7.25]]], np.float32)  # one sample of shape (1, 
 
 
 def test_an_unknown_op_gets_only_the_graph_checks():
-    assert problems(_graph("SQUARE", n_in=2, out_shape=(1, 5))) == []
-    with pytest.raises(UnsupportedError, match=r"float mode cannot run op 0 \(SQUARE\)"):
-        run_graph(_graph("SQUARE"), {0: X}, "float")
+    assert problems(_graph("COS", n_in=2, out_shape=(1, 5))) == []
+    with pytest.raises(UnsupportedError, match=r"float mode cannot run op 0 \(COS\)"):
+        run_graph(_graph("COS"), {0: X}, "float")
 
 
 def test_a_toy_op_flows_through_its_opspec_alone():
-    with opspec.registered(SQUARE):
+    with opspec.registered(COS):
         # validation: the spec's arity and shape check
-        assert [str(p) for p in problems(_graph("SQUARE", n_in=2))] == [
-            "op 0 (SQUARE): has 2 inputs, expected 1"
+        assert [str(p) for p in problems(_graph("COS", n_in=2))] == [
+            "op 0 (COS): has 2 inputs, expected 1"
         ]
-        assert [str(p) for p in problems(_graph("SQUARE", out_shape=(1, 5)))] == [
-            "op 0 (SQUARE), tensor 1 'y': has shape [1, 5], but the input's is [1, 4] (TFLite "
+        assert [str(p) for p in problems(_graph("COS", out_shape=(1, 5)))] == [
+            "op 0 (COS), tensor 1 'y': has shape [1, 5], but the input's is [1, 4] (TFLite "
             "recomputes it); mlitool does not change the shape of a graph output"
         ]
-        g = _graph("SQUARE")
+        g = _graph("COS")
         assert problems(g) == []
         # the support check: no layer kind, refused
-        assert unsupported_ops(g) == ["op 0 (SQUARE): no MLI kernel for this op"]
-        row = summarize(ir.Model("square.tflite", [g]))["ops"][0]
+        assert unsupported_ops(g) == ["op 0 (COS): no MLI kernel for this op"]
+        row = summarize(ir.Model("cos.tflite", [g]))["ops"][0]
         assert (row["supported"], row["unsupported_reason"]) == (False, "no MLI kernel for this op")
         # the executors: float runs it, tflite has no kernel
         np.testing.assert_array_equal(
-            run_graph(g, {0: X}, "float")[1], [[[2.25, 4.0, 0.0, 52.5625]]]
+            run_graph(g, {0: X}, "float")[1], np.cos(np.asarray(X, np.float32))
         )
-        with pytest.raises(UnsupportedError, match=r"tflite mode cannot run op 0 \(SQUARE\)"):
+        with pytest.raises(UnsupportedError, match=r"tflite mode cannot run op 0 \(COS\)"):
             run_graph(g, {0: X}, "tflite")
-    assert opspec.get("SQUARE") is None
+    assert opspec.get("COS") is None
 
 
 def test_a_toy_op_is_lowered_through_its_opspec():

@@ -169,6 +169,8 @@ def batch_to_space_nd(c: Call):
     block, crops = _ints(c, 1).reshape(-1), _ints(c, 2).reshape(-1, 2)
     m, nb = len(block), int(np.prod(block))
     n, bb = x.shape[:2]
+    if bb % nb:  # TFLite's Prepare refuses it too
+        raise UnsupportedError(f"{c.op.label}: batch {bb} not a multiple of the block {nb}")
     spatial, rest = x.shape[2 : 2 + m], x.shape[2 + m :]
     y = x.reshape((n, *(int(k) for k in block), bb // nb, *spatial, *rest))
     # (n, k1..km, B, s1..sm, rest) -> (n, B, s1, k1, ..., sm, km, rest)

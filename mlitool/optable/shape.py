@@ -34,6 +34,7 @@ register(
         all_data=True,
         **_SHAPE_OP,
         kind="concat",
+        leading_dims=True,  # an unrolled RNN's time steps stacked in front: rows, not a batch
         lower=FM.lower_pack,
         run=(S.pack,) * 2,
     )

@@ -174,6 +174,8 @@ def rescale_range(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         if len(ins) < 2 or ins[0].index != op.inputs[0] or ins[1].index != op.inputs[1]:
             return
         factors = [ins[0].quant.scale[0] * ins[1].quant.scale]
+    elif spec.kind == "eltwise_mul" and len(ins) == 2:  # x1 * x2: one factor, s1 * s2 / s_out
+        factors = [np.float64(ins[0].quant.scale[0]) * ins[1].quant.scale]
     else:
         factors = [t.quant.scale for t in ins]
     for out in outs:

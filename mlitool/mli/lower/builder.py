@@ -83,8 +83,12 @@ class Builder(ViewSteps):
             s = (s[2], s[0], s[1])
         return s
 
-    def mli_axis(self, axis: int, tfl_rank: int) -> int:
+    def mli_axis(self, axis: int, tfl_rank: int, mli_rank: int | None = None) -> int:
+        """The MLI axis of TFLite axis `axis`: the batch is dropped, unless the MLI tensor
+        (of rank `mli_rank`) keeps a leading dimension other than 1 as rows."""
         axis %= max(tfl_rank, 1)
+        if mli_rank == tfl_rank and self.layout == "hwc":
+            return axis
         a = axis - 1 if tfl_rank >= 2 else axis
         if self.layout == "chw" and tfl_rank == 4:
             a = {0: 1, 1: 2, 2: 0}[a]

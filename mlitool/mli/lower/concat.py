@@ -58,7 +58,8 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
 def _concat(
     b: Builder, op: ir.Op, fmt: str, out: MliTensor, kout: MliTensor, ins: list[str]
 ) -> None:
-    axis = b.mli_axis(int(op.options.get("axis", 0)), len(b.g.tensors[op.outputs[0]].shape))
+    tfl_rank = len(b.g.tensors[op.outputs[0]].shape)
+    axis = b.mli_axis(int(op.options.get("axis", 0)), tfl_rank, kout.rank)
     plans, acc, seen = [], 0, set()
     for idx, name in zip(op.inputs, ins):
         t = b.tensors[name]
