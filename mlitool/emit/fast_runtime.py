@@ -332,7 +332,7 @@ class FastRuntime(Runtime):
     def _tiled_call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
         """The kernel once per tile of output rows (`mlitool.mli.tiling`)."""
         st, fs = self.fplan.layers[pos], self.fs
-        x, y = layer.inputs[0], layer.outputs[0]
+        y, ops = layer.outputs[0], len(layer.inputs) + 1
         n, inner = len(st.tiles), indent + "        "
         table = ", ".join(
             "{ " + ", ".join(f"{v}u" for v in dataclasses.astuple(t)) + " }" for t in st.tiles
@@ -341,20 +341,27 @@ class FastRuntime(Runtime):
             f"{indent}{{",
             f"{indent}    /* {n} tiles: output row, rows, input row, rows, padding top, bottom */",
             f"{indent}    static const uint16_t tiles[{n}][6] = {{ {table} }};",
-            f"{indent}    mli_tensor tile[2];",
-            f"{indent}    {self.syms.c_type(layer.cfg_type)} cfg = {self.syms.cfgs[pos]};",
-            f"{indent}    unsigned t;",
-            f"{indent}    tile[0] = {self.by_key[x].sym.name};",
-            f"{indent}    tile[1] = {self.by_key[y].sym.name};",
-            f"{indent}    for (t = 0u; t < {n}u; t++) {{",
+            f"{indent}    mli_tensor tile[{ops}];",
         ]
-        lines += [inner + s for s in self._tile_rows(0, x, st.tile_in, 2)]
-        lines += [inner + s for s in self._tile_rows(1, y, st.tile_out, 0)]
+        if layer.cfg_type:
+            cfg_type = self.syms.c_type(layer.cfg_type)
+            lines.append(f"{indent}    {cfg_type} cfg = {self.syms.cfgs[pos]};")
+        lines.append(f"{indent}    unsigned t;")
+        names = [*layer.inputs, y]
         lines += [
-            f"{inner}cfg.padding_top = (uint8_t)tiles[t][4];",
-            f"{inner}cfg.padding_bottom = (uint8_t)tiles[t][5];",
+            f"{indent}    tile[{k}] = {self.by_key[x].sym.name};" for k, x in enumerate(names)
         ]
-        self.tile_refs, self.tile_cfg = {x: "&tile[0]", y: "&tile[1]"}, "&cfg"
+        lines.append(f"{indent}    for (t = 0u; t < {n}u; t++) {{")
+        for k, (x, slot) in enumerate(zip(layer.inputs, st.tile_ins)):
+            lines += [inner + s for s in self._tile_rows(k, x, slot, 2)]
+        lines += [inner + s for s in self._tile_rows(ops - 1, y, st.tile_out, 0)]
+        if layer.cfg_type:
+            lines += [
+                f"{inner}cfg.padding_top = (uint8_t)tiles[t][4];",
+                f"{inner}cfg.padding_bottom = (uint8_t)tiles[t][5];",
+            ]
+        self.tile_refs = {x: f"&tile[{k}]" for k, x in enumerate(names)}
+        self.tile_cfg = "&cfg" if layer.cfg_type else None
         lines += self._call(inner, fn, pos, layer)
         self.tile_refs, self.tile_cfg = {}, None
         if st.tile_out is not None:

@@ -74,16 +74,16 @@ class Staged:
 class LayerStaging:
     constants: tuple[Staged, ...]
     activations: tuple[Staged, ...]
-    # A layer tiled by output rows: its tiles, and the slots its input and output tiles are
-    # staged in (None: the tile views the resident buffer); the bytes those copies move.
+    # A layer tiled by output rows: its tiles, and the slots its inputs' and output's tiles
+    # are staged in (None: the tile views the resident buffer); the bytes those copies move.
     tiles: tuple[Tile, ...] = ()
-    tile_in: Staged | None = None
+    tile_ins: tuple[Staged | None, ...] = ()
     tile_out: Staged | None = None
     tiles_moved: int = 0
 
     @property
     def slots(self) -> tuple[Staged, ...]:
-        tiled = tuple(s for s in (self.tile_in, self.tile_out) if s is not None)
+        tiled = tuple(s for s in (*self.tile_ins, self.tile_out) if s is not None)
         return self.constants + self.activations + tiled
 
     @property
@@ -184,14 +184,14 @@ def _tile_staging(
     n: int,
     consts: tuple[Staged, ...],
 ) -> LayerStaging:
-    """A layer in `n` row tiles: one slot for the largest input tile and one for the largest
-    output tile, each only when that buffer lives in the slow arena."""
+    """A layer in `n` row tiles: one slot for each input's largest tile and one for the
+    output's, each only when that buffer lives in the slow arena."""
     tiles = row_tiles(model, layer, n)
     slots, moved = [], 0
-    for name, rows, is_in in (
-        (layer.inputs[0], [t.in_rows for t in tiles], True),
-        (layer.outputs[0], [t.out_rows for t in tiles], False),
-    ):
+    in_rows, out_rows = [t.in_rows for t in tiles], [t.out_rows for t in tiles]
+    for name, rows, is_in in [(x, in_rows, True) for x in layer.inputs] + [
+        (layer.outputs[0], out_rows, False)
+    ]:
         root = root_of(model, name)
         if root not in slow:
             slots.append(None)
@@ -200,7 +200,7 @@ def _tile_staging(
         slots.append(Staged(root, offset, size, is_in, not is_in))
         offset = _up(offset + size, align)
         moved += sum(rows) * row_bytes(model, name)  # the halo rows twice
-    return LayerStaging(consts, (), tiles, slots[0], slots[1], moved)
+    return LayerStaging(consts, (), tiles, tuple(slots[:-1]), slots[-1], moved)
 
 
 def _staging_bytes(stages: list[LayerStaging], base: int, align: int) -> int:

@@ -7,7 +7,8 @@ those fall outside the input. So output rows [o0, o1) need only input rows
 input, and the rows cut off by the clip are the tile's own padding: only the edge tiles keep
 padding_top / padding_bottom, the others read real rows (the halo) instead. One call per tile
 on those rows gives the same output bits as one call on the whole input: every output element
-sees the same taps, in the same order.
+sees the same taps, in the same order. Element-wise layers over operands of one shape are the
+same with a one-row kernel: each tile reads the rows it writes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import numpy as np
 
 from mlitool.mli.types import MliLayer, MliModel, row_major_strides
 
-ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool")
+ELEMENTWISE = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
+ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool", *ELEMENTWISE)
 
 
 @dataclass(frozen=True)
@@ -42,13 +44,17 @@ def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
         return f"{layer.kind} layers are not tiled"
     if layer.calls is not None:
         return "it runs as one call per slice"
-    names = layer.inputs[:1] + layer.outputs
-    if (
-        len(layer.inputs) != 1
-        or len(layer.outputs) != 1
-        or not all(map(_dense, [model] * 2, names))
+    names = layer.inputs + layer.outputs
+    out = model.tensors[layer.outputs[0]]
+    if len(layer.outputs) != 1 or not all(_dense(model, n) for n in names):
+        return "its operands are not dense HWC tensors"
+    if layer.kind in ELEMENTWISE and any(
+        model.tensors[n].shape != out.shape or model.tensors[n].role.is_constant
+        for n in layer.inputs
     ):
-        return "its input and output are not dense HWC tensors"
+        return "its operands are not activations of one shape"
+    if layer.kind not in ELEMENTWISE and len(layer.inputs) != 1:
+        return "it has more than one input"
     if model.tensors[layer.outputs[0]].shape[0] < 2:
         return "its output has a single row"
     return None
@@ -57,6 +63,8 @@ def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
 def _kernel_rows(model: MliModel, layer: MliLayer) -> int:
     """Input rows one output row reads (the effective kernel height)."""
     cfg = layer.cfg
+    if layer.kind in ELEMENTWISE:
+        return 1
     if layer.kind in ("avepool", "maxpool"):
         return int(cfg["kernel_height"])
     kh = model.tensors[layer.weights].shape[0]  # HWCN / HW1N

@@ -98,17 +98,18 @@ def test_layers_that_do_not_fit_run_in_row_tiles(tmp_path, capsys):
 @pytest.mark.parametrize(
     "model,budget,message",
     [
-        # ADD reads two 16x16x16 buffers and writes a third (3 x 4096) + the 716-byte table
+        # FULLY_CONNECTED reads 25x20x8 (4000 bytes), 4000x4 weights, 4 int32 biases and
+        # writes 4 bytes; with the 716-byte softmax table, 20736
         (
-            CNN,
-            "12K",
-            "layer 4 (ADD, TFLite op 4) needs at least 13004 bytes of fast memory (716 of them "
-            "look-up tables), more than --fast-memory 12288: it cannot be tiled: eltwise_add "
-            "layers are not tiled",
+            "tflm/micro_speech_int8",
+            "16K",
+            "layer 2 (FULLY_CONNECTED, TFLite op 2) needs at least 20736 bytes of fast memory "
+            "(716 of them look-up tables), more than --fast-memory 16384: it cannot be tiled: "
+            "fully_connected layers are not tiled",
         ),
         # conv 3x3x256 -> 3x3x256: 65536 weight + 1024 bias bytes, one 768-byte row each way
         (
-            "vww",
+            "mlperf_tiny/vww_96_int8",
             "64K",
             "layer 26 (CONV_2D, TFLite op 26) needs at least 68812 bytes of fast memory (716 of "
             "them look-up tables), more than --fast-memory 65536: even in tiles of one output row",
@@ -118,8 +119,7 @@ def test_layers_that_do_not_fit_run_in_row_tiles(tmp_path, capsys):
 def test_a_layer_that_cannot_fit_exits_4_with_its_least_bytes(
     model, budget, message, tmp_path, capsys
 ):
-    if model == "vww":
-        model = shared_path("models", "mlperf_tiny", "vww_96_int8.tflite")
+    model = shared_path("models", f"{model}.tflite")
     code, _, err = run_main(["convert", model, "-o", tmp_path, "--fast-memory", budget], capsys)
     assert code == 4
     assert message in err

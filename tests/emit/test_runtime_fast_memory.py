@@ -8,7 +8,8 @@ calls (`-Wl,--wrap=`) that log each operand's address: every logged operand lies
 first NAME_FAST_BYTES of the fast buffer, every layer's output equals `run_model` (`run --mode
 mli`). The budgets are those of issue 24 where the model fits, at least one of them with
 activations in the slow arena, and budgets below a layer's operands, which tile it by output
-rows: strides, dilation, padding on the edge tiles only, inputs staged or viewed in place. Two
+rows: strides, dilation, padding on the edge tiles only, inputs staged or viewed in place,
+element-wise layers. Two
 sabotaged sources show that each of the two checks catches a kernel given a weight in slow
 memory on its own.
 """
@@ -32,6 +33,8 @@ CASES = [
     ("ops/conv_dilation", 700),  # dilation 2, padding 2/2: 4 tiles
     ("ops/conv_stride2_same", 500),  # stride 2, padding 0/1: 4 tiles of one row
     ("ops/max_pool", 300),  # 3x3 stride 2, padding 1/1: 2 tiles
+    ("cnn_int8", 8 * K),  # 6 layers tiled, the ADD too (two inputs, no halo)
+    ("mlperf_tiny/resnet8_int8", 40 * K),  # its ADDs and convolutions in row tiles
     ("cnn_int8", 24 * K),  # the 16 KB conv output in the slow arena
     ("cnn_int8", 32 * K),  # everything resident
     ("fc_int8", 16 * K),
