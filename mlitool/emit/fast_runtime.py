@@ -6,7 +6,10 @@
     NAME_run()
         per layer: the constants it reads copied into the staging area of `fast` with
         mli_mov_tensor_sync (the kernel gets the copies), the slow activations it touches
-        copied in (and their tensors pointed there), the kernel, the written ones copied back
+        copied in (and their tensors pointed there), the kernel, the written ones copied back;
+        a layer tiled by output rows calls its kernel once per tile, on copies of its input and
+        output tensors that view the tile's rows (staged, or in place where resident) and a
+        copy of its config with the tile's padding
 
 Between layers every activation tensor points at its home (fast or slow), so NAME_input(i),
 NAME_output(i) and the layer hook see the arena a buffer lives in. Compiled with
@@ -16,12 +19,16 @@ buffer and returns MLI_STATUS_BAD_TENSOR if one does not.
 
 from __future__ import annotations
 
+import dataclasses
+
 from mlitool.emit.dialect import ptr_member
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import FastSymbols
+from mlitool.mli.arena import root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.placement import FastPlan, plan_fast_memory
+from mlitool.mli.placement import FastPlan, Staged, plan_fast_memory
+from mlitool.mli.tiling import row_bytes
 from mlitool.mli.types import MliLayer
 
 
@@ -31,6 +38,8 @@ class FastRuntime(Runtime):
         self.fs: FastSymbols = self.syms.fast
         self.fplan: FastPlan = plan_fast_memory(self.model, fast_memory, list(self.rt.luts))
         self.staged: dict[str, str] = {}  # constant key -> its staged copy, within a layer
+        self.tile_refs: dict[str, str] = {}  # in a tile: the input / output -> its tile copy
+        self.tile_cfg: str | None = None  # in a tile: the config copy
         self.stage_slots = max((len(s.constants) for s in self.fplan.layers), default=0)
 
     # ------------------------------------------------------------------------------ header
@@ -228,7 +237,10 @@ class FastRuntime(Runtime):
 
     # ------------------------------------------------------------------------------ run
     def _ref(self, key: str) -> str:
-        return self.staged.get(key) or super()._ref(key)
+        return self.tile_refs.get(key) or self.staged.get(key) or super()._ref(key)
+
+    def _cfg_ref(self, pos: int) -> str:
+        return self.tile_cfg or super()._cfg_ref(pos)
 
     def _before_layer(self, pos: int, layer: MliLayer) -> list[str]:
         fs, st = self.fs, self.fplan.layers[pos]
@@ -268,6 +280,8 @@ class FastRuntime(Runtime):
         return lines
 
     def _call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
+        if self.fplan.layers[pos].tiles and not self.tile_refs:
+            return self._tiled_call(indent, fn, pos, layer)
         names = layer.inputs + [n for n in (layer.weights, layer.bias) if n]
         names += list(layer.params.values()) + layer.outputs
         checks = [f"!{self.fs.in_fast}({self._ref(n)})" for n in dict.fromkeys(names)]
@@ -286,6 +300,76 @@ class FastRuntime(Runtime):
             "#endif",
             *super()._call(indent, fn, pos, layer),
         ]
+
+    def _tile_rows(self, k: int, name: str, slot: Staged | None, col: int) -> list[str]:
+        """Point tile copy k at rows tiles[t][col] .. + tiles[t][col + 1] of `name`: its slot
+        in the staging area (an input copied there) or the rows in place in the fast buffer."""
+        fs, t = self.fs, self.model.tensors[name]
+        c_type, rb = t.el_type.c_type, row_bytes(self.model, name)
+        member, rows = ptr_member(c_type), f"tiles[t][{col + 1}]"
+        lines = [
+            f"tile[{k}].shape[0] = {rows};",
+            f"tile[{k}].data.capacity = (uint32_t)({rows} * {rb}u);",
+        ]
+        if slot is None:
+            at = self._rows_at(name, col)
+            return lines + [f"tile[{k}].data.mem.{member} = ({c_type} *)({at});"]
+        lines.append(f"tile[{k}].data.mem.{member} = ({c_type} *)({fs.fast} + {slot.offset}u);")
+        if slot.copy_in:
+            lines.append(
+                f"memcpy({fs.fast} + {slot.offset}u, {self._rows_at(name, col)}, {rows} * {rb}u);"
+            )
+        return lines
+
+    def _rows_at(self, name: str, col: int) -> str:
+        """The address of row tiles[t][col] of `name` where it lives between layers."""
+        t = self.model.tensors[name]
+        where, offset = self.fplan.home(root_of(self.model, name))
+        offset += t.offset * t.el_type.dtype.itemsize  # a view into its buffer
+        arena = self.fs.fast if where == "fast" else self.fs.slow
+        return f"{arena} + {offset}u + tiles[t][{col}] * {row_bytes(self.model, name)}u"
+
+    def _tiled_call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
+        """The kernel once per tile of output rows (`mlitool.mli.tiling`)."""
+        st, fs = self.fplan.layers[pos], self.fs
+        y, ops = layer.outputs[0], len(layer.inputs) + 1
+        n, inner = len(st.tiles), indent + "        "
+        table = ", ".join(
+            "{ " + ", ".join(f"{v}u" for v in dataclasses.astuple(t)) + " }" for t in st.tiles
+        )
+        lines = [
+            f"{indent}{{",
+            f"{indent}    /* {n} tiles: output row, rows, input row, rows, padding top, bottom */",
+            f"{indent}    static const uint16_t tiles[{n}][6] = {{ {table} }};",
+            f"{indent}    mli_tensor tile[{ops}];",
+        ]
+        if layer.cfg_type:
+            cfg_type = self.syms.c_type(layer.cfg_type)
+            lines.append(f"{indent}    {cfg_type} cfg = {self.syms.cfgs[pos]};")
+        lines.append(f"{indent}    unsigned t;")
+        names = [*layer.inputs, y]
+        lines += [
+            f"{indent}    tile[{k}] = {self.by_key[x].sym.name};" for k, x in enumerate(names)
+        ]
+        lines.append(f"{indent}    for (t = 0u; t < {n}u; t++) {{")
+        for k, (x, slot) in enumerate(zip(layer.inputs, st.tile_ins)):
+            lines += [inner + s for s in self._tile_rows(k, x, slot, 2)]
+        lines += [inner + s for s in self._tile_rows(ops - 1, y, st.tile_out, 0)]
+        if layer.cfg_type:
+            lines += [
+                f"{inner}cfg.padding_top = (uint8_t)tiles[t][4];",
+                f"{inner}cfg.padding_bottom = (uint8_t)tiles[t][5];",
+            ]
+        self.tile_refs = {x: f"&tile[{k}]" for k, x in enumerate(names)}
+        self.tile_cfg = "&cfg" if layer.cfg_type else None
+        lines += self._call(inner, fn, pos, layer)
+        self.tile_refs, self.tile_cfg = {}, None
+        if st.tile_out is not None:
+            lines.append(
+                f"{inner}memcpy({self._rows_at(y, 0)}, {fs.fast} + {st.tile_out.offset}u, "
+                f"tiles[t][1] * {row_bytes(self.model, y)}u);"
+            )
+        return lines + [f"{indent}    }}", f"{indent}}}"]
 
     # ------------------------------------------------------------------------------ manifest
     def manifest(self) -> dict:
@@ -325,10 +409,12 @@ class FastRuntime(Runtime):
                     "constants_bytes": sum(s.bytes for s in st.constants),
                     "activations_staged": [name[s.name] for s in st.activations],
                     "bytes_moved": st.bytes_moved,
+                    "tiles": len(st.tiles) or int(bool(la.kernel)),
                 }
-                for pos, st in enumerate(p.layers)
+                for (pos, st), la in zip(enumerate(p.layers), self.model.layers)
             ],
             "bytes_moved": p.bytes_moved,
             "lower_bound_moved": p.lower_bound_moved,
+            "tiled_layers": sum(bool(st.tiles) for st in p.layers),
         }
         return doc

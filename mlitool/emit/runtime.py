@@ -217,9 +217,12 @@ class Runtime:
         args += [self._ref(n) for n in layer.params.values()]
         args += [f"&{self.rt.luts[k][0]}" for k in luts_of(layer.kind) if k in self.rt.luts]
         if self.syms.cfgs[pos]:
-            args.append(f"&{self.syms.cfgs[pos]}")
+            args.append(self._cfg_ref(pos))
         args += [self._ref(n) for n in layer.outputs]
         return args
+
+    def _cfg_ref(self, pos: int) -> str:
+        return f"&{self.syms.cfgs[pos]}"
 
     def _lstm_args(self, pos: int, layer: MliLayer) -> list[str]:
         """mli_krn_lstm_cell_*(in, prev_out, weights_in, weights_out, bias, tanh_lut, sigm_lut,

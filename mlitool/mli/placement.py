@@ -18,8 +18,13 @@ The staging area is reused by every layer, so it is as large as the largest laye
 operands. Which buffers stay resident: all when that fits the budget; otherwise the largest are
 moved to the slow arena one by one until the plan fits, then the smallest moved ones are brought
 back while it still fits. Keeping nothing resident needs the least fast memory (each layer's
-operands alone), so a model fits a budget at all exactly when that does; otherwise the layer
-that needs the most is named (tiling, which would lower it, is not implemented).
+operands alone), so a model fits a budget at all exactly when that does.
+
+A layer whose operands alone do not fit is tiled by output rows where it can be
+(`mlitool.mli.tiling`): into the fewest tiles whose operands fit, each tile's input rows (with
+the halo) and output rows staged in turn, or viewed where the buffer is resident. A layer that
+cannot be tiled, or does not fit even in tiles of one row, stops the plan (exit 4) naming the
+layer that needs the most, with its least bytes: the smallest budget the model fits.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from dataclasses import dataclass
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
 from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.tiling import Tile, row_bytes, row_tiles, untileable_reason
 from mlitool.mli.types import MliLayer, MliModel
 
 _SIZE = re.compile(r"([0-9]+)\s*([KkMm]?)")
@@ -68,11 +74,22 @@ class Staged:
 class LayerStaging:
     constants: tuple[Staged, ...]
     activations: tuple[Staged, ...]
+    # A layer tiled by output rows: its tiles, and the slots its inputs' and output's tiles
+    # are staged in (None: the tile views the resident buffer); the bytes those copies move.
+    tiles: tuple[Tile, ...] = ()
+    tile_ins: tuple[Staged | None, ...] = ()
+    tile_out: Staged | None = None
+    tiles_moved: int = 0
+
+    @property
+    def slots(self) -> tuple[Staged, ...]:
+        tiled = tuple(s for s in (*self.tile_ins, self.tile_out) if s is not None)
+        return self.constants + self.activations + tiled
 
     @property
     def bytes_moved(self) -> int:
         acts = sum(s.bytes * (s.copy_in + s.copy_out) for s in self.activations)
-        return sum(s.bytes for s in self.constants) + acts
+        return sum(s.bytes for s in self.constants) + acts + self.tiles_moved
 
 
 @dataclass(frozen=True)
@@ -134,7 +151,7 @@ def _written_in_place(layer: MliLayer) -> list[str]:
 
 
 def _staging(
-    model: MliModel, layer: MliLayer, slow: set[str], base: int, align: int
+    model: MliModel, layer: MliLayer, slow: set[str], base: int, align: int, tiles: int = 1
 ) -> LayerStaging:
     if not layer.kernel:
         return LayerStaging((), ())
@@ -143,6 +160,8 @@ def _staging(
         size = constant_bytes(model, n)
         consts.append(Staged(n, offset, size, True, False))
         offset = _up(offset + size, align)
+    if tiles > 1:
+        return _tile_staging(model, layer, slow, offset, align, tiles, tuple(consts))
     read = {root_of(model, n) for n in layer.inputs}
     written = {root_of(model, n) for n in layer.outputs + _written_in_place(layer)}
     partly = {root_of(model, n) for n in layer.outputs if root_of(model, n) != n}
@@ -156,9 +175,73 @@ def _staging(
     return LayerStaging(tuple(consts), tuple(acts))
 
 
+def _tile_staging(
+    model: MliModel,
+    layer: MliLayer,
+    slow: set[str],
+    offset: int,
+    align: int,
+    n: int,
+    consts: tuple[Staged, ...],
+) -> LayerStaging:
+    """A layer in `n` row tiles: one slot for each input's largest tile and one for the
+    output's, each only when that buffer lives in the slow arena."""
+    tiles = row_tiles(model, layer, n)
+    slots, moved = [], 0
+    in_rows, out_rows = [t.in_rows for t in tiles], [t.out_rows for t in tiles]
+    for name, rows, is_in in [(x, in_rows, True) for x in layer.inputs] + [
+        (layer.outputs[0], out_rows, False)
+    ]:
+        root = root_of(model, name)
+        if root not in slow:
+            slots.append(None)
+            continue
+        size = max(rows) * row_bytes(model, name)
+        slots.append(Staged(root, offset, size, is_in, not is_in))
+        offset = _up(offset + size, align)
+        moved += sum(rows) * row_bytes(model, name)  # the halo rows twice
+    return LayerStaging(consts, (), tiles, tuple(slots[:-1]), slots[-1], moved)
+
+
 def _staging_bytes(stages: list[LayerStaging], base: int, align: int) -> int:
-    ends = [_up(s.offset + s.bytes, align) for st in stages for s in st.constants + st.activations]
+    ends = [_up(s.offset + s.bytes, align) for st in stages for s in st.slots]
     return max(ends, default=base) - base
+
+
+def _tile_counts(model: MliModel, avail: int, align: int, budget: int, lut_bytes: int):
+    """Layer position -> tiles, for every layer whose operands alone (everything else in
+    slow memory) need more than `avail` bytes: the fewest tiles that fit. UnsupportedError
+    naming the layer that needs the most when one does not fit at all."""
+    slow = {b.name for b in activation_buffers(model)}
+
+    def need(layer: MliLayer, n: int) -> int:
+        return _staging_bytes([_staging(model, layer, slow, 0, align, n)], 0, align)
+
+    counts: dict[int, int] = {}
+    least: list[tuple[int, int, str]] = []  # (bytes at least, position, why no fewer)
+    for pos, la in enumerate(model.layers):
+        whole = need(la, 1)
+        if whole <= avail:
+            continue
+        reason = untileable_reason(model, la)
+        if reason is not None:
+            least.append((whole, pos, f"it cannot be tiled: {reason}"))
+            continue
+        rows = model.tensors[la.outputs[0]].shape[0]
+        n = next((n for n in range(2, rows + 1) if need(la, n) <= avail), None)
+        if n is None:
+            least.append((need(la, rows), pos, "even in tiles of one output row"))
+        counts[pos] = n
+    if least:
+        most, pos, why = max(least)
+        la = model.layers[pos]
+        raise UnsupportedError(
+            f"{model.source}: layer {pos} ({la.op_type}, TFLite op {la.index}) needs at least "
+            f"{most + lut_bytes} bytes of fast memory"
+            + (f" ({lut_bytes} of them look-up tables)" if lut_bytes else "")
+            + f", more than --fast-memory {budget}: {why}"
+        )
+    return counts
 
 
 def _align(model: MliModel, luts: list[str]) -> int:
@@ -178,24 +261,18 @@ def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
     lut_bytes = sum(_up(2 * LUT_LENGTHS[k], align) for k in luts)
     buffers = activation_buffers(model)
 
+    tiles = _tile_counts(model, budget - lut_bytes, align, budget, lut_bytes)
+
     def plan(resident: set[str]) -> tuple[int, ArenaPlan, list[LayerStaging]]:
         arena = plan_arena([b for b in buffers if b.name in resident], align)
         base = _up(arena.arena_bytes, align)
         slow = {b.name for b in buffers} - resident
-        stages = [_staging(model, la, slow, base, align) for la in model.layers]
+        stages = [
+            _staging(model, la, slow, base, align, tiles.get(pos, 1))
+            for pos, la in enumerate(model.layers)
+        ]
         return base + _staging_bytes(stages, base, align) + lut_bytes, arena, stages
 
-    fast, _, stages = plan(set())
-    if fast > budget:  # nothing resident needs the least: some layer cannot fit alone
-        need = [lut_bytes + _staging_bytes([s], 0, align) for s in stages]
-        pos = max(range(len(need)), key=need.__getitem__)
-        la = model.layers[pos]
-        raise UnsupportedError(
-            f"{model.source}: layer {pos} ({la.op_type}, TFLite op {la.index}) needs "
-            f"{need[pos]} bytes of fast memory for its operands alone"
-            + (f" ({lut_bytes} of them look-up tables)" if lut_bytes else "")
-            + f", more than --fast-memory {budget}; tiling is not implemented yet"
-        )
     resident = {b.name for b in buffers}
     by_size = sorted(buffers, key=lambda b: (-b.size, b.first, b.name))
     moved: list[Buffer] = []

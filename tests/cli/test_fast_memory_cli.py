@@ -8,7 +8,7 @@ import pytest
 
 from mlitool.errors import OptionError
 from mlitool.mli.placement import parse_size
-from tests.support.paths import SAMPLES
+from tests.support.paths import SAMPLES, shared_path
 
 CNN = SAMPLES / "cnn_int8.tflite"
 
@@ -85,10 +85,42 @@ def test_refused_options_write_nothing(extra, message, tmp_path, capsys):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_a_layer_that_cannot_fit_alone_exits_4(tmp_path, capsys):
-    code, _, err = run_main(["convert", CNN, "-o", tmp_path, "--fast-memory", "16K"], capsys)
-    # maxpool reads conv1's 32x32x16 output (16384 bytes) and writes 16x16x16 (4096): with the
-    # 716-byte softmax table, 21196 bytes.
+def test_layers_that_do_not_fit_run_in_row_tiles(tmp_path, capsys):
+    code, _, err = run_main(["convert", CNN, "-o", tmp_path, "--fast-memory", "16K", "-q"], capsys)
+    assert code == 0, err
+    fm = json.loads((tmp_path / "cnn_int8.json").read_text())["runtime"]["fast_memory"]
+    # conv1 (32x32x3 in, 32x32x16 out) and maxpool (32x32x16 in) need more than 16384 - 716
+    # bytes whole; in two tiles of output rows each they fit.
+    assert [la["tiles"] for la in fm["layers"]] == [2, 2, 1, 1, 1, 1, 1, 1, 1]
+    assert fm["tiled_layers"] == 2 and fm["fast_bytes"] <= 16384
+
+
+@pytest.mark.parametrize(
+    "model,budget,message",
+    [
+        # FULLY_CONNECTED reads 25x20x8 (4000 bytes), 4000x4 weights, 4 int32 biases and
+        # writes 4 bytes; with the 716-byte softmax table, 20736
+        (
+            "tflm/micro_speech_int8",
+            "16K",
+            "layer 2 (FULLY_CONNECTED, TFLite op 2) needs at least 20736 bytes of fast memory "
+            "(716 of them look-up tables), more than --fast-memory 16384: it cannot be tiled: "
+            "fully_connected layers are not tiled",
+        ),
+        # conv 3x3x256 -> 3x3x256: 65536 weight + 1024 bias bytes, one 768-byte row each way
+        (
+            "mlperf_tiny/vww_96_int8",
+            "64K",
+            "layer 26 (CONV_2D, TFLite op 26) needs at least 68812 bytes of fast memory (716 of "
+            "them look-up tables), more than --fast-memory 65536: even in tiles of one output row",
+        ),
+    ],
+)
+def test_a_layer_that_cannot_fit_exits_4_with_its_least_bytes(
+    model, budget, message, tmp_path, capsys
+):
+    model = shared_path("models", f"{model}.tflite")
+    code, _, err = run_main(["convert", model, "-o", tmp_path, "--fast-memory", budget], capsys)
     assert code == 4
-    assert "layer 1 (MAX_POOL_2D, TFLite op 1) needs 21196 bytes of fast memory" in err
+    assert message in err
     assert list(tmp_path.iterdir()) == []

@@ -6,9 +6,12 @@ returns MLI_STATUS_BAD_TENSOR before a call whose operand lies outside the fast 
 it, in the four ROUND_MODE x FULL_ACCU builds, with wrappers around every mli_krn_* the model
 calls (`-Wl,--wrap=`) that log each operand's address: every logged operand lies inside the
 first NAME_FAST_BYTES of the fast buffer, every layer's output equals `run_model` (`run --mode
-mli`). The budgets are those of issue 24 where the model fits without tiling, at least one of
-them with activations in the slow arena. Two sabotaged sources show that each of the two checks
-catches a kernel given a weight in slow memory on its own.
+mli`). The budgets are those of issue 24 where the model fits, at least one of them with
+activations in the slow arena, and budgets below a layer's operands, which tile it by output
+rows: strides, dilation, padding on the edge tiles only, inputs staged or viewed in place,
+element-wise layers. Two
+sabotaged sources show that each of the two checks catches a kernel given a weight in slow
+memory on its own.
 """
 
 from __future__ import annotations
@@ -21,9 +24,17 @@ import pytest
 
 from tests.support import runtime_harness as H
 from tests.support.paths import SAMPLES, mli_cflags, shared_path
+from tests.support.tflite_build import T, graph_model, options
 
 K = 1024
 CASES = [
+    ("cnn_int8", 16 * K),  # conv1 (input in place) and maxpool in 2 row tiles each
+    ("mlperf_tiny/kws_ref_model_int8", 12000),  # 9 layers tiled, conv1 10x4 stride 2 pad 4/5
+    ("ops/conv_dilation", 700),  # dilation 2, padding 2/2: 4 tiles
+    ("ops/conv_stride2_same", 500),  # stride 2, padding 0/1: 4 tiles of one row
+    ("ops/max_pool", 300),  # 3x3 stride 2, padding 1/1: 2 tiles
+    ("cnn_int8", 8 * K),  # 6 layers tiled, the ADD too (two inputs, no halo)
+    ("mlperf_tiny/resnet8_int8", 40 * K),  # its ADDs and convolutions in row tiles
     ("cnn_int8", 24 * K),  # the 16 KB conv output in the slow arena
     ("cnn_int8", 32 * K),  # everything resident
     ("fc_int8", 16 * K),
@@ -38,7 +49,9 @@ CASES = [
 
 
 def _path(model: str) -> Path:
-    return shared_path("models", f"{model}.tflite") if "/" in model else SAMPLES / f"{model}.tflite"
+    if "/" in model and not model.startswith("ops/"):
+        return shared_path("models", f"{model}.tflite")
+    return SAMPLES / f"{model}.tflite"
 
 
 def _api_header() -> Path:
@@ -61,7 +74,12 @@ def _operands_outside(log: str, fast_bytes: int) -> list[tuple]:
 
 
 @pytest.mark.parametrize(
-    "model,budget", CASES, ids=[f"{m.split('/')[-1]}-{b // K}K" for m, b in CASES]
+    "model,budget",
+    CASES,
+    ids=[
+        f"{m.split('/')[-1]}-{b // K}K" if b % K == 0 else f"{m.split('/')[-1]}-{b}"
+        for m, b in CASES
+    ],
 )
 def test_every_operand_in_fast_memory_and_bit_exact(model, budget, mli_builds, tmp_path):
     cflags = mli_cflags("2.0")
@@ -79,6 +97,41 @@ def test_every_operand_in_fast_memory_and_bit_exact(model, budget, mli_builds, t
     for key, result in results.items():
         records = H.operand_records(result.operand_log)
         assert {r[0] for r in records} == called, key
+        assert _operands_outside(result.operand_log, fast_bytes) == [], key
+
+
+def _pools(tmp_path) -> Path:
+    """x [1,13,10,8] -> AVERAGE_POOL_2D 3x3 stride 1 SAME -> a -> AVERAGE_POOL_2D 3x3 stride 2
+    SAME -> y [1,7,5,8]: MLI averages over the taps inside the input only, so a tile that
+    padded an inner row would divide by the wrong count."""
+    pool = dict(padding=0, filterWidth=3, filterHeight=3)
+    tensors = [
+        T([1, 13, 10, 8], scale=[0.05], zero_point=[3], name="x"),
+        T([1, 13, 10, 8], scale=[0.05], zero_point=[3], name="a"),
+        T([1, 7, 5, 8], scale=[0.05], zero_point=[3], name="y"),
+    ]
+    ops = [
+        ("AVERAGE_POOL_2D", [0], [1], options("Pool2DOptions", strideW=1, strideH=1, **pool)),
+        ("AVERAGE_POOL_2D", [1], [2], options("Pool2DOptions", strideW=2, strideH=2, **pool)),
+    ]
+    path = tmp_path / "pools.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [2]))
+    return path
+
+
+def test_average_pools_in_row_tiles(mli_builds, tmp_path):
+    cflags = mli_cflags("2.0")
+    conv, check = _prepare(_pools(tmp_path), 1000, tmp_path / "out", cflags)
+    layers = conv.manifest["runtime"]["fast_memory"]["layers"]
+    assert [la["tiles"] for la in layers] == [3, 2]  # 5+4+4 and 4+3 rows
+    objs = H.compile_objects(conv, [*cflags, check])
+    wrap = H.compile_wrappers(conv, cflags, _api_header())
+    results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 1), wrap=wrap)
+    H.assert_bit_exact(results)
+    fast_bytes = conv.manifest["runtime"]["fast_memory"]["fast_bytes"]
+    for key, result in results.items():
+        calls = len(H.operand_records(result.operand_log)) // (2 * 4)  # 2 operands, 4 samples
+        assert calls == 5, key
         assert _operands_outside(result.operand_log, fast_bytes) == [], key
 
 

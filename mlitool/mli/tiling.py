@@ -1,0 +1,91 @@
+"""Tiling a layer by output rows, for the fast-memory plan (`mlitool.mli.placement`).
+
+A convolution, depthwise convolution or pooling layer over HWC activations computes output row
+`o` from input rows `o*stride - padding_top + k*dilation` (k < kernel height), zero padding where
+those fall outside the input. So output rows [o0, o1) need only input rows
+[o0*stride - padding_top, (o1 - 1)*stride - padding_top + effective kernel height), clipped to the
+input, and the rows cut off by the clip are the tile's own padding: only the edge tiles keep
+padding_top / padding_bottom, the others read real rows (the halo) instead. One call per tile
+on those rows gives the same output bits as one call on the whole input: every output element
+sees the same taps, in the same order. Element-wise layers over operands of one shape are the
+same with a one-row kernel: each tile reads the rows it writes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from mlitool.mli.types import MliLayer, MliModel, row_major_strides
+
+ELEMENTWISE = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
+ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool", *ELEMENTWISE)
+
+
+@dataclass(frozen=True)
+class Tile:
+    out_row: int
+    out_rows: int
+    in_row: int
+    in_rows: int
+    pad_top: int
+    pad_bottom: int
+
+
+def _dense(model: MliModel, name: str) -> bool:
+    t = model.tensors[name]
+    return t.rank == 3 and tuple(t.mem_stride) == row_major_strides(t.shape)
+
+
+def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
+    """Why the layer cannot be tiled by output rows, or None if it can."""
+    if layer.kind not in ROW_TILED:
+        return f"{layer.kind} layers are not tiled"
+    if layer.calls is not None:
+        return "it runs as one call per slice"
+    names = layer.inputs + layer.outputs
+    out = model.tensors[layer.outputs[0]]
+    if len(layer.outputs) != 1 or not all(_dense(model, n) for n in names):
+        return "its operands are not dense HWC tensors"
+    if layer.kind in ELEMENTWISE and any(
+        model.tensors[n].shape != out.shape or model.tensors[n].role.is_constant
+        for n in layer.inputs
+    ):
+        return "its operands are not activations of one shape"
+    if layer.kind not in ELEMENTWISE and len(layer.inputs) != 1:
+        return "it has more than one input"
+    if model.tensors[layer.outputs[0]].shape[0] < 2:
+        return "its output has a single row"
+    return None
+
+
+def _kernel_rows(model: MliModel, layer: MliLayer) -> int:
+    """Input rows one output row reads (the effective kernel height)."""
+    cfg = layer.cfg
+    if layer.kind in ELEMENTWISE:
+        return 1
+    if layer.kind in ("avepool", "maxpool"):
+        return int(cfg["kernel_height"])
+    kh = model.tensors[layer.weights].shape[0]  # HWCN / HW1N
+    return (kh - 1) * int(cfg.get("dilation_height", 1) or 1) + 1
+
+
+def row_tiles(model: MliModel, layer: MliLayer, n: int) -> tuple[Tile, ...]:
+    """The layer's output rows in `n` tiles as even as can be (sizes differ by at most one)."""
+    rows_in = model.tensors[layer.inputs[0]].shape[0]
+    rows_out = model.tensors[layer.outputs[0]].shape[0]
+    stride, pad = int(layer.cfg.get("stride_height", 1)), int(layer.cfg.get("padding_top", 0))
+    bounds = np.arange(n + 1) * rows_out // n
+    o0, o1 = bounds[:-1], bounds[1:]
+    start = o0 * stride - pad  # first input row, in unpadded coordinates
+    end = (o1 - 1) * stride - pad + _kernel_rows(model, layer)  # one past the last
+    i0, i1 = np.maximum(start, 0), np.minimum(end, rows_in)
+    cols = zip(o0, o1 - o0, i0, i1 - i0, i0 - start, end - i1)
+    return tuple(Tile(*map(int, c)) for c in cols)
+
+
+def row_bytes(model: MliModel, name: str) -> int:
+    """Bytes of one row of a dense HWC tensor."""
+    t = model.tensors[name]
+    return t.shape[1] * t.shape[2] * t.el_type.dtype.itemsize
