@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 
 from mlitool.emit.dialect import ptr_member
+from mlitool.emit.fast_manifest import fast_memory_manifest
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import FastSymbols
@@ -374,47 +375,7 @@ class FastRuntime(Runtime):
     # ------------------------------------------------------------------------------ manifest
     def manifest(self) -> dict:
         doc = super().manifest()
-        p, fs = self.fplan, self.fs
-        name = {k: i.sym.name for k, i in self.by_key.items()}
         doc["functions"]["init"] = self.rt.init
         del doc["arena"]  # two buffers instead of one: see fast_memory
-        doc["fast_memory"] = {
-            "budget": p.budget,
-            "fast_bytes": p.fast_bytes,
-            "slow_bytes": p.slow_bytes,
-            "align": p.align,
-            "macros": {
-                "fast_bytes": fs.fast_bytes,
-                "slow_bytes": fs.slow_bytes,
-                "align": self.rt.arena_align,
-                "check_operands": fs.check_operands,
-            },
-            "staging": {"offset": p.staging_offset, "bytes": p.staging_bytes},
-            "luts": dict(p.luts),
-            "buffers": [
-                {
-                    "tensor": name[b.name],
-                    "name": b.name,
-                    "memory": self.fplan.home(b.name)[0],
-                    "offset": self.fplan.home(b.name)[1],
-                    "bytes": b.size,
-                    "first_layer": b.first,
-                    "last_layer": b.last,
-                }
-                for b in self._buffers()
-            ],
-            "layers": [
-                {
-                    "layer": pos,
-                    "constants_bytes": sum(s.bytes for s in st.constants),
-                    "activations_staged": [name[s.name] for s in st.activations],
-                    "bytes_moved": st.bytes_moved,
-                    "tiles": len(st.tiles) or int(bool(la.kernel)),
-                }
-                for (pos, st), la in zip(enumerate(p.layers), self.model.layers)
-            ],
-            "bytes_moved": p.bytes_moved,
-            "lower_bound_moved": p.lower_bound_moved,
-            "tiled_layers": sum(bool(st.tiles) for st in p.layers),
-        }
+        doc["fast_memory"] = fast_memory_manifest(self)
         return doc
