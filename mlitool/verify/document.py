@@ -134,7 +134,7 @@ def build_document(
                     f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
                     f"tflite > --max-lsb {opts.max_lsb}"
                 )
-    return {
+    doc = {
         "model": str(model_path),
         "config": mli.config,
         "format": fmt,
@@ -162,3 +162,18 @@ def build_document(
             ),
         ],
     }
+    doc["summary"] = summary(doc)
+    return doc
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """The answer first: the verdict against the thresholds given (FAIL / PASS; UNCHECKED when
+    none was given) and the output figures behind it, as one line."""
+    from mlitool.footprint import accuracy_text
+
+    th = doc["thresholds"]
+    limits = (("--min-snr", th["min_snr"]), ("--max-lsb", th["max_lsb"]))
+    given = [f"{k} {v:g}" for k, v in limits if v is not None]
+    verdict = "FAIL" if th["failed"] else "PASS" if given else "UNCHECKED"
+    why = ", ".join(given) if given else "no --min-snr / --max-lsb given"
+    return {"verdict": verdict, "text": f"{verdict} ({why}): {accuracy_text(doc)}"}

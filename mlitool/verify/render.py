@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -25,6 +26,7 @@ def render(doc: dict[str, Any], console=None) -> None:
     console = console or stdout_console()
     # The build on a line of its own: a long model path must not push it across a line break.
     out = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
+    out(f"{Path(doc['model']).stem}: {doc['summary']['text']}")
     out(f"model: {doc['model']}")
     out(
         f"MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}; config: {doc['config'] or 'none'}"
