@@ -103,6 +103,30 @@ def render(doc: dict[str, Any], console=None) -> None:
             width=console.width,
         )
     )
+    if "labels" in doc:
+        lab = doc["labels"]
+        cols = ["top-1"] + (["top-5"] if lab["classes"] >= 5 else [])
+        rows = [
+            [mode] + [_share(acc[c.replace("-", "")]) for c in cols]
+            for mode, acc in lab["accuracy"].items()
+        ]
+        d = lab["top1_drop_mli_vs_float"]
+        rows.append(
+            [
+                "drop mli vs float",
+                f"{100 * d['drop']:.1f} pts [{100 * d['ci95'][0]:.1f}, {100 * d['ci95'][1]:.1f}]",
+            ]
+            + [""] * (len(cols) - 1)
+        )
+        console.print(
+            table(
+                f"accuracy vs {lab['samples']} labels ({lab['output']}); drop: 95% paired "
+                "bootstrap interval",
+                ("mode", *cols),
+                rows,
+                width=console.width,
+            )
+        )
     for o in doc["outputs"]:
         if "vs_litert" in o:
             lit = o["vs_litert"]

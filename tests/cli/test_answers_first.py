@@ -128,3 +128,11 @@ def test_refusals_with_two_reasons_are_one_line_each():
         "op 3 (X): y",
     ]
     assert exc.exit_code == 4
+
+
+def test_input_that_is_not_a_regular_file_says_so(capsys):
+    code, _, err = run_main(["verify", SAMPLES / "cnn_int8.tflite", "-i", "/dev/null"], capsys)
+    assert code == 2
+    assert err.strip() == (
+        "mlitool: error: /dev/null: is not a regular file; give a .npy or .npz file"
+    )
