@@ -82,6 +82,10 @@ def convert(
         fast_memory=fast_memory,
     )
     result = summary(mli, written)
+    from mlitool.footprint import footprint, footprint_text
+
+    result["footprint"] = footprint(graph, mli, fast_memory)
+    result["summary"] = footprint_text(result["footprint"])
     if st is not None:
         from mlitool.emit.selftest import SelfTest
 

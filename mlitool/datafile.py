@@ -22,6 +22,8 @@ _NPY_MAGIC, _ZIP_MAGIC = b"\x93NUMPY", b"PK\x03\x04"
 def _load(path: Path) -> dict[str, np.ndarray]:
     if path.is_dir():
         raise InputDataError("is a directory; give a .npy or .npz file", str(path))
+    if path.exists() and not path.is_file():  # /dev/null, a FIFO: there is no array to read
+        raise InputDataError("is not a regular file; give a .npy or .npz file", str(path))
     if not path.is_file():
         raise InputDataError("no such file", str(path))
     try:
@@ -128,6 +130,28 @@ def fed_inputs(graph: ir.Graph) -> list[int]:
             "(run, verify, report, calibration) needs at least one"
         )
     return inputs
+
+
+def load_labels(path: str | Path, samples: int) -> np.ndarray:
+    """The class index of each sample: a .npy of integers, or a .npz with a `labels` array (one
+    per sample, in the order of --input)."""
+    path = Path(path)
+    arrays = _load(path)
+    if "" not in arrays and "labels" not in arrays:
+        raise InputDataError(f"has no 'labels' array (it has {', '.join(arrays)})", str(path))
+    a = np.asarray(arrays.get("labels", arrays.get("")))
+    if a.dtype.kind not in "iu" or a.ndim != 1:
+        raise InputDataError(
+            f"labels are one integer class index per sample (got {a.dtype} of shape "
+            f"{list(a.shape)})",
+            str(path),
+        )
+    if len(a) != samples or (len(a) and a.min() < 0):
+        raise InputDataError(
+            f"{len(a)} labels for {samples} samples; give one class index >= 0 per sample",
+            str(path),
+        )
+    return a.astype(np.int64)
 
 
 def load_inputs(path: str | Path, graph: ir.Graph) -> dict[int, np.ndarray]:

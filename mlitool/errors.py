@@ -58,3 +58,35 @@ class ThresholdError(MlitoolError):
     """verify: a requested accuracy threshold was not met."""
 
     exit_code = EXIT_THRESHOLD
+
+
+class RefusedOps(UnsupportedError):
+    """Ops the target cannot run, grouped: one line per reason with the ops it applies to
+    (`groups`: [(reason, [(op index, op type)])], in the order the reasons first occur)."""
+
+    def __init__(self, what: str, refusals: list[tuple[int, str, str]], path: str | None = None):
+        groups: dict[str, list[tuple[int, str]]] = {}
+        for index, op_type, reason in refusals:
+            groups.setdefault(reason, []).append((index, op_type))
+        self.head = f"{len(refusals)} op(s) {what}"
+        self.groups = list(groups.items())
+        super().__init__("; ".join(self.lines()), path)
+
+    def lines(self) -> list[str]:
+        """One line with one reason; else the head, then one line per reason."""
+        out = []
+        for reason, ops in self.groups:
+            if len(ops) == 1:
+                out.append(f"op {ops[0][0]} ({ops[0][1]}): {reason}")
+                continue
+            by_type: dict[str, list[int]] = {}
+            for index, op_type in ops:
+                by_type.setdefault(op_type, []).append(index)
+            which = ", ".join(
+                f"{t} (op{'s' if len(ix) > 1 else ''} {', '.join(map(str, ix))})"
+                for t, ix in by_type.items()
+            )
+            out.append(f"{reason}: {len(ops)} ops: {which}")
+        if len(out) == 1:
+            return [f"{self.head}: {out[0]}"]
+        return [f"{self.head}, for {len(out)} reasons:", *out]

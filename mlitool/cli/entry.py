@@ -44,7 +44,10 @@ def main(argv: list[str] | None = None) -> None:
         print("mlitool: aborted", file=sys.stderr)
         code = 130
     except MlitoolError as exc:
-        print(f"mlitool: error: {_one_line(str(exc))}", file=sys.stderr)
+        lines = exc.lines() if hasattr(exc, "lines") else [str(exc)]  # grouped refusals
+        print(f"mlitool: error: {_one_line(lines[0])}", file=sys.stderr)
+        for line in lines[1:]:
+            print(f"  {_one_line(line)}", file=sys.stderr)
         code = exc.exit_code
     except BrokenPipeError:
         code = 0

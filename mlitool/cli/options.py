@@ -114,6 +114,13 @@ MaxLsbOpt = _unless_given(
     metavar="N",
     help="Exit 3 when an output differs from tflite mode by more than N LSB.",
 )
+LabelsOpt = _unless_given(
+    Path,
+    "--labels",
+    metavar="FILE",
+    help=".npy of class indices (or .npz with a 'labels' array), one per --input sample: "
+    "top-1 / top-5 accuracy of float, tflite and mli modes and the drop mli vs float.",
+)
 FastMemoryOpt = _unless_given(
     str,
     "--fast-memory",

@@ -63,7 +63,7 @@ def make_report(
     progress = progress or Progress()
     _check(model_opts, opts)
     graph, mli = load(model_path, model_opts, progress=progress)
-    note = extra_meta = None
+    note = extra_meta = accuracy = None
     extra: list[Section] = []
     activations = None
     failed: list[str] = []
@@ -75,7 +75,7 @@ def make_report(
             "reproduces MLI 2.0.2 arithmetic only."
         )
     else:
-        extra_meta, extra, activations, failed = _executed(
+        extra_meta, extra, activations, failed, accuracy = _executed(
             model_path, graph, mli, model_opts.arith(), opts, progress
         )
     report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag, activations=activations)
@@ -89,9 +89,14 @@ def make_report(
         (*sections, *extra),
         report.warnings,
     )
+    from mlitool.footprint import footprint, footprint_text
+
+    checked = verdict(report, opts, failed, executed=note is None)
+    line = f"{checked[0][1]}: {footprint_text(footprint(graph, mli))}"
+    line += f"; {accuracy}" if accuracy else ""
     return Report(
         report.title,
-        (*verdict(report, opts, failed, executed=note is None), *report.meta),
+        (("summary", line), *checked, *report.meta),
         report.sections,
         report.warnings,
     )
@@ -129,6 +134,7 @@ def _executed(
 ) -> tuple[list, list[Section], dict]:
     from mlitool.execute.inputs import sample_inputs
     from mlitool.execute.presets import describe
+    from mlitool.footprint import accuracy_text
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
     from mlitool.report.activations import observe_activations
     from mlitool.report.sensitivity import layer_sensitivity, steps
@@ -170,6 +176,7 @@ def _executed(
         [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)],
         activations,
         doc["thresholds"]["failed"],
+        accuracy_text(doc),
     )
 
 

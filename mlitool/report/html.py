@@ -125,6 +125,7 @@ def _headline(meta: dict) -> list[str]:
     return [
         f'<div class="headline {_e(word.lower())}" data-verdict="{_e(word)}">',
         f'<span class="verdict">{_e(word)}</span><span>{_e(what)}</span>',
+        *([f'<p class="summary">{_e(meta["summary"])}</p>'] if "summary" in meta else []),
         "<ul>" + "".join(f"<li>{_e(c)}</li>" for c in checks) + "</ul>",
         "</div>",
     ]
@@ -146,7 +147,7 @@ def render_html(report: Report) -> str:
     meta = dict(report.meta)
     if "verdict" in meta:
         out += _headline(meta)
-    rest = [(k, v) for k, v in report.meta if k not in ("verdict", "checks")]
+    rest = [(k, v) for k, v in report.meta if k not in ("summary", "verdict", "checks")]
     if rest:
         out.append('<table class="meta"><tbody>')
         out += [

@@ -124,13 +124,12 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
     return rows
 
 
-def memory_report(
-    model: MliModel, graph: ir.Graph | None = None, align: int | None = None
-) -> MemoryReport:
-    """ROM per layer and total, and the RAM arena plan, of `model` (lowered from `graph`).
-    `align` None: the runtime's own alignment, so the plan is the one the C runtime binds."""
-    layers = rom_by_layer(model, graph)
-    plan = model_arena(model, align)
+def rom_bytes(model: MliModel, layers: list[LayerRom] | None = None) -> int:
+    """The ROM of a converted model, the one figure `convert`, `report` ("ROM total") and every
+    summary line give: the data of constants that own their memory (weights, bias, other
+    parameters), their per-axis arrays, one `const mli_tensor` per constant and each layer's
+    `const` config struct. (`layers`: `rom_by_layer(model)` when already computed.)"""
+    layers = rom_by_layer(model) if layers is None else layers
     struct = tensor_struct_bytes(model.target)
     # constants no layer names (none in practice) still take ROM: count them into the total
     used = {
@@ -150,6 +149,17 @@ def memory_report(
         )
         for n in stray
     )
+    return sum(layer.total for layer in layers) + stray_bytes
+
+
+def memory_report(
+    model: MliModel, graph: ir.Graph | None = None, align: int | None = None
+) -> MemoryReport:
+    """ROM per layer and total, and the RAM arena plan, of `model` (lowered from `graph`).
+    `align` None: the runtime's own alignment, so the plan is the one the C runtime binds."""
+    layers = rom_by_layer(model, graph)
+    plan = model_arena(model, align)
+    struct = tensor_struct_bytes(model.target)
     act_structs = struct * sum(1 for t in model.tensors.values() if not t.role.is_constant)
     tfl = f32 = 0
     if graph is not None:
@@ -160,7 +170,7 @@ def memory_report(
         mli_version=model.mli_version,
         tensor_struct_bytes=struct,
         layers=tuple(layers),
-        rom_total=sum(layer.total for layer in layers) + stray_bytes,
+        rom_total=rom_bytes(model, layers),
         tflite_weight_bytes=tfl,
         float32_bytes=f32,
         buffers=tuple(p.buffer for p in plan.placements),

@@ -38,7 +38,7 @@ from mlitool.pipeline import ModelOptions, load
 from mlitool.plumbing.parallel import batch_size, check_jobs, context, map_batches
 from mlitool.plumbing.progress import Progress
 from mlitool.verify.document import build_document
-from mlitool.verify.stats import LsbStats, RealStats, Top1Stats
+from mlitool.verify.stats import LabelStats, LsbStats, RealStats, Top1Stats
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,7 @@ class VerifyOptions:
     oracle: str | None = None
     min_snr: float | None = None
     max_lsb: int | None = None
+    labels: Path | None = None  # class index per sample: accuracy of every mode against them
     batch: int | None = None  # samples per step (None: by the model's size)
     progress: Progress | None = None  # shows a stage "verify" over the samples
     jobs: int | None = 1  # processes (None: every core)
@@ -142,6 +143,16 @@ def compare(
             f"runs ({tflite_refusal or 'this model has no integer activations'})"
         )
 
+    classifier = classifier_outputs(graph)
+    labels = None
+    if opts.labels is not None:
+        from mlitool.datafile import load_labels
+
+        if opts.input is None:
+            raise OptionError("--labels: give the samples they label with --input")
+        if not classifier:
+            raise OptionError("--labels: the model has no classifier output (SOFTMAX or scores)")
+        labels = load_labels(opts.labels, n)
     primary = B.primary_tensors(graph, mli)
     groups = B.layers_by_op(mli)
     ops = [op for op in graph.ops if op.index in groups and op.outputs[0] in primary]
@@ -154,7 +165,6 @@ def compare(
         )
     ]
     other_accu = Arith(arith.round_mode, not arith.full_accu)
-    classifier = classifier_outputs(graph)
     # Float outputs behind a final DEQUANTIZE: LSB figures in the units of its int8 input.
     units = {
         i: op.inputs[0]
@@ -171,12 +181,14 @@ def compare(
         "mli": mli,
         "arith": arith,
         "other_accu": other_accu,
-        "data": data,
+        # the labels travel with the samples: workers get each batch's slice of both
+        "data": data if labels is None else {**data, "labels": labels},
         "use_tflite": use_tflite,
         "litert": bool(oracle_info and oracle_info["available"]),
         "ops": ops,
         "accu_ops": set(accu_ops),
         "classifier": classifier,
+        "labelled": min((i for i in graph.outputs if i in classifier), default=None),
         "units": units,
         "primary": primary,
         "groups": groups,
@@ -212,6 +224,7 @@ def _out_stats() -> dict[str, Any]:
         "top1_float": Top1Stats(),
         "top1_tflite": Top1Stats(),
         "top1_litert": Top1Stats(),
+        **{f"labels_{mode}": LabelStats() for mode in ("float", "tflite", "mli")},
     }
 
 
@@ -224,6 +237,7 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
     graph, mli, arith, primary, groups = c["graph"], c["mli"], c["arith"], c["primary"], c["groups"]
     ops, units, classifier = c["ops"], c["units"], c["classifier"]
     batch = {k: v[start:stop] for k, v in c["data"].items()}
+    labels = batch.pop("labels", None)
     rows = {op.index: _Row() for op in ops}
     outs = {i: _out_stats() for i in c["outs"]}
     fl = run_graph(graph, batch, "float", keep=True)
@@ -262,6 +276,9 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
         t, m = graph.tensors[i], mli.tensor(primary[i])
         real = B.decode(m, raw[m.name]).reshape(fl[i].shape)
         st["float"].add(fl[i], real)
+        if labels is not None and i == c["labelled"]:
+            st["labels_float"].add(fl[i], labels)
+            st["labels_mli"].add(real, labels)
         if i in classifier:
             st["top1_float"].add(fl[i], real)
         j = i if _is_int(t) else units.get(i)
@@ -271,6 +288,8 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
             st["tflite"].add(tf[j], q)
             if i in classifier:
                 st["top1_tflite"].add(tf[j], q)
+            if labels is not None and i == c["labelled"]:
+                st["labels_tflite"].add(tf[j], labels)
             if j in lit:
                 st["litert"].add(lit[j], q)
                 if i in classifier:

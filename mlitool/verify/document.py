@@ -134,7 +134,7 @@ def build_document(
                     f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
                     f"tflite > --max-lsb {opts.max_lsb}"
                 )
-    return {
+    doc = {
         "model": str(model_path),
         "config": mli.config,
         "format": fmt,
@@ -162,3 +162,60 @@ def build_document(
             ),
         ],
     }
+    if "labels" in job["data"]:
+        doc["labels"] = _label_accuracy(opts, graph, outs[job["labelled"]], job["labelled"])
+    doc["summary"] = summary(doc)
+    return doc
+
+
+def _label_accuracy(opts, graph: ir.Graph, st: dict, index: int) -> dict[str, Any]:
+    """Top-1 (and top-5 with 5 classes or more) accuracy of each mode against the labels, and
+    the top-1 drop mli vs float with its 95 % paired bootstrap interval."""
+    from mlitool.verify.stats import drop_interval
+
+    classes = int(np.prod(graph.tensors[index].shape))
+    modes = {
+        m: st[f"labels_{m}"] for m in ("float", "tflite", "mli") if len(st[f"labels_{m}"].top1)
+    }
+    acc = {
+        m: {
+            "top1": float(s.top1.mean()),
+            **({"top5": float(s.top5.mean())} if classes >= 5 else {}),
+        }
+        for m, s in modes.items()
+    }
+    drop, lo, hi = drop_interval(modes["float"].top1, modes["mli"].top1)
+    return {
+        "file": str(opts.labels),
+        "output": graph.tensors[index].name,
+        "samples": len(modes["float"].top1),
+        "classes": classes,
+        "accuracy": acc,
+        "top1_drop_mli_vs_float": {
+            "drop": drop,
+            "ci95": [lo, hi],
+            "method": "paired bootstrap, 10,000 resamples (seed 0), percentile interval",
+        },
+    }
+
+
+def summary(doc: dict[str, Any]) -> dict[str, Any]:
+    """The answer first: the verdict against the thresholds given (FAIL / PASS; UNCHECKED when
+    none was given) and the output figures behind it, as one line."""
+    from mlitool.footprint import accuracy_text
+
+    th = doc["thresholds"]
+    limits = (("--min-snr", th["min_snr"]), ("--max-lsb", th["max_lsb"]))
+    given = [f"{k} {v:g}" for k, v in limits if v is not None]
+    verdict = "FAIL" if th["failed"] else "PASS" if given else "UNCHECKED"
+    why = ", ".join(given) if given else "no --min-snr / --max-lsb given"
+    text = f"{verdict} ({why}): {accuracy_text(doc)}"
+    if "labels" in doc:
+        lab = doc["labels"]
+        acc, d = lab["accuracy"], lab["top1_drop_mli_vs_float"]
+        text += (
+            f", labels: top-1 {100 * acc['mli']['top1']:.1f}% (float "
+            f"{100 * acc['float']['top1']:.1f}%, drop {100 * d['drop']:.1f} points, 95% CI "
+            f"{100 * d['ci95'][0]:.1f} to {100 * d['ci95'][1]:.1f})"
+        )
+    return {"verdict": verdict, "text": text}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 
@@ -25,6 +26,7 @@ def render(doc: dict[str, Any], console=None) -> None:
     console = console or stdout_console()
     # The build on a line of its own: a long model path must not push it across a line break.
     out = lambda s: console.print(s, markup=False, highlight=False)  # noqa: E731
+    out(f"{Path(doc['model']).stem}: {doc['summary']['text']}")
     out(f"model: {doc['model']}")
     out(
         f"MLI {doc['mli']} {doc['format']}, {doc['arith']['build']}; config: {doc['config'] or 'none'}"
@@ -101,6 +103,30 @@ def render(doc: dict[str, Any], console=None) -> None:
             width=console.width,
         )
     )
+    if "labels" in doc:
+        lab = doc["labels"]
+        cols = ["top-1"] + (["top-5"] if lab["classes"] >= 5 else [])
+        rows = [
+            [mode] + [_share(acc[c.replace("-", "")]) for c in cols]
+            for mode, acc in lab["accuracy"].items()
+        ]
+        d = lab["top1_drop_mli_vs_float"]
+        rows.append(
+            [
+                "drop mli vs float",
+                f"{100 * d['drop']:.1f} pts [{100 * d['ci95'][0]:.1f}, {100 * d['ci95'][1]:.1f}]",
+            ]
+            + [""] * (len(cols) - 1)
+        )
+        console.print(
+            table(
+                f"accuracy vs {lab['samples']} labels ({lab['output']}); drop: 95% paired "
+                "bootstrap interval",
+                ("mode", *cols),
+                rows,
+                width=console.width,
+            )
+        )
     for o in doc["outputs"]:
         if "vs_litert" in o:
             lit = o["vs_litert"]

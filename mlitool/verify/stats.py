@@ -108,3 +108,47 @@ class Top1Stats:
 
     def result(self) -> float:
         return self.agree / self.count if self.count else 1.0
+
+
+@dataclass
+class LabelStats:
+    """Per sample, whether the label is a mode's top-1 and among its top-5 (kept per sample:
+    the paired interval of the accuracy drop needs them)."""
+
+    top1: np.ndarray = None  # bool [samples]
+    top5: np.ndarray = None
+
+    def __post_init__(self) -> None:
+        self.top1 = np.zeros(0, bool) if self.top1 is None else self.top1
+        self.top5 = np.zeros(0, bool) if self.top5 is None else self.top5
+
+    def add(self, scores: np.ndarray, labels: np.ndarray) -> None:
+        s = np.asarray(scores, dtype=np.float64).reshape(len(labels), -1)
+        known = labels < s.shape[1]
+        lab = np.where(known, labels, 0)
+        mine = s[np.arange(len(labels)), lab][:, None]
+        # the label's rank, ties to the lower class index (as argmax, which top-1 agreement uses)
+        cls = np.arange(s.shape[1])[None, :]
+        above = np.sum((s > mine) | ((s == mine) & (cls < lab[:, None])), axis=1)
+        self.top1 = np.concatenate([self.top1, known & (above == 0)])
+        self.top5 = np.concatenate([self.top5, known & (above < 5)])
+
+    def merge(self, o: "LabelStats") -> None:
+        self.top1 = np.concatenate([self.top1, o.top1])
+        self.top5 = np.concatenate([self.top5, o.top5])
+
+
+def drop_interval(
+    reference: np.ndarray, test: np.ndarray, rounds: int = 10000, seed: int = 0
+) -> tuple[float, float, float]:
+    """The accuracy drop reference - test (per-sample correctness, paired) and its 95 % paired
+    bootstrap percentile interval. A resample's drop depends only on how many samples only the
+    reference gets right (+1) and how many only the test does (-1), so the resamples are drawn
+    as multinomial counts of the three outcomes (seeded: the same figures every run)."""
+    n = len(reference)
+    d = reference.astype(int) - test.astype(int)
+    p = np.array([np.sum(d == 1), np.sum(d == -1), np.sum(d == 0)], dtype=np.float64) / n
+    counts = np.random.default_rng(seed).multinomial(n, p, size=rounds)
+    drops = (counts[:, 0] - counts[:, 1]) / n
+    lo, hi = np.percentile(drops, [2.5, 97.5])
+    return float(d.sum() / n), float(lo), float(hi)

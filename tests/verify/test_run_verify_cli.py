@@ -215,7 +215,7 @@ def test_verify_tables(tmp_path, capsys):
     deep.write_bytes(CNN.read_bytes())
     code, out, err = run_main(["verify", deep, "-n", "4", "--target", "vpx"], capsys)
     assert code == 0, err
-    assert out.startswith("model: ") and deep.name in out
+    assert out.startswith("cnn_int8: UNCHECKED (") and "\nmodel: " in out and deep.name in out
     assert "ROUND_MODE=UP FULL_ACCU=OFF; config: none\n" in out and "per layer" in out
     assert "4 random samples (seed 0)" in out
 

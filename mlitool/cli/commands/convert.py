@@ -3,6 +3,7 @@ its layers."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Optional
 
@@ -10,7 +11,7 @@ import typer
 
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import finish, model_options
+from mlitool.cli.commands.common import dumps, finish, model_options
 
 
 @app.command("convert", epilog=EXIT_CODES)
@@ -84,8 +85,16 @@ def convert_cmd(
         selftest=selftest,
         selftest_input=selftest_input,
     )
-    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
-        result = convert(model, model_opts, emit_opts, progress)
+    from mlitool.errors import UnsupportedError
+
+    try:
+        with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+            result = convert(model, model_opts, emit_opts, progress)
+    except UnsupportedError as exc:
+        if as_json:  # a pipeline reads the refusals from stdout too (and the exit code, 4)
+            refusal = {"model": str(model), "converted": False, "refusals": refusals_of(exc)}
+            sys.stdout.write(dumps(refusal))
+        raise
     finish(
         result,
         as_json=as_json,
@@ -99,6 +108,7 @@ def _render_convert(result: dict) -> None:
     from mlitool.plumbing.console import stdout_console, table
 
     console = stdout_console()
+    console.print(f"{Path(result['model']).stem}: {result['summary']}", markup=False)
     rows = [
         [
             str(layer["index"]),
@@ -117,7 +127,6 @@ def _render_convert(result: dict) -> None:
             width=console.width,
         )
     )
-    console.print(f"constant data: {result['constant_bytes']:,} bytes", markup=False)
     if "selftest" in result:
         st = result["selftest"]
         console.print(
@@ -126,3 +135,11 @@ def _render_convert(result: dict) -> None:
             markup=False,
         )
     console.print(f"config: {result['config'] or 'none'}", markup=False)
+
+
+def refusals_of(exc) -> list[dict]:
+    """The refusals of an UnsupportedError: one entry per reason with the ops it applies to."""
+    groups = getattr(exc, "groups", None)
+    if groups is None:
+        return [{"reason": str(exc), "ops": []}]
+    return [{"reason": r, "ops": [{"index": i, "type": t} for i, t in ops]} for r, ops in groups]

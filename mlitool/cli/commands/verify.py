@@ -35,6 +35,7 @@ def verify_cmd(
     accu: opt.AccuOpt = None,
     min_snr: opt.MinSnrOpt = None,
     max_lsb: opt.MaxLsbOpt = None,
+    labels: opt.LabelsOpt = None,
     board_log: Optional[Path] = typer.Option(
         None,
         "--board-log",
@@ -72,6 +73,7 @@ def verify_cmd(
                 oracle=opt.value_of(oracle),
                 min_snr=min_snr,
                 max_lsb=max_lsb,
+                labels=labels,
                 jobs=jobs,
                 progress=progress,
             ),

@@ -19,7 +19,7 @@ Public: `lower(graph, ...)`, `unsupported_ops(graph, target, layout)`, `check_su
 from __future__ import annotations
 
 from mlitool import ir, optable
-from mlitool.errors import MlitoolError, OptionError, UnsupportedError
+from mlitool.errors import MlitoolError, OptionError, RefusedOps, UnsupportedError
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.lower.support import unsupported_ops
@@ -32,12 +32,12 @@ __all__ = ["check_supported", "lower", "unsupported_ops"]
 
 def check_supported(graph: ir.Graph, target: Target, layout: str) -> None:
     """UnsupportedError listing every op that cannot be lowered (the support check)."""
-    problems = unsupported_ops(graph, target, layout)
+    from mlitool.mli.lower.support import refusal
+
+    found = [(op, refusal(graph, op, target, layout)) for op in graph.ops]
+    problems = [(op.index, op.type, reason) for op, reason in found if reason]
     if problems:
-        raise UnsupportedError(
-            f"{len(problems)} op(s) cannot be lowered for MLI "
-            f"{target.version}: " + "; ".join(problems)
-        )
+        raise RefusedOps(f"cannot be lowered for MLI {target.version}", problems)
 
 
 RANGES_REMEDY = "calibrate (--calibration) or convert weights only (--weights-only)"
@@ -135,14 +135,18 @@ def _check_kernels(b: Builder) -> None:
         ]  # LSTM state: lowering sets it
         if wide and FORMATS[fmt][0].bits < 16:
             bad.append(
-                f"{op.label}: int16 activation '{wide[0]}' (a 16x8 model) would lose 8 "
-                f"bits in {fmt}: convert with --format fx16 or fx8w16d (FX16 activations)"
+                (
+                    op.index,
+                    op.type,
+                    f"int16 activations (a 16x8 model) would lose 8 bits in {fmt}: convert "
+                    "with --format fx16 or fx8w16d (FX16 activations)",
+                )
             )
             continue
         if b.target.kernel(kind, fmt, b.layout) is None:
-            bad.append(str(b.no_kernel(op, kind, fmt)))
+            bad.append((op.index, op.type, b.target.no_kernel(kind, fmt, b.layout)))
     if bad:
-        raise UnsupportedError("; ".join(bad))
+        raise RefusedOps(f"have no kernel on MLI {b.target.version}", bad)
 
 
 def _check_ranges(b: Builder, remedy: str) -> None:
