@@ -32,6 +32,8 @@ def main(argv: list[str] | None = None) -> None:
             code = rv if isinstance(rv, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code
+        if code == 130 and isinstance(exc.__cause__, KeyboardInterrupt):  # typer's Ctrl-C
+            print("mlitool: aborted", file=sys.stderr)
     except click_errors as exc:  # usage errors: click's message, on one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
@@ -40,7 +42,7 @@ def main(argv: list[str] | None = None) -> None:
         else:
             print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
         code = exc.exit_code
-    except typer.Abort:
+    except (typer.Abort, KeyboardInterrupt):  # Ctrl-C: click's Abort, or raised outside it
         print("mlitool: aborted", file=sys.stderr)
         code = 130
     except MlitoolError as exc:

@@ -355,3 +355,16 @@ def test_shape_errors_suggest_the_shape_people_have(shape, hint, tmp_path, capsy
     np.save(tmp_path / "x.npy", np.zeros(shape, np.int8))
     code, out, err = run_main(["run", CNN, "-i", tmp_path / "x.npy"], capsys)
     assert code == 2 and hint in err and len(err.strip().splitlines()) == 1
+
+
+def test_ctrl_c_is_one_line_and_exit_130(monkeypatch, capsys):
+    """Ctrl-C wherever it lands (here: in the middle of reading the model) ends with one line
+    and the shell's code for SIGINT, 130, not a traceback."""
+    import mlitool.inspect.command
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mlitool.inspect.command, "fold_model", interrupted)
+    code, out, err = run_main(["inspect", CNN], capsys)
+    assert (code, out, err) == (130, "", "mlitool: aborted\n")
