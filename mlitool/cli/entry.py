@@ -30,10 +30,10 @@ def main(argv: list[str] | None = None) -> None:
         if code is None:
             rv = command.main(args=args, prog_name="mlitool", standalone_mode=False)
             code = rv if isinstance(rv, int) else 0
+            if code == 130:  # typer turns Ctrl-C into a silent Exit(130), returned here
+                print("mlitool: aborted", file=sys.stderr)
     except typer.Exit as exc:
         code = exc.exit_code
-        if code == 130 and isinstance(exc.__cause__, KeyboardInterrupt):  # typer's Ctrl-C
-            print("mlitool: aborted", file=sys.stderr)
     except click_errors as exc:  # usage errors: click's message, on one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see {ctx.command_path} --help)" if ctx is not None else ""
