@@ -247,15 +247,15 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False) -> Symbols:
     syms = Symbols(prefix, macro_prefix, guard, unused, bind, totals)
     if runtime:
         syms.runtime = _runtime_symbols(model, table, prefix, macro_prefix)
-    for k in fallback.used(model):
+    kernels = fallback.used(model)
+    for k in kernels:
         syms.fallbacks[k.kernel] = table.reserve(join(prefix, k.name))
         if k.cfg_type:
             syms.fallback_types[k.cfg_type] = table.reserve(join(prefix, k.name, "cfg"))
-    if syms.fallbacks:
+    if kernels:
         syms.fallback_helpers = join(prefix, "fb")
-        table.reserve(syms.fallback_helpers + "_count")
-        table.reserve(syms.fallback_helpers + "_offset")
-        table.reserve(syms.fallback_helpers + "_in8")
+        for name in fallback.helper_names(fallback.helpers(kernels)):
+            table.reserve(join(syms.fallback_helpers, name))
     roles = tensor_roles(model)
     for key in model.tensors:
         base = join(prefix, roles.get(key) or f"t_{c_identifier(key)}")
