@@ -25,6 +25,20 @@ def tflite_padding(
     return out, total // 2, total // 2 + total % 2
 
 
+def mli_window(stride: tuple[int, int], pads: tuple[int, int, int, int]) -> dict:
+    """MLI's stride and padding config fields, in mli_conv2d_cfg / mli_pool_cfg order, from
+    (stride_h, stride_w) and (top, bottom, left, right)."""
+    (sh, sw), (pt, pb, pl, pr) = stride, pads
+    return {
+        "stride_width": sw,
+        "stride_height": sh,
+        "padding_left": pl,
+        "padding_right": pr,
+        "padding_top": pt,
+        "padding_bottom": pb,
+    }
+
+
 def pool_hazard(in_size: int, kernel: int, pad_before: int, pad_after: int) -> bool:
     """MLI 2.0.2 pooling writes outside its output when this holds (mli-arithmetic.md 8b)."""
     return min(pad_before, pad_after) < kernel - in_size - 1

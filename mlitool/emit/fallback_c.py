@@ -52,8 +52,9 @@ def definitions(model: MliModel, syms: Symbols, static: bool) -> str:
         "/* ---- fallback kernels ---- */",
         f"#ifndef {m}\n#if defined(__GNUC__)\n#define {m} __attribute__((unused))\n"
         f"#else\n#define {m}\n#endif\n#endif",
-        fallback.PRELUDE.replace("@P@", syms.fallback_helpers).replace("static ", f"static {m} "),
     ]
+    helpers = fallback.helpers(kernels).replace("@P@", syms.fallback_helpers)
+    parts.append(helpers.replace("static ", f"static {m} "))
     for k in kernels:
         parts += [f"/* {k.doc} */", _fill(k.c_source, syms, k, storage)]
     return "\n".join(parts)

@@ -274,15 +274,15 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False, fast: bool =
                 for f in ("stage_constant", "in_fast", "in_fast_bytes")
             ),
         )
-    for k in fallback.used(model):
+    kernels = fallback.used(model)
+    for k in kernels:
         syms.fallbacks[k.kernel] = table.reserve(join(prefix, k.name))
         if k.cfg_type:
             syms.fallback_types[k.cfg_type] = table.reserve(join(prefix, k.name, "cfg"))
-    if syms.fallbacks:
+    if kernels:
         syms.fallback_helpers = join(prefix, "fb")
-        table.reserve(syms.fallback_helpers + "_count")
-        table.reserve(syms.fallback_helpers + "_offset")
-        table.reserve(syms.fallback_helpers + "_in8")
+        for name in fallback.helper_names(fallback.helpers(kernels)):
+            table.reserve(join(syms.fallback_helpers, name))
     roles = tensor_roles(model)
     for key in model.tensors:
         base = join(prefix, roles.get(key) or f"t_{c_identifier(key)}")

@@ -14,11 +14,14 @@ Fallback kernels read and write SA8 tensors; in FX formats lowering converts aro
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
 from mlitool.fallback.binary import BATCH_MATMUL8, BINARY8
 from mlitool.fallback.compare import COMPARE8, SELECT8
+from mlitool.fallback.fixedpoint_c import FIXEDPOINT
 from mlitool.fallback.gather import GATHER4
 from mlitool.fallback.log_softmax import LOG_SOFTMAX8
 from mlitool.fallback.lut import LUT8
@@ -26,7 +29,17 @@ from mlitool.fallback.reduce import REDUCE8, REDUCE16
 from mlitool.fallback.resize import RESIZE_BILINEAR
 from mlitool.mli.types import MliLayer, MliModel
 
-__all__ = ["KERNELS", "PREFIX", "PRELUDE", "FallbackKernel", "cfg_fields", "kernel", "used"]
+__all__ = [
+    "KERNELS",
+    "PREFIX",
+    "PRELUDE",
+    "FallbackKernel",
+    "cfg_fields",
+    "helper_names",
+    "helpers",
+    "kernel",
+    "used",
+]
 
 # Every fallback kernel, by the name a layer's `kernel` holds.
 KERNELS: dict[str, FallbackKernel] = {
@@ -62,6 +75,17 @@ def used(model: MliModel) -> list[FallbackKernel]:
     """The fallback kernels `model` calls, sorted by name."""
     names = sorted({la.kernel for la in model.layers if la.kind == "fallback"})
     return [KERNELS[n] for n in names]
+
+
+def helpers(kernels: list[FallbackKernel]) -> str:
+    """The C of the static helpers `kernels` share, defined once in NAME.c: the prelude, and the
+    fixed-point helpers where one of them uses those."""
+    return PRELUDE + (FIXEDPOINT if any(k.fixedpoint for k in kernels) else "")
+
+
+def helper_names(text: str) -> list[str]:
+    """The names the helper C `text` defines (`@P@_<name>`)."""
+    return re.findall(r"^static [^(]*[ *]@P@_(\w+)\(", text, re.M)
 
 
 def run_layer(layer: MliLayer, model: MliModel, xs: list, arith) -> np.ndarray:

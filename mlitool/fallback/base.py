@@ -48,6 +48,7 @@ class FallbackKernel:
     c_source: str
     run: Callable
     cfg: tuple[str, ...] = ()  # int32 fields of its config struct, in order
+    fixedpoint: bool = False  # uses the shared fixed-point helpers (`fixedpoint_c.FIXEDPOINT`)
 
     @property
     def kernel(self) -> str:

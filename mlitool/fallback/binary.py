@@ -17,72 +17,25 @@ from mlitool.execute import binary as BIN
 from mlitool.fallback.base import FallbackKernel
 from mlitool.mli.types import Role
 
-# int32 fixed-point helpers of TFLite / gemmlowp (double rounding), on int32 values.
-_FIXEDPOINT = """\
-static int32_t @FN@_srdhm(int32_t a, int32_t b) {
-    int64_t ab = (int64_t)a * (int64_t)b;
-    int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
-    if (a == b && a == INT32_MIN) {
-        return INT32_MAX;
-    }
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
-}
-
-/* RoundingDivideByPOT; from 32 bits on, what LiteRT's compiled kernel does (mask all ones,
- * shift by e mod 32). */
-static int32_t @FN@_rdbpot(int32_t x, int32_t e) {
-    int32_t mask, threshold;
-    if (e >= 32) {
-        return (x >> (e & 31)) + (x >= 0 ? 1 : 0);
-    }
-    mask = (int32_t)(((int64_t)1 << e) - 1);
-    threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> e) + ((x & mask) > threshold ? 1 : 0);
-}
-
-/* MultiplyByQuantizedMultiplier */
-static int32_t @FN@_mulq(int32_t x, int32_t m, int32_t shift) {
-    int32_t left = shift > 0 ? shift : 0;
-    return @FN@_rdbpot(@FN@_srdhm((int32_t)((int64_t)x * ((int64_t)1 << left)), m),
-                       shift > 0 ? 0 : -shift);
-}
-"""
-
-_BINARY = (
-    _FIXEDPOINT
-    + """\
-static int32_t @FN@_clz(uint32_t v) {
-    int32_t n = 32;
-    while (v != 0u) {
-        v >>= 1;
-        n--;
-    }
-    return n;
-}
-
-static int32_t @FN@_sat_shl(int32_t x, int32_t e) {
-    int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
-    if (x > threshold) {
-        return INT32_MAX;
-    }
-    if (x < -threshold) {
-        return INT32_MIN;
-    }
-    return (int32_t)((int64_t)x * ((int64_t)1 << e));
+_BINARY = """\
+/* RoundingDivideByPOT for DIV's exponents 0..63: from 32 on, what LiteRT's compiled kernel does
+ * (mask all ones, shift by e mod 32). */
+static int32_t @FN@_rdbpot64(int32_t x, int32_t e) {
+    return e >= 32 ? (x >> (e & 31)) + (x >= 0 ? 1 : 0) : @P@_rdbpot(x, e);
 }
 
 /* GetReciprocal(y, 31) for y > 0: gemmlowp's Newton-Raphson 1 / (1 + a), a in [0, 1) */
 static int32_t @FN@_recip(int32_t y, int32_t *shift) {
-    int32_t h = @FN@_clz((uint32_t)y), half, x, i;
+    int32_t h = @P@_clz((uint32_t)y), half, x, i;
     int32_t a = (int32_t)(((uint32_t)y << h) - 0x80000000u);
     half = (int32_t)(((int64_t)a + INT32_MAX + 1) / 2);
-    x = 1515870810 + @FN@_srdhm(half, -1010580540);
+    x = 1515870810 + @P@_srdhm(half, -1010580540);
     for (i = 0; i < 3; i++) {
-        int32_t one_minus = (1 << 29) - @FN@_srdhm(half, x);
-        x += @FN@_sat_shl(@FN@_srdhm(x, one_minus), 2);
+        int32_t one_minus = (1 << 29) - @P@_srdhm(half, x);
+        x += @P@_satpot(@P@_srdhm(x, one_minus), 2);
     }
     *shift = 31 - h;
-    return @FN@_sat_shl(x, 1);
+    return @P@_satpot(x, 1);
 }
 
 /* TFLite's int8 DIV of offset values x / y (y == 0, which TFLite refuses: saturate) */
@@ -96,9 +49,9 @@ static int32_t @FN@_div(const @CFG@ *c, int32_t x, int32_t y) {
         y = -y;
     }
     inv = @FN@_recip(y, &rs);
-    h = @FN@_clz((uint32_t)(x >= 0 ? x : ~x)) - 1;
-    x = @FN@_srdhm((int32_t)((int64_t)x * ((int64_t)1 << h)), inv);
-    return @FN@_rdbpot(@FN@_srdhm(x, c->out_mult), h + rs - c->out_shift) + c->out_zp;
+    h = @P@_clz((uint32_t)(x >= 0 ? x : ~x)) - 1;
+    x = @P@_srdhm((int32_t)((int64_t)x * ((int64_t)1 << h)), inv);
+    return @FN@_rdbpot64(@P@_srdhm(x, c->out_mult), h + rs - c->out_shift) + c->out_zp;
 }
 
 static int32_t @FN@_op(const @CFG@ *c, int32_t a, int32_t b) {
@@ -107,8 +60,8 @@ static int32_t @FN@_op(const @CFG@ *c, int32_t a, int32_t b) {
         q = @FN@_div(c, x, y);
     } else {
         if (c->left_shift > 0) { /* both operands to one scale (ADD, SUB, SQUARED_DIFFERENCE) */
-            x = @FN@_mulq(x * (1 << c->left_shift), c->a_mult, c->a_shift);
-            y = @FN@_mulq(y * (1 << c->left_shift), c->b_mult, c->b_shift);
+            x = @P@_mbqm(x * (1 << c->left_shift), c->a_mult, c->a_shift);
+            y = @P@_mbqm(y * (1 << c->left_shift), c->b_mult, c->b_shift);
         }
         switch (c->op) {
         case 0: q = x + y; break;
@@ -118,7 +71,7 @@ static int32_t @FN@_op(const @CFG@ *c, int32_t a, int32_t b) {
         case 4: q = x < y ? x : y; break;
         default: q = (x - y) * (x - y); break;
         }
-        q = @FN@_mulq(q, c->out_mult, c->out_shift) + c->out_zp;
+        q = @P@_mbqm(q, c->out_mult, c->out_shift) + c->out_zp;
     }
     return q < c->act_min ? c->act_min : (q > c->act_max ? c->act_max : q);
 }
@@ -154,7 +107,6 @@ static void @FN@_strides(const mli_tensor *in, const mli_tensor *out, uint32_t *
     return MLI_STATUS_OK;
 }
 """
-)
 
 
 def operands(layer, model, xs, least: int = 0) -> list[np.ndarray]:
@@ -182,11 +134,10 @@ BINARY8 = FallbackKernel(
     c_source=_BINARY,
     run=_run_binary,
     cfg=BIN.CFG,
+    fixedpoint=True,
 )
 
-_BATCH_MATMUL = (
-    _FIXEDPOINT
-    + """\
+_BATCH_MATMUL = """\
 /* Element strides of `t` along `rank` dimensions (shape aligned right); 0 where its extent is 1.
  * Also its extents. */
 static void @FN@_dims(const mli_tensor *t, uint32_t rank, uint32_t *shape, uint32_t *s) {
@@ -238,13 +189,12 @@ static void @FN@_dims(const mli_tensor *t, uint32_t rank, uint32_t *shape, uint3
         for (k = 0u; k < depth; k++) {
             acc += ((int32_t)x[xo + k * lk] - cfg->lhs_zp) * ((int32_t)w[wo + k * rk] - cfg->rhs_zp);
         }
-        acc = @FN@_mulq(acc, cfg->out_mult, cfg->out_shift) + cfg->out_zp;
+        acc = @P@_mbqm(acc, cfg->out_mult, cfg->out_shift) + cfg->out_zp;
         y[@P@_offset(out, i)] = (int8_t)(acc < -128 ? -128 : (acc > 127 ? 127 : acc));
     }
     return MLI_STATUS_OK;
 }
 """
-)
 
 
 def _run_batch_matmul(layer, model, xs, arith) -> np.ndarray:
@@ -261,4 +211,5 @@ BATCH_MATMUL8 = FallbackKernel(
     c_source=_BATCH_MATMUL,
     run=_run_batch_matmul,
     cfg=BMM.CFG,
+    fixedpoint=True,
 )

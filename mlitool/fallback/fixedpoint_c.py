@@ -1,34 +1,60 @@
-"""C text of TFLite's fixed-point helpers for fallback kernels, each copy named after its
-kernel (`@P@_<tag>_mbqm`) so that several kernels in one NAME.c do not collide."""
+"""C text of TFLite's (gemmlowp's) int32 fixed-point helpers, shared by the fallback kernels
+that set `FallbackKernel.fixedpoint`: NAME.c defines them once, named `@P@_<helper>`, after the
+prelude. Each is the C of its numpy twin in `mlitool.execute.tflite_fixedpoint`."""
 
 from __future__ import annotations
 
-_MBQM = """\
-/* TFLite's MultiplyByQuantizedMultiplier (double rounding), x wrapped to int32 after the left
-   shift as TFLite's int32 arithmetic does. Right shifts of negative values are arithmetic. */
-static int32_t @P@_TAG_wrap32(int64_t v) {
+FIXEDPOINT = """\
+/* TFLite's int32 fixed point (double rounding). Right shifts of negative values are arithmetic;
+ * an int64 result that leaves int32 wraps, as TFLite's int32 arithmetic does. */
+static int32_t @P@_wrap32(int64_t v) {
     uint32_t u = (uint32_t)((uint64_t)v & 0xFFFFFFFFu);
     return u < 0x80000000u ? (int32_t)u : (int32_t)(u - 0x80000000u) - INT32_MAX - 1;
 }
 
-static int32_t @P@_TAG_mbqm(int32_t x, int32_t multiplier, int32_t shift) {
-    int32_t left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    int32_t a = @P@_TAG_wrap32((int64_t)x * ((int64_t)1 << left)), mask, rem, threshold, r;
-    int64_t ab = (int64_t)a * multiplier;
-    if (a == INT32_MIN && multiplier == INT32_MIN) {
-        r = INT32_MAX;
-    } else {
-        r = (int32_t)((ab + (ab >= 0 ? (1 << 30) : 1 - (1 << 30))) / ((int64_t)1 << 31));
+/* SaturatingRoundingDoublingHighMul */
+static int32_t @P@_srdhm(int32_t a, int32_t b) {
+    int64_t ab = (int64_t)a * (int64_t)b;
+    int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
+    if (a == b && a == INT32_MIN) {
+        return INT32_MAX;
     }
-    mask = (int32_t)(((int64_t)1 << right) - 1);
-    rem = r & mask;
-    threshold = (mask >> 1) + (r < 0 ? 1 : 0);
-    return (r >> right) + (rem > threshold ? 1 : 0);
+    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
 }
 
+/* RoundingDivideByPOT, 0 <= e <= 31 */
+static int32_t @P@_rdbpot(int32_t x, int32_t e) {
+    int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
+    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + ((x & mask) > threshold ? 1 : 0);
+}
+
+/* SaturatingRoundingMultiplyByPOT, 0 <= e <= 31 */
+static int32_t @P@_satpot(int32_t x, int32_t e) {
+    int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
+    if (e == 0) {
+        return x;
+    }
+    if (x > threshold) {
+        return INT32_MAX;
+    }
+    return x < -threshold ? INT32_MIN : (int32_t)((int64_t)x * ((int64_t)1 << e));
+}
+
+/* MultiplyByQuantizedMultiplier(x, multiplier, shift) */
+static int32_t @P@_mbqm(int32_t x, int32_t m, int32_t shift) {
+    int32_t left = shift > 0 ? shift : 0;
+    int32_t a = @P@_wrap32((int64_t)x * ((int64_t)1 << left));
+    return @P@_rdbpot(@P@_srdhm(a, m), shift > 0 ? 0 : -shift);
+}
+
+/* leading zero bits of v (32 for 0) */
+static int32_t @P@_clz(uint32_t v) {
+    int32_t n = 32;
+    while (v != 0u) {
+        v >>= 1;
+        n--;
+    }
+    return n;
+}
 """
-
-
-def mbqm_c(tag: str) -> str:
-    """`@P@_<tag>_wrap32(int64)` and `@P@_<tag>_mbqm(x, multiplier, shift)`."""
-    return _MBQM.replace("TAG", tag)

@@ -23,73 +23,24 @@ def _run(layer, model, xs, arith) -> np.ndarray:
     return log_softmax_int8(xs[0], Params(**{k: layer.cfg[k] for k in CFG}))
 
 
-# TFLite / gemmlowp int32 fixed point (double rounding). Sums that may leave int32 wrap, as
-# TFLite's int32 arithmetic does; right shifts of negative values are arithmetic.
+# int32 sums that wrap (TFLite's int32 arithmetic), saturate or halve; the other fixed-point
+# helpers are the shared ones (`fixedpoint_c`).
 _FIXEDPOINT = """\
-static int32_t @FN@_wrap(int64_t v) {
-    uint32_t u = (uint32_t)((uint64_t)v & 0xFFFFFFFFu);
-    return u < 0x80000000u ? (int32_t)u : (int32_t)(u - 0x80000000u) - INT32_MAX - 1;
-}
-
 static int32_t @FN@_add(int32_t a, int32_t b) {
-    return @FN@_wrap((int64_t)a + b);
+    return @P@_wrap32((int64_t)a + b);
 }
 
 static int32_t @FN@_sub(int32_t a, int32_t b) {
-    return @FN@_wrap((int64_t)a - b);
+    return @P@_wrap32((int64_t)a - b);
 }
 
 static int32_t @FN@_sat(int64_t v) {
     return v > INT32_MAX ? INT32_MAX : (v < INT32_MIN ? INT32_MIN : (int32_t)v);
 }
 
-static int32_t @FN@_srdhm(int32_t a, int32_t b) {
-    int64_t ab = (int64_t)a * (int64_t)b;
-    int64_t nudge = ab >= 0 ? ((int64_t)1 << 30) : (1 - ((int64_t)1 << 30));
-    if (a == b && a == INT32_MIN) {
-        return INT32_MAX;
-    }
-    return (int32_t)((ab + nudge) / ((int64_t)1 << 31));
-}
-
-/* RoundingDivideByPOT, 0 <= e <= 31 */
-static int32_t @FN@_rdbpot(int32_t x, int32_t e) {
-    int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
-    int32_t threshold = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> e) + ((x & mask) > threshold ? 1 : 0);
-}
-
-/* SaturatingRoundingMultiplyByPOT, 0 <= e <= 31 */
-static int32_t @FN@_satpot(int32_t x, int32_t e) {
-    int32_t threshold = (int32_t)(((int64_t)1 << (31 - e)) - 1);
-    if (e == 0) {
-        return x;
-    }
-    if (x > threshold) {
-        return INT32_MAX;
-    }
-    return x < -threshold ? INT32_MIN : (int32_t)((int64_t)x * ((int64_t)1 << e));
-}
-
-/* MultiplyByQuantizedMultiplier */
-static int32_t @FN@_mbqm(int32_t x, int32_t m, int32_t shift) {
-    int32_t left = shift > 0 ? shift : 0;
-    int32_t a = @FN@_wrap((int64_t)x * ((int64_t)1 << left));
-    return @FN@_rdbpot(@FN@_srdhm(a, m), shift > 0 ? 0 : -shift);
-}
-
 /* gemmlowp RoundingHalfSum of a sum s: (s + sign) / 2, truncated */
 static int32_t @FN@_halfsum(int64_t s) {
     return (int32_t)((s + (s >= 0 ? 1 : -1)) / 2);
-}
-
-static int32_t @FN@_clz(uint32_t v) {
-    int32_t n = 32;
-    while (v != 0u) {
-        v >>= 1;
-        n--;
-    }
-    return n;
 }
 """
 
@@ -101,17 +52,17 @@ static int32_t @FN@_exp(int32_t a) {
     const int32_t quarter = (int32_t)1 << 24, c = 1895147668;
     int32_t a_mod = @FN@_sub(a & (quarter - 1), quarter), x, x2, x4, poly, result, rem, k;
     /* exp on [-1/4, 0) by its Taylor series at -1/8, in Q0.31 */
-    x = @FN@_add(@FN@_satpot(a_mod, 5), (int32_t)1 << 28);
-    x2 = @FN@_srdhm(x, x);
-    x4 = @FN@_srdhm(x2, x2);
-    poly = @FN@_add(@FN@_rdbpot(x4, 2), @FN@_srdhm(x2, x));
-    poly = @FN@_rdbpot(@FN@_add(@FN@_srdhm(poly, 715827883), x2), 1);
-    result = @FN@_add(c, @FN@_srdhm(c, @FN@_add(x, poly)));
+    x = @FN@_add(@P@_satpot(a_mod, 5), (int32_t)1 << 28);
+    x2 = @P@_srdhm(x, x);
+    x4 = @P@_srdhm(x2, x2);
+    poly = @FN@_add(@P@_rdbpot(x4, 2), @P@_srdhm(x2, x));
+    poly = @P@_rdbpot(@FN@_add(@P@_srdhm(poly, 715827883), x2), 1);
+    result = @FN@_add(c, @P@_srdhm(c, @FN@_add(x, poly)));
     /* times exp(-2^k) for every bit k (-2 .. 4) of the rest */
     rem = @FN@_sub(a_mod, a);
     for (k = 0; k < 7; k++) {
         if ((rem >> (24 + k)) & 1) {
-            result = @FN@_srdhm(result, barrel[k]);
+            result = @P@_srdhm(result, barrel[k]);
         }
     }
     return a == 0 ? INT32_MAX : result;
@@ -120,12 +71,12 @@ static int32_t @FN@_exp(int32_t a) {
 /* gemmlowp one_over_one_plus_x_for_x_in_0_1: Q0.31 in [0, 1) -> 1 / (1 + a) in Q0.31 */
 static int32_t @FN@_recip(int32_t a) {
     int32_t half = @FN@_halfsum((int64_t)a + INT32_MAX), x, k;
-    x = @FN@_add(1515870810, @FN@_srdhm(half, -1010580540)); /* 48/17 - 32/17 d, Q2.29 */
+    x = @FN@_add(1515870810, @P@_srdhm(half, -1010580540)); /* 48/17 - 32/17 d, Q2.29 */
     for (k = 0; k < 3; k++) { /* Newton-Raphson */
-        int32_t one_minus = @FN@_sub((int32_t)1 << 29, @FN@_srdhm(half, x));
-        x = @FN@_add(x, @FN@_satpot(@FN@_srdhm(x, one_minus), 2));
+        int32_t one_minus = @FN@_sub((int32_t)1 << 29, @P@_srdhm(half, x));
+        x = @FN@_add(x, @P@_satpot(@P@_srdhm(x, one_minus), 2));
     }
-    return @FN@_satpot(x, 1);
+    return @P@_satpot(x, 1);
 }
 
 /* TFLite's log_x_for_x_greater_than_or_equal_to_1: Q12.19 z > 0 -> log z in Q5.26, through
@@ -133,23 +84,23 @@ static int32_t @FN@_recip(int32_t a) {
    the rest by a rational approximation. */
 static int32_t @FN@_log(int32_t z) {
     const int32_t quarter = (int32_t)1 << 23, sqrt_half = 1518500250, qrt = 1805811301;
-    int32_t clz_a = @FN@_clz((uint32_t)z), r, r_b, pow2, pow_b, head_b, p, q, sq, num, den;
-    r = @FN@_satpot(@FN@_srdhm(@FN@_satpot(z, clz_a - 1), sqrt_half), 1);
-    pow2 = @FN@_sat((int64_t)@FN@_satpot(12 - clz_a, 25) + quarter);
-    head_b = @FN@_clz((uint32_t)@FN@_srdhm(z, sqrt_half)) - 1;
-    r_b = @FN@_satpot(z, head_b);
-    pow_b = @FN@_sat((int64_t)@FN@_satpot(12 - head_b, 25) - quarter);
+    int32_t clz_a = @P@_clz((uint32_t)z), r, r_b, pow2, pow_b, head_b, p, q, sq, num, den;
+    r = @P@_satpot(@P@_srdhm(@P@_satpot(z, clz_a - 1), sqrt_half), 1);
+    pow2 = @FN@_sat((int64_t)@P@_satpot(12 - clz_a, 25) + quarter);
+    head_b = @P@_clz((uint32_t)@P@_srdhm(z, sqrt_half)) - 1;
+    r_b = @P@_satpot(z, head_b);
+    pow_b = @FN@_sat((int64_t)@P@_satpot(12 - head_b, 25) - quarter);
     r = r_b < r ? r_b : r;
     pow2 = pow_b > pow2 ? pow_b : pow2;
     p = @FN@_halfsum((int64_t)r + qrt);
     q = @FN@_sub(r, qrt);
     q = @FN@_add(q, q);
-    sq = @FN@_srdhm(q, q);
-    num = @FN@_add(@FN@_srdhm(q, r), @FN@_srdhm(@FN@_srdhm(q, sq), 117049297));
-    den = @FN@_add(@FN@_add(1057819769, q), @FN@_srdhm(127690142, sq));
-    den = @FN@_add(@FN@_srdhm(p, den), @FN@_srdhm(638450708, q));
-    num = @FN@_srdhm(@FN@_rdbpot(num, 6), @FN@_recip(den));
-    return @FN@_satpot(@FN@_add(@FN@_srdhm(pow2, 1488522236), num), 1);
+    sq = @P@_srdhm(q, q);
+    num = @FN@_add(@P@_srdhm(q, r), @P@_srdhm(@P@_srdhm(q, sq), 117049297));
+    den = @FN@_add(@FN@_add(1057819769, q), @P@_srdhm(127690142, sq));
+    den = @FN@_add(@P@_srdhm(p, den), @P@_srdhm(638450708, q));
+    num = @P@_srdhm(@P@_rdbpot(num, 6), @FN@_recip(den));
+    return @P@_satpot(@FN@_add(@P@_srdhm(pow2, 1488522236), num), 1);
 }
 """
 
@@ -167,20 +118,20 @@ _KERNEL = """\
         for (c = 0u; c < depth; c++) {
             int32_t diff = x[@P@_offset(in, row + c)] - max;
             if (diff >= cfg->diff_min) {
-                int32_t q5 = @FN@_mbqm(diff, cfg->multiplier, cfg->shift);
-                sum = @FN@_add(sum, @FN@_rdbpot(@FN@_exp(q5), 12)); /* Q0.31 -> Q12.19 */
+                int32_t q5 = @P@_mbqm(diff, cfg->multiplier, cfg->shift);
+                sum = @FN@_add(sum, @P@_rdbpot(@FN@_exp(q5), 12)); /* Q0.31 -> Q12.19 */
             }
         }
         log = @FN@_log(sum);
         /* the difference of the smallest Q5.26 value plus the log: at or below it, -128 */
         floor_diff = @FN@_add(log, INT32_MIN);
-        floor_diff = @FN@_mbqm(floor_diff, cfg->reverse_multiplier, cfg->reverse_shift);
+        floor_diff = @P@_mbqm(floor_diff, cfg->reverse_multiplier, cfg->reverse_shift);
         floor_diff = floor_diff > cfg->diff_min - 1 ? floor_diff : cfg->diff_min - 1;
         for (c = 0u; c < depth; c++) {
             int32_t diff = x[@P@_offset(in, row + c)] - max, r = -128;
             if (diff > floor_diff) {
-                int32_t q5 = @FN@_mbqm(diff, cfg->multiplier, cfg->shift);
-                r = @FN@_rdbpot(@FN@_sub(q5, log), 22) + 127; /* Q5.26 -> Q4, + zero point */
+                int32_t q5 = @P@_mbqm(diff, cfg->multiplier, cfg->shift);
+                r = @P@_rdbpot(@FN@_sub(q5, log), 22) + 127; /* Q5.26 -> Q4, + zero point */
                 r = r > 127 ? 127 : (r < -128 ? -128 : r);
             }
             y[@P@_offset(out, row + c)] = (int8_t)r;
@@ -197,4 +148,5 @@ LOG_SOFTMAX8 = FallbackKernel(
     c_source=_FIXEDPOINT + _MATH + _KERNEL,
     run=_run,
     cfg=CFG,
+    fixedpoint=True,
 )

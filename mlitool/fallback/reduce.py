@@ -19,7 +19,6 @@ import numpy as np
 
 from mlitool.execute.reduce import reduce_int, requantize, sum_float_rescale
 from mlitool.fallback.base import FallbackKernel
-from mlitool.fallback.fixedpoint_c import mbqm_c
 
 MODE = {"sum": 0, "max": 1, "min": 2}
 CFG = ("mode", "axes", "rescale", "bias", "multiplier", "shift", "out_zp", "fscale", "fbias")
@@ -96,8 +95,8 @@ static int32_t @P@_@TAG@_round(float v, int32_t zp) {
             }
         }
         if (cfg->rescale == 1) {
-            acc = @P@_@TAG@_wrap32((int64_t)acc - cfg->bias);
-            acc = @P@_@TAG@_mbqm(acc, cfg->multiplier, cfg->shift) + cfg->out_zp;
+            acc = @P@_wrap32((int64_t)acc - cfg->bias);
+            acc = @P@_mbqm(acc, cfg->multiplier, cfg->shift) + cfg->out_zp;
             acc = acc < @LO@ ? @LO@ : (acc > @HI@ ? @HI@ : acc);
         } else if (cfg->rescale == 2) {
             float v = (float)acc * @P@_@TAG@_f32(cfg->fscale);
@@ -115,7 +114,7 @@ def _c_source(tag: str, ctype: str, mem: str, lo: int, hi: int) -> str:
     [lo, hi] their range), helpers named `@P@_<tag>_...`."""
     text = _C_TEMPLATE.replace("@TAG@", tag).replace("@T@", ctype).replace("@MEM@", mem)
     text = text.replace("@W@", ctype.removesuffix("_t"))
-    return mbqm_c(tag) + text.replace("@LO@", str(lo)).replace("@HI@", str(hi))
+    return text.replace("@LO@", str(lo)).replace("@HI@", str(hi))
 
 
 C_SOURCE = _c_source("reduce", "int8_t", "pi8", -128, 127)
@@ -127,6 +126,7 @@ REDUCE8 = FallbackKernel(
     c_source=C_SOURCE,
     run=_run,
     cfg=CFG,
+    fixedpoint=True,
 )
 
 REDUCE16 = FallbackKernel(
@@ -136,4 +136,5 @@ REDUCE16 = FallbackKernel(
     c_source=_c_source("reduce16", "int16_t", "pi16", -32768, 32767),
     run=functools.partial(_run, dtype=np.int16),
     cfg=CFG,
+    fixedpoint=True,
 )

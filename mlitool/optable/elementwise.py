@@ -85,28 +85,21 @@ register(
         run=(F.prelu, T.prelu),
     )
 )
-register(
-    OpSpec(
-        "LOGISTIC",
-        ("input",),
-        **_PER_ELEMENT,
-        types=WIDEN,
-        kind="sigm",
-        lower=act.lower_lut,
-        run=(F.logistic, T.logistic),
+for _name, _kind, _float, _tflite in (
+    ("LOGISTIC", "sigm", F.logistic, T.logistic),
+    ("TANH", "tanh", F.tanh, T.tanh),
+):
+    register(
+        OpSpec(
+            _name,
+            ("input",),
+            **_PER_ELEMENT,
+            types=WIDEN,
+            kind=_kind,
+            lower=act.lower_lut,
+            run=(_float, _tflite),
+        )
     )
-)
-register(
-    OpSpec(
-        "TANH",
-        ("input",),
-        **_PER_ELEMENT,
-        types=WIDEN,
-        kind="tanh",
-        lower=act.lower_lut,
-        run=(F.tanh, T.tanh),
-    )
-)
 register(
     OpSpec(
         "SOFTMAX",
@@ -132,29 +125,17 @@ register(
         run=(F.l2_normalization, T.l2_normalization),
     )
 )
-register(
-    OpSpec(
-        "QUANTIZE",
-        ("input",),
-        **_PER_ELEMENT,
-        types=CONVERT,
-        options="QuantizeOptions",
-        kind="convert",
-        checks=(C.float_needs_mli2,),
-        lower=act.lower_quantize,
-        run=(F.identity, T.quantize),
+for _name, _tflite in (("QUANTIZE", T.quantize), ("DEQUANTIZE", T.dequantize)):
+    register(
+        OpSpec(
+            _name,
+            ("input",),
+            **_PER_ELEMENT,
+            types=CONVERT,
+            options=_name.capitalize() + "Options",
+            kind="convert",
+            checks=(C.float_needs_mli2,),
+            lower=act.lower_quantize,
+            run=(F.identity, _tflite),
+        )
     )
-)
-register(
-    OpSpec(
-        "DEQUANTIZE",
-        ("input",),
-        **_PER_ELEMENT,
-        types=CONVERT,
-        options="DequantizeOptions",
-        kind="convert",
-        checks=(C.float_needs_mli2,),
-        lower=act.lower_quantize,
-        run=(F.identity, T.dequantize),
-    )
-)

@@ -201,10 +201,11 @@ def test_c_exp_reciprocal_and_log_equal_the_executors(tmp_path):
     from mlitool.execute import log_softmax as LX
     from mlitool.execute import tflite_fixedpoint as fp
     from mlitool.fallback import PRELUDE
+    from mlitool.fallback.fixedpoint_c import FIXEDPOINT
     from mlitool.fallback.log_softmax import LOG_SOFTMAX8
 
     unused = "static __attribute__((unused)) "
-    prelude = PRELUDE.replace("static ", "static __attribute__((unused)) ")
+    prelude = (PRELUDE + FIXEDPOINT).replace("static ", "static __attribute__((unused)) ")
     source = (prelude + LOG_SOFTMAX8.c_source).replace("@P@", "lsmp").replace("@FN@", "lsm")
     source = source.replace("@STORAGE@", unused).replace("@CFG@", "cfg_t")
     source = source.replace("static int32_t", unused + "int32_t")

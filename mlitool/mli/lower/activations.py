@@ -7,7 +7,7 @@ import numpy as np
 
 from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
-from mlitool.geometry import safe_pool_axis, tflite_padding
+from mlitool.geometry import mli_window, safe_pool_axis, tflite_padding
 from mlitool.mli.lower import fallback_binary
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.broadcast import over_slices
@@ -65,16 +65,7 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
         kout, pending = _pool_to_view(b, out_idx, el, pool_out_shape), []
     else:
         kout, pending = b.kernel_output(op, out_idx, el, P.kernel_leaves(kind, x))
-    cfg = {
-        "kernel_width": kw,
-        "kernel_height": kh,
-        "stride_width": sw,
-        "stride_height": sh,
-        "padding_left": pl,
-        "padding_right": pr,
-        "padding_top": pt,
-        "padding_bottom": pb,
-    }
+    cfg = {"kernel_width": kw, "kernel_height": kh, **mli_window((sh, sw), (pt, pb, pl, pr))}
     with b.relu_after(op, fmt, kout) as kout2:
         b.layer(op, kind, fmt, [x_name], [kout2], cfg_type="mli_pool_cfg", cfg=cfg, notes=notes)
     b.finish(op, pending, "maxpool copies its input's parameters")
@@ -169,18 +160,14 @@ def lower_leaky_relu(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     alpha = float(op.options.get("alpha", 0.2))
     slope = b.scalar_param(f"{b.base(op.outputs[0])}_slope", alpha, b.tensors[x])
-    out, _ = b.kernel_output(
-        op, op.outputs[0], el, P.kernel_leaves("leaky_relu", b.tensors[x]), why=SAME_FRAC_BITS_NOTE
-    )
-    b.layer(
-        op,
-        "leaky_relu",
-        fmt,
-        [x],
-        [out],
-        params={"slope": slope},
-        notes=[f"slope {alpha} as a rank-0 constant"],
-    )
+    _slope_layer(b, op, fmt, "leaky_relu", x, slope, notes=[f"slope {alpha} as a rank-0 constant"])
+
+
+def _slope_layer(b: Builder, op: ir.Op, fmt: str, kind: str, x: str, slope: str, **kw) -> None:
+    """A leaky_relu / prelu layer: `x`, times `slope` below zero."""
+    leaves = P.kernel_leaves(kind, b.tensors[x])
+    out, _ = b.kernel_output(op, op.outputs[0], act_el(fmt), leaves, why=SAME_FRAC_BITS_NOTE)
+    b.layer(op, kind, fmt, [x], [out], params={"slope": slope}, **kw)
 
 
 def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
@@ -211,19 +198,7 @@ def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
     data = b.encode_param(m, at, real, el, own_int8)
     m.data = np.ascontiguousarray(np.asarray(data).reshape(m.shape))
     slope = b.add(m)
-    out, _ = b.kernel_output(
-        op, op.outputs[0], el, P.kernel_leaves("prelu", b.tensors[x]), why=SAME_FRAC_BITS_NOTE
-    )
-    b.layer(
-        op,
-        "prelu",
-        fmt,
-        [x],
-        [out],
-        params={"slope": slope},
-        cfg_type="mli_prelu_cfg",
-        cfg={"axis": axis},
-    )
+    _slope_layer(b, op, fmt, "prelu", x, slope, cfg_type="mli_prelu_cfg", cfg={"axis": axis})
 
 
 def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:

@@ -353,6 +353,22 @@ class Builder(ViewSteps):
             m.notes.append(f"{saturated} values saturated")
         return data
 
+    def sa_constant(self, name: str, el: ElType, data: np.ndarray, q=(1.0, 0), notes=(), src=None):
+        """A parameter tensor of SA type `el` holding `data` in its shape, with (scale, zero
+        point) `q`; `src`: the model's tensor it stands for."""
+        m = MliTensor(
+            name=name,
+            role=Role.PARAM,
+            shape=data.shape,
+            el_type=el,
+            data=data,
+            source=None if src is None else src.name,
+            source_index=None if src is None else src.index,
+            notes=list(notes),
+        )
+        self.set_sa(m, *q)
+        return self.add(m)
+
     def scalar_param(self, name: str, value: float, like: MliTensor, idx=None) -> str:
         """A rank-0 constant (slope, epsilon) in `like`'s element type."""
         el = like.el_type

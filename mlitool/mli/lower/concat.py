@@ -12,7 +12,7 @@ from mlitool.mli import views as V
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.subtensor import create_subtensor
-from mlitool.mli.types import MliLayer, MliTensor, Role
+from mlitool.mli.types import MliTensor, Role
 
 
 def _concat_piece(
@@ -108,16 +108,8 @@ def _concat(
                 f"input {k} '{t.name}': requantized into its slice (mli_hlp_convert_tensor)"
             )
         pieces.append(cand.name)
-    b.layers.append(
-        MliLayer(
-            index=op.index,
-            op_type=op.type,
-            kind="view",
-            kernel="",
-            inputs=pieces,
-            outputs=[kout.name],
-            notes=["view: no call; the inputs are slices of this buffer"] + notes,
-        )
+    b.no_call_layer(
+        op, pieces, [kout.name], ["view: no call; the inputs are slices of this buffer"] + notes
     )
 
 

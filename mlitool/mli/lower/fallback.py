@@ -11,7 +11,7 @@ from mlitool.execute.unary import Unary
 from mlitool.fallback import lut
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
-from mlitool.mli.types import ElType, MliTensor, Role
+from mlitool.mli.types import ElType
 
 SA8 = ElType.SA8
 
@@ -72,21 +72,13 @@ def _lower_lut(b: Builder, op: ir.Op, u: Unary) -> None:
     tflite = b.g.tensors[in_idx].dtype == "int8"
     qin, qout = _sa8_params(b, op, in_idx), _sa8_params(b, op, out_idx)
     fn = u.int8_function(op, qin, qout, tflite=tflite)
-    table = MliTensor(
-        name=f"{out.name}_table",
-        role=Role.PARAM,
-        shape=(256,),
-        el_type=SA8,
-        data=lut.table_of(fn),
-        notes=[f"{op.type} of every int8 input -128..127, as TFLite computes it"],
-    )
-    b.set_sa(table, 1.0, 0)
-    b.add(table)
+    note = f"{op.type} of every int8 input -128..127, as TFLite computes it"
+    table = b.sa_constant(f"{out.name}_table", SA8, lut.table_of(fn), notes=[note])
     b.fallback(
         op,
         lut.LUT8,
         [x],
         [out.name],
-        params={"table": table.name},
+        params={"table": table},
         notes=[f"no MLI kernel for {op.type}: fallback C (table look-up, 256 bytes)"],
     )

@@ -20,7 +20,7 @@ from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import fallback as FB
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
-from mlitool.mli.types import ElType, MliTensor, Role
+from mlitool.mli.types import ElType
 
 SA8 = ElType.SA8
 # DIV's last shift (mlitool.execute.binary) is covered for output multipliers in this range
@@ -95,18 +95,8 @@ def _operand(b: Builder, op: ir.Op, idx: int, out_rank: int) -> tuple[str, tuple
     shape = (1,) * (out_rank - len(t.shape)) + tuple(t.shape)
     while shape and shape[0] == 1:
         shape = shape[1:]
-    m = MliTensor(
-        name=b.base(idx),
-        role=Role.PARAM,
-        shape=shape,
-        el_type=SA8,
-        data=data.reshape(shape),
-        source=t.name,
-        source_index=idx,
-        notes=[f"constant operand {list(t.shape)}: broadcast by the fallback kernel"],
-    )
-    b.set_sa(m, *q)
-    return b.add(m), q
+    note = f"constant operand {list(t.shape)}: broadcast by the fallback kernel"
+    return b.sa_constant(b.base(idx), SA8, data.reshape(shape), q, [note], t), q
 
 
 def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:

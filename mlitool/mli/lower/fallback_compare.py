@@ -81,28 +81,17 @@ def _operand(b: Builder, op: ir.Op, idx: int) -> tuple[str, tuple[float, int]]:
     shape, rank = tuple(t.shape), len(b.mli_shape(b.g.tensors[op.outputs[0]].shape))
     while len(shape) > rank and shape[0] == 1:
         shape = shape[1:]
-    m = MliTensor(
-        name=b.base(idx),
-        role=Role.PARAM,
-        shape=shape,
-        el_type=SA8,
-        source=t.name,
-        source_index=idx,
-    )
-    data = np.asarray(t.data)
+    data, notes = np.asarray(t.data), []
     if t.dtype == "bool":
         p = (1.0, 0)
-        data = data.astype(np.int8)
-        m.notes.append(BOOL_NOTE)
+        notes.append(BOOL_NOTE)
     elif t.dtype == "int8" and t.quant is not None:
         p = (float(t.quant.scale[0]), int(t.quant.zero_point[0]))
     else:
         real = np.asarray(data, np.float64)
         p = Q.sa8_params_from_range(float(real.min()), float(real.max()))
         data, _ = Q.int_quantize(real, *p, 8)
-    b.set_sa(m, *p)
-    m.data = np.asarray(data, np.int8).reshape(m.shape)
-    return b.add(m), p
+    return b.sa_constant(b.base(idx), SA8, np.asarray(data, np.int8).reshape(shape), p, notes, t), p
 
 
 def _output(b: Builder, op: ir.Op) -> MliTensor:

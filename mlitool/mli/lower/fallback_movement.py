@@ -25,7 +25,7 @@ from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.lower.fallback import fallback_needs_mli2
-from mlitool.mli.types import ElType, MliTensor, Role
+from mlitool.mli.types import ElType, MliTensor
 
 # --- checks ----------------------------------------------------------------------------------
 
@@ -80,25 +80,17 @@ def _gather4(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what: str)
         vecs = vecs[1:]
     vecs = [np.zeros(1, np.int64)] * (4 - len(vecs)) + [np.asarray(v) for v in vecs]
     kout, pending = _output(b, op, x, el)
-    index = MliTensor(
-        name=f"{kout}_index",
-        role=Role.PARAM,
-        shape=(sum(len(v) for v in vecs),),
-        el_type=ElType.SA32,
-        data=np.concatenate(vecs).astype(np.int32),
-        notes=["gather4 index vectors, one per input axis (-1: fill)"],
-    )
-    b.set_sa(index, 1.0, 0)
-    b.add(index)
+    index = np.concatenate(vecs).astype(np.int32)
+    note = "gather4 index vectors, one per input axis (-1: fill)"
     cfg = {f"n{d}": len(v) for d, v in enumerate(vecs)} | {"fill": _fill(b.tensors[kout])}
     b.fallback(
         op,
         GATHER4,
         [x],
         [kout],
-        params={"index": index.name},
+        params={"index": b.sa_constant(f"{kout}_index", ElType.SA32, index, notes=[note])},
         cfg=cfg,
-        notes=[f"no MLI kernel for {op.type}: fallback C ({what}, {index.shape[0]} indices)"],
+        notes=[f"no MLI kernel for {op.type}: fallback C ({what}, {index.size} indices)"],
     )
     b.finish(op, pending, f"{op.type} copies raw values")
 

@@ -10,7 +10,7 @@ from contextlib import nullcontext
 import numpy as np
 
 from mlitool import ir
-from mlitool.geometry import tflite_padding, transpose_conv_padding
+from mlitool.geometry import mli_window, tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import fc_rows, layer_kind
@@ -113,27 +113,7 @@ def _sa8_operands(
         w_q, w_scale, b_q, b_float_scale, clamped = clamp_degenerate(
             w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis
         )
-    w_data, lay = _weights_layout(b, kind, to_ohwi(w_q))
-    wm = MliTensor(
-        name=b.base(w_idx),
-        role=Role.WEIGHTS,
-        shape=w_data.shape,
-        el_type=ElType.SA8,
-        layout=lay,
-        data=w_data,
-        source=wt.name,
-        source_index=w_idx,
-    )
-    bm = MliTensor(
-        name=bt.name if bt is not None else f"{out.name}_bias",
-        role=Role.BIAS,
-        shape=(cout,),
-        el_type=ElType.SA32,
-        layout="N",
-        data=b_q,
-        source=bt.name if bt is not None else None,
-        source_index=b_idx if b_idx >= 0 else None,
-    )
+    wm, bm = _weights_and_bias(b, op, kind, out, to_ohwi(w_q), ElType.SA8, b_q, ElType.SA32)
     sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
     if clamped:
         wm.notes.append(clamped)
@@ -185,7 +165,20 @@ def _fx_operands(
         out.frac_bits = limit
     w_fx, w_sat = w_fx_of(w_frac)
     b_fx, b_sat = Q.fx_quantize(b_real, b_frac, el_b.bits)
-    w_data, lay = _weights_layout(b, kind, w_fx)
+    wm, bm = _weights_and_bias(b, op, kind, out, w_fx, el_w, b_fx, el_b, (w_frac, b_frac))
+    for tm, n in ((wm, w_sat), (bm, b_sat)):
+        if n:
+            tm.notes.append(f"{n} of {tm.size} values saturated at frac bits {tm.frac_bits}")
+    return wm, bm
+
+
+def _weights_and_bias(
+    b: Builder, op: ir.Op, kind: str, out: MliTensor, w, el_w, bias, el_b, frac=(None, None)
+) -> tuple[MliTensor, MliTensor]:
+    """The weights (OHWI data `w`, put in the kernel's layout) and bias tensors of a MAC layer;
+    `frac`: their frac bits in FX formats."""
+    (w_idx, wt), (b_idx, bt) = ((op.input(s), b.g.tensor(op.input(s))) for s in ("weights", "bias"))
+    w_data, lay = _weights_layout(b, kind, w)
     wm = MliTensor(
         name=b.base(w_idx),
         role=Role.WEIGHTS,
@@ -193,24 +186,21 @@ def _fx_operands(
         el_type=el_w,
         layout=lay,
         data=w_data,
-        frac_bits=w_frac,
+        frac_bits=frac[0],
         source=wt.name,
         source_index=w_idx,
     )
     bm = MliTensor(
         name=bt.name if bt is not None else f"{out.name}_bias",
         role=Role.BIAS,
-        shape=(cout,),
+        shape=(_cout(op, wt),),
         el_type=el_b,
         layout="N",
-        data=b_fx,
-        frac_bits=b_frac,
+        data=bias,
+        frac_bits=frac[1],
         source=bt.name if bt is not None else None,
         source_index=b_idx if b_idx >= 0 else None,
     )
-    for tm, n in ((wm, w_sat), (bm, b_sat)):
-        if n:
-            tm.notes.append(f"{n} of {tm.size} values saturated at frac bits {tm.frac_bits}")
     return wm, bm
 
 
@@ -286,17 +276,14 @@ def _macs(b: Builder, op: ir.Op, kind: str) -> int:
 
 def _pointwise_cfg(b: Builder, op: ir.Op, out: MliTensor) -> dict:
     """A 1x1 conv2d: stride 1, no padding (multi-row fully connected)."""
-    cfg = {
-        "relu_type": b.relu_type(op, out),
-        "stride_width": 1,
-        "stride_height": 1,
-        "padding_left": 0,
-        "padding_right": 0,
-        "padding_top": 0,
-        "padding_bottom": 0,
-    }
+    return _conv_fields(b, op, out, (1, 1), (0, 0, 0, 0), (1, 1))
+
+
+def _conv_fields(b: Builder, op: ir.Op, out: MliTensor, stride, pads, dilation) -> dict:
+    """A convolution's config: relu, stride, padding, and the dilation where the target has it."""
+    cfg = {"relu_type": b.relu_type(op, out), **mli_window(stride, pads)}
     if b.target.has_dilation:
-        cfg.update(dilation_width=1, dilation_height=1)
+        cfg.update(dilation_width=dilation[1], dilation_height=dilation[0])
     return cfg
 
 
@@ -311,18 +298,7 @@ def _conv_cfg(b: Builder, op: ir.Op, x: MliTensor, out: MliTensor, wt: ir.Tensor
     else:
         _, pt, pb = tflite_padding(o.get("padding", "VALID"), in_shape[1], kh, sh, dh)
         _, pl, pr = tflite_padding(o.get("padding", "VALID"), in_shape[2], kw, sw, dw)
-    cfg = {
-        "relu_type": b.relu_type(op, out),
-        "stride_width": sw,
-        "stride_height": sh,
-        "padding_left": pl,
-        "padding_right": pr,
-        "padding_top": pt,
-        "padding_bottom": pb,
-    }
-    if b.target.has_dilation:
-        cfg.update(dilation_width=dw, dilation_height=dh)
-    return cfg
+    return _conv_fields(b, op, out, (sh, sw), (pt, pb, pl, pr), (dh, dw))
 
 
 def _transpose_cfg(b: Builder, op: ir.Op, out: MliTensor, wt: ir.Tensor) -> dict:
@@ -337,14 +313,4 @@ def _transpose_cfg(b: Builder, op: ir.Op, out: MliTensor, wt: ir.Tensor) -> dict
     padding = o.get("padding", "SAME")
     pt, pb = transpose_conv_padding(padding, in_shape[1], out_shape[1], wt.shape[1], sh)
     pl, pr = transpose_conv_padding(padding, in_shape[2], out_shape[2], wt.shape[2], sw)
-    return {
-        "relu_type": b.relu_type(op, out),
-        "stride_width": sw,
-        "stride_height": sh,
-        "padding_left": pl,
-        "padding_right": pr,
-        "padding_top": pt,
-        "padding_bottom": pb,
-        "dilation_width": 1,
-        "dilation_height": 1,
-    }
+    return _conv_fields(b, op, out, (sh, sw), (pt, pb, pl, pr), (1, 1))  # MLI 2.x only

@@ -25,7 +25,7 @@ from mlitool.mli.lower.facts import (
 )
 from mlitool.mli.ops import output_params
 from mlitool.mli.subtensor import create_subtensor
-from mlitool.mli.types import ElType, MliLayer, MliTensor, Role
+from mlitool.mli.types import ElType, MliTensor, Role
 
 
 def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
@@ -243,17 +243,7 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         kind = "contiguous" if V.is_dense(v) else f"strided {list(v.mem_stride)}"
         notes.append(f"{v.name}: {kind} view of {v.buffer} at element {v.offset}")
     if views:
-        b.layers.append(
-            MliLayer(
-                index=op.index,
-                op_type=op.type,
-                kind="view",
-                kernel="",
-                inputs=[x.name],
-                outputs=views,
-                notes=["view: no call; " + "; ".join(notes)],
-            )
-        )
+        b.no_call_layer(op, [x.name], views, ["view: no call; " + "; ".join(notes)])
     for out_idx, box, why in copies:
         off, size, step = (b.mli_dims(v, in_shape) for v in (box.begin, box.size, box.step))
         out = b.produce(out_idx, el)

@@ -29,15 +29,19 @@ class ViewSteps:
         s, d = self.tensors[src], self.tensors[dst]
         d.buffer = s.buffer or s.name
         d.offset = s.offset
+        self.no_call_layer(op, [src], [dst], [f"view: {why}; no call, shares {d.buffer}'s memory"])
+
+    def no_call_layer(self, op: ir.Op, inputs: list[str], outputs: list[str], notes: list[str]):
+        """A "view" layer: no kernel call, its outputs are views the caller has placed."""
         self.layers.append(
             MliLayer(
                 index=op.index,
                 op_type=op.type,
                 kind="view",
                 kernel="",
-                inputs=[src],
-                outputs=[dst],
-                notes=[f"view: {why}; no call, shares {d.buffer}'s memory"],
+                inputs=inputs,
+                outputs=outputs,
+                notes=notes,
             )
         )
 
