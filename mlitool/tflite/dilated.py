@@ -14,7 +14,7 @@ chain by the conv alone with dilation b, on the chain's input, where that is exa
 
 Each output is the same sum of the same integer products with the same per-channel requantization,
 so the result is bit for bit what TFLite computes. The conv keeps its index; the
-EXPAND_DIMS / RESHAPE around it stay (views) with their shapes fixed; S2B and B2S are listed as
+EXPAND_DIMS / RESHAPE around it stay (views), writing new tensors of the right shapes; S2B and B2S are listed as
 replaced (`REWRITTEN_FROM`, `inspect`). Runs at import (`pipeline.fold_model`) after constant
 folding, like the upsampling rewrite, so every stage sees the one graph.
 """
@@ -100,39 +100,38 @@ def _rewrite(graph, chain, block, tensors, new_ops) -> dict[str, list[str]]:
     s2b, b2s = chain[0], chain[-1]
     conv = next(op for op in chain if op.type == "CONV_2D")
     x, y = graph.tensors[s2b.inputs[0]], graph.tensors[b2s.outputs[0]]
-    fixed: dict[int, tuple[int, ...]] = {}
     if len(x.shape) == 3:
-        expand, view = chain[1], chain[3]
-        axis = int(_const(graph, expand, 1).reshape(-1)[0]) % 4
+        axis = int(_const(graph, chain[1], 1).reshape(-1)[0]) % 4
         if axis not in (1, 2):
             return {}
         spatial = list(x.shape)
         spatial.insert(axis, 1)
         blocks = [1, 1]
         blocks[2 - axis] = block[0]  # the time axis is the one not inserted
-        fixed[expand.outputs[0]] = tuple(spatial)
     else:
         spatial, blocks, axis = list(x.shape), block, None
     w = graph.tensors[conv.inputs[1]]
     size = [spatial[1 + a] - blocks[a] * (w.shape[1 + a] - 1) for a in range(2)]
     conv_out = (1, *size, w.shape[0])
-    if min(size) < 1:
-        return {}
     view_of = tuple(np.delete(conv_out, axis)) if len(x.shape) == 3 else conv_out
-    if view_of != tuple(y.shape):
+    if min(size) < 1 or view_of != tuple(y.shape):
         return {}
-    for i, shape in fixed.items():
-        tensors[i] = dataclasses.replace(tensors[i], shape=shape, shape_signature=None)
     labels = [conv.label, s2b.label, b2s.label]  # first: the op kept (as `inspect` reads it)
     options = {**conv.options, "dilation_h": blocks[0], "dilation_w": blocks[1]}
     options[REWRITTEN_FROM] = tuple(labels)
     if len(x.shape) == 3:
+        # The views' tensors hold other elements than the file's (batch b inside): new tensors,
+        # so nothing compares them with LiteRT's tensors of the same index.
         expand, view = chain[1], chain[3]
-        c = conv.outputs[0]
-        tensors[c] = dataclasses.replace(tensors[c], shape=conv_out, shape_signature=None)
-        new_ops[expand.index] = dataclasses.replace(expand, inputs=(x.index, *expand.inputs[1:]))
-        new_ops[conv.index] = dataclasses.replace(conv, options=options)
-        new_ops[view.index] = _view_to(view, y, tensors)
+        e = _new_tensor(tensors, graph.tensors[expand.outputs[0]], tuple(spatial))
+        c = _new_tensor(tensors, graph.tensors[conv.outputs[0]], conv_out)
+        new_ops[expand.index] = dataclasses.replace(
+            expand, inputs=(x.index, *expand.inputs[1:]), outputs=(e,)
+        )
+        new_ops[conv.index] = dataclasses.replace(
+            conv, inputs=(e, *conv.inputs[1:]), outputs=(c,), options=options
+        )
+        new_ops[view.index] = _view_to(view, c, y, tensors)
     else:
         new_ops[conv.index] = dataclasses.replace(
             conv, inputs=(x.index, *conv.inputs[1:]), outputs=(y.index,), options=options
@@ -141,16 +140,24 @@ def _rewrite(graph, chain, block, tensors, new_ops) -> dict[str, list[str]]:
     return {new_ops[conv.index].label: labels}
 
 
-def _view_to(view: ir.Op, y: ir.Tensor, tensors: list[ir.Tensor]) -> ir.Op:
+def _new_tensor(tensors: list[ir.Tensor], like: ir.Tensor, shape: tuple[int, ...]) -> int:
+    t = dataclasses.replace(
+        like, index=len(tensors), name=f"{like.name}/dilated", shape=shape, shape_signature=None
+    )
+    tensors.append(t)
+    return t.index
+
+
+def _view_to(view: ir.Op, src: int, y: ir.Tensor, tensors: list[ir.Tensor]) -> ir.Op:
     """The RESHAPE / SQUEEZE after the conv, writing `y` (a RESHAPE gets a new shape constant:
     the file's reads the batch-b shape)."""
     if view.type == "SQUEEZE":
-        return dataclasses.replace(view, outputs=(y.index,))
+        return dataclasses.replace(view, inputs=(src,), outputs=(y.index,))
     shape = ir.Tensor(
         len(tensors), f"{y.name}/shape", (len(y.shape),), "int32", np.array(y.shape, np.int32)
     )
     tensors.append(shape)
-    inputs = (view.inputs[0], shape.index) if len(view.inputs) > 1 else view.inputs
+    inputs = (src, shape.index) if len(view.inputs) > 1 else (src,)
     options = (
         {**view.options, "new_shape": tuple(y.shape)}
         if "new_shape" in view.options
