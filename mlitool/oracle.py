@@ -117,19 +117,22 @@ def _lower_version(content: bytearray, op: str, version: int) -> bool:
 def run_litert(
     path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray], tensors: list[int]
 ) -> dict[int, np.ndarray]:
-    """{tensor index: batch} for `tensors`, one interpreter invocation per sample. `inputs` are
-    in the model's own dtypes ({input tensor index: batch}). Variable tensors (LSTM state) are
-    reset before every sample: each sample is one inference, as in mlitool's executors."""
+    """{tensor index: batch} for those of `tensors` the file has, one interpreter invocation per
+    sample. `inputs` are in the model's own dtypes ({input tensor index: batch}). Variable
+    tensors (LSTM state) are reset before every sample: each sample is one inference, as in
+    mlitool's executors."""
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
-    res: dict[int, list] = {t: [] for t in tensors}
+    # tensors a rewrite at import added (mlitool.tflite.dilated) are not in the file: left out
+    in_file = {d["index"] for d in it.get_tensor_details()}
+    res: dict[int, list] = {t: [] for t in tensors if t in in_file}
     for s in range(n):
         for idx, a in inputs.items():
             want = tuple(graph.tensors[idx].shape)
             it.set_tensor(idx, np.ascontiguousarray(a[s]).reshape(want))
         it.reset_all_variables()
         it.invoke()
-        for t in tensors:
+        for t in res:
             res[t].append(it.get_tensor(t).copy())
     return {t: np.stack(v) for t, v in res.items()}

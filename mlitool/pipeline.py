@@ -158,17 +158,20 @@ def read(model_path: Path) -> ir.Model:
 def fold_model(model: ir.Model) -> None:
     """Fold `model`'s main graph in place, as every command sees it: float16 weights into
     float32 constants, then constant ops (the batch fixed to 1), then nearest upsampling built
-    of EXPAND_DIMS / TILE / RESHAPE into one RESIZE_NEAREST_NEIGHBOR, then an int8 model's float
+    of EXPAND_DIMS / TILE / RESHAPE into one RESIZE_NEAREST_NEIGHBOR, then dilated convs run
+    through the batch (SPACE_TO_BATCH_ND ... BATCH_TO_SPACE_ND) into one CONV_2D, then an int8 model's float
     islands (DEQUANTIZE -> element-wise op -> QUANTIZE) into the int8 op; recorded on the model."""
     from mlitool.tflite.constant_fold import fold_constants
+    from mlitool.tflite.dilated import fuse_space_to_batch_conv
     from mlitool.tflite.fold import fold_float16_dequantize
     from mlitool.tflite.islands import fuse_float_islands
     from mlitool.tflite.upsampling import fuse_tiled_upsampling
 
     g, done = fold_constants(fold_float16_dequantize(model.main))
     g, upsampling = fuse_tiled_upsampling(g)
+    g, dilated = fuse_space_to_batch_conv(g)
     model.subgraphs[0], islands = fuse_float_islands(g)
-    model.rewritten_ops = {**upsampling, **islands}
+    model.rewritten_ops = {**upsampling, **dilated, **islands}
     model.batch_fixed = list(done.batch_fixed)
     model.folded_ops = list(done.folded)
     model.removed_ops = list(done.removed)

@@ -74,12 +74,16 @@ def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
     where raw zero encodes real zero: FX, or SA with zero point 0)."""
     out = model.tensor(layer.outputs[0])
     c = layer.cfg
-    pads = [
-        (0, 0),
-        (int(c["padding_top"]), int(c["padding_bottom"])),
-        (int(c["padding_left"]), int(c["padding_right"])),
-        (int(c.get("padding_channels_before", 0)), int(c.get("padding_channels_after", 0))),
-    ]
+    if "padding_pre" in c:  # per MLI dimension (a rank-2 [T, C] tensor)
+        pads = [(0, 0)] + [(int(a), int(b)) for a, b in zip(c["padding_pre"], c["padding_post"])]
+        pads = pads[: xs[0].ndim]
+    else:
+        pads = [
+            (0, 0),
+            (int(c["padding_top"]), int(c["padding_bottom"])),
+            (int(c["padding_left"]), int(c["padding_right"])),
+            (int(c.get("padding_channels_before", 0)), int(c.get("padding_channels_after", 0))),
+        ]
     res = np.pad(xs[0], pads, mode="constant", constant_values=0)
     return res.astype(out.el_type.dtype, copy=False)
 

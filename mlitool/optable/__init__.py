@@ -27,6 +27,7 @@ from mlitool.optable import unary  # noqa: F401
 from mlitool.optable import compare  # noqa: F401
 from mlitool.optable import log_softmax  # noqa: F401
 from mlitool.optable import keras_extra  # noqa: F401
+from mlitool.optable import power  # noqa: F401
 
 # isort: on
 from mlitool.opspec import REGISTRY, get, lowered_ops, spec

@@ -1,10 +1,11 @@
 """Float islands in int8 models, as one int8 op.
 
-Where TFLite's int8 quantizer has no int8 kernel for an element-wise op (TF 2.21 leaves ELU and
-NEG in float), an int8 model holds DEQUANTIZE -> op (float32) -> QUANTIZE. The float tensors
+Where TFLite's int8 quantizer has no int8 kernel for an element-wise op (TF 2.21 leaves ELU,
+NEG, SQUARE and POW in float), an int8 model holds DEQUANTIZE -> op (float32) -> QUANTIZE (one
+DEQUANTIZE may feed several such islands; POW's exponent is a constant). The float tensors
 between have no int8 parameters, so lowering would ask for calibration. Since the three ops
-map each int8 input value to one int8 output value, `fuse_float_islands` replaces them by the
-op alone on the int8 tensors, carrying the 256 results the three compute (`ISLAND_TABLE`,
+map each int8 input value to one int8 output value (other inputs: one-value constants),
+`fuse_float_islands` replaces them by the op alone on the int8 tensors, carrying the 256 results the three compute (`ISLAND_TABLE`,
 evaluated with tflite mode's own kernels of the three ops, so it is what TFLite computes:
 DEQUANTIZE in float32, the float kernel, QUANTIZE's division and rounding). tflite mode, the
 `mli` executor and the fallback C (`lut8`) then read that table; float mode runs the op's
@@ -30,53 +31,74 @@ def _per_tensor_int8(t: ir.Tensor) -> bool:
     return t.dtype == "int8" and t.quant is not None and not t.quant.per_axis
 
 
-def _unary_fallback(op: ir.Op) -> bool:
+# Element-wise ops whose other inputs, constants of one value, are part of the function the
+# island's table holds (their tflite kernel reads `ISLAND_TABLE`).
+_WITH_CONSTANTS = ("POW",)
+
+
+def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
+    """A fallback op whose output element is a function of the same element of its first input:
+    a unary op, or one of `_WITH_CONSTANTS` whose other inputs are one-value constants."""
     spec = optable.get(op.type)
-    return spec is not None and spec.kind == "fallback" and spec.slots == ("input",)
+    if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
+        return False
+    if spec.slots == ("input",):
+        return True
+    others = [graph.tensor(i) for i in op.inputs[1:]]
+    return op.type in _WITH_CONSTANTS and all(
+        t is not None and t.data is not None and t.size == 1 for t in others
+    )
 
 
 def fuse_float_islands(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[str]]]:
-    """(`graph` with each DEQUANTIZE -> unary op -> QUANTIZE of int8 tensors replaced by the op
-    on the int8 tensors, {label of the op: labels of the ops it replaces})."""
-    consumers, producers = graph.consumers(), graph.producers()
-    outputs = set(graph.outputs)
+    """(`graph` with each DEQUANTIZE -> element-wise op -> QUANTIZE of int8 tensors replaced by
+    the op on the int8 tensors, {label of the op: labels of the ops it replaces}). A DEQUANTIZE
+    read by several such islands goes with them, only when every reader is one."""
+    consumers, outputs = graph.consumers(), set(graph.outputs)
     replaced: dict[int, ir.Op | None] = {}
     rewrites: dict[str, list[str]] = {}
-    for op in graph.ops:
-        if not _unary_fallback(op) or graph.tensors[op.inputs[0]].dtype != "float32":
+    for deq in graph.ops:
+        if deq.type != "DEQUANTIZE" or deq.outputs[0] in outputs:
             continue
-        deq = producers.get(op.inputs[0])
-        readers = consumers.get(op.outputs[0], [])
-        if deq is None or deq.type != "DEQUANTIZE" or len(readers) != 1:
+        x = graph.tensors[deq.inputs[0]]
+        islands = [_island(graph, op, consumers) for op in consumers.get(deq.outputs[0], [])]
+        if not _per_tensor_int8(x) or not islands or None in islands:
             continue
-        quant = readers[0]
-        x, y = graph.tensors[deq.inputs[0]], graph.tensors[quant.outputs[0]]
-        inner = (op.inputs[0], op.outputs[0])
-        if (
-            quant.type != "QUANTIZE"
-            or not (_per_tensor_int8(x) and _per_tensor_int8(y))
-            or len(consumers.get(op.inputs[0], [])) != 1
-            or outputs.intersection(inner)
-        ):
-            continue
-        labels = [deq.label, op.label, quant.label]
-        table = _table(graph, (deq, op, quant))
-        fused = dataclasses.replace(
-            op,
-            inputs=(x.index,),
-            outputs=(y.index,),
-            options={
-                **op.options,
-                ISLAND_TABLE: tuple(int(v) for v in table),
-                REWRITTEN_FROM: tuple(labels),
-            },
-        )
-        replaced.update({deq.index: None, quant.index: None, op.index: fused})
-        rewrites[fused.label] = labels
+        replaced[deq.index] = None
+        for op, quant in islands:
+            labels = [deq.label, op.label, quant.label]
+            table = _table(graph, (deq, op, quant))
+            fused = dataclasses.replace(
+                op,
+                inputs=(x.index, *op.inputs[1:]),
+                outputs=quant.outputs,
+                options={
+                    **op.options,
+                    ISLAND_TABLE: tuple(int(v) for v in table),
+                    REWRITTEN_FROM: tuple(labels),
+                },
+            )
+            replaced.update({quant.index: None, op.index: fused})
+            rewrites[fused.label] = labels
     if not rewrites:
         return graph, {}
     ops = [replaced.get(op.index, op) for op in graph.ops]
     return dataclasses.replace(graph, ops=[o for o in ops if o is not None]), rewrites
+
+
+def _island(graph: ir.Graph, op: ir.Op, consumers) -> tuple[ir.Op, ir.Op] | None:
+    """(op, its QUANTIZE) when `op`, a reader of a DEQUANTIZE's float32 output, is an island:
+    element-wise on it alone, read only by a QUANTIZE to per-tensor int8; else None."""
+    src = graph.tensors[op.inputs[0]]
+    if not _elementwise_fallback(graph, op) or src.dtype != "float32":
+        return None
+    if src.index in op.inputs[1:] or op.outputs[0] in graph.outputs:
+        return None
+    readers = consumers.get(op.outputs[0], [])
+    if len(readers) != 1 or readers[0].type != "QUANTIZE":
+        return None
+    quant = readers[0]
+    return (op, quant) if _per_tensor_int8(graph.tensors[quant.outputs[0]]) else None
 
 
 def _table(graph: ir.Graph, chain: tuple[ir.Op, ...]) -> np.ndarray:

@@ -71,7 +71,7 @@ def test_tflite_mode_equals_litert_at_every_layer(name):
     builtin = not kernels.startswith("reference")
     if "ops" in ENTRIES[name]:
         assert builtin == ("ELU" in ENTRIES[name]["ops"]), kernels
-    for t in every:
+    for t in filter(ref.__contains__, every):  # not: tensors a rewrite at import added
         want, got = ref[t].reshape(ours[t].shape), ours[t]
         where = f"{name}: {g.tensors[t].name}"
         if np.dtype(want.dtype).kind == "f":  # float kernels: TFLite's float32 sums, not ours

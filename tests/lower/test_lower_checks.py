@@ -156,7 +156,8 @@ CASES = [
         "2.0",
         checks.pad_spatial,
         {},
-        "PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor",
+        "PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor, "
+        "or (MLI 2.x) of T and C of a 3-D one",
     ),
     (
         one_op(

@@ -364,11 +364,14 @@ def slice_keeps_batch(s: Subject):
 
 
 def pad_spatial(s: Subject):
-    """PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor"""
+    """PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor,
+    or (MLI 2.x) of T and C of a 3-D one"""
     pads = const_values(s.graph, s.op.input("paddings"))
+    rank = len(s.input("input").shape)
     if (
         pads is None
-        or len(s.input("input").shape) != 4
+        # [1, T, C] is the MLI tensor [T, C], which MLI 2.x's mli_mov pads in any dimension
+        or not (rank == 4 or (rank == 3 and s.target.padding_via_mov))
         or np.any(pads[0] != 0)
         or np.any(pads < 0)
         or np.any(pads > 255)
@@ -381,7 +384,7 @@ def pad_channels_need_mli2(s: Subject):
     """padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads
     H and W only)"""
     pads = const_values(s.graph, s.op.input("paddings"))
-    return {} if not s.target.padding_via_mov and np.any(pads[3] != 0) else _OK
+    return {} if not s.target.padding_via_mov and np.any(pads[-1] != 0) else _OK
 
 
 def _pad_value(s: Subject) -> np.ndarray | None:

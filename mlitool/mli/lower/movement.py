@@ -274,14 +274,11 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     xt = b.tensors[x]
     value = _pad_value(b, op)
     pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
-    cfg = {
-        "padding_left": int(pads[2, 0]),
-        "padding_right": int(pads[2, 1]),
-        "padding_top": int(pads[1, 0]),
-        "padding_bottom": int(pads[1, 1]),
-    }
-    if pads[3].any():  # channels (MLI 2.x mli_mov pads every dimension)
-        cfg.update(padding_channels_before=int(pads[3, 0]), padding_channels_after=int(pads[3, 1]))
+    if len(pads) == 3:  # [1, T, C]: the MLI tensor [T, C], padded per dimension by mli_mov
+        pre, post = [int(v) for v in pads[1:, 0]], [int(v) for v in pads[1:, 1]]
+        cfg = {"padding_pre": [*pre, 0, 0], "padding_post": [*post, 0, 0]}
+    else:
+        cfg = _pad_cfg(pads)
     cfg_type = "mli_mov_cfg_t" if b.target.padding_via_mov else "mli_padding2d_cfg"
     if el.is_sa:
         fill = int(xt.zero_point[0]) if value is None else value  # raw SA8 pad value
@@ -295,6 +292,19 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     kout, pending = b.kernel_output(op, op.outputs[0], el, P.copy_params(xt))
     b.layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
     b.finish(op, pending, "padding copies its input's parameters")
+
+
+def _pad_cfg(pads: np.ndarray) -> dict:
+    """The padding cfg of a 4-D PAD: H, W (and channels: MLI 2.x mli_mov pads every dimension)."""
+    cfg = {
+        "padding_left": int(pads[2, 0]),
+        "padding_right": int(pads[2, 1]),
+        "padding_top": int(pads[1, 0]),
+        "padding_bottom": int(pads[1, 1]),
+    }
+    if pads[3].any():
+        cfg.update(padding_channels_before=int(pads[3, 0]), padding_channels_after=int(pads[3, 1]))
+    return cfg
 
 
 def _pad_wide(b: Builder, op: ir.Op, fmt: str, x: str, fill: int, cfg_type: str, cfg: dict) -> None:

@@ -66,7 +66,7 @@ def _fusion(graph: ir.Graph, pad: ir.Op, consumers) -> tuple[ir.Op | None, list[
     out = pad.outputs[0]
     readers = consumers.get(out, [])
     pads = np.asarray(graph.slot(pad, "paddings").data, dtype=np.int64)
-    if out in graph.outputs or len(readers) != 1 or pads[3].any():
+    if out in graph.outputs or len(readers) != 1 or len(pads) != 4 or pads[3].any():
         return None, []
     conv = readers[0]
     if (
