@@ -366,16 +366,10 @@ def slice_keeps_batch(s: Subject):
 def pad_spatial(s: Subject):
     """PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor,
     or (MLI 2.x) of T and C of a 3-D one"""
-    pads = const_values(s.graph, s.op.input("paddings"))
-    rank = len(s.input("input").shape)
-    if (
-        pads is None
-        # [1, T, C] is the MLI tensor [T, C], which MLI 2.x's mli_mov pads in any dimension
-        or not (rank == 4 or (rank == 3 and s.target.padding_via_mov))
-        or np.any(pads[0] != 0)
-        or np.any(pads < 0)
-        or np.any(pads > 255)
-    ):
+    pads, rank = const_values(s.graph, s.op.input("paddings")), len(s.input("input").shape)
+    # [1, T, C] is the MLI tensor [T, C], which MLI 2.x's mli_mov pads in any dimension
+    ranked = rank == 4 or (rank == 3 and s.target.padding_via_mov)
+    if pads is None or not ranked or np.any(pads[0] != 0) or np.any((pads < 0) | (pads > 255)):
         return {}
     return _OK
 
