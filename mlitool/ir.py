@@ -104,8 +104,12 @@ class Op:
     @property
     def label(self) -> str:
         """Human name for messages: 'op 3 (CONV_2D)'."""
-        kind = self.custom_code if self.type == "CUSTOM" and self.custom_code else self.type
-        return f"op {self.index} ({kind})"
+        return f"op {self.index} ({self.shown_type})"
+
+    @property
+    def shown_type(self) -> str:
+        """The op type as messages name it: a custom op by its custom code."""
+        return self.custom_code if self.type == "CUSTOM" and self.custom_code else self.type
 
     def input(self, name: str) -> int:
         """Tensor index in input slot `name` (as its OpSpec names the slots); -1 when omitted."""

@@ -35,7 +35,7 @@ def check_supported(graph: ir.Graph, target: Target, layout: str) -> None:
     from mlitool.mli.lower.support import refusal
 
     found = [(op, refusal(graph, op, target, layout)) for op in graph.ops]
-    problems = [(op.index, op.type, reason) for op, reason in found if reason]
+    problems = [(op.index, op.shown_type, reason) for op, reason in found if reason]
     if problems:
         raise RefusedOps(f"cannot be lowered for MLI {target.version}", problems)
 
@@ -137,14 +137,14 @@ def _check_kernels(b: Builder) -> None:
             bad.append(
                 (
                     op.index,
-                    op.type,
+                    op.shown_type,
                     f"int16 activations (a 16x8 model) would lose 8 bits in {fmt}: convert "
                     "with --format fx16 or fx8w16d (FX16 activations)",
                 )
             )
             continue
         if b.target.kernel(kind, fmt, b.layout) is None:
-            bad.append((op.index, op.type, b.target.no_kernel(kind, fmt, b.layout)))
+            bad.append((op.index, op.shown_type, b.target.no_kernel(kind, fmt, b.layout)))
     if bad:
         raise RefusedOps(f"have no kernel on MLI {b.target.version}", bad)
 
