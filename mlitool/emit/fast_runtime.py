@@ -89,14 +89,7 @@ class FastRuntime(Runtime):
             f"#define {rt.num_inputs} {len(m.inputs)}u",
             f"#define {rt.num_outputs} {len(m.outputs)}u",
         ]
-        if self.build:
-            lines += [
-                "/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
-                "arithmetic (here",
-                f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
-                "built with these settings. */",
-                f'#define {rt.build} "{self.build}"',
-            ]
+        lines += self._build_lines()
         lines += [
             "",
             f"/* Binds every tensor to the two buffers. MLI_STATUS_NOT_ENGH_MEM if fast_bytes < "

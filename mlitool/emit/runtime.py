@@ -105,19 +105,7 @@ class Runtime:
             f"#define {rt.num_inputs} {len(m.inputs)}u",
             f"#define {rt.num_outputs} {len(m.outputs)}u",
         ]
-        if self.build:
-            lines += [
-                "/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
-                "arithmetic (here",
-                f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
-                "built with these settings. */",
-                f'#define {rt.build} "{self.build}"',
-            ]
-        else:
-            lines.append(
-                f"/* MLI {m.mli_version}: mlitool does not execute this target (no reference "
-                "build), so no build is verified. */"
-            )
+        lines += self._build_lines()
         lines += [
             "",
             f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
@@ -142,6 +130,21 @@ class Runtime:
             "#endif",
         ]
         return lines
+
+    def _build_lines(self) -> list[str]:
+        """The build the outputs are verified for (NAME_MLI_BUILD), or why there is none."""
+        if not self.build:
+            return [
+                f"/* MLI {self.model.mli_version}: mlitool does not execute this target (no "
+                "reference build), so no build is verified. */"
+            ]
+        return [
+            "/* Verified build: the outputs equal `mlitool run --mode mli` with the same "
+            "arithmetic (here",
+            f" * {comment_text(self.build)}) when linked against an MLI 2.0.2 library "
+            "built with these settings. */",
+            f'#define {self.rt.build} "{self.build}"',
+        ]
 
     # ------------------------------------------------------------------------------ source
     def source_text(self) -> str:
