@@ -95,8 +95,8 @@ def convert(
 
 
 def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptions):
-    """The self-test's inputs and expected CRCs (`mlitool.crclog`, the `mli` executor with the
-    build the header names), or None when no self-test is asked for (--selftest, else the
+    """The self-test's inputs, expected CRCs (`mlitool.crclog`) and expected output bytes (the
+    `mli` executor with the build the header names), or None when no self-test is asked for (--selftest, else the
     config's `selftest`; --selftest-input alone takes every sample of the file)."""
     from mlitool.config import load_config
 
@@ -112,10 +112,11 @@ def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptio
             f"--selftest: mlitool computes MLI 2.x only; MLI {mli.mli_version} has no "
             "reference build to take the expected CRCs from"
         )
-    from mlitool.crclog import expected_crcs
+    from mlitool.crclog import layer_crcs
     from mlitool.emit.selftest import SelfTestData
     from mlitool.execute.inputs import random_inputs
     from mlitool.execute.mli_bridge import model_inputs
+    from mlitool.execute.mli_exec import run_model
 
     if emit_opts.selftest_input is not None:
         from mlitool.datafile import load_inputs
@@ -133,8 +134,10 @@ def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptio
         given = random_inputs(graph, n, seed=0)
         source = "seeded random inputs over each input's range (seed 0)"
     inputs = model_inputs(graph, mli, given)
-    crcs = expected_crcs(mli, inputs, opts.arith())
-    return SelfTestData(inputs, crcs, verified_build(opts), source)
+    values = run_model(mli, inputs, opts.arith(), keep=True)  # one run: CRCs and outputs
+    crcs = layer_crcs(mli, values, next(iter(inputs.values())).shape[0])
+    outputs = {name: values[name] for name in mli.outputs}
+    return SelfTestData(inputs, crcs, outputs, verified_build(opts), source)
 
 
 def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:

@@ -5,8 +5,10 @@ output differs from what mlitool computed for the build the header names (NAME_M
 
 runs each built-in input through NAME_run with the layer hook (NAME.c compiled with
 -DNAME_LAYER_HOOK=NAME_selftest_hook), takes the CRC-32 of every layer's outputs (the format of
-`mlitool.crclog`) and compares it with the executor's. Only NAME_selftest.c holds the test data
-(inputs and CRC tables): a release build that does not compile it carries none of it.
+`mlitool.crclog`) and compares it with the executor's, then compares the model's output bytes
+with the executor's (left out with -DNAME_SELFTEST_NO_OUTPUTS, to save flash). Only
+NAME_selftest.c holds the test data (inputs, CRC tables, outputs): a release build that does not
+compile it carries none of it.
 """
 
 from __future__ import annotations
@@ -24,23 +26,26 @@ from mlitool.mli.types import ElType, MliModel
 
 # Return codes, in the order NAME_selftest checks: (macro suffix, value, meaning).
 CODES = (
-    ("OK", 0, "every layer's CRC matched for every sample"),
+    ("OK", 0, "every layer's CRC and every output matched for every sample"),
     ("CRC_DIFFERS", 1, "a layer's output differs: *sample and *layer name the first"),
     ("MISALIGNED", 2, "the arena is not a multiple of @ALIGN"),
     ("INIT_FAILED", 3, "@INIT did not return MLI_STATUS_OK"),
     ("RUN_FAILED", 4, "@RUN returned an error status in *layer of *sample"),
     ("NO_HOOK", 5, "the hook was not called for every layer: compile @C with it"),
     ("WRONG_BUILD", 6, "compiled with ROUND_UP / ROUND_CONVERGENT / FULL_ACCU of another build"),
+    ("OUTPUT_DIFFERS", 7, "an output's bytes differ: *sample, and *layer its @OUT index"),
 )
 
 
 @dataclass
 class SelfTestData:
     """What the self-test carries: MLI input containers {input name: (n,) + shape}, the expected
-    CRCs (n, layers) for `build`, and where the inputs came from (for the manifest)."""
+    CRCs (n, layers) and output containers {output name: (n,) + shape} for `build`, and where the
+    inputs came from (for the manifest)."""
 
     inputs: dict[str, np.ndarray]
     crcs: np.ndarray
+    outputs: dict[str, np.ndarray]
     build: str
     source: str
 
@@ -56,6 +61,7 @@ class SelfTest:
         self.file = f"{base_name}_selftest.c"
         self.macro = {k: join(m, "SELFTEST", k) for k, _, _ in CODES}
         self.printf = join(m, "SELFTEST_PRINTF")
+        self.no_outputs = join(m, "SELFTEST_NO_OUTPUTS")
         self.samples, self.layers = data.crcs.shape
 
     def flash(self) -> dict[str, int]:
@@ -64,11 +70,19 @@ class SelfTest:
     @staticmethod
     def flash_of(data: SelfTestData) -> dict[str, int]:
         """Bytes of constant data NAME_selftest.c adds (its code not counted; the CRC nibble
-        table is 64 bytes)."""
+        table is 64 bytes). `outputs` is in `total`; NAME_SELFTEST_NO_OUTPUTS takes it out."""
         inputs = sum(int(v.nbytes) for v in data.inputs.values())
+        outputs = sum(int(v.nbytes) for v in data.outputs.values())
         crcs = 4 * int(data.crcs.size) + 64
         ops = 2 * int(data.crcs.shape[1])  # the op table, only with NAME_SELFTEST_PRINTF
-        return {"inputs": inputs, "crcs": crcs, "ops_with_printf": ops, "total": inputs + crcs}
+        total = inputs + crcs + outputs
+        return {
+            "inputs": inputs,
+            "crcs": crcs,
+            "outputs": outputs,
+            "ops_with_printf": ops,
+            "total": total,
+        }
 
     def header_lines(self) -> list[str]:
         rt, f = self.syms.runtime, self.flash()
@@ -82,14 +96,17 @@ class SelfTest:
             f"input through {rt.run}",
             f" * on a static arena of its own ({self.fn_arena} on yours, to test its "
             "placement; it calls",
-            f" * {rt.init} on it) and compares every layer's CRC-32 with the build "
-            f"{rt.build} names.",
+            f" * {rt.init} on it) and compares every layer's CRC-32, then the outputs' bytes, "
+            f"with the build {rt.build}",
+            f" * names. The expected outputs are {f['outputs']} of those bytes: compile "
+            f"{comment_text(self.file)} with -D{self.no_outputs}",
+            " * to leave them out.",
             f" * Define {self.printf} (e.g. as printf) to print the log that "
             "`mlitool verify --board-log` reads.",
             " * Returns: */",
         ]
         names = {"@ALIGN": rt.arena_align, "@INIT": rt.init, "@RUN": rt.run}
-        names["@C"] = f"{self.base_name}.c"
+        names["@C"], names["@OUT"] = f"{self.base_name}.c", rt.output
         for key, value, meaning in CODES:
             for word, real in names.items():
                 meaning = meaning.replace(word, real)
@@ -115,19 +132,27 @@ class SelfTest:
             "codes": {self.macro[k]: v for k, v, _ in CODES},
             "function_arena": self.fn_arena,
             "printf_macro": self.printf,
+            "no_outputs_macro": self.no_outputs,
         }
 
     # ------------------------------------------------------------------------------ source
+    def _array(self, c_name: str, name: str, v: np.ndarray) -> Iterator[bytes]:
+        t = self.model.tensor(name)
+        rows = cdata.float_lines(v) if t.el_type == ElType.FP32 else cdata.int_lines(v)
+        yield f"static const {t.el_type.c_type} {c_name}[{v.size}] = {{\n".encode()
+        yield b"".join(bytes(r) for r in rows)
+        yield b"};\n"
+
     def _arrays(self) -> Iterator[bytes]:
         p = self.syms.prefix
         for k, name in enumerate(self.model.inputs):
-            t, v = self.model.tensor(name), self.data.inputs[name]
-            rows = cdata.float_lines(v) if t.el_type == ElType.FP32 else cdata.int_lines(v)
-            yield (
-                f"static const {t.el_type.c_type} {join(p, 'st_in', str(k))}[{v.size}] = {{\n"
-            ).encode()
-            yield b"".join(bytes(r) for r in rows)
-            yield b"};\n"
+            yield from self._array(join(p, "st_in", str(k)), name, self.data.inputs[name])
+        yield (
+            f"#ifndef {self.no_outputs}\n/* Expected outputs per sample ({self.data.build}). */\n"
+        ).encode()
+        for k, name in enumerate(self.model.outputs):
+            yield from self._array(join(p, "st_out", str(k)), name, self.data.outputs[name])
+        yield b"#endif\n"
         crcs = self.data.crcs.reshape(-1).tolist()
         text = ",\n".join(
             "    " + ", ".join(f"0x{c:08x}u" for c in crcs[i : i + 6])
@@ -153,6 +178,22 @@ class SelfTest:
             "#if (defined(ROUND_UP) || defined(ROUND_CONVERGENT)) && !(" + want + ")\n"
             f"#define {join(self.syms.prefix, 'st_wrong_build')} 1\n#else\n"
             f"#define {join(self.syms.prefix, 'st_wrong_build')} 0\n#endif\n"
+        )
+
+    def _outputs_check(self, tensor_crc: str) -> str:
+        """st_outputs(sample, &k): 1 when output k is the first whose bytes differ from the
+        sample's expected ones."""
+        p, rt = self.syms.prefix, self.syms.runtime
+        checks = "\n".join(
+            f"    if ({tensor_crc}(0u, {rt.output}({k}u), (const unsigned char *)"
+            f"({join(p, 'st_out', str(k))} + sample * {self.model.tensor(name).size}u))) {{\n"
+            f"        *output = {k}u;\n        return 1;\n    }}"
+            for k, name in enumerate(self.model.outputs)
+        )
+        return (
+            f"#ifndef {self.no_outputs}\n"
+            f"static int {join(p, 'st_outputs')}(uint32_t sample, unsigned *output) {{\n"
+            f"{checks}\n    return 0;\n}}\n#endif\n"
         )
 
     def source(self) -> Iterator[bytes]:
@@ -186,9 +227,11 @@ static const uint32_t {s["nibble"]}[16] = {{ {nibbles} }};
 static uint32_t {s["layer"]}, {s["done"]}, {s["crc"]}, {s["sample"]}, {s["bad_layer"]};
 static int {s["open"]}, {s["bad"]};
 
-/* The tensor's elements in row-major order, read through its mem_stride. */
-static uint32_t {s["tensor_crc"]}(uint32_t crc, const mli_tensor *t) {{
+/* The tensor's elements in row-major order, read through its mem_stride: without want, their
+ * CRC-32 continued from crc; with it, 1 when a byte differs from want's, else 0. */
+static uint32_t {s["tensor_crc"]}(uint32_t crc, const mli_tensor *t, const unsigned char *want) {{
     uint32_t el = mli_hlp_tensor_element_size(t), shape[4] = {{1u, 1u, 1u, 1u}}, d, a, b, c, e, k;
+    uint32_t i = 0u, differs = 0u;
     int32_t stride[4] = {{0, 0, 0, 0}};
     const unsigned char *base = (const unsigned char *)t->data.mem.pi8;
     for (d = 0; d < t->rank; d++) {{
@@ -203,12 +246,16 @@ static uint32_t {s["tensor_crc"]}(uint32_t crc, const mli_tensor *t) {{
                     const unsigned char *q = base + ((int32_t)a * stride[0] + (int32_t)b * stride[1]
                         + (int32_t)c * stride[2] + (int32_t)e * stride[3]) * (int32_t)el;
                     for (k = 0; k < el; k++) {{
+                        if (want != NULL) {{
+                            differs |= (uint32_t)(q[k] != want[i++]);
+                            continue;
+                        }}
                         crc ^= q[k];
                         crc = (crc >> 4) ^ {s["nibble"]}[crc & 15u];
                         crc = (crc >> 4) ^ {s["nibble"]}[crc & 15u];
                     }}
                 }}
-    return ~crc;
+    return want != NULL ? differs : ~crc;
 }}
 
 static void {s["tensor_crc"]}_copy(mli_tensor *t, const void *src, size_t el) {{
@@ -241,9 +288,10 @@ void {self.hook}(unsigned layer, const mli_tensor *output) {{
         {s["layer"]} = layer;
         {s["crc"]} = 0u;
     }}
-    {s["crc"]} = {s["tensor_crc"]}({s["crc"]}, output);
+    {s["crc"]} = {s["tensor_crc"]}({s["crc"]}, output, NULL);
 }}
 
+{self._outputs_check(s["tensor_crc"])}
 static uint64_t {arena}[({rt.arena_bytes} + 7u) / 8u + 1u];
 
 int {self.fn}(unsigned *layer, unsigned *sample) {{
@@ -282,6 +330,12 @@ int {self.fn_arena}(void *arena, size_t arena_bytes, unsigned *layer, unsigned *
             *sample = sample_i;
             code = {mac["CRC_DIFFERS"]};
         }}
+#ifndef {self.no_outputs}
+        if (code == {mac["OK"]} && {join(p, "st_outputs")}(sample_i, layer)) {{
+            *sample = sample_i;
+            code = {mac["OUTPUT_DIFFERS"]};
+        }}
+#endif
     }}
 #ifdef {self.printf}
     {self.printf}("selftest: %s (code %d, sample %u, layer %u)\\n", code ? "FAIL" : "ok", code,

@@ -20,6 +20,7 @@ from mlitool.pipeline import ModelOptions
 from mlitool.verify.board_log import compare_board_log
 from tests.support import runtime_harness as H
 from tests.support.paths import SAMPLES, mli_cflags, shared_path
+from tests.support.tflite_build import T, graph_model, options
 
 MAIN = r"""
 #include <stdio.h>
@@ -52,18 +53,19 @@ def model_opts(build: tuple[str, str], fmt: str = "sa8") -> ModelOptions:
     return ModelOptions(format=fmt, round_mode=OPTS[build[0]], accu=OPTS[build[1]])
 
 
-def make(model: Path, out: Path, build, *, fmt="sa8", n=2, hook=True, patch=None, **kw):
-    """Convert with a self-test of n inputs for `build`, compile NAME.c (with the self-test's
-    hook), NAME_selftest.c (printing its log) and a main; the objects to link."""
+def make(model: Path, out: Path, build, *, fmt="sa8", n=2, hook=True, patch=None, st=(), **kw):
+    """Convert with a self-test of n inputs for `build`, `patch` the output folder, compile NAME.c
+    (with the self-test's hook), NAME_selftest.c (printing its log, with the flags `st`) and a
+    main; the objects to link."""
     convert(model, model_opts(build, fmt), EmitOptions(out=out, name="net", selftest=n, **kw))
     if patch:
-        patch(out / "net.c")
+        patch(out)
     (out / "main.c").write_text(MAIN)
     flags = ["gcc", *H.STRICT, "-O1", *mli_cflags("2.0"), "-I", str(out), "-c"]
     objs = []
     for src, extra in (
         ("net.c", ["-DNET_LAYER_HOOK=net_selftest_hook"] if hook else []),
-        ("net_selftest.c", ["-DNET_SELFTEST_PRINTF=printf"]),
+        ("net_selftest.c", ["-DNET_SELFTEST_PRINTF=printf", *st]),
         ("main.c", []),
     ):
         objs.append(out / src.replace(".c", ".o"))
@@ -131,8 +133,9 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _corrupt_l5_weights(c_file: Path) -> None:
-    """Adds 64 to the first byte of layer 5's weights (modulo 256)."""
+def _corrupt_l5_weights(out: Path) -> None:
+    """Adds 64 to the first byte of layer 5's weights in NAME.c (modulo 256)."""
+    c_file = out / "net.c"
     text = c_file.read_text()
     head = re.search(r"net_L5_conv_weights_data\[\d+\] = \{\n\s*(-?\d+),", text)
     value = (int(head[1]) + 64 + 128) % 256 - 128
@@ -153,6 +156,68 @@ def test_a_corrupted_weight_byte_is_found_at_the_layer_that_reads_it(mli_builds,
     assert exc.value.code == 3 and "at sample 0, layer 5 (CONV_2D, op 5)" in err
     assert "first difference: sample 0, layer 5 (CONV_2D, TFLite op 5" in out
     assert "the CRCs match: no MLI build" in out and "weights, bias" in out
+
+
+def _two_output_model() -> bytes:
+    """int8 input [1,4] -> FULLY_CONNECTED -> output 0 [1,3], and -> FULLY_CONNECTED -> output 1
+    [1,2]."""
+    w0 = np.arange(-6, 6, dtype=np.int8).reshape(3, 4)
+    w1 = np.array([[5, -3, 2, 7], [-8, 1, 4, -2]], np.int8)
+
+    def bias(n):
+        return T([n], dtype="int32", scale=[0.05] * n, zero_point=[0] * n, data=np.zeros(n))
+
+    tensors = [
+        T([1, 4], scale=[0.5], zero_point=[-3]),
+        T([3, 4], scale=[0.1] * 3, zero_point=[0] * 3, data=w0),
+        bias(3),
+        T([1, 3], scale=[0.25], zero_point=[7]),
+        T([2, 4], scale=[0.1] * 2, zero_point=[0] * 2, data=w1),
+        bias(2),
+        T([1, 2], scale=[0.5], zero_point=[-1]),
+    ]
+    fc = options("FullyConnectedOptions", keepNumDims=True)
+    ops = [("FULLY_CONNECTED", [0, 1, 2], [3], fc), ("FULLY_CONNECTED", [0, 4, 5], [6], fc)]
+    return graph_model(tensors, ops, [0], [3, 6])
+
+
+def _corrupt_expected_output(out: Path) -> None:
+    """Adds 1 to sample 1's first expected byte of output 1 in NAME_selftest.c (modulo 256)."""
+    c_file = out / "net_selftest.c"
+    text = c_file.read_text()
+    body = re.search(r"net_st_out_1\[4\] = \{([^}]*)\}", text)
+    values = [int(v) for v in body[1].replace(",", " ").split()]
+    values[2] = (values[2] + 1 + 128) % 256 - 128  # 2 elements a sample
+    new = "\n    " + ", ".join(map(str, values)) + "\n"
+    c_file.write_text(text[: body.start(1)] + new + text[body.end(1) :])
+
+
+def test_a_corrupted_expected_output_byte_gives_output_differs(mli_builds, tmp_path):
+    """Every CRC matches, then the outputs' bytes are compared: one expected byte off gives
+    NET_SELFTEST_OUTPUT_DIFFERS with its sample and output; NET_SELFTEST_NO_OUTPUTS leaves the
+    comparison (and the expected bytes) out."""
+    model = tmp_path / "two.tflite"
+    model.write_bytes(_two_output_model())
+    build = mli_builds["UP", "OFF"]
+    objs = make(model, tmp_path / "a", ("UP", "OFF"))
+    assert board(objs, build, tmp_path / "a" / "ok")[0] == (0, 0, 0)
+    objs = make(model, tmp_path / "b", ("UP", "OFF"), patch=_corrupt_expected_output)
+    (code, sample, output), text = board(objs, build, tmp_path / "b" / "bad")
+    assert (code, sample, output) == (7, 1, 1), text
+    assert "selftest: FAIL (code 7, sample 1, layer 1)" in text
+    st = json.loads((tmp_path / "b" / "net.json").read_text())["runtime"]["selftest"]
+    assert st["codes"]["NET_SELFTEST_OUTPUT_DIFFERS"] == 7
+    # 2 samples x (3 + 2) int8 outputs; total: 2 x 4 inputs, 2 x 2 CRCs + 64, 10.
+    assert st["flash_bytes"]["outputs"] == 10 and st["flash_bytes"]["total"] == 8 + 80 + 10
+    no = ["-DNET_SELFTEST_NO_OUTPUTS"]
+    objs = make(model, tmp_path / "c", ("UP", "OFF"), patch=_corrupt_expected_output, st=no)
+    assert board(objs, build, tmp_path / "c" / "bad")[0] == (0, 0, 0)
+    assert (
+        "net_st_out"
+        not in subprocess.run(
+            ["nm", str(tmp_path / "c" / "net_selftest.o")], capture_output=True, text=True
+        ).stdout
+    )
 
 
 def test_misaligned_arena_and_a_missing_hook(mli_builds, tmp_path):
@@ -178,8 +243,15 @@ def test_real_inputs_flash_cost_and_release_sources(mli_builds, tmp_path):
     (code, _, _), text = board(objs, mli_builds["UP", "OFF"], tmp_path / "resnet")
     assert code == 0, text
     st = json.loads((tmp_path / "net.json").read_text())["runtime"]["selftest"]
-    # 3 images of 32x32x3 int8; 3 x 16 CRCs of 4 bytes and the 64-byte nibble table.
-    assert st["flash_bytes"] == {"inputs": 9216, "crcs": 256, "ops_with_printf": 32, "total": 9472}
+    # 3 images of 32x32x3 int8; 3 x 16 CRCs of 4 bytes and the 64-byte nibble table; 3 x 10
+    # int8 class scores.
+    assert st["flash_bytes"] == {
+        "inputs": 9216,
+        "crcs": 256,
+        "outputs": 30,
+        "ops_with_printf": 32,
+        "total": 9502,
+    }
     assert (st["samples"], st["layers"], st["build"]) == (3, 16, "ROUND_MODE=UP FULL_ACCU=OFF")
     assert "selftest" not in (tmp_path / "net.c").read_text()
     assert "int net_selftest(unsigned" in (tmp_path / "net.h").read_text()
