@@ -1,7 +1,7 @@
 """The emitted NAME.c of real models is also valid C++20: `g++ -std=c++20 -Wall -Wextra -Werror
 -pedantic -x c++` compiles it against the real MLI headers (../shared/mli), for every MLI target and
 format, and every tensor, config and the bind-views function keep C linkage (unmangled, global),
-so a C++ build links with C code and the header's declarations."""
+so a C++ build links with C code and the header's declarations. NAME_selftest.c as well."""
 
 from __future__ import annotations
 
@@ -76,3 +76,21 @@ def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     assert defined[manifest["model"]["bind_views"]] == "T"
     # Nothing else is exported: data and parameter arrays stay internal (static).
     assert set(defined) == want
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+@pytest.mark.parametrize("macro", ["", "-DNET_SELFTEST_PRINTF=printf", "-DNET_SELFTEST_NO_OUTPUTS"])
+def test_selftest_compiles_as_cxx20(tmp_path, fmt, macro):
+    """NAME_selftest.c (convert --selftest) too, with its optional macros; its three functions
+    keep C linkage and it calls NAME.c's by their C names."""
+    path = SAMPLES / "cnn_int8.tflite"
+    convert(path, ModelOptions(format=fmt), EmitOptions(out=tmp_path, name="net", selftest=2))
+    cmd = CXX + [*mli_cflags("2.0"), *filter(None, [macro]), "-I", str(tmp_path)]
+    cmd += ["-c", "net_selftest.c", "-o", "st.o"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[:4000]}"
+    st = json.loads((tmp_path / "net.json").read_text())["runtime"]["selftest"]
+    want = {st["function"], st["function_arena"], st["hook"]}
+    assert _defined_globals(tmp_path / "st.o") == dict.fromkeys(want, "T")
+    nm = subprocess.run(["nm", "-u", str(tmp_path / "st.o")], capture_output=True, text=True)
+    assert "_Z" not in nm.stdout and "net_run" in nm.stdout  # NAME.h's functions: C names
