@@ -58,6 +58,7 @@ class Builder(ViewSteps):
         self.warnings: list[str] = []
         self._producers: dict[int, ir.Op] | None = None
         self._consumers: dict[int, list[ir.Op]] | None = None
+        self._zeros: dict[int, bool] = {}  # all_zero's answers
 
     def layer_format(self, op: ir.Op) -> str:
         out_name = self.g.tensors[op.outputs[0]].name if op.outputs else None
@@ -222,23 +223,26 @@ class Builder(ViewSteps):
         bits of the other operand (else of the output), so the kernel shifts nothing more than
         for that operand alone; otherwise those of a zero range."""
         idx = m.source_index
-        if self._producers is None:
-            self._producers, self._consumers = self.g.producers(), self.g.consumers()
-        if idx is None or not all_zero(self.g, idx, self.ranges, self._producers):
+        if idx is None or not self._all_zero(idx):
             return False
         m.frac_bits, why = el.bits - 1, "those of a zero range"
-        for op in self._consumers.get(idx, [])[:1]:
+        for op in self._consumers.get(idx, [])[:1]:  # set by _all_zero
             if not layer_kind(self.g, op).startswith("eltwise_"):
                 continue
             others = [i for i in op.inputs[:2] if i != idx] + list(op.outputs[:1])
             for j in others:
                 f = self._plain_frac_bits(j, el)
-                if f is not None and not all_zero(self.g, j, self.ranges, self._producers):
+                if f is not None and not self._all_zero(j):
                     role = "output" if j in op.outputs else "other operand"
                     m.frac_bits, why = f, f"those of the {role} of {op.label}"
                     break
         m.notes.append(f"all values are zero: any frac bits are exact; {m.frac_bits}, {why}")
         return True
+
+    def _all_zero(self, idx: int) -> bool:
+        if self._producers is None:
+            self._producers, self._consumers = self.g.producers(), self.g.consumers()
+        return all_zero(self.g, idx, self.ranges, self._producers, self._zeros)
 
     def _plain_frac_bits(self, idx: int, el: ElType) -> int | None:
         """The frac bits TFLite tensor `idx` takes from its values or range (None: unknown)."""

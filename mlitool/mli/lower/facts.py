@@ -122,18 +122,23 @@ def transpose_moves_units_only(graph: ir.Graph, op: ir.Op) -> bool:
     return moved == sorted(moved)
 
 
-def all_zero(graph: ir.Graph, idx: int, ranges: dict, producers: dict[int, ir.Op]) -> bool:
+def all_zero(
+    graph: ir.Graph, idx: int, ranges: dict, producers: dict[int, ir.Op], memo: dict[int, bool]
+) -> bool:
     """TFLite tensor `idx` holds only zeros: a constant of zeros, a tensor calibrated to [0, 0],
     or the product (MUL) of one (a GRU's zero initial state times a gate). Any FX frac bits
-    represent it exactly, whatever scale the model gives it."""
-    t = graph.tensors[idx]
-    if t.data is not None:
-        return t.size > 0 and t.dtype != "bool" and not np.any(real(t))
-    if tuple(ranges.get(idx, (None, None))) == (0, 0):
-        return True
-    op = producers.get(idx)
-    return (
-        op is not None
-        and op.type == "MUL"
-        and any(all_zero(graph, i, ranges, producers) for i in op.inputs[:2])
-    )
+    represent it exactly, whatever scale the model gives it. `memo`: answers so far (a chain of
+    squares would otherwise be walked once per path)."""
+    if idx not in memo:
+        t, op = graph.tensors[idx], producers.get(idx)
+        if t.data is not None:
+            memo[idx] = t.size > 0 and t.dtype != "bool" and not np.any(real(t))
+        elif tuple(ranges.get(idx, (None, None))) == (0, 0):
+            memo[idx] = True
+        else:
+            memo[idx] = (
+                op is not None
+                and op.type == "MUL"
+                and any(all_zero(graph, i, ranges, producers, memo) for i in op.inputs[:2])
+            )
+    return memo[idx]
