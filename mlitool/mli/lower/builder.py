@@ -20,6 +20,8 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
+from mlitool.mli.lower.facts import all_zero, layer_kind
+from mlitool.mli.lower.params import real as real_values
 from mlitool.mli.lower.params import same_params
 from mlitool.mli.lower.view_steps import ViewSteps
 from mlitool.mli.target import check_options
@@ -54,6 +56,9 @@ class Builder(ViewSteps):
         self.primary: dict[int, str] = {}  # TFLite tensor -> its MLI tensor
         self.variants: dict[tuple[int, ElType], str] = {}  # ... converted to another type
         self.warnings: list[str] = []
+        self._producers: dict[int, ir.Op] | None = None
+        self._consumers: dict[int, list[ir.Op]] | None = None
+        self._zeros: dict[int, bool] = {}  # all_zero's answers
 
     def layer_format(self, op: ir.Op) -> str:
         out_name = self.g.tensors[op.outputs[0]].name if op.outputs else None
@@ -202,7 +207,7 @@ class Builder(ViewSteps):
                 p = (1.0, 0)
                 t.notes.append("weights-only output: activation parameters are placeholders")
             self.set_sa(t, *p)
-        elif el.is_fx:
+        elif el.is_fx and not self.zero_frac_bits(t, el):
             r = self.value_range(idx)
             if r is None:
                 t.frac_bits = 0
@@ -210,6 +215,42 @@ class Builder(ViewSteps):
             else:
                 t.frac_bits = Q.fx_frac_bits(max(abs(r[0]), abs(r[1])), el.bits)
         return t
+
+    def zero_frac_bits(self, m: MliTensor, el: ElType) -> bool:
+        """Set FX frac bits on `m` when its TFLite tensor holds only zeros (returns whether it
+        does): any frac bits represent it, but its scale may ask for 141 (a GRU's zero state of
+        scale 3.6e-43), which C cannot hold. Read by an element-wise kernel, it takes the frac
+        bits of the other operand (else of the output), so the kernel shifts nothing more than
+        for that operand alone; otherwise those of a zero range."""
+        idx = m.source_index
+        if idx is None or not self._all_zero(idx):
+            return False
+        m.frac_bits, why = el.bits - 1, "those of a zero range"
+        for op in self._consumers.get(idx, [])[:1]:  # set by _all_zero
+            if not layer_kind(self.g, op).startswith("eltwise_"):
+                continue
+            others = [i for i in op.inputs[:2] if i != idx] + list(op.outputs[:1])
+            for j in others:
+                f = self._plain_frac_bits(j, el)
+                if f is not None and not self._all_zero(j):
+                    role = "output" if j in op.outputs else "other operand"
+                    m.frac_bits, why = f, f"those of the {role} of {op.label}"
+                    break
+        m.notes.append(f"all values are zero: any frac bits are exact; {m.frac_bits}, {why}")
+        return True
+
+    def _all_zero(self, idx: int) -> bool:
+        if self._producers is None:
+            self._producers, self._consumers = self.g.producers(), self.g.consumers()
+        return all_zero(self.g, idx, self.ranges, self._producers, self._zeros)
+
+    def _plain_frac_bits(self, idx: int, el: ElType) -> int | None:
+        """The frac bits TFLite tensor `idx` takes from its values or range (None: unknown)."""
+        t = self.g.tensors[idx]
+        if t.data is not None:
+            return Q.fx_frac_bits(np.max(np.abs(real_values(t)), initial=0.0), el.bits)
+        r = self.value_range(idx)
+        return None if r is None else Q.fx_frac_bits(max(abs(r[0]), abs(r[1])), el.bits)
 
     def produce(self, idx: int, el: ElType) -> MliTensor:
         """The primary MLI tensor of TFLite tensor `idx`, written by the current layer."""
@@ -347,7 +388,8 @@ class Builder(ViewSteps):
             data, _ = Q.int_quantize(real, scale, zp, 8)
             self.set_sa(m, scale, zp)
             return data
-        m.frac_bits = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), el.bits)
+        if not self.zero_frac_bits(m, el):
+            m.frac_bits = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), el.bits)
         data, saturated = Q.fx_quantize(real, m.frac_bits, el.bits)
         if saturated:
             m.notes.append(f"{saturated} values saturated")

@@ -9,6 +9,7 @@ import numpy as np
 from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.mli import views as V
+from mlitool.mli.lower.params import real
 
 # The per-row zero points that turn argmax offsets into indices are int16.
 ARGMAX_MAX_ZERO_POINT = 32767
@@ -119,3 +120,25 @@ def transpose_moves_units_only(graph: ir.Graph, op: ir.Op) -> bool:
     shape = graph.tensors[op.inputs[0]].shape
     moved = [a for a in perm if shape[a] != 1]
     return moved == sorted(moved)
+
+
+def all_zero(
+    graph: ir.Graph, idx: int, ranges: dict, producers: dict[int, ir.Op], memo: dict[int, bool]
+) -> bool:
+    """TFLite tensor `idx` holds only zeros: a constant of zeros, a tensor calibrated to [0, 0],
+    or the product (MUL) of one (a GRU's zero initial state times a gate). Any FX frac bits
+    represent it exactly, whatever scale the model gives it. `memo`: answers so far (a chain of
+    squares would otherwise be walked once per path)."""
+    if idx not in memo:
+        t, op = graph.tensors[idx], producers.get(idx)
+        if t.data is not None:
+            memo[idx] = t.size > 0 and t.dtype != "bool" and not np.any(real(t))
+        elif tuple(ranges.get(idx, (None, None))) == (0, 0):
+            memo[idx] = True
+        else:
+            memo[idx] = (
+                op is not None
+                and op.type == "MUL"
+                and any(all_zero(graph, i, ranges, producers, memo) for i in op.inputs[:2])
+            )
+    return memo[idx]
