@@ -36,14 +36,14 @@ def fast_memory_manifest(rt) -> dict:
         "layers": [
             {
                 "layer": pos,
-                "constants_bytes": sum(s.bytes for s in st.constants),
+                "constants_bytes": sum(s.bytes for s in (*st.constants, *st.chan_slots)),
                 "activations_staged": [name[s.name] for s in st.activations],
                 "bytes_moved": st.bytes_moved,
-                "tiles": len(st.tiles) or int(bool(la.kernel)),
+                "tiles": st.calls if la.kernel else 0,
             }
             for (pos, st), la in zip(enumerate(p.layers), rt.model.layers)
         ],
         "bytes_moved": p.bytes_moved,
         "lower_bound_moved": p.lower_bound_moved,
-        "tiled_layers": sum(bool(st.tiles) for st in p.layers),
+        "tiled_layers": sum(st.calls > 1 for st in p.layers),
     }

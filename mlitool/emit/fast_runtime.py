@@ -9,7 +9,9 @@
         copied in (and their tensors pointed there), the kernel, the written ones copied back;
         a layer tiled by output rows calls its kernel once per tile, on copies of its input and
         output tensors that view the tile's rows (staged, or in place where resident) and a
-        copy of its config with the tile's padding
+        copy of its config with the tile's padding; a layer sliced by output channels calls it
+        once per slice (inside each row tile), on the slice's weights and bias staged from a
+        strided view (per-axis parameters offset, left in place) and a strided output view
 
 Between layers every activation tensor points at its home (fast or slow), so NAME_input(i),
 NAME_output(i) and the layer hook see the arena a buffer lives in. Compiled with
@@ -23,6 +25,7 @@ import dataclasses
 
 from mlitool.emit.dialect import ptr_member
 from mlitool.emit.fast_manifest import fast_memory_manifest
+from mlitool.emit.fast_slices import ChannelSlices
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import FastSymbols
@@ -33,7 +36,7 @@ from mlitool.mli.tiling import row_bytes
 from mlitool.mli.types import MliLayer
 
 
-class FastRuntime(Runtime):
+class FastRuntime(ChannelSlices, Runtime):
     def __init__(self, *args, fast_memory: int, **kw):
         super().__init__(*args, **kw)
         self.fs: FastSymbols = self.syms.fast
@@ -41,7 +44,10 @@ class FastRuntime(Runtime):
         self.staged: dict[str, str] = {}  # constant key -> its staged copy, within a layer
         self.tile_refs: dict[str, str] = {}  # in a tile: the input / output -> its tile copy
         self.tile_cfg: str | None = None  # in a tile: the config copy
-        self.stage_slots = max((len(s.constants) for s in self.fplan.layers), default=0)
+        self.chan_refs: dict[str, str] = {}  # in a channel slice: weights, bias, output
+        self.stage_slots = max(
+            (len(s.constants) + len(s.chan_slots) for s in self.fplan.layers), default=0
+        )
 
     # ------------------------------------------------------------------------------ header
     def header_lines(self) -> list[str]:
@@ -151,6 +157,8 @@ class FastRuntime(Runtime):
                 "    return mli_mov_tensor_sync(src, &cfg, dst);",
                 "}",
             ]
+        if any(s.chans for s in self.fplan.layers):
+            parts += self._stage_channels_fn()
         parts += [
             "",
             f"#ifdef {fs.check_operands}",
@@ -231,7 +239,8 @@ class FastRuntime(Runtime):
 
     # ------------------------------------------------------------------------------ run
     def _ref(self, key: str) -> str:
-        return self.tile_refs.get(key) or self.staged.get(key) or super()._ref(key)
+        refs = (self.chan_refs, self.tile_refs, self.staged)
+        return next((r[key] for r in refs if key in r), None) or super()._ref(key)
 
     def _cfg_ref(self, pos: int) -> str:
         return self.tile_cfg or super()._cfg_ref(pos)
@@ -276,6 +285,8 @@ class FastRuntime(Runtime):
     def _call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
         if self.fplan.layers[pos].tiles and not self.tile_refs:
             return self._tiled_call(indent, fn, pos, layer)
+        if self.fplan.layers[pos].chans and not self.chan_refs:
+            return self._channel_call(indent, fn, pos, layer)
         names = layer.inputs + [n for n in (layer.weights, layer.bias) if n]
         names += list(layer.params.values()) + layer.outputs
         checks = [f"!{self.fs.in_fast}({self._ref(n)})" for n in dict.fromkeys(names)]

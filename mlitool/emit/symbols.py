@@ -77,6 +77,7 @@ class FastSymbols:
     stage_fn: str  # static helpers
     in_fast: str
     in_fast_bytes: str
+    stage_channels: str  # a slice of output channels of a weight or bias tensor
 
 
 @dataclass
@@ -271,7 +272,7 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False, fast: bool =
             *(table.reserve(join(prefix, f)) for f in ("fast", "slow", "stage")),
             *(
                 table.reserve(join(prefix, f))
-                for f in ("stage_constant", "in_fast", "in_fast_bytes")
+                for f in ("stage_constant", "in_fast", "in_fast_bytes", "stage_channels")
             ),
         )
     kernels = fallback.used(model)

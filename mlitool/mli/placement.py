@@ -22,20 +22,33 @@ operands alone), so a model fits a budget at all exactly when that does.
 
 A layer whose operands alone do not fit is tiled by output rows where it can be
 (`mlitool.mli.tiling`): into the fewest tiles whose operands fit, each tile's input rows (with
-the halo) and output rows staged in turn, or viewed where the buffer is resident. A layer that
-cannot be tiled, or does not fit even in tiles of one row, stops the plan (exit 4) naming the
-layer that needs the most, with its least bytes: the smallest budget the model fits.
+the halo) and output rows staged in turn, or viewed where the buffer is resident. A convolution
+or fully connected layer whose weights are too large is also cut into slices of output channels
+(neurons): each slice's weights and bias staged per call, the output a strided view of its
+channels; the fewest calls win (rows x slices), row tiles first since slices restage the weights
+once per row tile. A layer that cannot be tiled, or does not fit even in tiles of one row and one
+channel, stops the plan (exit 4) naming the layer that needs the most, with its least bytes: the
+smallest budget the model fits.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
 from mlitool.mli.kernels import LUT_LENGTHS
-from mlitool.mli.tiling import Tile, row_bytes, row_tiles, untileable_reason
+from mlitool.mli.tiling import (
+    Tile,
+    channel_bytes,
+    channel_tiles,
+    channel_untileable_reason,
+    row_bytes,
+    row_tiles,
+    untileable_reason,
+)
 from mlitool.mli.types import MliLayer, MliModel
 
 _SIZE = re.compile(r"([0-9]+)\s*([KkMm]?)")
@@ -80,16 +93,26 @@ class LayerStaging:
     tile_ins: tuple[Staged | None, ...] = ()
     tile_out: Staged | None = None
     tiles_moved: int = 0
+    # A layer tiled by output channels too: (first channel, channels) per slice, the slots
+    # of its weight and bias slices (staged once per slice per row tile), the bytes they move.
+    chans: tuple[tuple[int, int], ...] = ()
+    chan_slots: tuple[Staged, ...] = ()
+    chans_moved: int = 0
 
     @property
     def slots(self) -> tuple[Staged, ...]:
         tiled = tuple(s for s in (*self.tile_ins, self.tile_out) if s is not None)
-        return self.constants + self.activations + tiled
+        return self.constants + self.chan_slots + self.activations + tiled
+
+    @property
+    def calls(self) -> int:
+        return max(len(self.tiles), 1) * max(len(self.chans), 1)
 
     @property
     def bytes_moved(self) -> int:
         acts = sum(s.bytes * (s.copy_in + s.copy_out) for s in self.activations)
-        return sum(s.bytes for s in self.constants) + acts + self.tiles_moved
+        moved = acts + self.tiles_moved + self.chans_moved
+        return sum(s.bytes for s in self.constants) + moved
 
 
 @dataclass(frozen=True)
@@ -151,17 +174,37 @@ def _written_in_place(layer: MliLayer) -> list[str]:
 
 
 def _staging(
-    model: MliModel, layer: MliLayer, slow: set[str], base: int, align: int, tiles: int = 1
+    model: MliModel,
+    layer: MliLayer,
+    slow: set[str],
+    base: int,
+    align: int,
+    tiles: int = 1,
+    chans: int = 1,
 ) -> LayerStaging:
     if not layer.kernel:
         return LayerStaging((), ())
+    sliced = [n for n in (layer.weights, layer.bias) if n] if chans > 1 else []
     offset, consts, acts = base, [], []
     for n in layer_constants(model, layer):
+        if n in sliced:
+            continue
         size = constant_bytes(model, n)
         consts.append(Staged(n, offset, size, True, False))
         offset = _up(offset + size, align)
+    chan_part: dict = {}
+    if chans > 1:
+        slices = channel_tiles(model, layer, chans)
+        widest = max(c for _, c in slices)
+        slots = []
+        for n in sliced:
+            slots.append(Staged(n, offset, widest * channel_bytes(model, n), True, False))
+            offset = _up(offset + slots[-1].bytes, align)
+        moved = tiles * sum(constant_bytes(model, n) for n in sliced)
+        chan_part = dict(chans=slices, chan_slots=tuple(slots), chans_moved=moved)
     if tiles > 1:
-        return _tile_staging(model, layer, slow, offset, align, tiles, tuple(consts))
+        st = _tile_staging(model, layer, slow, offset, align, tiles, tuple(consts))
+        return dataclasses.replace(st, **chan_part)
     read = {root_of(model, n) for n in layer.inputs}
     written = {root_of(model, n) for n in layer.outputs + _written_in_place(layer)}
     partly = {root_of(model, n) for n in layer.outputs if root_of(model, n) != n}
@@ -172,7 +215,7 @@ def _staging(
         size = model.tensors[r].nbytes
         acts.append(Staged(r, offset, size, r in read or r in partly, r in written))
         offset = _up(offset + size, align)
-    return LayerStaging(tuple(consts), tuple(acts))
+    return LayerStaging(tuple(consts), tuple(acts), **chan_part)
 
 
 def _tile_staging(
@@ -209,29 +252,40 @@ def _staging_bytes(stages: list[LayerStaging], base: int, align: int) -> int:
 
 
 def _tile_counts(model: MliModel, avail: int, align: int, budget: int, lut_bytes: int):
-    """Layer position -> tiles, for every layer whose operands alone (everything else in
-    slow memory) need more than `avail` bytes: the fewest tiles that fit. UnsupportedError
+    """Layer position -> (row tiles, channel tiles), for every layer whose operands alone
+    (everything else in slow memory) need more than `avail` bytes: the fewest calls that fit. UnsupportedError
     naming the layer that needs the most when one does not fit at all."""
     slow = {b.name for b in activation_buffers(model)}
 
-    def need(layer: MliLayer, n: int) -> int:
-        return _staging_bytes([_staging(model, layer, slow, 0, align, n)], 0, align)
+    def need(layer: MliLayer, n: int, c: int = 1) -> int:
+        return _staging_bytes([_staging(model, layer, slow, 0, align, n, c)], 0, align)
 
-    counts: dict[int, int] = {}
+    counts: dict[int, tuple[int, int]] = {}
     least: list[tuple[int, int, str]] = []  # (bytes at least, position, why no fewer)
     for pos, la in enumerate(model.layers):
-        whole = need(la, 1)
-        if whole <= avail:
+        if need(la, 1) <= avail:
             continue
-        reason = untileable_reason(model, la)
-        if reason is not None:
-            least.append((whole, pos, f"it cannot be tiled: {reason}"))
+        by_rows = untileable_reason(model, la)
+        by_chans = channel_untileable_reason(model, la)
+        if by_rows is not None and by_chans is not None:
+            least.append((need(la, 1), pos, f"it cannot be tiled: {by_rows}"))
             continue
-        rows = model.tensors[la.outputs[0]].shape[0]
-        n = next((n for n in range(2, rows + 1) if need(la, n) <= avail), None)
-        if n is None:
-            least.append((need(la, rows), pos, "even in tiles of one output row"))
-        counts[pos] = n
+        rows = 1 if by_rows else model.tensors[la.outputs[0]].shape[0]
+        chans = 1 if by_chans else model.tensors[la.outputs[0]].shape[-1]
+        best = None  # the fewest calls, row tiles first: they stage the weights once
+        for c in range(1, chans + 1):
+            if best is not None and c >= best[0] * best[1]:
+                break
+            if need(la, rows, c) > avail:
+                continue
+            n = next(n for n in range(1, rows + 1) if need(la, n, c) <= avail)
+            if best is None or n * c < best[0] * best[1]:
+                best = (n, c)
+        if best is None:
+            why = "even in tiles of one output row or channel"
+            least.append((need(la, rows, chans), pos, why))
+            continue
+        counts[pos] = best
     if least:
         most, pos, why = max(least)
         la = model.layers[pos]
@@ -268,7 +322,7 @@ def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
         base = _up(arena.arena_bytes, align)
         slow = {b.name for b in buffers} - resident
         stages = [
-            _staging(model, la, slow, base, align, tiles.get(pos, 1))
+            _staging(model, la, slow, base, align, *tiles.get(pos, (1, 1)))
             for pos, la in enumerate(model.layers)
         ]
         return base + _staging_bytes(stages, base, align) + lut_bytes, arena, stages
@@ -292,7 +346,11 @@ def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
     for k in luts:
         offsets[k] = at
         at += _up(2 * LUT_LENGTHS[k], align)
-    consts = {s.name: s.bytes for st in stages for s in st.constants}
+    consts = {
+        s.name: constant_bytes(model, s.name)
+        for st in stages
+        for s in (*st.constants, *st.chan_slots)
+    }
     inputs = {root_of(model, n) for n in model.inputs}
     read = {root_of(model, n) for la in model.layers if la.kernel for n in la.inputs}
     # A slow buffer is copied out once (unless the application writes it: an input) and in

@@ -89,3 +89,37 @@ def row_bytes(model: MliModel, name: str) -> int:
     """Bytes of one row of a dense HWC tensor."""
     t = model.tensors[name]
     return t.shape[1] * t.shape[2] * t.el_type.dtype.itemsize
+
+
+# Tiling by output channels / neurons: each output channel is one dot product of its own weight
+# column (HWCN's N, FC's second dimension), bias and per-axis parameters, so a call on a slice
+# of them writes exactly those channels' bits; the output is a strided view of the slice.
+CHANNEL_TILED = ("conv2d", "fully_connected")
+
+
+def channel_untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
+    """Why the layer cannot be tiled by output channels, or None if it can."""
+    if layer.kind not in CHANNEL_TILED:
+        return f"{layer.kind} layers are not tiled by channels"
+    if layer.calls is not None or len(layer.outputs) != 1 or not layer.weights:
+        return "it runs as one call per slice"
+    names = [layer.outputs[0], layer.weights] + ([layer.bias] if layer.bias else [])
+    for n in names:
+        t = model.tensors[n]
+        if tuple(t.mem_stride) != row_major_strides(t.shape):
+            return "its output or weights are not dense"
+    if model.tensors[layer.outputs[0]].shape[-1] < 2:
+        return "it has a single output channel"
+    return None
+
+
+def channel_tiles(model: MliModel, layer: MliLayer, n: int) -> tuple[tuple[int, int], ...]:
+    """(first channel, channels) of `n` slices as even as can be."""
+    bounds = np.arange(n + 1) * model.tensors[layer.outputs[0]].shape[-1] // n
+    return tuple((int(a), int(b - a)) for a, b in zip(bounds[:-1], bounds[1:]))
+
+
+def channel_bytes(model: MliModel, name: str) -> int:
+    """Bytes of one output channel's slice of a weight or bias tensor (its last dimension)."""
+    t = model.tensors[name]
+    return t.size // t.shape[-1] * t.el_type.dtype.itemsize

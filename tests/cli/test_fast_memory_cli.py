@@ -95,24 +95,41 @@ def test_layers_that_do_not_fit_run_in_row_tiles(tmp_path, capsys):
     assert fm["tiled_layers"] == 2 and fm["fast_bytes"] <= 16384
 
 
+def test_weights_over_the_budget_run_in_channel_slices(tmp_path, capsys):
+    model = shared_path("models", "mlperf_tiny", "vww_96_int8.tflite")
+    code, _, err = run_main(["convert", model, "-o", tmp_path, "--fast-memory", "64K"], capsys)
+    assert code == 0, err
+    fm = json.loads((tmp_path / "vww_96_int8.json").read_text())["runtime"]["fast_memory"]
+    # conv 26 (1x1, 3x3x256 -> 3x3x256) needs 65536 + 1024 + 2304 + 2304 bytes whole, more
+    # than 65536 - 716 even in row tiles; two slices of 128 output channels need
+    # 32768 + 512 + 2304 + 2304.
+    assert [la["tiles"] for la in fm["layers"]] == [1] * 26 + [2, 1, 0, 1, 1]  # 28: a view
+    assert fm["tiled_layers"] == 1 and fm["fast_bytes"] <= 65536
+    # the staging slots of one slice; every weight and bias byte moved once
+    assert fm["layers"][26]["constants_bytes"] == 32768 + 512
+    assert fm["layers"][26]["bytes_moved"] >= 65536 + 1024
+
+
 @pytest.mark.parametrize(
     "model,budget,message",
     [
-        # FULLY_CONNECTED reads 25x20x8 (4000 bytes), 4000x4 weights, 4 int32 biases and
-        # writes 4 bytes; with the 716-byte softmax table, 20736
+        # FULLY_CONNECTED reads 25x20x8 (4000 bytes) and writes 4; one neuron's slice: 4000
+        # weight bytes and a 4-byte bias; with the 716-byte softmax table, 8724
         (
             "tflm/micro_speech_int8",
-            "16K",
-            "layer 2 (FULLY_CONNECTED, TFLite op 2) needs at least 20736 bytes of fast memory "
-            "(716 of them look-up tables), more than --fast-memory 16384: it cannot be tiled: "
-            "fully_connected layers are not tiled",
+            "8K",
+            "layer 2 (FULLY_CONNECTED, TFLite op 2) needs at least 8724 bytes of fast memory "
+            "(716 of them look-up tables), more than --fast-memory 8192: even in tiles of one "
+            "output row or channel",
         ),
-        # conv 3x3x256 -> 3x3x256: 65536 weight + 1024 bias bytes, one 768-byte row each way
+        # depthwise 3x3x256 -> 3x3x256 (depthwise is not sliced by channels): 2304 weight and
+        # 1024 bias bytes, a middle row tile reads three 768-byte rows and writes one
         (
             "mlperf_tiny/vww_96_int8",
-            "64K",
-            "layer 26 (CONV_2D, TFLite op 26) needs at least 68812 bytes of fast memory (716 of "
-            "them look-up tables), more than --fast-memory 65536: even in tiles of one output row",
+            "6K",
+            "layer 25 (DEPTHWISE_CONV_2D, TFLite op 25) needs at least 7116 bytes of fast memory "
+            "(716 of them look-up tables), more than --fast-memory 6144: even in tiles of one "
+            "output row or channel",
         ),
     ],
 )

@@ -9,7 +9,8 @@ first NAME_FAST_BYTES of the fast buffer, every layer's output equals `run_model
 mli`). The budgets are those of issue 24 where the model fits, at least one of them with
 activations in the slow arena, and budgets below a layer's operands, which tile it by output
 rows: strides, dilation, padding on the edge tiles only, inputs staged or viewed in place,
-element-wise layers. Two
+element-wise layers, and weights over the budget, which slice convolutions and fully connected
+layers by output channels (per-axis and per-tensor weights, alone and inside row tiles). Two
 sabotaged sources show that each of the two checks catches a kernel given a weight in slow
 memory on its own.
 """
@@ -45,6 +46,12 @@ CASES = [
     ("mlperf_tiny/ad01_int8", 128 * K),
     ("tflm/hello_world_int8", 16 * K),
     ("tflm/micro_speech_int8", 32 * K),
+    ("mlperf_tiny/vww_96_int8", 64 * K),  # layer 26's 1x1 conv, 256 -> 256, in 2 channel slices
+    ("mlperf_tiny/ad01_int8", 16 * K),  # every FC layer in neuron slices (per-tensor weights)
+    ("tflm/micro_speech_int8", 16 * K),  # the FC 4000 -> 4 in 2 neuron slices
+    ("tflm/micro_speech_int8", 8724),  # the least: the FC in 4 slices, an input in slow memory
+    ("mlperf_tiny/vww_96_int8", 8 * K),  # 1x1 convs in 3 row tiles x 4 channel slices
+    ("mlperf_tiny/resnet8_int8", 8 * K),  # 3x3 convs in rows x channels, per-axis weights
 ]
 
 
