@@ -3,7 +3,7 @@ shared by convert, run, verify and report, with the options they all take (`Mode
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from mlitool import ir
@@ -82,13 +82,15 @@ def lower_model(
     opts: ModelOptions,
     *,
     executed_by: str | None = None,
+    calibrated_by: str | None = None,
     progress: Progress | None = None,
 ) -> MliModel:
     """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
     warnings start with the reader's. `executed_by` names a command that runs the result,
-    which needs MLI 2.0 and real activation ranges (it has no --weights-only)."""
+    which needs MLI 2.0 and real activation ranges (it has no --weights-only);
+    `calibrated_by` a command that has no --weights-only but takes any MLI version."""
     from mlitool.config import check_overrides
-    from mlitool.mli.lower import lower
+    from mlitool.mli.lower import float_activations, lower
 
     s = resolve(opts)
     check_overrides(model.main, s.overrides, s.config)
@@ -97,6 +99,9 @@ def lower_model(
             f"{executed_by} runs MLI 2.0.2 arithmetic; the configuration selects MLI "
             f"{s.target.version}, which has no reference build to check against"
         )
+    ignored = _ignored_options(opts) if not float_activations(model.main) else []
+    if ignored:  # an int8 model: nothing to calibrate, no float activation to leave as is
+        opts = replace(opts, calibration=None, weights_only=False)
     ranges = None
     if opts.calibration is not None:
         from mlitool.calibrate import calibration_ranges
@@ -107,12 +112,11 @@ def lower_model(
         check_supported(model.main, s.target, s.layout)
         _check_inputs_have_elements(model.main)
         ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method, progress)
+    command = executed_by or calibrated_by  # one without --weights-only: calibration it is
     remedy = (
         {}
-        if executed_by is None
-        else {
-            "ranges_remedy": f"give {executed_by} real inputs to calibrate on (--calibration DATA)"
-        }
+        if command is None
+        else {"ranges_remedy": f"give {command} real inputs to calibrate on (--calibration DATA)"}
     )
     mli = lower(
         model.main,
@@ -125,11 +129,17 @@ def lower_model(
         source=str(model_path),
         **remedy,
     )
-    mli.warnings[:0] = list(model.warnings)
+    notes = [f"{' and '.join(ignored)} ignored: the model's activations are already quantized"]
+    mli.warnings[:0] = list(model.warnings) + (notes if ignored else [])
     mli.batch_fixed, mli.folded_ops = list(model.batch_fixed), list(model.folded_ops)
     mli.removed_ops = list(model.removed_ops)
     mli.config = s.config
     return mli
+
+
+def _ignored_options(opts: ModelOptions) -> list[str]:
+    given = {"--calibration": opts.calibration is not None, "--weights-only": opts.weights_only}
+    return [name for name, on in given.items() if on]
 
 
 def _check_inputs_have_elements(graph: ir.Graph) -> None:
@@ -182,10 +192,16 @@ def load(
     opts: ModelOptions,
     *,
     executed_by: str | None = None,
+    calibrated_by: str | None = None,
     progress: Progress | None = None,
 ) -> tuple[ir.Graph, MliModel]:
     """Read, validate, calibrate (a progress stage) and lower: (main graph, its MLI model)."""
     model = read(model_path)
     return model.main, lower_model(
-        model, Path(model_path), opts, executed_by=executed_by, progress=progress
+        model,
+        Path(model_path),
+        opts,
+        executed_by=executed_by,
+        calibrated_by=calibrated_by,
+        progress=progress,
     )

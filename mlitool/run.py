@@ -89,6 +89,8 @@ def execute(
             config=job["mli"].config,
             warnings=list(job["mli"].warnings),
         )  # the reader's, then lowering's
+    elif model_opts.calibration is not None:  # only an MLI model is calibrated
+        summary["warnings"].append(f"--calibration ignored: --mode {opts.mode} runs no MLI model")
     advance = (opts.progress or Progress()).stage(f"run ({opts.mode})", n)
     size = batch_size(graph, opts.batch)
     parts: list[dict[str, np.ndarray]] = []

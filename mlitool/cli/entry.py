@@ -40,7 +40,9 @@ def main(argv: list[str] | None = None) -> None:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `mlitool`: the help, as is
             print(exc.format_message(), file=sys.stderr)
         else:
-            print(f"mlitool: error: {_one_line(exc.format_message())}{where}", file=sys.stderr)
+            from mlitool.cli.usage import message
+
+            print(f"mlitool: error: {_one_line(message(exc))}{where}", file=sys.stderr)
         code = exc.exit_code
     except (typer.Abort, KeyboardInterrupt):  # Ctrl-C: click's Abort, or raised outside it
         print("mlitool: aborted", file=sys.stderr)

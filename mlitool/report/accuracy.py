@@ -12,7 +12,7 @@ from typing import Any
 
 from mlitool.mli.types import MliModel
 from mlitool.report.build import REMEDY_NOTE, LayerAccuracy, accuracy_section, remedy
-from mlitool.report.document import Chart, Section, Series, make_table
+from mlitool.report.document import Chart, Column, Section, Series, make_table
 from mlitool.report.sections import layer_label
 from mlitool.report.sensitivity import LayerSensitivity
 
@@ -70,10 +70,10 @@ def accuracy_from_verify(doc: dict[str, Any], model: MliModel) -> Section:
             ("max_abs_err", "Max abs error", "", 6),
             ("rmse", "RMSE", "", 6),
             ("cosine", "Cosine", "", 6),
-            ("tflite_differing", "Differing from tflite", "", 4),
+            Column("tflite_differing", "Differing from tflite", precision=4, percent=True),
             ("tflite_max_lsb", "Max diff. from tflite", "LSB"),
-            ("top1_float", "Top-1 agreement vs float", "", 4),
-            ("top1_tflite", "Top-1 agreement vs tflite", "", 4),
+            Column("top1_float", "Top-1 agreement vs float", precision=4, percent=True),
+            Column("top1_tflite", "Top-1 agreement vs tflite", precision=4, percent=True),
         ],
         [
             (
@@ -152,7 +152,7 @@ def sensitivity_section(rows: list[LayerSensitivity], doc: dict[str, Any] | None
         ("kind", "Kind"),
         ("output_snr_db", "Output SNR, only this layer in MLI", "dB", 2),
     ]
-    cols += [("top1", "Top-1 agreement", "", 4)] if has_top1 else []
+    cols += [Column("top1", "Top-1 agreement", precision=4, percent=True)] if has_top1 else []
     cols += [("layer_snr_db", "Layer SNR isolated", "dB", 2), ("rank", "Rank")]
     table_rows = []
     for k, r in enumerate(rows):

@@ -62,7 +62,7 @@ def make_report(
     model_path = Path(model_path)
     progress = progress or Progress()
     _check(model_opts, opts)
-    graph, mli = load(model_path, model_opts, progress=progress)
+    graph, mli = load(model_path, model_opts, calibrated_by="report", progress=progress)
     note = extra_meta = accuracy = None
     extra: list[Section] = []
     activations = None

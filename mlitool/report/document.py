@@ -89,9 +89,17 @@ class Column:
     unit: str = ""
     precision: int = 3  # decimals of float values
     terminal: bool = True  # shown in the terminal view (files always have every column)
+    percent: bool = False  # a share (0..1) people read as a percentage; files keep the share
 
     def header(self) -> str:
         return f"{self.label} [{self.unit}]" if self.unit else self.label
+
+    def text(self, v: Value) -> str:
+        """A cell as people read it (terminal, Markdown, HTML): integers with separators,
+        shares as percentages with one decimal, as verify prints them."""
+        if self.percent and isinstance(v, float) and math.isfinite(v):
+            return f"{100 * v:.1f}%"
+        return format_value(v, self.precision, grouped=True)
 
 
 @dataclass(frozen=True)

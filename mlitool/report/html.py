@@ -36,6 +36,7 @@ tbody tr:nth-child(even) { background: #fafafa; }
 .headline.fail { border-color: #D55E00; } .headline.fail .verdict { color: #b34700; }
 .headline ul { margin: .3rem 0 0; padding-left: 1.2rem; }
 figure { margin: .6rem 0 1.4rem; overflow-x: auto; max-width: 100%; }
+details summary { cursor: pointer; font-weight: 600; margin: .4rem 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
 svg.chart { font-family: inherit; background: #fff; }
 svg .title { font-size: 14px; font-weight: 600; }
@@ -108,7 +109,7 @@ def _table(t: Table) -> list[str]:
         cells = []
         for i in shown:
             c, v = t.columns[i], row[i]
-            text = format_value(v, c.precision, grouped=True)
+            text = c.text(v)
             cells.append(f'<td class="num">{_e(text)}</td>' if _numeric(v) else _text_cell(text))
         out.append(f"<tr>{''.join(cells)}</tr>")
     out.append("</tbody></table></div>")
@@ -169,11 +170,17 @@ def render_html(report: Report) -> str:
         for t in s.tables:
             out += _table(t)
             out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts if c.id == f"{t.id}-plan"]
-        rest = [c for c in s.charts if c.id not in beside]
+        rest = [c for c in s.charts if c.id not in beside and c.kind != "histogram"]
         if rest:
             out.append('<div class="charts">')
             out += [f"<figure>{chart_svg(c)}</figure>" for c in rest]
             out.append("</div>")
+        hists = [c for c in s.charts if c.kind == "histogram"]
+        if hists:  # one per weight tensor: many and tall, so closed until asked for
+            out.append(f"<details><summary>Weight histograms ({len(hists)})</summary>")
+            out.append('<div class="charts">')
+            out += [f"<figure>{chart_svg(c)}</figure>" for c in hists]
+            out.append("</div></details>")
         out.append("</section>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"

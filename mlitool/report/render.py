@@ -141,13 +141,7 @@ def _md_table(t: Table) -> list[str]:
         "|" + "|".join("---:" if _numeric(t, i) else "---" for i in range(len(t.columns))) + "|"
     )
     for row in t.rows:
-        lines.append(
-            "| "
-            + " | ".join(
-                _md(format_value(v, c.precision, grouped=True)) for c, v in zip(t.columns, row)
-            )
-            + " |"
-        )
+        lines.append("| " + " | ".join(_md(c.text(v)) for c, v in zip(t.columns, row)) + " |")
     return lines + [""]
 
 
@@ -194,10 +188,7 @@ def render_terminal(report: Report, console=None) -> None:
                 console.print(Text(para))
         for t in s.tables:
             shown = [i for i, c in enumerate(t.columns) if c.terminal]
-            rows = [
-                [format_value(row[i], t.columns[i].precision, grouped=True) for i in shown]
-                for row in t.rows
-            ]
+            rows = [[t.columns[i].text(row[i]) for i in shown] for row in t.rows]
             console.print(
                 table(
                     t.title,

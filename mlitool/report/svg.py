@@ -21,6 +21,9 @@ HIST_BOTTOM = 52  # histograms: bin edges are not rotated
 PLOT_H = 220
 MIN_GROUP_W = 22
 LABEL_CHARS = 22
+# Text widths per character, a little over the average of a sans-serif font at the CSS sizes
+# (title 14px bold, labels 12px, legend 11px): the SVG is made wide enough for its text.
+TITLE_PX, LABEL_PX, LEGEND_PX = 9.0, 7.5, 7.0
 
 
 def _f(x: float) -> str:
@@ -34,6 +37,12 @@ def _e(text) -> str:
 
 def _line(cls: str, x1: float, y1: float, x2: float, y2: float) -> str:
     return f'<line class="{cls}" x1="{_f(x1)}" y1="{_f(y1)}" x2="{_f(x2)}" y2="{_f(y2)}"/>'
+
+
+def _grouped(v: float, decimals: int) -> str:
+    """A tick value with thousands separators (65,536), as the tables write integers."""
+    s = f"{v:,.{decimals}f}"
+    return s[1:] if s.startswith("-") and not s.strip("-0.,") else s  # no "-0.0"
 
 
 def _finite(values) -> list[float]:
@@ -70,7 +79,7 @@ class _Linear:
     def ticks(self) -> list[tuple[float, str]]:
         n = int(round((self.hi - self.lo) / self.step))
         return [
-            (self.lo + i * self.step, format_float(self.lo + i * self.step, self.decimals))
+            (self.lo + i * self.step, _grouped(self.lo + i * self.step, self.decimals))
             for i in range(n + 1)
         ]
 
@@ -99,7 +108,7 @@ class _Log:
 
 
 def _pow10(e: int) -> str:
-    return f"1e{e}" if abs(e) >= 4 else format_float(10.0**e, max(0, -e))
+    return f"1e{e}" if abs(e) >= 4 else _grouped(10.0**e, max(0, -e))
 
 
 def _scale(chart: Chart, values: list[float]):
@@ -131,6 +140,10 @@ class _Frame:
     def add(self, s: str) -> None:
         self.parts.append(s)
 
+    def fit(self, right: float) -> None:
+        """Widen the chart so that text ending at x = `right` is not clipped."""
+        self.width = max(self.width, right + RIGHT)
+
     def narrow(self, n_slots: int, plot_width: float) -> None:
         """Slots of 4..24 px over about `plot_width`, and a short bottom (unrotated labels)."""
         self.slot = max(4.0, min(24.0, plot_width / max(n_slots, 1)))
@@ -156,10 +169,14 @@ class _Frame:
                 f'transform="rotate(-90 16 {_f(yc)})">{_e(c.y_label)}</text>'
             )
         if c.x_label:
+            half = LABEL_PX * len(c.x_label) / 2
+            xc = max(LEFT + self.plot_w / 2, half + 4)  # centred under the plot, or inside
+            self.fit(xc + half)
             self.add(
-                f'<text class="label" x="{_f(LEFT + self.plot_w / 2)}" '
+                f'<text class="label" x="{_f(xc)}" '
                 f'y="{_f(self.height - 8)}" text-anchor="middle">{_e(c.x_label)}</text>'
             )
+        self.fit(LEFT + TITLE_PX * len(c.title))
         self.add(f'<text class="title" x="{_f(LEFT)}" y="20">{_e(c.title)}</text>')
 
     def category_labels(self, labels) -> None:
@@ -189,7 +206,8 @@ class _Frame:
                 f'fill="{PALETTE[i % len(PALETTE)]}"/>'
             )
             self.add(f'<text class="legend" x="{_f(x + 14)}" y="39">{_e(name)}</text>')
-            x += 24 + 7 * len(name)
+            self.fit(x + 14 + LEGEND_PX * len(name))
+            x += 24 + LEGEND_PX * len(name)
 
     def svg(self) -> str:
         c = self.chart
@@ -313,6 +331,7 @@ def _range(chart: Chart) -> str:
         f'<circle cx="{_f(LEFT + 110)}" cy="35" r="3.5" fill="{PALETTE[1]}"/>'
         f'<text class="legend" x="{_f(LEFT + 118)}" y="39">median</text>'
     )
+    fr.fit(LEFT + 118 + LEGEND_PX * len("median"))
     return fr.svg()
 
 

@@ -75,7 +75,6 @@ def test_verify_and_report_keep_numbers_whole():
 def test_report_tables_show_every_value_of_the_columns_they_keep():
     from mlitool.pipeline import ModelOptions
     from mlitool.report.command import ReportOptions, make_report
-    from mlitool.report.document import format_value
     from mlitool.report.render import terminal_text
 
     report = make_report(shared_path(MOBILENET), ModelOptions(), ReportOptions(samples=2))
@@ -93,7 +92,7 @@ def test_report_tables_show_every_value_of_the_columns_they_keep():
             if not col.terminal or col.header() in left_out:
                 continue
             for row in t.rows:
-                value = format_value(row[i], col.precision, grouped=True)
+                value = col.text(row[i])  # as people read it: separators, percentages
                 if len(value) > 40:  # a fused TFLite name wraps inside its cell
                     assert any(w.startswith(value[:20]) for w in words), value
                 elif " " not in value:

@@ -51,16 +51,38 @@ window.addEventListener("load", function () {
 </script>"""
 
 
-def _measure(html: str, tmp_path) -> dict:
+# Test-only probe: every SVG text (as laid out, rotation included) that reaches outside its
+# chart, with the overshoot in px; the collapsed histograms opened first, as a reader would.
+CLIPPED = """<script>
+window.addEventListener("load", function () {
+  var out = [];
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  document.querySelectorAll("svg.chart").forEach(function (svg) {
+    var b = svg.getBoundingClientRect();
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      var over = Math.max(b.left - r.left, r.right - b.right, b.top - r.top, r.bottom - b.bottom);
+      if (over > 0.5) out.push([svg.getAttribute("data-chart"), t.textContent, over]);
+    });
+  });
+  var pre = document.createElement("pre");
+  pre.id = "measure";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+
+def _measure(html: str, tmp_path, probe: str = PROBE, width: int = 1280):
     page = tmp_path / "report.html"
-    page.write_text(html.replace("</body>", PROBE + "</body>"))
+    page.write_text(html.replace("</body>", probe + "</body>"))
     r = subprocess.run(
         [
             BROWSER,
             "--headless",
             "--no-sandbox",
             "--disable-gpu",
-            "--window-size=1280,900",
+            f"--window-size={width},900",
             "--virtual-time-budget=3000",
             "--dump-dom",
             page.as_uri(),
@@ -97,6 +119,15 @@ def test_report_fits_1280_px_and_draws_every_chart(model, tmp_path):
     for c in charts.values():
         assert c["w"] > 100 and c["h"] > 100 and c["drawn"] > 3, c
     assert charts["arena-plan"]["buffers"] == buffers > 0
+
+
+@needs_browser
+@pytest.mark.parametrize("model", ["fc_int8", "cnn_int8"])
+def test_no_chart_text_is_clipped_at_800_px(model, tmp_path):
+    """Small models made narrow charts whose titles, legends and axis labels were cut
+    ("Activation arena: :", "Per-channne", "Output SNF")."""
+    report = make_report(SAMPLES / f"{model}.tflite", ModelOptions(), ReportOptions(samples=2))
+    assert _measure(render_html(report), tmp_path, CLIPPED, width=800) == []
 
 
 # --- without a browser -------------------------------------------------------------------------

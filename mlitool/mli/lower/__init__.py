@@ -27,7 +27,7 @@ from mlitool.mli.passes import run_passes
 from mlitool.mli.target import DEFAULT, Target
 from mlitool.mli.types import FORMATS, MliModel
 
-__all__ = ["check_supported", "lower", "unsupported_ops"]
+__all__ = ["check_supported", "float_activations", "lower", "unsupported_ops"]
 
 
 def check_supported(graph: ir.Graph, target: Target, layout: str) -> None:
@@ -149,20 +149,28 @@ def _check_kernels(b: Builder) -> None:
         raise RefusedOps(f"have no kernel on MLI {b.target.version}", bad)
 
 
+def float_activations(graph: ir.Graph) -> list[int]:
+    """The float32 activation tensors lowering quantizes from value ranges (none in an int8
+    model: there --calibration and --weights-only change nothing)."""
+    found: list[int] = []
+    for op in graph.ops:
+        known = optable.get(op.type)  # an unknown op is the support check's to refuse
+        if known is not None and known.kind == "convert":  # QUANTIZE, DEQUANTIZE: float on one side
+            continue
+        for i in list(op.inputs) + list(op.outputs):
+            t = graph.tensor(i)
+            if t is None or t.data is not None or t.dtype != "float32" or t.is_variable:
+                continue
+            if i not in found:
+                found.append(i)
+    return found
+
+
 def _check_ranges(b: Builder, remedy: str) -> None:
     """Float activations have value ranges, unless only the weights are converted."""
     if b.weights_only:
         return
-    missing = []
-    for op in b.g.ops:
-        if optable.spec(op.type).kind == "convert":  # QUANTIZE, DEQUANTIZE: float on one side
-            continue
-        for i in list(op.inputs) + list(op.outputs):
-            t = b.g.tensor(i)
-            if t is None or t.data is not None or t.dtype != "float32" or t.is_variable:
-                continue
-            if i not in b.ranges and i not in missing:
-                missing.append(i)
+    missing = [i for i in float_activations(b.g) if i not in b.ranges]
     if missing:
         names = ", ".join(f"{i} ({b.g.tensors[i].name})" for i in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""
