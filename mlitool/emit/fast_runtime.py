@@ -51,7 +51,7 @@ class FastRuntime(ChannelSlices, Runtime):
 
     # ------------------------------------------------------------------------------ header
     def header_lines(self) -> list[str]:
-        rt, fs, m, p = self.rt, self.fs, self.model, self.fplan
+        rt, fs, p = self.rt, self.fs, self.fplan
         slow = len(p.slow.placements)
         lines = [
             "",
@@ -73,15 +73,12 @@ class FastRuntime(ChannelSlices, Runtime):
             f"when {fs.slow_bytes} is 0.",
             f" * The arenas are reused as layers run: write the inputs again before every "
             f"{rt.run}().",
-            f" * Define {rt.layer_hook} as a function name when compiling the source to have "
-            "it called as",
-            " *   void hook(unsigned layer, const mli_tensor *output)",
-            " * after every layer (layer = position in the list above), once per output.",
+            *self._hook_doc(),
             f" * Define {fs.check_operands} to have {rt.run} check before every call that each "
             "operand",
             " * lies inside the fast buffer (MLI_STATUS_BAD_TENSOR if not).",
         ]
-        scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
+        scratch = self._scratch_bytes()
         if scratch:
             lines.append(
                 f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
@@ -92,8 +89,7 @@ class FastRuntime(ChannelSlices, Runtime):
             f"#define {fs.fast_bytes} {p.fast_bytes}u",
             f"#define {fs.slow_bytes} {p.slow_bytes}u",
             f"#define {rt.arena_align} {p.align}u",
-            f"#define {rt.num_inputs} {len(m.inputs)}u",
-            f"#define {rt.num_outputs} {len(m.outputs)}u",
+            *self._io_defines(),
         ]
         lines += self._build_lines()
         lines += [

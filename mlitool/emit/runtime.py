@@ -69,7 +69,7 @@ class Runtime:
         return f"static {self.syms.unused_macro} " if self.static else ""
 
     def header_lines(self) -> list[str]:
-        rt, m = self.rt, self.model
+        rt = self.rt
         lines = [
             "",
             "/* ---- Runtime ----",
@@ -81,10 +81,7 @@ class Runtime:
             f" *   write {rt.input}(i)->data, {rt.run}(), read {rt.output}(i)->data.",
             " * The arena is reused as layers run: an input's memory may hold later activations",
             f" * once its last reader is done, so write the inputs again before every {rt.run}().",
-            f" * Define {rt.layer_hook} as a function name when compiling the source to have "
-            "it called as",
-            " *   void hook(unsigned layer, const mli_tensor *output)",
-            " * after every layer (layer = position in the list above), once per output.",
+            *self._hook_doc(),
         ]
         if rt.luts:
             lut_bytes = 2 * sum(LUT_LENGTHS[k] for k in rt.luts)
@@ -92,7 +89,7 @@ class Runtime:
                 f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
                 f"static RAM) are filled by {rt.init}."
             )
-        scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
+        scratch = self._scratch_bytes()
         if scratch:
             lines.append(
                 f" * Recurrent cells work in {scratch} bytes of static RAM (their "
@@ -102,8 +99,7 @@ class Runtime:
         lines += [
             f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
             f"#define {rt.arena_align} {self.plan.align}u",
-            f"#define {rt.num_inputs} {len(m.inputs)}u",
-            f"#define {rt.num_outputs} {len(m.outputs)}u",
+            *self._io_defines(),
         ]
         lines += self._build_lines()
         lines += [
@@ -130,6 +126,26 @@ class Runtime:
             "#endif",
         ]
         return lines
+
+    def _hook_doc(self) -> list[str]:
+        rt = self.rt
+        return [
+            f" * Define {rt.layer_hook} as a function name when compiling the source to have "
+            "it called as",
+            " *   void hook(unsigned layer, const mli_tensor *output)",
+            " * after every layer (layer = position in the list above), once per output.",
+        ]
+
+    def _scratch_bytes(self) -> int:
+        """Static RAM of the recurrent cells' scratch (their configs' scratch_data)."""
+        return sum(la.cfg["scratch_bytes"] for la in self.model.layers if "scratch_bytes" in la.cfg)
+
+    def _io_defines(self) -> list[str]:
+        rt, m = self.rt, self.model
+        return [
+            f"#define {rt.num_inputs} {len(m.inputs)}u",
+            f"#define {rt.num_outputs} {len(m.outputs)}u",
+        ]
 
     def _build_lines(self) -> list[str]:
         """The build the outputs are verified for (NAME_MLI_BUILD), or why there is none."""

@@ -10,19 +10,11 @@ import sys
 import numpy as np
 import pytest
 
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES
 
 CNN = SAMPLES / "cnn_int8.tflite"
 FX16_LAYER0 = '[[tool.mlitool.layer]]\nindex = 0\nformat = "fx16"\n'
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.fixture

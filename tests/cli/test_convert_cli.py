@@ -8,17 +8,9 @@ import sys
 
 import pytest
 
+from tests.support.cli import run_main
 from tests.support.paths import ROOT, SAMPLES, mli_cflags
 from tests.support.tflite_build import unsupported_op_model
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def test_convert_sample_writes_three_files_and_json_summary(tmp_path, capsys):

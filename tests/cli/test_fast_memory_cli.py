@@ -8,18 +8,10 @@ import pytest
 
 from mlitool.errors import OptionError
 from mlitool.mli.placement import parse_size
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
 
 CNN = SAMPLES / "cnn_int8.tflite"
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.mark.parametrize(

@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES
 
 INT8 = SAMPLES / "cnn_int8.tflite"
 CALIB = SAMPLES / "cnn_calib.npy"
 IGNORED = "warning: {} ignored: the model's activations are already quantized"
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.mark.parametrize(

@@ -14,18 +14,10 @@ from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions
 from mlitool.plumbing.progress import RichProgress
 from mlitool.verify.command import VerifyOptions, verify
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES
 
 CNN = SAMPLES / "cnn_int8.tflite"
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def test_verify_and_report_are_identical_with_any_number_of_jobs(capsys):

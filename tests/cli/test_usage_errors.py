@@ -6,18 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES
 
 CNN = SAMPLES / "cnn_int8.tflite"
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.mark.parametrize(

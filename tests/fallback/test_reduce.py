@@ -15,7 +15,7 @@ from mlitool.execute.presets import arith_for
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
-from tests.support.litert import reference_outputs
+from tests.support.litert import builtin_outputs, reference_outputs
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options
 
@@ -77,24 +77,6 @@ def _random(g, n=64, seed=0, dtype="int8"):
     return {g.inputs[0]: rng.integers(-128, 128, shape).astype(np.int8)}
 
 
-def _builtin_outputs(path, g, xs) -> np.ndarray:
-    """LiteRT's builtin (optimized) kernels: its reference int8 SUM is not TFLite's arithmetic
-    (test_litert_reference_int8_sum_is_broken); the builtin one is QuantizedMeanOrSum."""
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
-    it = litert.Interpreter(
-        model_path=str(path),
-        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-        num_threads=1,
-    )
-    it.allocate_tensors()
-    out = []
-    for x in xs[g.inputs[0]]:
-        it.set_tensor(it.get_input_details()[0]["index"], x)
-        it.invoke()
-        out.append(it.get_tensor(it.get_output_details()[0]["index"]))
-    return np.stack(out)
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_tflite_mode_equals_litert(case, tmp_path):
     for k, q in enumerate(_quant(case)):
@@ -102,7 +84,7 @@ def test_tflite_mode_equals_litert(case, tmp_path):
         g = read(path).main
         xs = _random(g, seed=k)
         if CASES[case][0] == "SUM":
-            ref = _builtin_outputs(path, g, xs)
+            ref = builtin_outputs(path, g, xs)
         else:
             ref = reference_outputs(path, g, xs)[g.outputs[0]]
         ours = run_graph(g, xs, "tflite")[g.outputs[0]]
@@ -128,7 +110,7 @@ def test_litert_reference_int8_sum_is_broken(tmp_path):
     x[..., :2] = [-1, -2]
     ref = reference_outputs(path, g, {g.inputs[0]: x})[g.outputs[0]]
     assert ref.reshape(-1)[0] == -1
-    assert _builtin_outputs(path, g, {g.inputs[0]: x}).reshape(-1)[0] == -3
+    assert builtin_outputs(path, g, {g.inputs[0]: x}).reshape(-1)[0] == -3
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -16,7 +16,7 @@ from mlitool.execute.presets import arith_for
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
-from tests.support.litert import reference_outputs
+from tests.support.litert import builtin_outputs, reference_outputs
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options
 
@@ -71,23 +71,6 @@ def _random(g, n=48, seed=0):
     return {g.inputs[0]: rng.integers(-32768, 32768, shape).astype(np.int16)}
 
 
-def _builtin_outputs(path, g, xs) -> np.ndarray:
-    """LiteRT's builtin kernels (its reference int16 SUM is broken as its int8 one is)."""
-    litert = pytest.importorskip("ai_edge_litert.interpreter")
-    it = litert.Interpreter(
-        model_path=str(path),
-        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
-        num_threads=1,
-    )
-    it.allocate_tensors()
-    out = []
-    for x in xs[g.inputs[0]]:
-        it.set_tensor(it.get_input_details()[0]["index"], x)
-        it.invoke()
-        out.append(it.get_tensor(it.get_output_details()[0]["index"]))
-    return np.stack(out)
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_tflite_mode_equals_litert(case, tmp_path):
     for k, q in enumerate(_quant(case)):
@@ -95,7 +78,7 @@ def test_tflite_mode_equals_litert(case, tmp_path):
         g = read(path).main
         xs = _random(g, seed=k)
         if CASES[case][0] == "SUM":
-            ref = _builtin_outputs(path, g, xs)
+            ref = builtin_outputs(path, g, xs)
         else:
             ref = reference_outputs(path, g, xs)[g.outputs[0]]
         ours = run_graph(g, xs, "tflite")[g.outputs[0]]

@@ -13,16 +13,8 @@ from mlitool.execute.graph import run_graph
 from mlitool.execute.mli_bridge import run_mli
 from mlitool.execute.presets import arith_for
 from mlitool.pipeline import ModelOptions, load
+from tests.support.cli import run_main
 from tests.support.tflite_build import T, graph_model, options
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def _conv(tmp_path, *, int8: bool):

@@ -10,18 +10,10 @@ import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
+from tests.support.cli import run_main
 from tests.support.tflite_build import T, build, fc_spec, graph_model, options
 
 litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def _litert(path, x: np.ndarray) -> np.ndarray:

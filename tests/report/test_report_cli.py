@@ -18,6 +18,7 @@ from mlitool.report.command import Outputs, Progress, ReportOptions, make_report
 from mlitool.report.document import Report
 from mlitool.report.html import render_html
 from mlitool.report.render import csv_files, render_json, render_markdown, terminal_text
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
 from tests.support.report_checks import brute_force_arena, parse_html
 from tests.support.tflite_build import unsupported_op_model
@@ -47,15 +48,6 @@ FLOAT = [
 ]
 
 _CACHE: dict = {}
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def report_of(path, **kw) -> Report:

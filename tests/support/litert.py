@@ -16,3 +16,22 @@ def reference_outputs(
     if not ok:
         pytest.skip(why)
     return oracle.run_litert(path, graph, inputs, [t for op in graph.ops for t in op.outputs])
+
+
+def builtin_outputs(path, graph: ir.Graph, inputs: dict[int, np.ndarray]) -> np.ndarray:
+    """The first output of LiteRT's builtin (optimized) kernels without delegates, batched over
+    the first input: the reference where LiteRT's reference kernel is known to be wrong (its
+    int8 and int16 SUM; tests/fallback/test_reduce.py shows it)."""
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    it = litert.Interpreter(
+        model_path=str(path),
+        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+        num_threads=1,
+    )
+    it.allocate_tensors()
+    out = []
+    for x in inputs[graph.inputs[0]]:
+        it.set_tensor(it.get_input_details()[0]["index"], x)
+        it.invoke()
+        out.append(it.get_tensor(it.get_output_details()[0]["index"]))
+    return np.stack(out)

@@ -12,19 +12,11 @@ import pytest
 from mlitool.crclog import parse_log
 from mlitool.errors import InputDataError
 from tests.support import runtime_harness as H
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, mli_cflags
 
 CNN = SAMPLES / "cnn_int8.tflite"
 CNN_IN = SAMPLES / "cnn_input_int8.npy"
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def board_crcs(data: bytes, layers: int) -> dict[tuple[int, int], int]:

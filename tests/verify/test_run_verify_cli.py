@@ -9,18 +9,9 @@ import pytest
 
 from mlitool.execute.presets import arith_for
 from mlitool.tflite.reader import read_model
+from tests.support.cli import run_main
 from tests.support.litert import reference_outputs
 from tests.support.paths import SAMPLES, shared_path
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
-
 
 CNN = SAMPLES / "cnn_int8.tflite"
 CNN_IN = SAMPLES / "cnn_input_int8.npy"

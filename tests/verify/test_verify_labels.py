@@ -8,17 +8,9 @@ import math
 import numpy as np
 import pytest
 
+from tests.support.cli import run_main
 from tests.support.paths import shared_path
 from tests.support.real_inputs import RESNET8_MISSED, cifar10_test20, cifar10_test20_int8
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 @pytest.mark.parametrize(("kind", "jobs"), [("npy", "1"), ("npz", "2")])

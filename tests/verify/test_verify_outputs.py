@@ -7,22 +7,13 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pytest
 
 from mlitool.execute.graph import run_graph
 from mlitool.pipeline import read
 from mlitool.verify.command import classifier_outputs
+from tests.support.cli import run_main
 from tests.support.paths import SAMPLES
 from tests.support.tflite_build import T, build, fc_spec, graph_model, options
-
-
-def run_main(args, capsys):
-    from mlitool.cli import main
-
-    with pytest.raises(SystemExit) as exc:
-        main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return exc.value.code, out, err
 
 
 def _float_io_fc(tmp_path):
