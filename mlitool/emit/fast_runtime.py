@@ -100,24 +100,9 @@ class FastRuntime(ChannelSlices, Runtime):
             f"is needed is NULL or",
             f" * not a multiple of {rt.arena_align}. */",
         ]
-        if not self.static:
-            lines += [
-                f"mli_status {rt.init}(void *fast, size_t fast_bytes, void *slow, "
-                "size_t slow_bytes);",
-                "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
-                f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
-                f"mli_status {rt.run}(void);",
-                f"/* Input / output tensor i (the order of {comment_text(self.base_name)}"
-                ".json), NULL if i is out of range. */",
-                f"mli_tensor *{rt.input}(unsigned i);",
-                f"mli_tensor *{rt.output}(unsigned i);",
-            ]
-        lines += [
-            f"#ifdef {rt.layer_hook}",
-            f"void {rt.layer_hook}(unsigned layer, const mli_tensor *output);",
-            "#endif",
-        ]
-        return lines
+        return lines + self._api_decls(
+            "void *fast, size_t fast_bytes, void *slow, size_t slow_bytes"
+        )
 
     # ------------------------------------------------------------------------------ source
     def source_text(self) -> str:

@@ -109,9 +109,14 @@ class Runtime:
             f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
             f"{rt.arena_align}. */",
         ]
+        return lines + self._api_decls("void *arena, size_t arena_bytes")
+
+    def _api_decls(self, init_params: str) -> list[str]:
+        """Prototypes of the runtime API (none when static) and the layer hook's declaration."""
+        rt, lines = self.rt, []
         if not self.static:
             lines += [
-                f"mli_status {rt.init}(void *arena, size_t arena_bytes);",
+                f"mli_status {rt.init}({init_params});",
                 "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
                 f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
                 f"mli_status {rt.run}(void);",
@@ -120,12 +125,11 @@ class Runtime:
                 f"mli_tensor *{rt.input}(unsigned i);",
                 f"mli_tensor *{rt.output}(unsigned i);",
             ]
-        lines += [
+        return lines + [
             f"#ifdef {rt.layer_hook}",
             f"void {rt.layer_hook}(unsigned layer, const mli_tensor *output);",
             "#endif",
         ]
-        return lines
 
     def _hook_doc(self) -> list[str]:
         rt = self.rt

@@ -16,7 +16,7 @@ from mlitool.execute.presets import arith_for
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
-from tests.support.litert import builtin_outputs, reference_outputs
+from tests.support.litert import reduce_reference
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options
 
@@ -77,10 +77,7 @@ def test_tflite_mode_equals_litert(case, tmp_path):
         path = _model(tmp_path, case, q)
         g = read(path).main
         xs = _random(g, seed=k)
-        if CASES[case][0] == "SUM":
-            ref = builtin_outputs(path, g, xs)
-        else:
-            ref = reference_outputs(path, g, xs)[g.outputs[0]]
+        ref = reduce_reference(path, g, xs)
         ours = run_graph(g, xs, "tflite")[g.outputs[0]]
         np.testing.assert_array_equal(ours, ref.reshape(ours.shape), err_msg=str(q))
 
