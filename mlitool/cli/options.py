@@ -121,6 +121,26 @@ LabelsOpt = _unless_given(
     help=".npy of class indices (or .npz with a 'labels' array), one per --input sample: "
     "top-1 / top-5 accuracy of float, tflite and mli modes and the drop mli vs float.",
 )
+MinAccuracyOpt = _unless_given(
+    float,
+    "--min-accuracy",
+    metavar="PCT",
+    help="Exit 3 when mli mode's top-1 accuracy against --labels is below PCT percent.",
+)
+RamBudgetOpt = _unless_given(
+    str,
+    "--ram-budget",
+    metavar="SIZE",
+    help="Exit 3 when the RAM the model needs (arena; fast + slow with --fast-memory) exceeds "
+    "SIZE bytes (K and M suffixes).",
+)
+RomBudgetOpt = _unless_given(
+    str,
+    "--rom-budget",
+    metavar="SIZE",
+    help="Exit 3 when the ROM the model needs (constant data + tensor structs) exceeds SIZE "
+    "bytes (K and M suffixes).",
+)
 FastMemoryOpt = _unless_given(
     str,
     "--fast-memory",
