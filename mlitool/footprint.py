@@ -25,13 +25,9 @@ def footprint(graph: ir.Graph, mli: MliModel, fast_memory: int | None = None) ->
 
         arena = {"arena_bytes": model_arena(mli).arena_bytes}
     else:
-        from mlitool.mli.kernels import luts_of
-        from mlitool.mli.placement import plan_fast_memory
+        from mlitool.mli.placement import plan_model
 
-        luts = sorted({k for la in mli.layers for k in luts_of(la.kind)})
-        if not mli.target.lut_kernels:
-            luts = []
-        plan = plan_fast_memory(mli, fast_memory, luts)
+        plan = plan_model(mli, fast_memory)
         arena = {"fast_bytes": plan.fast_bytes, "slow_bytes": plan.slow_bytes}
     return {
         "ram_bytes": sum(arena.values()),

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
-from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.tiling import (
     Tile,
     channel_bytes,
@@ -368,3 +368,40 @@ def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
         fast_bytes=fast,
         lower_bound_moved=sum(consts.values()) + one_way,
     )
+
+
+def model_luts(model: MliModel) -> list[str]:
+    """The look-up table kinds the emitted runtime creates, in its order (`LUT_LENGTHS`')."""
+    if not model.target.lut_kernels:
+        return []
+    return [k for k in LUT_LENGTHS if any(k in luts_of(la.kind) for la in model.layers)]
+
+
+def plan_model(model: MliModel, budget: int) -> FastPlan:
+    """The plan `convert --fast-memory` emits for `model` (its runtime's tables included): the
+    one every command that shows the plan (convert, report, the footprint) reads."""
+    return plan_fast_memory(model, budget, model_luts(model))
+
+
+def plan_figures(plan: FastPlan, model: MliModel) -> dict:
+    """The plan's figures as the manifest (`runtime.fast_memory`) and `report` give them:
+    budget, fast and slow bytes, bytes moved per inference (per layer and in total) against
+    the lower bound, tiles (kernel calls) per layer."""
+    return {
+        "budget": plan.budget,
+        "fast_bytes": plan.fast_bytes,
+        "slow_bytes": plan.slow_bytes,
+        "staging": {"offset": plan.staging_offset, "bytes": plan.staging_bytes},
+        "bytes_moved": plan.bytes_moved,
+        "lower_bound_moved": plan.lower_bound_moved,
+        "tiled_layers": sum(st.calls > 1 for st in plan.layers),
+        "layers": [
+            {
+                "layer": pos,
+                "constants_bytes": sum(s.bytes for s in (*st.constants, *st.chan_slots)),
+                "bytes_moved": st.bytes_moved,
+                "tiles": st.calls if la.kernel else 0,
+            }
+            for (pos, st), la in zip(enumerate(plan.layers), model.layers)
+        ],
+    }

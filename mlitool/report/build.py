@@ -12,6 +12,7 @@ import os
 from dataclasses import dataclass
 
 from mlitool import ir
+from mlitool.mli.placement import FastPlan
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table
 from mlitool.report.memory import memory_report
@@ -113,13 +114,15 @@ def build_report(
     accuracy: list[LayerAccuracy] | None = None,
     title: str | None = None,
     activations: dict[str, ActivationObservation] | None = None,
+    fast: FastPlan | None = None,
 ) -> Report:
+    """`fast`: the plan of `convert --fast-memory` (the memory section shows it)."""
     from mlitool import __version__
 
     mem = memory_report(model, graph, align)
     sections = [
         summary_section(model, graph),
-        memory_section(model, mem),
+        memory_section(model, mem, fast),
         quant_section(quant_stats(model, graph, snr_threshold_db, activations), snr_threshold_db),
     ]
     if accuracy is not None:

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mlitool.errors import OptionError
-from mlitool.pipeline import ModelOptions, load
+from mlitool.mli.placement import plan_model
+from mlitool.pipeline import ModelOptions, load, resolve
 from mlitool.plumbing.parallel import batch_size
 from mlitool.plumbing.progress import Progress, RichProgress, progress_for
 from mlitool.report.document import Report, Section
@@ -63,6 +64,8 @@ def make_report(
     progress = progress or Progress()
     _check(model_opts, opts)
     graph, mli = load(model_path, model_opts, calibrated_by="report", progress=progress)
+    budget = resolve(model_opts).fast_memory
+    fast = None if budget is None else plan_model(mli, budget)  # exit 4 when it cannot fit
     note = extra_meta = accuracy = None
     extra: list[Section] = []
     activations = None
@@ -78,11 +81,15 @@ def make_report(
         extra_meta, extra, activations, failed, accuracy = _executed(
             model_path, graph, mli, model_opts.arith(), opts, progress
         )
-    report = build_report(mli, graph, snr_threshold_db=opts.min_snr_flag, activations=activations)
+    report = build_report(
+        mli, graph, snr_threshold_db=opts.min_snr_flag, activations=activations, fast=fast
+    )
     sections = list(report.sections)
     if note:
         sections[0] = _with_text(sections[0], note)
     config = (("config", mli.config or "none"),)
+    if budget is not None:
+        config += (("fast_memory", budget),)
     report = Report(
         report.title,
         (*report.meta, *config, *(extra_meta or ())),
@@ -92,7 +99,7 @@ def make_report(
     from mlitool.footprint import footprint, footprint_text
 
     checked = verdict(report, opts, failed, executed=note is None)
-    line = f"{checked[0][1]}: {footprint_text(footprint(graph, mli))}"
+    line = f"{checked[0][1]}: {footprint_text(footprint(graph, mli, budget))}"
     line += f"; {accuracy}" if accuracy else ""
     return Report(
         report.title,

@@ -149,7 +149,11 @@ class Chart:
     "range"     per category a min-max whisker with a median mark; series named min, median, max;
     "histogram" one series of counts over `bin_edges` (len(values) + 1 edges);
     "intervals" per category (a buffer) a rectangle over layers first..last and bytes
-                offset..offset + size; series named first, last, offset, size.
+                offset..offset + size; series named first, last, offset, size. `groups`
+                (optional) colours each by its group (the kind of layer that writes it:
+                `mlitool.report.svg.GROUP_COLOURS`), `lines` marks bytes on the y axis
+                ((value, label): a lower bound), `layers` fixes the x axis (0: to the last
+                buffer), so that two plans (fast, slow) share it.
     """
 
     id: str
@@ -162,9 +166,16 @@ class Chart:
     log_y: bool = False
     precision: int = 3
     bin_edges: tuple[float, ...] = ()
+    groups: tuple[str, ...] = ()
+    lines: tuple[tuple[float, str], ...] = ()
+    layers: int = 0
 
     def __post_init__(self) -> None:
         _check_id("chart", self.id)
+        object.__setattr__(self, "groups", tuple(str(g) for g in self.groups))
+        object.__setattr__(self, "lines", tuple((plain(v), str(t)) for v, t in self.lines))
+        if self.groups and len(self.groups) != len(self.categories):
+            raise ValueError(f"chart {self.id}: one group per category")
         if self.kind not in CHART_KINDS:
             raise ValueError(f"chart {self.id}: kind {self.kind!r} is not one of {CHART_KINDS}")
         object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))

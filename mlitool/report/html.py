@@ -45,6 +45,7 @@ svg .label { font-size: 12px; fill: #333; }
 svg .grid { stroke: #e4e4e4; stroke-width: 1; }
 svg .axis { stroke: #333; stroke-width: 1; }
 svg .whisker { stroke: #0072B2; stroke-width: 2; }
+svg .bound { stroke: #b30000; stroke-width: 1.5; stroke-dasharray: 6 3; }
 """.strip()
 
 
@@ -132,6 +133,10 @@ def _headline(meta: dict) -> list[str]:
     ]
 
 
+def _plan_of(chart_id: str, table_id: str) -> bool:
+    return chart_id == f"{table_id}-plan" or chart_id.startswith(f"{table_id}-plan-")
+
+
 def render_html(report: Report) -> str:
     out = [
         "<!DOCTYPE html>",
@@ -166,10 +171,13 @@ def render_html(report: Report) -> str:
         out.append(f'<section id="{_e(s.id)}">')
         out.append(f"<h2>{_e(s.title)}</h2>")
         out += [f"<p>{_e(p)}</p>" for p in s.text]
-        beside = {f"{t.id}-plan" for t in s.tables}  # a chart drawn next to its table
+        # A table's charts (TABLE-plan, TABLE-plan-...) are drawn next to it.
+        beside = {c.id: t.id for t in s.tables for c in s.charts if _plan_of(c.id, t.id)}
         for t in s.tables:
             out += _table(t)
-            out += [f"<figure>{chart_svg(c)}</figure>" for c in s.charts if c.id == f"{t.id}-plan"]
+            out += [
+                f"<figure>{chart_svg(c)}</figure>" for c in s.charts if beside.get(c.id) == t.id
+            ]
         rest = [c for c in s.charts if c.id not in beside and c.kind != "histogram"]
         if rest:
             out.append('<div class="charts">')

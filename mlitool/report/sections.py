@@ -7,6 +7,9 @@ from __future__ import annotations
 import os
 
 from mlitool import ir
+from mlitool.mli.arena import ArenaPlan, Buffer, live_lower_bound, root_of
+from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.placement import FastPlan, plan_figures
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Section, Series, make_table
 from mlitool.report.memory import MemoryReport
@@ -91,7 +94,163 @@ _ROM_PARTS = (
 )
 
 
-def memory_section(model: MliModel, mem: MemoryReport) -> Section:
+_GROUPS = {
+    "conv2d": "conv",
+    "transpose_conv2d": "conv",
+    "group_conv2d": "conv",
+    "depthwise_conv2d": "depthwise",
+    "avepool": "pooling",
+    "maxpool": "pooling",
+    "fully_connected": "fc",
+    "lstm_cell": "recurrent",
+    "gru_cell": "recurrent",
+    "fallback": "fallback",
+    **{k: "activation" for k in ("relu", "leaky_relu", "prelu", "sigm", "tanh", "softmax")},
+    **{k: "activation" for k in ("l2_normalize", "argmax")},
+    **{k: "data movement" for k in ("convert", "copy", "concat", "padding", "permute", "view")},
+}
+
+
+def layer_group(kind: str) -> str:
+    """The colour group of a layer kind in the arena charts (`mlitool.report.svg`)."""
+    return "eltwise" if kind.startswith("eltwise_") else _GROUPS.get(kind, kind)
+
+
+def _writers(model: MliModel) -> dict[str, str]:
+    """Root buffer -> the colour group of the first layer that writes it (model inputs:
+    "input")."""
+    out: dict[str, str] = {}
+    for layer in model.layers:
+        for n in layer.outputs:
+            out.setdefault(root_of(model, n), layer_group(layer.kind))
+    for n in model.inputs:
+        out[root_of(model, n)] = "input"
+    return out
+
+
+def _bound_label(value: int, what: str = "") -> str:
+    return f"lower bound{what}: {value:,} B (most bytes alive at once)"
+
+
+def _plan_chart(
+    id: str, title: str, rows: list[tuple[str, str, int, int, int, int]], bound: int, layers: int
+) -> Chart:
+    """An arena chart of (name, group, first, last, offset, size) rectangles."""
+    return Chart(
+        id,
+        title,
+        "intervals",
+        tuple(r[0] for r in rows),
+        tuple(
+            Series(k, tuple(r[i] for r in rows))
+            for i, k in enumerate(("first", "last", "offset", "size"), start=2)
+        ),
+        x_label="layer (from the one that writes a buffer to the last that reads it)",
+        y_label="offset [bytes]",
+        precision=0,
+        groups=tuple(r[1] for r in rows),
+        lines=((bound, _bound_label(bound)),),
+        layers=layers,
+    )
+
+
+def fast_buffer_contents(model: MliModel, plan: FastPlan) -> list[Buffer]:
+    """What occupies the fast buffer, as buffers with lifetimes: the resident activations,
+    each layer's staged copies (one block, "staging N"), the look-up tables (all along)."""
+    end = max(len(model.layers) - 1, 0)
+    bufs = [p.buffer for p in plan.resident.placements]
+    for pos, st in enumerate(plan.layers):
+        extent = max((s.offset + s.bytes for s in st.slots), default=plan.staging_offset)
+        if extent > plan.staging_offset:
+            bufs.append(Buffer(f"staging {pos}", extent - plan.staging_offset, pos, pos))
+    bufs += [Buffer(f"{k} table", 2 * LUT_LENGTHS[k], 0, end) for k in plan.luts]
+    return bufs
+
+
+def _arena_charts(model: MliModel, arena: ArenaPlan, fast: FastPlan | None) -> list[Chart]:
+    """The arena chart (one arena), or the fast buffer's and, when it is used, the slow
+    arena's; buffers coloured by the kind of layer that writes them, the lower bound drawn."""
+    group, n = _writers(model), len(model.layers)
+
+    def rows(plan: ArenaPlan):
+        return [
+            (p.buffer.name, group.get(p.buffer.name, "input"), p.buffer.first, p.buffer.last)
+            + (p.offset, p.buffer.size)
+            for p in plan.placements
+        ]
+
+    if fast is None:
+        title = f"Activation arena: {arena.arena_bytes:,} bytes over the layers"
+        return [_plan_chart("arena-plan", title, rows(arena), arena.lower_bound, n)]
+    contents = fast_buffer_contents(model, fast)
+    extra = [
+        (b.name, "staging" if b.name.startswith("staging") else "tables", b.first, b.last)
+        + (
+            fast.luts[b.name[: -len(" table")]]
+            if b.name.endswith(" table")
+            else fast.staging_offset,
+        )
+        + (b.size,)
+        for b in contents[len(fast.resident.placements) :]
+    ]
+    title = f"Fast buffer: {fast.fast_bytes:,} of {fast.budget:,} bytes over the layers"
+    bound = live_lower_bound(contents, fast.align)
+    charts = [_plan_chart("arena-plan", title, rows(fast.resident) + extra, bound, n)]
+    if fast.slow.placements:
+        title = f"Slow arena: {fast.slow_bytes:,} bytes over the layers"
+        slow = fast.slow
+        charts.append(_plan_chart("arena-plan-slow", title, rows(slow), slow.lower_bound, n))
+    return charts
+
+
+def fast_memory_tables(model: MliModel, plan: FastPlan):
+    """The plan's figures (`mlitool.mli.placement.plan_figures`, as the manifest gives them)
+    and its bytes moved and tiles per layer."""
+    fig = plan_figures(plan, model)
+    items = [
+        ("budget", "budget (--fast-memory)", fig["budget"]),
+        ("fast_bytes", "fast buffer (NAME_FAST_BYTES)", fig["fast_bytes"]),
+        ("slow_bytes", "slow arena (NAME_SLOW_BYTES)", fig["slow_bytes"]),
+        ("resident_bytes", "resident activations (in the fast buffer)", plan.resident.arena_bytes),
+        ("staging_bytes", "staging area (in the fast buffer)", fig["staging"]["bytes"]),
+        ("bytes_moved", "bytes moved per inference", fig["bytes_moved"]),
+        ("lower_bound_moved", "lower bound of the bytes moved", fig["lower_bound_moved"]),
+        ("tiled_layers", "layers in more than one call", fig["tiled_layers"]),
+    ]
+    totals = make_table(
+        "fast-memory",
+        "Fast memory plan",
+        [("figure", "Figure"), ("item", "Item"), ("value", "Value")],
+        items,
+        note="Every kernel operand lies in the fast buffer at the call: resident activations, "
+        "the staging area the layers copy their constants and slow activations into "
+        "(mli_mov_tensor_sync), the look-up tables. Lower bound of the bytes moved: every "
+        "constant once, each slow activation buffer once each way.",
+    )
+    layers = make_table(
+        "fast-memory-layers",
+        "Fast memory: bytes moved and tiles per layer",
+        [
+            ("position", "Layer"),
+            ("op_index", "TFLite op"),
+            ("kind", "Kind"),
+            ("tiles", "Calls"),
+            ("constants_bytes", "Constants staged", "B"),
+            ("bytes_moved", "Bytes moved", "B"),
+        ],
+        [
+            (row["layer"], la.index, la.kind, row["tiles"], row["constants_bytes"])
+            + (row["bytes_moved"],)
+            for row, la in zip(fig["layers"], model.layers)
+        ],
+        note="Calls: 1 for a layer whose operands fit whole, more for one tiled by output rows "
+        "and/or sliced by output channels, 0 for one without a kernel call. Bytes moved: "
+        "constants staged (per row tile when sliced), activations copied in and out.",
+    )
+    return totals, layers
+
+
+def memory_section(model: MliModel, mem: MemoryReport, fast: FastPlan | None = None) -> Section:
     b = ("B",)
     rom_cols = [("position", "Layer"), ("op_index", "TFLite op"), ("kind", "Kind")]
     rom_cols += [(k, label, "B") for k, label in _ROM_PARTS]
@@ -146,40 +305,7 @@ def memory_section(model: MliModel, mem: MemoryReport) -> Section:
             ("ROM / float32", mem.rom_total / mem.float32_bytes if mem.float32_bytes else None),
         ],
     )
-    names = {p.buffer.name: p for p in mem.arena.placements}
-    arena = make_table(
-        "arena",
-        "Activation arena placement",
-        [
-            ("buffer", "Buffer"),
-            ("bytes", "Bytes", "B"),
-            ("first", "First layer"),
-            ("last", "Last layer"),
-            ("offset", "Offset", "B"),
-            ("end", "End", "B"),
-        ],
-        [
-            (n, p.buffer.size, p.buffer.first, p.buffer.last, p.offset, p.end)
-            for n, p in names.items()
-        ],
-        note="A buffer lives from the layer that writes it to the last layer "
-        "that reads it (inputs from the start, outputs to the end); views "
-        "share their buffer. Greedy-by-size placement.",
-    )
-    ram = make_table(
-        "ram-totals",
-        "RAM totals",
-        [("item", "Item"), ("bytes", "Bytes", "B")],
-        [
-            ("arena (shared placement)", mem.arena.arena_bytes),
-            ("lower bound (most bytes alive at once)", mem.arena.lower_bound),
-            ("no sharing (sum of buffers)", mem.arena.unshared_bytes),
-            ("activation tensor structs", mem.activation_structs),
-            ("static RAM (tables, LSTM scratch)", mem.static_ram),
-            ("RAM total", mem.ram_total),
-            ("alignment", mem.arena.align),
-        ],
-    )
+    arena, ram = _arena_table(mem, fast), _ram_table(model, mem, fast)
     chart = Chart(
         "memory-breakdown",
         "ROM per layer by kind of data",
@@ -190,20 +316,71 @@ def memory_section(model: MliModel, mem: MemoryReport) -> Section:
         y_label="bytes",
         precision=0,
     )
-    placed = list(names.values())
-    plan = Chart(
-        "arena-plan",
-        f"Activation arena: {mem.arena.arena_bytes:,} bytes over the layers",
-        "intervals",
-        tuple(names),
-        (
-            Series("first", tuple(p.buffer.first for p in placed)),
-            Series("last", tuple(p.buffer.last for p in placed)),
-            Series("offset", tuple(p.offset for p in placed)),
-            Series("size", tuple(p.buffer.size for p in placed)),
-        ),
-        x_label="layer (from the one that writes a buffer to the last that reads it)",
-        y_label="arena offset [bytes]",
-        precision=0,
+    plans = _arena_charts(model, mem.arena, fast)
+    tables = (rom, totals, compare, arena, ram)
+    if fast is not None:
+        tables += fast_memory_tables(model, fast)
+    return Section("memory", "Memory", (), tables, (*plans, chart))
+
+
+def _arena_table(mem: MemoryReport, fast: FastPlan | None):
+    note = (
+        "A buffer lives from the layer that writes it to the last layer that reads it (inputs "
+        "from the start, outputs to the end); views share their buffer. Greedy-by-size placement"
     )
-    return Section("memory", "Memory", (), (rom, totals, compare, arena, ram), (plan, chart))
+    cols = [
+        ("buffer", "Buffer"),
+        ("bytes", "Bytes", "B"),
+        ("first", "First layer"),
+        ("last", "Last layer"),
+        ("offset", "Offset", "B"),
+        ("end", "End", "B"),
+    ]
+    if fast is None:
+        rows = [
+            (p.buffer.name, p.buffer.size, p.buffer.first, p.buffer.last, p.offset, p.end)
+            for p in mem.arena.placements
+        ]
+        return make_table("arena", "Activation arena placement", cols, rows, note=note + ".")
+    placed = [("fast", p) for p in fast.resident.placements]
+    placed += [("slow", p) for p in fast.slow.placements]
+    placed.sort(key=lambda wp: (wp[1].buffer.first, wp[1].buffer.name))
+    rows = [
+        (p.buffer.name, where, p.buffer.size, p.buffer.first, p.buffer.last, p.offset, p.end)
+        for where, p in placed
+    ]
+    return make_table(
+        "arena",
+        "Activation placement: fast buffer and slow arena",
+        [cols[0], ("memory", "Memory"), *cols[1:]],
+        rows,
+        note=note + ", in the fast buffer (resident) and in the slow arena (copied into the "
+        "staging area around the layers that use them); offsets from each one's start.",
+    )
+
+
+def _ram_table(model: MliModel, mem: MemoryReport, fast: FastPlan | None):
+    cols = [("item", "Item"), ("bytes", "Bytes", "B")]
+    if fast is None:
+        rows = [
+            ("arena (shared placement)", mem.arena.arena_bytes),
+            ("lower bound (most bytes alive at once)", mem.arena.lower_bound),
+            ("no sharing (sum of buffers)", mem.arena.unshared_bytes),
+            ("activation tensor structs", mem.activation_structs),
+            ("static RAM (tables, LSTM scratch)", mem.static_ram),
+            ("RAM total", mem.ram_total),
+            ("alignment", mem.arena.align),
+        ]
+        return make_table("ram-totals", "RAM totals", cols, rows)
+    scratch = sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)
+    total = fast.fast_bytes + fast.slow_bytes + mem.activation_structs + scratch
+    rows = [
+        ("fast buffer (activations, staging, tables)", fast.fast_bytes),
+        ("slow arena", fast.slow_bytes),
+        ("slow arena lower bound (most bytes alive at once)", fast.slow.lower_bound),
+        ("activation tensor structs", mem.activation_structs),
+        ("static RAM (LSTM scratch)", scratch),
+        ("RAM total", total),
+        ("alignment", fast.align),
+    ]
+    return make_table("ram-totals", "RAM totals", cols, rows)

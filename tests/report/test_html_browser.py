@@ -13,6 +13,7 @@ import subprocess
 import pytest
 
 from mlitool.mli.arena import model_arena
+from mlitool.mli.placement import plan_model
 from mlitool.pipeline import ModelOptions, load
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.document import Report, Section, make_table
@@ -122,11 +123,29 @@ def test_report_fits_1280_px_and_draws_every_chart(model, tmp_path):
 
 
 @needs_browser
-@pytest.mark.parametrize("model", ["fc_int8", "cnn_int8"])
-def test_no_chart_text_is_clipped_at_800_px(model, tmp_path):
+def test_fast_memory_charts_fit_1280_px(tmp_path):
+    path = shared_path("models/mlperf_tiny/vww_96_int8.tflite")
+    report = make_report(path, ModelOptions(fast_memory="32K"), ReportOptions(accuracy=False))
+    m = _measure(render_html(report), tmp_path)
+    assert m["page"] <= 1280
+    charts = {c["id"]: c for c in m["charts"]}
+    _, mli = load(path, ModelOptions())
+    plan = plan_model(mli, 32 * 1024)
+    assert charts["arena-plan-slow"]["buffers"] == len(plan.slow.placements) > 0
+    assert charts["arena-plan"]["buffers"] > len(plan.resident.placements)  # + staging, tables
+    assert all(c["w"] <= 1200 for c in charts.values()), charts
+
+
+@needs_browser
+@pytest.mark.parametrize("model,fast", [("fc_int8", None), ("cnn_int8", None), ("cnn_int8", "8K")])
+def test_no_chart_text_is_clipped_at_800_px(model, fast, tmp_path):
     """Small models made narrow charts whose titles, legends and axis labels were cut
-    ("Activation arena: :", "Per-channne", "Output SNF")."""
-    report = make_report(SAMPLES / f"{model}.tflite", ModelOptions(), ReportOptions(samples=2))
+    ("Activation arena: :", "Per-channne", "Output SNF"); with --fast-memory, the fast
+    buffer's and the slow arena's charts, their legends of layer kinds and lower bounds."""
+    opts = ReportOptions(samples=2) if fast is None else ReportOptions(accuracy=False)
+    report = make_report(SAMPLES / f"{model}.tflite", ModelOptions(fast_memory=fast), opts)
+    if fast:
+        assert {"arena-plan", "arena-plan-slow"} <= {c.id for _, c in report.charts()}
     assert _measure(render_html(report), tmp_path, CLIPPED, width=800) == []
 
 

@@ -28,6 +28,7 @@ def report_cmd(
     target: opt.TargetOpt = None,
     round_mode: opt.RoundOpt = None,
     accu: opt.AccuOpt = None,
+    fast_memory: opt.FastMemoryOpt = None,
     min_snr_flag: float = typer.Option(
         30.0, "--min-snr-flag", metavar="DB", help="Flag tensors whose weight SNR is below DB."
     ),
