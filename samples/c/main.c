@@ -13,8 +13,21 @@
 
 #include "model.h"
 
-/* One planned arena for every activation, aligned as the model asks (C99 has no _Alignas). */
+/* Aligned as the model asks (C99 has no _Alignas). Converted with --fast-memory (the CMake
+ * variable MLITOOL_FAST_MEMORY): the fast buffer, where every kernel operand lies at the call (on
+ * a board, place it in VCCM / DCCM, e.g. with __attribute__((section(".vccm")))), and the slow
+ * arena of the activations that do not stay there. Otherwise one planned arena for every
+ * activation. */
+#ifdef MODEL_FAST_BYTES
+static unsigned char fast_storage[MODEL_FAST_BYTES + MODEL_ARENA_ALIGN];
+static unsigned char slow_storage[MODEL_SLOW_BYTES + MODEL_ARENA_ALIGN];
+#else
 static unsigned char arena_storage[MODEL_ARENA_BYTES + MODEL_ARENA_ALIGN];
+#endif
+
+static unsigned char *aligned(unsigned char *p) {
+    return p + (MODEL_ARENA_ALIGN - (uintptr_t)p % MODEL_ARENA_ALIGN) % MODEL_ARENA_ALIGN;
+}
 
 typedef struct {
     char kind;            /* 'i' signed, 'u' unsigned, 'f' float; 0 for a raw file */
@@ -207,8 +220,6 @@ static size_t print_output(unsigned i, const mli_tensor *out) {
 }
 
 int main(int argc, char **argv) {
-    unsigned char *arena = arena_storage + (MODEL_ARENA_ALIGN - (uintptr_t)arena_storage % MODEL_ARENA_ALIGN) %
-                                           MODEL_ARENA_ALIGN;
     unsigned char *file;
     size_t size = 0, top;
     array input = {0, 1, 0, NULL};
@@ -218,7 +229,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "usage: %s INPUT.npy|INPUT.bin\n", argv[0]);
         return 1;
     }
-    status = model_init(arena, MODEL_ARENA_BYTES);
+#ifdef MODEL_FAST_BYTES
+    status = model_init(aligned(fast_storage), MODEL_FAST_BYTES, aligned(slow_storage), MODEL_SLOW_BYTES);
+#else
+    status = model_init(aligned(arena_storage), MODEL_ARENA_BYTES);
+#endif
     if (status != MLI_STATUS_OK) {
         fprintf(stderr, "%s_init: status %d\n", MODEL_NAME, (int)status);
         return 2;

@@ -42,6 +42,7 @@ class Sample:
             "MLITOOL": ";".join(MLITOOL),
             "FORMAT": "sa8",
             "CMAKE_C_FLAGS": "-Werror",
+            "MLITOOL_FAST_MEMORY": "",
             **cache,
         }
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
@@ -164,3 +165,29 @@ def test_selftest_target_passes_and_prints_the_crc_log(sample, tmp_path):
     assert (log.build, log.layers, log.samples) == ("ROUND_MODE=UP FULL_ACCU=OFF", 13, 2)
     assert len(log.crcs) == 26
     assert "selftest" not in (sample.build / "model" / "kws_ref_model_int8.c").read_text()
+
+
+def test_fast_memory_budget(sample, tmp_path):
+    """MLITOOL_FAST_MEMORY=12000: convert plans kws for 12,000 bytes of fast memory (nine layers
+    in row tiles, activations in the slow arena) and main.c runs it on the two buffers the
+    header's NAME_FAST_BYTES / NAME_SLOW_BYTES size, NAME_CHECK_OPERANDS on: the real input's
+    class and the outputs of `run --mode mli`."""
+    import json
+
+    model = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
+    data = shared_path("models", "inputs", "kws_mfcc_int8.npy")
+    sample.configure(
+        model,
+        MLITOOL_FAST_MEMORY="12000",
+        CMAKE_C_FLAGS="-Werror -DKWS_REF_MODEL_INT8_CHECK_OPERANDS",
+    )
+    sample.make()
+    gen = sample.build / "model"
+    fm = json.loads((gen / "kws_ref_model_int8.json").read_text())["runtime"]["fast_memory"]
+    assert fm["budget"] == 12000 and fm["slow_bytes"] > 0 and fm["tiled_layers"] > 0
+    assert (
+        "#define MODEL_FAST_BYTES  KWS_REF_MODEL_INT8_FAST_BYTES" in (gen / "model.h").read_text()
+    )
+    values, top = sample.run(data)
+    assert top == 5
+    assert values == _mli_outputs(model, data, tmp_path / "mli.npz")
