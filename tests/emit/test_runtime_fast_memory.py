@@ -24,10 +24,11 @@ import numpy as np
 import pytest
 
 from tests.support import runtime_harness as H
-from tests.support.paths import SAMPLES, mli_cflags, shared_path
+from tests.support.paths import ROOT, SAMPLES, mli_cflags, shared_path
 from tests.support.tflite_build import T, graph_model, options
 
 K = 1024
+CORPUS = ROOT / "tests" / "corpus"
 CASES = [
     ("cnn_int8", 16 * K),  # conv1 (input in place) and maxpool in 2 row tiles each
     ("mlperf_tiny/kws_ref_model_int8", 12000),  # 9 layers tiled, conv1 10x4 stride 2 pad 4/5
@@ -54,11 +55,27 @@ CASES = [
     ("mlperf_tiny/resnet8_int8", 8 * K),  # 3x3 convs in rows x channels, per-axis weights
 ]
 
+# fx16 and fx8w16d (int16 activations, 2-aligned offsets, fx8 weights): shared models in row
+# tiles and channel slices, activations in the slow arena.
+FX_CASES = [
+    ("mlperf_tiny/kws_ref_model_int8", "fx16", 32 * K),  # 8 layers tiled, 32000 B slow
+    ("mlperf_tiny/vww_96_int8", "fx8w16d", 16 * K),  # 25 layers tiled, 126 KB slow
+    ("cnn_int8", "fx16", 17100),  # its least: the ADD's relu whole, the rest in row tiles
+]
+ALL_CASES = [(m, "sa8", b) for m, b in CASES] + FX_CASES
+
 
 def _path(model: str) -> Path:
+    if model.startswith("corpus/"):
+        return CORPUS / f"{model[len('corpus/') :]}.tflite"
     if "/" in model and not model.startswith("ops/"):
         return shared_path("models", f"{model}.tflite")
     return SAMPLES / f"{model}.tflite"
+
+
+def _case_id(model: str, fmt: str, budget) -> str:
+    size = budget if isinstance(budget, str) else f"{budget // K}K" if budget % K == 0 else budget
+    return f"{model.split('/')[-1]}-{size}" + ("" if fmt == "sa8" else f"-{fmt}")
 
 
 def _api_header() -> Path:
@@ -70,8 +87,8 @@ def _macro(conv: H.Converted, name: str) -> int:
     return int(re.search(rf"#define {name} (\d+)u", text).group(1))
 
 
-def _prepare(path: Path, budget: int, out: Path, cflags: list[str]):
-    conv = H.convert(path, "sa8", out, fast_memory=budget)
+def _prepare(path: Path, budget: int, out: Path, cflags: list[str], fmt: str = "sa8"):
+    conv = H.convert(path, fmt, out, fast_memory=budget)
     check = f"-D{conv.manifest['runtime']['fast_memory']['macros']['check_operands']}"
     return conv, check
 
@@ -80,31 +97,71 @@ def _operands_outside(log: str, fast_bytes: int) -> list[tuple]:
     return [r for r in H.operand_records(log) if r[2] < 0 or r[2] + r[3] > fast_bytes]
 
 
-@pytest.mark.parametrize(
-    "model,budget",
-    CASES,
-    ids=[
-        f"{m.split('/')[-1]}-{b // K}K" if b % K == 0 else f"{m.split('/')[-1]}-{b}"
-        for m, b in CASES
-    ],
-)
-def test_every_operand_in_fast_memory_and_bit_exact(model, budget, mli_builds, tmp_path):
+@pytest.mark.parametrize("model,fmt,budget", ALL_CASES, ids=[_case_id(*c) for c in ALL_CASES])
+def test_every_operand_in_fast_memory_and_bit_exact(model, fmt, budget, mli_builds, tmp_path):
+    _check_case(_path(model), fmt, budget, mli_builds, tmp_path)
+
+
+def _check_case(path: Path, fmt: str, budget: int, builds: dict, tmp_path, samples: int = 4):
     cflags = mli_cflags("2.0")
-    conv, check = _prepare(_path(model), budget, tmp_path, cflags)
+    conv, check = _prepare(path, budget, tmp_path, cflags, fmt)
     fm = conv.manifest["runtime"]["fast_memory"]
     fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
     assert fast_bytes == fm["fast_bytes"] <= budget
     assert _macro(conv, fm["macros"]["slow_bytes"]) == fm["slow_bytes"]
     objs = H.compile_objects(conv, [*cflags, check])
     wrap = H.compile_wrappers(conv, cflags, _api_header())
-    inputs = H.random_inputs(conv.model, 4, 0)
-    results = H.check(conv, objs, mli_builds, inputs, wrap=wrap)
+    inputs = H.random_inputs(conv.model, samples, 0)
+    results = H.check(conv, objs, builds, inputs, wrap=wrap)
     H.assert_bit_exact(results)
     called = {la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")}
     for key, result in results.items():
         records = H.operand_records(result.operand_log)
         assert {r[0] for r in records} == called, key
         assert _operands_outside(result.operand_log, fast_bytes) == [], key
+
+
+# Keras exports of the corpus (tests/corpus): MobileNetV2's inverted residuals in row tiles
+# (all four builds, every budget), a U-Net (its skip concatenations staged from the slow arena;
+# 16 KB is too small: at its least), a 1-D KWS and a transformer block (tiny: at their least).
+# "least": the bytes the refusal at 1 byte names, which must then fit.
+KERAS_CASES = [
+    ("mobilenet_v2_int8", 16 * K, 4),
+    ("mobilenet_v2_int8", 32 * K, 1),
+    ("mobilenet_v2_int8", 64 * K, 1),
+    ("mobilenet_v2_int8", 128 * K, 1),
+    ("unet_int8", "least", 2),
+    ("unet_int8", 32 * K, 1),
+    ("unet_int8", 64 * K, 1),
+    ("kws_conv1d_int8", "least", 1),
+    ("transformer_int8", "least", 1),
+]
+
+
+def least_budget(model) -> int:
+    """The smallest budget the model fits: the bytes the plan's refusal at 1 byte names."""
+    from mlitool.errors import UnsupportedError
+    from mlitool.mli.placement import plan_model
+
+    with pytest.raises(UnsupportedError) as refused:
+        plan_model(model, 1)
+    return int(re.search(r"needs at least (\d+) bytes", str(refused.value)).group(1))
+
+
+@pytest.mark.parametrize(
+    "model,budget,builds", KERAS_CASES, ids=[_case_id(m, "sa8", b) for m, b, _ in KERAS_CASES]
+)
+def test_keras_fixtures_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
+    from mlitool.mli.placement import plan_model
+    from mlitool.pipeline import ModelOptions, load
+
+    path = CORPUS / f"{model}.tflite"
+    if budget == "least":
+        _, mli = load(path, ModelOptions())
+        budget = least_budget(mli)
+        assert plan_model(mli, budget).fast_bytes == budget  # fits, and with nothing to spare
+    keys = [("UP", "OFF"), ("CONVERGENT", "ON"), ("UP", "ON"), ("CONVERGENT", "OFF")][:builds]
+    _check_case(path, "sa8", budget, {k: mli_builds[k] for k in keys}, tmp_path, samples=2)
 
 
 def _pools(tmp_path) -> Path:
