@@ -10,8 +10,10 @@ mli`). The budgets are those of issue 24 where the model fits, at least one of t
 activations in the slow arena, and budgets below a layer's operands, which tile it by output
 rows: strides, dilation, padding on the edge tiles only, inputs staged or viewed in place,
 element-wise layers, and weights over the budget, which slice convolutions and fully connected
-layers by output channels (per-axis and per-tensor weights, alone and inside row tiles). Two
-sabotaged sources show that each of the two checks catches a kernel given a weight in slow
+layers by output channels (per-axis and per-tensor weights, alone and inside row tiles); fx16
+and fx8w16d conversions (int16 activations) in tiles and with a slow arena; Keras exports of the
+corpus (MobileNetV2, U-Net, a 1-D KWS, a transformer block) at 16 KB or their least, 32, 64 and
+128 KB, in fewer builds where another case has all four. Two sabotaged sources show that each of the two checks catches a kernel given a weight in slow
 memory on its own.
 """
 
