@@ -12,7 +12,8 @@ JSON document (`render_json`; keys sorted, two-space indent, ASCII):
                                "rows": [{column key: value}]}],
                    "charts": [{"id", "title", "kind", "x_label", "y_label", "log_y",
                                "categories": [str], "series": [{"name", "values": [number]}],
-                               "bin_edges": [number]}]}]}
+                               "bin_edges": [number], "lines": [{"value", "label"}],
+                               "notes": [str]}]}]}
 Values are numbers, strings, booleans or null; floats are rounded to the column's (chart's)
 precision; non-finite floats are the strings "inf", "-inf", "nan".
 
@@ -67,6 +68,8 @@ def _chart_json(c: Chart) -> dict[str, Any]:
             {"name": s.name, "values": [json_value(v, p) for v in s.values]} for s in c.series
         ],
         "bin_edges": [json_value(e, p) for e in c.bin_edges],
+        "lines": [{"value": json_value(v, p), "label": t} for v, t in c.lines],
+        "notes": list(c.notes),
     }
 
 
