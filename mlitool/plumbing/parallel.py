@@ -8,10 +8,8 @@ batch in the same order as one process adds them). `--jobs 1` runs in this proce
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from mlitool.errors import OptionError
@@ -89,6 +87,10 @@ def map_batches(
     shared = {k: v for k, v in job_context.items() if k != samples_key}
     samples = job_context.get(samples_key, {})
     # Fresh interpreters (they inherit the one-thread BLAS environment, see below).
+    # Imported here: the CLI imports this module at start-up (one_blas_thread).
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(
         max_workers=min(jobs, len(ranges)),
         mp_context=multiprocessing.get_context("spawn"),

@@ -56,11 +56,24 @@ def accuracy_rows(doc: dict[str, Any], model: MliModel) -> list[LayerAccuracy]:
     return rows
 
 
-def accuracy_from_verify(doc: dict[str, Any], model: MliModel) -> Section:
-    """Per-layer table and SNR chart (`build.accuracy_section`), output metrics with top-1
+def accuracy_from_verify(
+    doc: dict[str, Any], model: MliModel, flag_snr: float | None = None
+) -> Section:
+    """Per-layer table and charts (`build.accuracy_section`) with the thresholds drawn (SNR:
+    --min-snr, else the flag threshold `flag_snr`; LSB: --max-lsb), output metrics with top-1
     agreement, and the layers the reduced accumulator costs more than its limit."""
     ra = doc["reduced_accumulator"]
-    base = accuracy_section(accuracy_rows(doc, model), max_reduced_lsb=ra["limit_lsb"])
+    th = doc["thresholds"]
+    snr_line = lsb_line = None
+    if th["min_snr"] is not None:
+        snr_line = (th["min_snr"], f"--min-snr {th['min_snr']:g} dB")
+    elif flag_snr is not None:
+        snr_line = (flag_snr, f"--min-snr-flag {flag_snr:g} dB")
+    if th["max_lsb"] is not None:
+        lsb_line = (th["max_lsb"], f"--max-lsb {th['max_lsb']:g}")
+    base = accuracy_section(
+        accuracy_rows(doc, model), ra["limit_lsb"], snr_line=snr_line, lsb_line=lsb_line
+    )
     outputs = make_table(
         "accuracy-outputs",
         "Model outputs",

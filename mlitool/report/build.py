@@ -49,7 +49,14 @@ def remedy(row: LayerAccuracy) -> str:
     return f"fx16 (op {row.op_index}), rescaled weights or FULL_ACCU"
 
 
-def accuracy_section(rows: list[LayerAccuracy], max_reduced_lsb: int = 1) -> Section:
+def accuracy_section(
+    rows: list[LayerAccuracy],
+    max_reduced_lsb: int = 1,
+    snr_line: tuple[float, str] | None = None,
+    lsb_line: tuple[float, str] | None = None,
+) -> Section:
+    """Per-layer table, SNR chart (with `snr_line`, a threshold, drawn) and, where tflite mode
+    gives LSB figures (int8 models), the LSB chart (with `lsb_line`)."""
     table = make_table(
         "accuracy-layers",
         "Per-layer accuracy",
@@ -98,8 +105,24 @@ def accuracy_section(rows: list[LayerAccuracy], max_reduced_lsb: int = 1) -> Sec
         x_label="layer",
         y_label="SNR [dB]",
         precision=2,
+        lines=(snr_line,) if snr_line else (),
     )
-    return Section("accuracy", "Accuracy", (), (table,), (chart,))
+    charts = [chart]
+    if any(r.max_abs_lsb is not None for r in rows):
+        charts.append(
+            Chart(
+                "lsb-layers",
+                "Max error per layer against tflite mode",
+                "bars",
+                chart.categories,
+                (Series("chained", tuple(r.max_abs_lsb for r in rows)),),
+                x_label="layer",
+                y_label="max error [LSB]",
+                precision=0,
+                lines=(lsb_line,) if lsb_line else (),
+            )
+        )
+    return Section("accuracy", "Accuracy", (), (table,), tuple(charts))
 
 
 # --- the whole report ---------------------------------------------------------------------------

@@ -96,8 +96,11 @@ def make_report(
         (*sections, *extra),
         report.warnings,
     )
+    from mlitool.convert import default_name
     from mlitool.footprint import footprint, footprint_text
+    from mlitool.report.sections import layer_symbols, with_symbols
 
+    report = with_symbols(report, layer_symbols(mli, default_name(model_path), budget is not None))
     checked = verdict(report, opts, failed, executed=note is None)
     line = f"{checked[0][1]}: {footprint_text(footprint(graph, mli, budget))}"
     line += f"; {accuracy}" if accuracy else ""
@@ -180,7 +183,7 @@ def _executed(
     ]
     return (
         meta,
-        [accuracy_from_verify(doc, mli), sensitivity_section(sens, doc)],
+        [accuracy_from_verify(doc, mli, opts.min_snr_flag), sensitivity_section(sens, doc)],
         activations,
         doc["thresholds"]["failed"],
         accuracy_text(doc),

@@ -90,6 +90,11 @@ class Column:
     precision: int = 3  # decimals of float values
     terminal: bool = True  # shown in the terminal view (files always have every column)
     percent: bool = False  # a share (0..1) people read as a percentage; files keep the share
+    html: bool | None = None  # shown in the HTML page (None: where the terminal shows it)
+
+    @property
+    def on_page(self) -> bool:
+        return self.terminal if self.html is None else self.html
 
     def header(self) -> str:
         return f"{self.label} [{self.unit}]" if self.unit else self.label
@@ -154,6 +159,8 @@ class Chart:
                 `mlitool.report.svg.GROUP_COLOURS`), `lines` marks bytes on the y axis
                 ((value, label): a lower bound), `layers` fixes the x axis (0: to the last
                 buffer), so that two plans (fast, slow) share it.
+    `lines`: horizontal reference lines (value, label), e.g. a threshold the user set;
+    `notes`: per category, text shown beside its name in tooltips (e.g. the layer's C symbol).
     """
 
     id: str
@@ -169,6 +176,7 @@ class Chart:
     groups: tuple[str, ...] = ()
     lines: tuple[tuple[float, str], ...] = ()
     layers: int = 0
+    notes: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check_id("chart", self.id)
@@ -180,7 +188,11 @@ class Chart:
             raise ValueError(f"chart {self.id}: kind {self.kind!r} is not one of {CHART_KINDS}")
         object.__setattr__(self, "categories", tuple(str(c) for c in self.categories))
         object.__setattr__(self, "bin_edges", tuple(float(plain(e)) for e in self.bin_edges))
+        object.__setattr__(self, "lines", tuple((float(plain(v)), str(t)) for v, t in self.lines))
+        object.__setattr__(self, "notes", tuple(str(t) for t in self.notes))
         n = len(self.categories)
+        if self.notes and len(self.notes) != n:
+            raise ValueError(f"chart {self.id}: {len(self.notes)} notes for {n} categories")
         for s in self.series:
             if len(s.values) != n:
                 raise ValueError(

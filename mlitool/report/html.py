@@ -10,7 +10,7 @@ import re
 from html import escape
 
 from mlitool.report.document import Report, Table, format_value
-from mlitool.report.svg import chart_svg
+from mlitool.report.svg import chart_svgs
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;
@@ -21,7 +21,7 @@ table { border-collapse: collapse; margin: .4rem 0 1.2rem; font-size: .85rem; }
 th, td { border: 1px solid #d0d0d0; padding: .2rem .5rem; vertical-align: top; }
 th { background: #f0f0f0; text-align: left; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.text { max-width: 26rem; }
+td.text { max-width: 26rem; overflow-wrap: anywhere; }
 td.long { min-width: 12rem; }
 table.wide { font-size: .78rem; } table.wide th, table.wide td { padding: .15rem .3rem; }
 tbody tr:nth-child(even) { background: #fafafa; }
@@ -38,7 +38,7 @@ tbody tr:nth-child(even) { background: #fafafa; }
 figure { margin: .6rem 0 1.4rem; overflow-x: auto; max-width: 100%; }
 details summary { cursor: pointer; font-weight: 600; margin: .4rem 0; }
 .charts { display: flex; flex-wrap: wrap; gap: 0 1.5rem; align-items: flex-start; }
-svg.chart { font-family: inherit; background: #fff; }
+svg.chart { font-family: inherit; background: #fff; max-width: 100%; height: auto; }
 svg .title { font-size: 14px; font-weight: 600; }
 svg .tick, svg .cat, svg .legend, svg .mark { font-size: 11px; fill: #333; }
 svg .label { font-size: 12px; fill: #333; }
@@ -46,10 +46,10 @@ svg .grid { stroke: #e4e4e4; stroke-width: 1; }
 svg .axis { stroke: #333; stroke-width: 1; }
 svg .whisker { stroke: #0072B2; stroke-width: 2; }
 svg .bound { stroke: #b30000; stroke-width: 1.5; stroke-dasharray: 6 3; }
+svg .threshold { stroke: #D55E00; stroke-width: 1.5; stroke-dasharray: 6 3; }
 """.strip()
 
 
-TEXT_CHARS = 40  # longer text is cut (whole in the tooltip)
 LONG_CHARS = 24  # longer text gets a wider column
 
 
@@ -70,15 +70,10 @@ def _breakable(text: str) -> str:
 
 
 def _text_cell(text: str) -> str:
-    """A text cell; long text (TFLite tensor names joined with ";") is cut to TEXT_CHARS with
-    the whole text as the cell's tooltip (the JSON and CSV files keep it whole)."""
-    if len(text) <= LONG_CHARS:
-        return f'<td class="text">{_breakable(text)}</td>'
-    if len(text) <= TEXT_CHARS:
-        return f'<td class="text long">{_breakable(text)}</td>'
-    return (
-        f'<td class="text long" title="{_e(text)}">{_breakable(text[: TEXT_CHARS - 1])}\u2026</td>'
-    )
+    """A text cell, never cut (remedies, reasons, fused TFLite names): long text gets a wider
+    column and wraps, at its separators first."""
+    cls = "text long" if len(text) > LONG_CHARS else "text"
+    return f'<td class="{cls}">{_breakable(text)}</td>'
 
 
 def _table(t: Table) -> list[str]:
@@ -86,7 +81,7 @@ def _table(t: Table) -> list[str]:
     one is a sentence, not an empty grid."""
     if not t.rows:
         return [f'<p class="note" id="table-{t.id}"><strong>{_e(t.title)}</strong>: none.</p>']
-    shown = [i for i, c in enumerate(t.columns) if c.terminal]
+    shown = [i for i, c in enumerate(t.columns) if c.on_page]
     out = [f'<h3 id="table-{t.id}">{_e(t.title)}</h3>']
     note = t.note
     if len(shown) < len(t.columns):
@@ -137,6 +132,11 @@ def _plan_of(chart_id: str, table_id: str) -> bool:
     return chart_id == f"{table_id}-plan" or chart_id.startswith(f"{table_id}-plan-")
 
 
+def _figures(charts) -> list[str]:
+    """One figure per chart, or per part of a chart paged past its category limit."""
+    return [f"<figure>{svg}</figure>" for c in charts for svg in chart_svgs(c)]
+
+
 def render_html(report: Report) -> str:
     out = [
         "<!DOCTYPE html>",
@@ -175,19 +175,17 @@ def render_html(report: Report) -> str:
         beside = {c.id: t.id for t in s.tables for c in s.charts if _plan_of(c.id, t.id)}
         for t in s.tables:
             out += _table(t)
-            out += [
-                f"<figure>{chart_svg(c)}</figure>" for c in s.charts if beside.get(c.id) == t.id
-            ]
+            out += _figures(c for c in s.charts if beside.get(c.id) == t.id)
         rest = [c for c in s.charts if c.id not in beside and c.kind != "histogram"]
         if rest:
             out.append('<div class="charts">')
-            out += [f"<figure>{chart_svg(c)}</figure>" for c in rest]
+            out += _figures(rest)
             out.append("</div>")
         hists = [c for c in s.charts if c.kind == "histogram"]
         if hists:  # one per weight tensor: many and tall, so closed until asked for
             out.append(f"<details><summary>Weight histograms ({len(hists)})</summary>")
             out.append('<div class="charts">')
-            out += [f"<figure>{chart_svg(c)}</figure>" for c in hists]
+            out += _figures(hists)
             out.append("</div></details>")
         out.append("</section>")
     out += ["</body>", "</html>"]

@@ -12,10 +12,11 @@ JSON document (`render_json`; keys sorted, two-space indent, ASCII):
                                "rows": [{column key: value}]}],
                    "charts": [{"id", "title", "kind", "x_label", "y_label", "log_y",
                                "categories": [str], "series": [{"name", "values": [number]}],
-                               "bin_edges": [number]}]}]}
+                               "bin_edges": [number], "lines": [{"value", "label"}],
+                               "notes": [str]}]}]}
     "intervals" charts (arena plans) also have "groups": [str] (per category: the kind of
-    layer that writes the buffer, "staging", "tables"), "lines": [{"value", "label"}] (the
-    lower bound of the arena) and "layers" (the x axis' extent; 0: to the last buffer).
+    layer that writes the buffer, "staging", "tables") and "layers" (the x axis' extent; 0: to
+    the last buffer); their "lines" mark the lower bound of the arena.
 Values are numbers, strings, booleans or null; floats are rounded to the column's (chart's)
 precision; non-finite floats are the strings "inf", "-inf", "nan".
 
@@ -70,15 +71,9 @@ def _chart_json(c: Chart) -> dict[str, Any]:
             {"name": s.name, "values": [json_value(v, p) for v in s.values]} for s in c.series
         ],
         "bin_edges": [json_value(e, p) for e in c.bin_edges],
-        **(
-            {
-                "groups": list(c.groups),
-                "lines": [{"value": json_value(v, p), "label": t} for v, t in c.lines],
-                "layers": c.layers,
-            }
-            if c.kind == "intervals"
-            else {}
-        ),
+        "lines": [{"value": json_value(v, p), "label": t} for v, t in c.lines],
+        "notes": list(c.notes),
+        **({"groups": list(c.groups), "layers": c.layers} if c.kind == "intervals" else {}),
     }
 
 

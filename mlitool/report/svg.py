@@ -6,14 +6,20 @@ and, when it has several series, a legend. Non-finite values are marked, not dro
 -inf a bar to the bottom labelled "-inf", NaN / missing values a "n/a" mark at the baseline.
 Each bar carries a <title> with its exact value (a tooltip in browsers). Coordinates are written
 with two decimals, so the same chart always gives the same bytes.
+
+Past PAGE_SLOTS categories (layers) a bar, stacked or range chart is drawn as several SVGs of
+about equal size, all on the scale of the whole chart (`chart_svgs`), so each fits the report's
+column, no layer is hidden and a large layer on one part does not make another look empty.
+A chart's `lines` (thresholds) are dashed lines across the plot, labelled, inside the scale.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from html import escape
 
-from mlitool.report.document import Chart, format_float
+from mlitool.report.document import Chart, Series, format_float
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#7F7F7F", "#F0E442")
 # Arena plans: one fixed colour per kind of layer that writes a buffer (legend in this order).
@@ -36,6 +42,8 @@ LEFT, RIGHT, TOP, BOTTOM = 78, 24, 64, 126  # margins around the plot area
 HIST_BOTTOM = 52  # histograms: bin edges are not rotated
 PLOT_H = 220
 MIN_GROUP_W = 22
+# Categories on one chart: 48 x 22 px + margins = 1,158 px, within the HTML's 1,168 px column.
+PAGE_SLOTS = 48
 LABEL_CHARS = 22
 # Text widths per character, a little over the average of a sans-serif font at the CSS sizes
 # (title 14px bold, labels 12px, legend 11px): the SVG is made wide enough for its text.
@@ -78,11 +86,13 @@ def _nice_step(span: float, count: int = 5) -> float:
 
 
 class _Linear:
-    def __init__(self, lo: float, hi: float):
+    def __init__(self, lo: float, hi: float, whole: bool = False):
         lo, hi = min(lo, 0.0), max(hi, 0.0)
         if hi - lo <= 0:
             hi = lo + 1.0
         self.step = _nice_step(hi - lo)
+        if whole:  # counts (bytes, LSB): no tick between two integers
+            self.step = max(self.step, 1.0)
         self.lo = math.floor(lo / self.step + 1e-9) * self.step
         self.hi = math.ceil(hi / self.step - 1e-9) * self.step
         self.decimals = max(0, -math.floor(math.log10(self.step) + 1e-9)) if self.step < 1 else 0
@@ -128,11 +138,11 @@ def _pow10(e: int) -> str:
 
 
 def _scale(chart: Chart, values: list[float]):
-    fin = _finite(values)
+    fin = _finite([*values, *(v for v, _ in chart.lines)])  # a threshold stays in view
     if chart.log_y:
         pos = [v for v in fin if v > 0]
         return _Log(min(pos), max(pos)) if pos else _Log(1.0, 10.0)
-    return _Linear(min(fin, default=0.0), max(fin, default=0.0))
+    return _Linear(min(fin, default=0.0), max(fin, default=0.0), whole=chart.precision == 0)
 
 
 # --- frame -------------------------------------------------------------------------------------
@@ -146,6 +156,7 @@ class _Frame:
         self.width = LEFT + self.plot_w + RIGHT
         self.height = TOP + PLOT_H + BOTTOM
         self.parts: list[str] = []
+        self.shift = 0.0  # px the drawing moves right so that no category label is cut
 
     def y(self, v: float) -> float:
         return TOP + PLOT_H * (1.0 - min(max(self.scale.frac(v), 0.0), 1.0))
@@ -199,10 +210,12 @@ class _Frame:
         for i, label in enumerate(labels):
             x, y = self.x(i + 0.5), TOP + PLOT_H + 12
             short = label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "\u2026"
+            # rotated by 45 degrees, its start reaches left of the chart: shift the drawing right
+            self.shift = max(self.shift, LABEL_PX * len(short) * 0.71 - x + 4)
             self.add(
                 f'<text class="cat" x="{_f(x)}" y="{_f(y)}" text-anchor="end" '
-                f'transform="rotate(-45 {_f(x)} {_f(y)})"><title>{_e(label)}</title>'
-                f"{_e(short)}</text>"
+                f'transform="rotate(-45 {_f(x)} {_f(y)})"><title>{_e(_named(self.chart, i))}'
+                f"</title>{_e(short)}</text>"
             )
 
     def x_tick(self, x: float, label) -> None:
@@ -212,10 +225,11 @@ class _Frame:
             f'text-anchor="middle">{_e(label)}</text>'
         )
 
-    def legend(self, names) -> None:
-        if len(names) < 2:
-            return
+    def legend(self, names) -> float:
+        """Swatches of the series (when there are several); returns where the row ends."""
         x = LEFT
+        if len(names) < 2:
+            return x
         for i, name in enumerate(names):
             self.add(
                 f'<rect x="{_f(x)}" y="30" width="10" height="10" '
@@ -224,16 +238,37 @@ class _Frame:
             self.add(f'<text class="legend" x="{_f(x + 14)}" y="39">{_e(name)}</text>')
             self.fit(x + 14 + LEGEND_PX * len(name))
             x += 24 + LEGEND_PX * len(name)
+        return x
+
+    def thresholds(self, x: float) -> None:
+        """Each of the chart's lines dashed across the plot, named in the legend row from x."""
+        for value, label in self.chart.lines:
+            y = self.y(value)
+            self.add(_line("threshold", LEFT, y, LEFT + self.plot_w, y))
+            self.add(_line("threshold", x, 35, x + 16, 35))
+            self.add(f'<text class="legend" x="{_f(x + 20)}" y="39">{_e(label)}</text>')
+            self.fit(x + 20 + LEGEND_PX * len(label))
+            x += 30 + LEGEND_PX * len(label)
 
     def svg(self) -> str:
         c = self.chart
+        self.width += max(self.shift, 0.0)
         head = (
             f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-chart="{_e(c.id)}" '
             f'data-kind="{c.kind}" width="{_f(self.width)}" height="{_f(self.height)}" '
             f'viewBox="0 0 {_f(self.width)} {_f(self.height)}" role="img" '
             f'aria-label="{_e(c.title)}">'
         )
-        return head + f"<title>{_e(c.title)}</title>" + "".join(self.parts) + "</svg>"
+        body = "".join(self.parts)
+        if self.shift > 0:
+            body = f'<g transform="translate({_f(self.shift)} 0)">{body}</g>'
+        return head + f"<title>{_e(c.title)}</title>" + body + "</svg>"
+
+
+def _named(chart: Chart, i: int) -> str:
+    """Category i as tooltips name it: with its note (the layer's C symbol) when there is one."""
+    cat = chart.categories[i]
+    return f"{cat} ({chart.notes[i]})" if chart.notes and chart.notes[i] else cat
 
 
 def _value_text(chart: Chart, v: float | None) -> str:
@@ -266,23 +301,26 @@ def _bar(fr: _Frame, x: float, w: float, v: float | None, color: str, tip: str) 
 # --- kinds -------------------------------------------------------------------------------------
 
 
-def _bars(chart: Chart) -> str:
-    values = [v for s in chart.series for v in s.values]
-    fr = _Frame(chart, len(chart.categories), _scale(chart, values))
+def _bars_scale(chart: Chart):
+    return _scale(chart, [v for s in chart.series for v in s.values])
+
+
+def _bars(chart: Chart, scale=None) -> str:
+    fr = _Frame(chart, len(chart.categories), scale or _bars_scale(chart))
     fr.axes()
     k = max(len(chart.series), 1)
     w = (fr.slot - 6) / k
-    for i, cat in enumerate(chart.categories):
+    for i in range(len(chart.categories)):
         for j, s in enumerate(chart.series):
             v = s.values[i]
-            tip = f"{cat} \u2014 {s.name}: {_value_text(chart, v)}"
+            tip = f"{_named(chart, i)} \u2014 {s.name}: {_value_text(chart, v)}"
             _bar(fr, fr.x(i) + 3 + j * w, w, v, PALETTE[j % len(PALETTE)], tip)
     fr.category_labels(chart.categories)
-    fr.legend([s.name for s in chart.series])
+    fr.thresholds(fr.legend([s.name for s in chart.series]))
     return fr.svg()
 
 
-def _stacked(chart: Chart) -> str:
+def _stacked_scale(chart: Chart):
     totals = [
         sum(
             max(s.values[i] or 0.0, 0.0)
@@ -291,16 +329,20 @@ def _stacked(chart: Chart) -> str:
         )
         for i in range(len(chart.categories))
     ]
-    fr = _Frame(chart, len(chart.categories), _Linear(0.0, max(totals, default=0.0)))
+    return _Linear(0.0, max([*totals, *(v for v, _ in chart.lines)], default=0.0))
+
+
+def _stacked(chart: Chart, scale=None) -> str:
+    fr = _Frame(chart, len(chart.categories), scale or _stacked_scale(chart))
     fr.axes()
-    for i, cat in enumerate(chart.categories):
+    for i in range(len(chart.categories)):
         acc = 0.0
         for j, s in enumerate(chart.series):
             v = s.values[i]
             if v is None or not math.isfinite(v) or v <= 0:
                 continue
             y0, y1 = fr.y(acc + v), fr.y(acc)
-            tip = f"{cat} \u2014 {s.name}: {_value_text(chart, v)}"
+            tip = f"{_named(chart, i)} \u2014 {s.name}: {_value_text(chart, v)}"
             fr.add(
                 f'<rect x="{_f(fr.x(i) + 3)}" y="{_f(y0)}" width="{_f(fr.slot - 6)}" '
                 f'height="{_f(max(y1 - y0, 0.5))}" fill="{PALETTE[j % len(PALETTE)]}">'
@@ -308,20 +350,24 @@ def _stacked(chart: Chart) -> str:
             )
             acc += v
     fr.category_labels(chart.categories)
-    fr.legend([s.name for s in chart.series])
+    fr.thresholds(fr.legend([s.name for s in chart.series]))
     return fr.svg()
 
 
-def _range(chart: Chart) -> str:
+def _range_scale(chart: Chart):
     lo_s, med_s, hi_s = chart.series
-    values = list(lo_s.values) + list(hi_s.values) + list(med_s.values)
-    fr = _Frame(chart, len(chart.categories), _scale(chart, values))
+    return _scale(chart, list(lo_s.values) + list(hi_s.values) + list(med_s.values))
+
+
+def _range(chart: Chart, scale=None) -> str:
+    lo_s, med_s, hi_s = chart.series
+    fr = _Frame(chart, len(chart.categories), scale or _range_scale(chart))
     fr.axes()
-    for i, cat in enumerate(chart.categories):
+    for i in range(len(chart.categories)):
         lo, med, hi = lo_s.values[i], med_s.values[i], hi_s.values[i]
         xc = fr.x(i + 0.5)
         tip = (
-            f"{cat} \u2014 min {_value_text(chart, lo)}, median {_value_text(chart, med)}, "
+            f"{_named(chart, i)} \u2014 min {_value_text(chart, lo)}, median {_value_text(chart, med)}, "
             f"max {_value_text(chart, hi)}"
         )
         if lo is None or hi is None or not (math.isfinite(lo) and math.isfinite(hi)):
@@ -348,6 +394,7 @@ def _range(chart: Chart) -> str:
         f'<text class="legend" x="{_f(LEFT + 118)}" y="39">median</text>'
     )
     fr.fit(LEFT + 118 + LEGEND_PX * len("median"))
+    fr.thresholds(LEFT + 128 + LEGEND_PX * len("median"))
     return fr.svg()
 
 
@@ -442,5 +489,33 @@ _KINDS = {
 }
 
 
+_PAGED = {"bars": _bars_scale, "stacked": _stacked_scale, "range": _range_scale}
+
+
+def chart_svgs(chart: Chart) -> list[str]:
+    """The chart as one SVG or, past PAGE_SLOTS categories, as parts of about equal size drawn
+    on the scale of the whole chart; each part's title says which part it is."""
+    n = len(chart.categories)
+    if chart.kind not in _PAGED or n <= PAGE_SLOTS:
+        return [_KINDS[chart.kind](chart)]
+    scale = _PAGED[chart.kind](chart)
+    parts = math.ceil(n / PAGE_SLOTS)
+    size = math.ceil(n / parts)
+    noun = f"{chart.x_label or 'categorie'}s"
+    out = []
+    for k, a in enumerate(range(0, n, size), 1):
+        b = min(a + size, n)
+        part = replace(
+            chart,
+            title=f"{chart.title} (part {k} of {parts}: {b - a} of {n} {noun}, one y scale)",
+            categories=chart.categories[a:b],
+            series=tuple(Series(s.name, s.values[a:b]) for s in chart.series),
+            notes=chart.notes[a:b],
+        )
+        svg = _KINDS[chart.kind](part, scale)
+        out.append(svg.replace(" data-kind=", f' data-part="{k}" data-kind=', 1))
+    return out
+
+
 def chart_svg(chart: Chart) -> str:
-    return _KINDS[chart.kind](chart)
+    return "".join(chart_svgs(chart))

@@ -9,6 +9,7 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,8 @@ from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.document import Report, Section, make_table
 from mlitool.report.html import render_html
 from tests.support.paths import SAMPLES, shared_path
+
+CORPUS = Path(__file__).parents[1] / "corpus"
 
 BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome")
 BROWSER = next((b for b in BROWSERS if shutil.which(b)), None)
@@ -147,6 +150,69 @@ def test_no_chart_text_is_clipped_at_800_px(model, fast, tmp_path):
     if fast:
         assert {"arena-plan", "arena-plan-slow"} <= {c.id for _, c in report.charts()}
     assert _measure(render_html(report), tmp_path, CLIPPED, width=800) == []
+
+
+# Test-only probe: per chart part, how far it reaches outside its figure or the page's column
+# (px) and whether its figure scrolls, and the smallest zoom a chart is drawn at (a chart wider
+# than the column shrinks to fit); every SVG text reaching outside its SVG; the category labels
+# drawn per chart (over all its parts). Histograms opened first.
+FITS = """<script>
+window.addEventListener("load", function () {
+  document.querySelectorAll("details").forEach(function (d) { d.open = true; });
+  var body = document.body.getBoundingClientRect();
+  var right = body.right - parseFloat(getComputedStyle(document.body).paddingRight);
+  var out = {page: document.documentElement.scrollWidth, over: [], clipped: [], cats: {}, zoom: 1};
+  document.querySelectorAll("svg.chart").forEach(function (svg) {
+    var id = svg.getAttribute("data-chart"), b = svg.getBoundingClientRect();
+    var fig = svg.parentElement, box = fig.getBoundingClientRect();
+    var over = Math.max(b.right - box.right, b.right - right, box.left - b.left);
+    if (over > 0.5 || fig.scrollWidth > fig.clientWidth) out.over.push([id, over]);
+    out.zoom = Math.min(out.zoom, b.width / svg.width.baseVal.value);
+    svg.querySelectorAll("text").forEach(function (t) {
+      var r = t.getBoundingClientRect();
+      var o = Math.max(b.left - r.left, r.right - b.right, b.top - r.top, r.bottom - b.bottom);
+      if (o > 0.5) out.clipped.push([id, t.textContent, o]);
+    });
+    out.cats[id] = (out.cats[id] || 0) + svg.querySelectorAll("text.cat").length;
+  });
+  var pre = document.createElement("pre");
+  pre.id = "measure";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+});
+</script>"""
+
+# A tiny model, a 31-op one and a 65-op MobileNetV2 (two parts per per-layer chart).
+FIT_MODELS = {
+    "cnn_int8": lambda: SAMPLES / "cnn_int8.tflite",
+    "vww_96_int8": lambda: shared_path("models/mlperf_tiny/vww_96_int8.tflite"),
+    "mobilenet_v2_int8": lambda: CORPUS / "mobilenet_v2_int8.tflite",
+}
+_html: dict[str, tuple[Report, str]] = {}
+
+
+def _fit_report(model: str) -> tuple[Report, str]:
+    if model not in _html:
+        report = make_report(FIT_MODELS[model](), ModelOptions(), ReportOptions(samples=1, jobs=1))
+        _html[model] = report, render_html(report)
+    return _html[model]
+
+
+@needs_browser
+@pytest.mark.parametrize("width", [800, 1280])
+@pytest.mark.parametrize("model", list(FIT_MODELS))
+def test_charts_fit_their_box_show_every_layer_and_clip_no_text(model, width, tmp_path):
+    """On a 65-layer model four per-layer charts were 1,532 px in a 1,200 px box, hiding the
+    last 13 layers; long first category labels were cut at the chart's left edge."""
+    report, html = _fit_report(model)
+    m = _measure(html, tmp_path, FITS, width=width)
+    assert m["page"] <= width
+    assert m["over"] == [] and m["clipped"] == []
+    if width == 1280:  # full size: paged at ~50 layers, not shrunk into the column
+        assert m["zoom"] > 0.99
+    for _, c in report.charts():
+        if c.kind in ("bars", "stacked", "range"):
+            assert m["cats"][c.id] == len(c.categories), c.id
 
 
 # --- without a browser -------------------------------------------------------------------------

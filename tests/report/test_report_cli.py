@@ -74,13 +74,16 @@ def _number(v) -> float:
     return float(v) if isinstance(v, str) else v
 
 
-def _check_all_forms(r: Report, mac_positions: list[int], executed: bool = True) -> None:
+def _check_all_forms(
+    r: Report, mac_positions: list[int], executed: bool = True, lsb: bool = False
+) -> None:
+    """`lsb`: an int8 model, compared with tflite mode in LSB (a chart of it)."""
     html = render_html(r)
     p = parse_html(html)
     expected = ["arena-plan", "memory-breakdown", "scale-spread"] + [
         f"weights-hist-{i}" for i in mac_positions
     ]
-    expected += ["snr-layers", "sensitivity"] if executed else []
+    expected += ["snr-layers", *(["lsb-layers"] if lsb else []), "sensitivity"] if executed else []
     assert p.charts == expected
     assert p.tables == [t.id for _, t in r.tables() if t.rows]  # empty ones are a sentence
     doc = _json(r)
@@ -116,7 +119,7 @@ def _mac_positions(r: Report) -> list[int]:
 def test_int8_models_all_forms(name, fmt, n):
     path = shared_path("models", name + ".tflite")
     r = report_of(path, format=fmt, samples=n)
-    _check_all_forms(r, _mac_positions(r))
+    _check_all_forms(r, _mac_positions(r), lsb=True)
     doc = _json(r)
     summary = {row["item"]: row["value"] for row in _rows(doc, "summary")}
     assert summary["format"] == fmt and summary["MLI target"] == "2.0"

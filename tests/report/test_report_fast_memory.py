@@ -94,7 +94,7 @@ def test_config_key_and_every_form(tmp_path, capsys, monkeypatch):
     html = (tmp_path / "r" / "cnn_int8.report.html").read_text()
     assert 'data-table="fast-memory"' in html and 'data-chart="arena-plan-slow"' in html
     csv = (tmp_path / "r" / "cnn_int8.csv" / "memory__fast-memory-layers.csv").read_text()
-    assert csv.startswith("position,op_index,kind,tiles,constants_bytes,bytes_moved\n")
+    assert csv.startswith("position,op_index,kind,c_symbol,tiles,constants_bytes,bytes_moved\n")
 
 
 # --- the arena charts -----------------------------------------------------------------------

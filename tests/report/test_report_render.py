@@ -200,7 +200,7 @@ def test_real_report_all_forms_agree(resnet_report, tmp_path):
     expected = (
         ["arena-plan", "memory-breakdown", "scale-spread"]
         + [f"weights-hist-{i}" for i in mac]
-        + ["snr-layers"]
+        + ["snr-layers", "lsb-layers"]
     )
     assert p.charts == expected
     doc = json.loads(render_json(r))
