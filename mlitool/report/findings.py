@@ -6,14 +6,17 @@ The rule: a flag is a finding when it is a property of the C itself (a constant 
 the C holds differently from the model: low SNR, clipped values, channels requantization zeroed;
 parameters at the limit of their C field) or when it was seen on the user's own inputs
 (--input). It is a note when the C computes exactly what the model does (weight channels the
-model itself has at zero: trained to zero) or when it was seen only on random inputs, which
-reach values real data may never produce (activation saturation and low SNR without --input).
+model itself has at zero: trained to zero; the output range a kernel fixes, e.g. softmax's
+[0, 255/256], which cannot hold 1.0 in TFLite either) or when it was seen only on random inputs,
+which reach values real data may never produce (activation saturation and low SNR without
+--input).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from mlitool.mli.ops import OUTPUT_PARAMS, FixedParams
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Section, make_table
 from mlitool.report.sections import layer_label
@@ -25,21 +28,27 @@ def classify(stats, snr_threshold_db: float, random_inputs: bool) -> tuple[list,
     """(findings, notes): (LayerTensorStats, text) per flagged tensor, in model order."""
     findings, notes = [], []
     for ls in stats:
+        if ls.kind == "view":  # computes nothing: the layer writing its buffer is listed
+            continue
         s = ls.stats
         deployed, info = [], []
         observed = s.role in _ACTIVATIONS  # figures from the executed samples
         where = "on random inputs only" if random_inputs else "on your --input"
+        fixed = observed and isinstance(OUTPUT_PARAMS.get(ls.kind), FixedParams)
+        if fixed:  # the kernel's own output range: informational, wherever seen
+            where += f" (the range {ls.kind} fixes, in TFLite too)"
+        info_only = random_inputs or fixed
         if "low_snr" in s.flags:
             text = f"quantization SNR {s.snr_db:.2f} dB < {snr_threshold_db:g} dB"
             if observed:
-                (info if random_inputs else deployed).append(f"{text} {where}")
+                (info if info_only else deployed).append(f"{text} {where}")
             else:
                 deployed.append(f"{text}: the C's {s.role} differ from the model's")
         if "saturation" in s.flags:
             if observed:
                 text = f"{s.saturated:,} value(s) beyond the range {where}"
-                (info if random_inputs else deployed).append(
-                    text + ("" if random_inputs else ": the C clips them")
+                (info if info_only else deployed).append(
+                    text + ("" if info_only else ": the C clips them")
                 )
             else:
                 deployed.append(f"{s.saturated:,} {s.role} value(s) clipped in the C")

@@ -78,3 +78,25 @@ def test_the_same_saturation_is_a_note_on_random_inputs_and_a_finding_on_yours(t
     text = (tmp_path / "r.md").read_text()
     assert "### Findings" in text and "They change what the deployed C computes" in text
     assert "### Notes" in text and "micro\\_speech\\_int8\\_L2\\_fc\\_out" in text
+
+
+def test_real_images_flag_what_the_c_changes_not_views_or_the_softmax_range(tmp_path, capsys):
+    """resnet8 on 8 real CIFAR-10 images: the average pool's quantization SNR is below 30 dB
+    (a finding, named once: the flatten view of its buffer is not listed again); softmax's
+    probabilities of 1.0 beyond its fixed [0, 255/256] range are a note (TFLite's int8 kernel
+    has the same range)."""
+    from tests.support.real_inputs import cifar10_test20_int8
+
+    np.save(tmp_path / "x.npy", cifar10_test20_int8()[:8])
+    model = shared_path("models", "mlperf_tiny", "resnet8_int8.tflite")
+    code, out, err = run_main(["report", model, "-i", tmp_path / "x.npy", "--json"], capsys)
+    assert code == 0, err
+    doc = json.loads(out)
+    tables = _tables(doc)
+    assert doc["meta"]["verdict"] == "REVIEW"
+    assert [(r["layer"], r["symbol"]) for r in tables["findings"]] == [
+        ("12: avepool", "resnet8_int8_L12_avgpool_out")
+    ]
+    assert tables["findings"][0]["what"].startswith("quantization SNR 29.")
+    (note,) = tables["notes"]
+    assert note["layer"] == "15: softmax" and "(the range softmax fixes" in note["what"]
