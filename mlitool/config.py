@@ -8,6 +8,11 @@ Schema (every key optional):
     mli = "2.0"               # 2.0 | 1.1 | 1.0
     layout = "hwc"            # hwc | chw (MLI 1.x)
     fast_memory = "64K"       # convert: fast-memory budget, bytes (K, M suffixes) or an int
+    min_snr = 20.0            # verify, report: the thresholds of their verdict (the options
+    max_lsb = 1               #   of the same names win); sizes in bytes, K and M suffixes
+    min_accuracy = 90.0       #   (percent; checked when --labels is given)
+    ram_budget = "48K"
+    rom_budget = "256K"
 
     [[tool.mlitool.layer]]    # per-layer overrides; exactly one selector each
     index = 0                 # TFLite op index
@@ -35,7 +40,8 @@ from mlitool.errors import OptionError
 from mlitool.mli.target import LAYOUTS, MLI_VERSIONS, choose
 from mlitool.mli.types import FORMATS
 
-_TOP_KEYS = {"format", "mli", "layout", "fast_memory", "layer", "selftest"}
+_THRESHOLDS = {"min_snr", "max_lsb", "min_accuracy", "ram_budget", "rom_budget"}
+_TOP_KEYS = {"format", "mli", "layout", "fast_memory", "layer", "selftest", *_THRESHOLDS}
 _LAYER_KEYS = {"index", "name", "op", "format"}
 
 
@@ -48,6 +54,7 @@ class Config:
     overrides: dict = field(default_factory=dict)
     path: str | None = None
     selftest: int | None = None  # convert: test inputs in NAME_selftest.c
+    thresholds: dict = field(default_factory=dict)  # verdict thresholds given (sizes in bytes)
 
 
 def _table(data: dict, path: str) -> dict | None:
@@ -85,6 +92,7 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
             cfg.fast_memory = parse_size(table["fast_memory"], "fast_memory")
         except OptionError as exc:
             raise OptionError(exc.message, path) from None
+    cfg.thresholds = _thresholds(table, path)
     layers = table.get("layer", [])
     if not isinstance(layers, list):
         raise OptionError("'layer' must be an array of tables ([[tool.mlitool.layer]])", path)
@@ -117,6 +125,25 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
             raise OptionError(f"{where}: {sel} {value!r} is given two formats", path)
         cfg.overrides[key] = fmt
     return cfg
+
+
+def _thresholds(table: dict, path: str) -> dict:
+    """The verdict thresholds the table sets, checked (sizes parsed to bytes)."""
+    from mlitool.mli.placement import parse_size
+
+    out = {}
+    for key in sorted(_THRESHOLDS & set(table)):
+        v = table[key]
+        if key.endswith("budget"):
+            try:
+                v = parse_size(v, key)
+            except OptionError as exc:
+                raise OptionError(exc.message, path) from None
+        elif isinstance(v, bool) or not isinstance(v, int if key == "max_lsb" else (int, float)):
+            kind = "an integer" if key == "max_lsb" else "a number"
+            raise OptionError(f"{key} = {v!r}: give {kind}", path)
+        out[key] = v
+    return out
 
 
 def _choice(value, allowed, what: str, path: str):

@@ -53,7 +53,8 @@ def footprint_text(fp: dict[str, Any]) -> str:
 
 def accuracy_text(doc: dict[str, Any]) -> str:
     """Verify's answer at the outputs (its document `doc`): the worst output SNR against float,
-    the largest LSB difference against tflite mode, the lowest top-1 agreement."""
+    the largest LSB difference against tflite mode, the lowest top-1 agreement, and the
+    accuracy against --labels."""
     outs = doc["outputs"]
     snrs = [_num(o["vs_float"]["snr_db"]) for o in outs if o["vs_float"]["snr_db"] is not None]
     parts = [f"output SNR {min(snrs):.2f} dB vs float" if snrs else "output SNR -"]
@@ -66,7 +67,15 @@ def accuracy_text(doc: dict[str, Any]) -> str:
         if all("vs_tflite" in t for t in tops):
             agree += f", {100 * min(t['vs_tflite'] for t in tops):.1f}% tflite"
         parts.append(agree)
-    return ", ".join(parts)
+    text = ", ".join(parts)
+    if "labels" in doc:
+        acc, d = doc["labels"]["accuracy"], doc["labels"]["top1_drop_mli_vs_float"]
+        text += (
+            f", labels: top-1 {100 * acc['mli']['top1']:.1f}% (float "
+            f"{100 * acc['float']['top1']:.1f}%, drop {100 * d['drop']:.1f} points, 95% CI "
+            f"{100 * d['ci95'][0]:.1f} to {100 * d['ci95'][1]:.1f})"
+        )
+    return text
 
 
 def _num(v) -> float:

@@ -17,6 +17,8 @@ from mlitool.mli.types import MliTensor
 MAC_KINDS: frozenset[str] = frozenset(
     {"conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"}
 )
+# Kinds that do an op's weighted work: its main layer (an LSTM's cell, not its state reset copy).
+WEIGHTED_KINDS: frozenset[str] = MAC_KINDS | {"lstm_cell"}
 
 
 # --- what a kernel leaves in its output tensor -------------------------------------------------

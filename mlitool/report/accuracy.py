@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from mlitool.mli.ops import WEIGHTED_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.report.build import REMEDY_NOTE, LayerAccuracy, accuracy_section, remedy
 from mlitool.report.document import Chart, Column, Section, Series, make_table
@@ -25,12 +26,17 @@ def _num(v) -> float | int | None:
 
 
 def main_layers(model: MliModel) -> dict[int, tuple[int, str]]:
-    """TFLite op index -> (position, kind) of its main MLI layer: the first one that is not an
-    inserted "convert", else its first layer."""
+    """TFLite op index -> (position, kind) of its main MLI layer: the first that does its
+    weighted work (a MAC kernel, an LSTM cell), else the first that is not an inserted convert
+    or copy (an LSTM's state reset), else its first layer."""
+
+    def rank(kind: str) -> int:
+        return 0 if kind in WEIGHTED_KINDS else 2 if kind in ("convert", "copy") else 1
+
     out: dict[int, tuple[int, str]] = {}
     for pos, layer in enumerate(model.layers):
         have = out.get(layer.index)
-        if have is None or (model.layers[have[0]].kind == "convert" and layer.kind != "convert"):
+        if have is None or rank(layer.kind) < rank(have[1]):
             out[layer.index] = (pos, layer.kind)
     return out
 
@@ -104,7 +110,12 @@ def accuracy_from_verify(
         ],
         note="Whole model in MLI arithmetic against the float model (and against tflite mode, "
         "the TFLite integer reference, for int8 models). Top-1: share of samples whose "
-        "largest class agrees (outputs written by SOFTMAX)."
+        "largest class agrees (one vector of class scores)."
+        + "".join(
+            f" No top-1 for {o['tensor']}: {o['top1_blank']}."
+            for o in doc["outputs"]
+            if o.get("top1_blank")
+        )
         + (
             f" No tflite reference: {doc['references']['tflite_refusal']}."
             if doc["references"].get("tflite_refusal")

@@ -138,15 +138,21 @@ def build_report(
     title: str | None = None,
     activations: dict[str, ActivationObservation] | None = None,
     fast: FastPlan | None = None,
+    random_inputs: bool = True,
 ) -> Report:
-    """`fast`: the plan of `convert --fast-memory` (the memory section shows it)."""
+    """`activations`: what the samples showed (`random_inputs`: they were random, not the
+    user's --input), for the quantization figures and the findings; `fast`: the plan of
+    `convert --fast-memory` (the memory section shows it)."""
     from mlitool import __version__
+    from mlitool.report.findings import findings_section
 
     mem = memory_report(model, graph, align)
+    stats = quant_stats(model, graph, snr_threshold_db, activations)
     sections = [
         summary_section(model, graph),
+        findings_section(model, stats, snr_threshold_db, random_inputs),
         memory_section(model, mem, fast),
-        quant_section(quant_stats(model, graph, snr_threshold_db, activations), snr_threshold_db),
+        quant_section(stats, snr_threshold_db),
     ]
     if accuracy is not None:
         sections.append(accuracy_section(accuracy))

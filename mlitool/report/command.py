@@ -22,6 +22,8 @@ from mlitool.plumbing.parallel import batch_size
 from mlitool.plumbing.progress import Progress, RichProgress, progress_for
 from mlitool.report.document import Report, Section
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB
+from mlitool.verdict import Measured, judge, measured
+from mlitool.verify.document import thresholds_of
 
 DEFAULT_SAMPLES = 32
 
@@ -36,8 +38,13 @@ class ReportOptions:
     min_snr_flag: float = DEFAULT_SNR_THRESHOLD_DB
     accuracy: bool = True  # False: static sections only (no execution)
     batch: int | None = None  # samples per step (None: by the model's size)
-    min_snr: float | None = None  # verify's thresholds: the verdict fails below / above
+    # the verdict's thresholds (`mlitool.verdict`): the verdict fails below / above
+    min_snr: float | None = None
     max_lsb: int | None = None
+    min_accuracy: float | None = None  # percent, mli mode's top-1 against `labels`
+    ram_budget: int | str | None = None  # bytes, or "48K"
+    rom_budget: int | str | None = None
+    labels: Path | None = None  # class index per --input sample
     jobs: int | None = 1  # processes for the accuracy runs (None: every core)
 
 
@@ -59,17 +66,18 @@ def make_report(
     progress: Progress | None = None,
 ) -> Report:
     from mlitool.report.build import build_report
+    from mlitool.verify.command import settled
 
     model_path = Path(model_path)
     progress = progress or Progress()
     _check(model_opts, opts)
+    opts = settled(opts, model_opts)
     graph, mli = load(model_path, model_opts, calibrated_by="report", progress=progress)
     budget = resolve(model_opts).fast_memory
     fast = None if budget is None else plan_model(mli, budget)  # exit 4 when it cannot fit
-    note = extra_meta = accuracy = None
+    note = extra_meta = accuracy = doc = None
     extra: list[Section] = []
     activations = None
-    failed: list[str] = []
     if not opts.accuracy:
         note = "Accuracy and sensitivity not evaluated (--no-accuracy)."
     elif not mli.target.executable:
@@ -78,11 +86,16 @@ def make_report(
             "reproduces MLI 2.0.2 arithmetic only."
         )
     else:
-        extra_meta, extra, activations, failed, accuracy = _executed(
+        extra_meta, extra, activations, doc, accuracy = _executed(
             model_path, graph, mli, model_opts.arith(), opts, progress
         )
     report = build_report(
-        mli, graph, snr_threshold_db=opts.min_snr_flag, activations=activations, fast=fast
+        mli,
+        graph,
+        snr_threshold_db=opts.min_snr_flag,
+        activations=activations,
+        random_inputs=opts.input is None,
+        fast=fast,
     )
     sections = list(report.sections)
     if note:
@@ -101,9 +114,11 @@ def make_report(
     from mlitool.report.sections import layer_symbols, with_symbols
 
     report = with_symbols(report, layer_symbols(mli, default_name(model_path), budget is not None))
-    checked = verdict(report, opts, failed, executed=note is None)
-    line = f"{checked[0][1]}: {footprint_text(footprint(graph, mli, budget))}"
-    line += f"; {accuracy}" if accuracy else ""
+    fp = footprint(graph, mli, budget) if budget is not None or not doc else doc["footprint"]
+    checked, reasons = verdict(report, opts, measured(doc, fp), executed=note is None)
+    word = checked[0][1]
+    line = f"{word}: " + (f"{'; '.join(reasons)}. " if word == "FAIL" else "")
+    line += footprint_text(fp) + (f"; {accuracy}" if accuracy else "")
     return Report(
         report.title,
         (("summary", line), *checked, *report.meta),
@@ -113,26 +128,32 @@ def make_report(
 
 
 def verdict(
-    report: Report, opts: ReportOptions, failed: list[str], *, executed: bool
-) -> tuple[tuple[str, str], ...]:
-    """The headline: FAIL when a threshold (--min-snr, --max-lsb) fails, REVIEW when tensors are
-    flagged (--min-snr-flag, saturation, ...), else PASS; with the checks that decided it."""
-    flagged = len(report.table("quant-risks").rows)
-    checks = [
-        f"{flagged} tensor(s) flagged (quantization SNR < {opts.min_snr_flag:g} dB, "
-        "saturation, limits)"
-        if flagged
-        else f"no tensor flagged (quantization SNR >= {opts.min_snr_flag:g} dB, no saturation)"
-    ]
+    report: Report, opts: ReportOptions, figures: Measured, *, executed: bool
+) -> tuple[tuple[tuple[str, str], ...], list[str]]:
+    """The headline: FAIL when a threshold the user set fails (`mlitool.verdict.judge`),
+    REVIEW when a finding changes what the deployed C computes (`mlitool.report.findings`),
+    else PASS; with the checks that decided it. Also returns the thresholds missed."""
+    th = thresholds_of(opts)
+    word, reasons = judge(figures, th)
+    table = report.table("findings")
+    findings = list(zip(table.column("c_symbol"), table.column("tensor")))
+    notes = len(report.table("notes").rows)
+    checks = []
+    if th.given():
+        checks.append(f"thresholds {', '.join(th.given())}")
+    checks += [f"FAILED {r}" for r in reasons] if word == "FAIL" else reasons
+    if findings:
+        named = ", ".join(f"{sym} ({name!r})" for sym, name in findings[:3])
+        more = f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+        checks.append(f"{len(findings)} finding(s) that change the deployed results: {named}{more}")
+    else:
+        checks.append("no finding that changes the deployed results")
+    if notes:
+        checks.append(f"{notes} note(s), informational")
     if not executed:
         checks.append("accuracy not evaluated")
-    else:
-        for name, limit in (("--min-snr", opts.min_snr), ("--max-lsb", opts.max_lsb)):
-            if limit is not None and not any(name in f for f in failed):
-                checks.append(f"{name} {limit:g}: met by every output")
-    checks += [f"FAILED {f}" for f in failed]
-    word = "FAIL" if failed else "REVIEW" if flagged else "PASS"
-    return (("verdict", word), ("checks", "; ".join(checks)))
+    head = "FAIL" if word == "FAIL" else "REVIEW" if findings else "PASS"
+    return (("verdict", head), ("checks", "; ".join(checks))), reasons if word == "FAIL" else []
 
 
 def _with_text(section: Section, text: str) -> Section:
@@ -161,6 +182,10 @@ def _executed(
         batch=size,
         min_snr=opts.min_snr,
         max_lsb=opts.max_lsb,
+        min_accuracy=opts.min_accuracy,
+        ram_budget=opts.ram_budget,
+        rom_budget=opts.rom_budget,
+        labels=opts.labels,
         jobs=opts.jobs,
         progress=progress,
     )
@@ -185,7 +210,7 @@ def _executed(
         meta,
         [accuracy_from_verify(doc, mli, opts.min_snr_flag), sensitivity_section(sens, doc)],
         activations,
-        doc["thresholds"]["failed"],
+        doc,
         accuracy_text(doc),
     )
 

@@ -12,7 +12,8 @@ Definitions (all vectorised over the tensor):
   never reaches.
 * frac bits at limit: a frac-bits value at an end of its C field on the target (FX `frac_bits`:
   int8 in MLI 2.x, uint8 in 1.x, so 0 is a limit there; SA `scale_frac_bits`: int8).
-* zero channel: an output channel of a weight tensor whose integers all equal the zero point.
+* zero channel: an output channel of a weight tensor whose integers all equal the zero point;
+  zeroed channels: those of them whose real values are not all zero (requantization lost them).
 Risk flags: "low_snr" (SNR below the threshold), "saturation", "frac_bits_limit", "zero_channel".
 """
 
@@ -54,6 +55,7 @@ class TensorStats:
     unused_range: float | None
     zero_channels: int
     flags: tuple[str, ...]
+    zeroed_channels: int = 0  # zero channels whose real values are not all zero
 
 
 def int_range(el: ElType) -> tuple[int, int]:
@@ -129,7 +131,8 @@ def tensor_stats(
     flags: list[str] = []
     int_min = int_max = at_limits = saturated = None
     real_min = real_max = unused = snr = None
-    zero_channels = 0
+    zero_channels = zeroed = 0
+    zero_rows = None
     if q is not None:
         if tuple(q.shape) != t.shape:
             raise ValueError(f"tensor '{t.name}': data shape {q.shape} is not {t.shape}")
@@ -142,7 +145,8 @@ def tensor_stats(
             axis = channel_axis if channel_axis is not None else (t.dim if t.per_axis else -1)
             _, zp = _steps(t)
             nonzero = np.moveaxis(q != np.broadcast_to(zp, q.shape), axis, 0)
-            zero_channels = int(np.count_nonzero(~nonzero.reshape(nonzero.shape[0], -1).any(1)))
+            zero_rows = ~nonzero.reshape(nonzero.shape[0], -1).any(1)
+            zero_channels = int(np.count_nonzero(zero_rows))
         if real is not None:
             real = np.asarray(real, dtype=np.float64)
             if real.shape != q.shape:
@@ -154,6 +158,9 @@ def tensor_stats(
             step, zp = _steps(t)
             ideal = real / step + zp
             saturated = int(np.count_nonzero((ideal > qmax + 0.5) | (ideal < qmin - 0.5)))
+            if zero_channels:
+                rows = np.moveaxis(real, axis, 0).reshape(len(zero_rows), -1)
+                zeroed = int(np.count_nonzero(zero_rows & rows.any(1)))
     lo, hi = frac_limits(t, target)
     if snr is not None and snr < snr_threshold_db:
         flags.append("low_snr")
@@ -185,6 +192,7 @@ def tensor_stats(
         unused_range=unused,
         zero_channels=zero_channels,
         flags=tuple(flags),
+        zeroed_channels=zeroed,
     )
 
 

@@ -2,7 +2,7 @@
 arithmetic and every other layer stays float.
 
 For each IR op whose MLI layers include a MAC kernel (conv, depthwise, group/transpose conv,
-fully connected), per batch of samples:
+fully connected) or an LSTM cell, per batch of samples:
 1. the float executor gives every activation (the reference);
 2. the op's MLI layers run alone (`mli_bridge.run_op`): the float values of their inputs are
    encoded into the layers' MLI input tensors (as `mli_hlp_convert_tensor` converts FP32), the
@@ -10,7 +10,7 @@ fully connected), per batch of samples:
 3. the float executor continues from there: only the ops downstream of that output are run
    again, the others keep their reference values;
 4. the model outputs are compared with the reference (SNR over all outputs together, and top-1
-   agreement for classifier outputs, i.e. those a SOFTMAX writes).
+   agreement for classifier outputs, as verify finds them: `mlitool.verify.classes`).
 The layer whose quantization costs the most output SNR is the first to keep in a wider format.
 """
 
@@ -23,8 +23,9 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.execute.mli_intops import Arith
-from mlitool.mli.ops import MAC_KINDS
+from mlitool.mli.ops import WEIGHTED_KINDS
 from mlitool.mli.types import MliModel
+from mlitool.verify.classes import classifier_outputs
 from mlitool.verify.stats import RealStats, Top1Stats
 
 BATCH = 16
@@ -34,14 +35,15 @@ BATCH = 16
 class LayerSensitivity:
     op_index: int
     op_type: str
-    position: int  # of the op's MAC layer in `model.layers`
+    position: int  # of the op's MAC (or LSTM cell) layer in `model.layers`
     kind: str  # that layer's kind
     output_snr_db: float  # model outputs vs float, only this op in MLI arithmetic
     top1: float | None  # agreement with float on classifier outputs (None: no classifier)
 
 
 def mac_ops(graph: ir.Graph, model: MliModel) -> list[tuple[ir.Op, int, str]]:
-    """(op, position of its MAC layer, kind) of every op lowered to a MAC kernel, graph order."""
+    """(op, position of its MAC layer, kind) of every op lowered to a MAC kernel or an LSTM
+    cell, graph order."""
     from mlitool.execute import mli_bridge as B
 
     primary = B.primary_tensors(graph, model)
@@ -49,18 +51,10 @@ def mac_ops(graph: ir.Graph, model: MliModel) -> list[tuple[ir.Op, int, str]]:
     groups = B.layers_by_op(model)
     out = []
     for op in graph.ops:
-        macs = [layer for layer in groups.get(op.index, []) if layer.kind in MAC_KINDS]
+        macs = [layer for layer in groups.get(op.index, []) if layer.kind in WEIGHTED_KINDS]
         if macs and op.outputs and op.outputs[0] in primary:
             out.append((op, position[id(macs[0])], macs[0].kind))
     return out
-
-
-def classifier_outputs(graph: ir.Graph) -> set[int]:
-    return {
-        i
-        for i in graph.outputs
-        if any(op.type == "SOFTMAX" and i in op.outputs for op in graph.ops)
-    }
 
 
 class _FloatTail:
@@ -106,7 +100,7 @@ def layer_sensitivity(
     ops = mac_ops(graph, model)
     groups = B.layers_by_op(model)
     primary = B.primary_tensors(graph, model)
-    classifier = classifier_outputs(graph)
+    classifier = classifier_outputs(graph)  # verify's: top-1 on the same outputs
     stats = {op.index: (RealStats(), Top1Stats()) for op, _, _ in ops}
     tail = _FloatTail(graph)
     n = next(iter(inputs.values())).shape[0]

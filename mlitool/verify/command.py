@@ -27,8 +27,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from mlitool import ir
 from mlitool.errors import OptionError
 from mlitool.execute.mli_intops import Arith
@@ -37,6 +35,7 @@ from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
 from mlitool.plumbing.parallel import batch_size, check_jobs, context, map_batches
 from mlitool.plumbing.progress import Progress
+from mlitool.verify.classes import classifier_outputs
 from mlitool.verify.document import build_document
 from mlitool.verify.stats import LabelStats, LsbStats, RealStats, Top1Stats
 
@@ -52,6 +51,9 @@ class VerifyOptions:
     min_snr: float | None = None
     max_lsb: int | None = None
     labels: Path | None = None  # class index per sample: accuracy of every mode against them
+    min_accuracy: float | None = None  # percent, mli mode's top-1 against the labels
+    ram_budget: int | str | None = None  # bytes, or "48K" (settled by `verify`)
+    rom_budget: int | str | None = None
     batch: int | None = None  # samples per step (None: by the model's size)
     progress: Progress | None = None  # shows a stage "verify" over the samples
     jobs: int | None = 1  # processes (None: every core)
@@ -73,28 +75,6 @@ class _Row:
             getattr(self, f.name).merge(getattr(other, f.name))
 
 
-def classifier_outputs(graph: ir.Graph) -> set[int]:
-    """Outputs whose largest element is a class: written by SOFTMAX, or a vector of scores
-    ([1, K], 2 <= K <= 1000, through a final DEQUANTIZE too) that is not the size of an input
-    (an autoencoder's reconstruction is not a classification)."""
-    producers = graph.producers()
-    sizes = {int(np.prod(graph.tensors[i].shape)) for i in graph.inputs}
-    found = set()
-    for i in graph.outputs:
-        op, shape = producers.get(i), tuple(graph.tensors[i].shape)
-        while op is not None and op.type in ("DEQUANTIZE", "RESHAPE", "SQUEEZE"):
-            op = producers.get(op.inputs[0])
-        scores = (
-            len(shape) >= 1
-            and 2 <= shape[-1] <= 1000
-            and int(np.prod(shape)) == shape[-1]
-            and shape[-1] not in sizes
-        )
-        if op is not None and (op.type == "SOFTMAX" or scores):
-            found.add(i)
-    return found
-
-
 def _is_int(t: ir.Tensor) -> bool:
     """A quantized integer tensor (int8; int16 in 16x8 models): LSB figures against tflite mode."""
     return t.dtype in ("int8", "int16") and t.quant is not None
@@ -104,8 +84,22 @@ def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions
     """Read, lower and compare; returns a JSON-ready document (see `mlitool.verify.render`)."""
     model_path = Path(model_path)
     arith = model_opts.arith()
+    opts = settled(opts, model_opts)
     graph, mli = load(model_path, model_opts, executed_by="verify", progress=opts.progress)
     return compare(model_path, graph, mli, arith, opts)
+
+
+def settled(opts, model_opts: ModelOptions):
+    """`opts` (VerifyOptions or ReportOptions) with its thresholds settled: the given ones over
+    the config file's, sizes in bytes (`mlitool.verdict.settle`)."""
+    from dataclasses import asdict, replace
+
+    from mlitool.config import load_config
+    from mlitool.verdict import Thresholds, settle
+
+    given = {f.name: getattr(opts, f.name) for f in fields(Thresholds)}
+    th = settle(**given, labels=opts.labels, config=load_config(model_opts.config))
+    return replace(opts, **asdict(th))
 
 
 def compare(

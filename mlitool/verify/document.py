@@ -4,11 +4,13 @@ with a remedy), the threshold checks (--min-snr, --max-lsb) and the warnings."""
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
 from mlitool import ir
+from mlitool.verdict import Thresholds, judge, measured
 from mlitool.verify.stats import RealStats
 
 ACCU_LIMIT_LSB = 1
@@ -44,6 +46,8 @@ def build_document(
     """The document from the comparison's `job` (what every batch was run with: the model, its
     ops and groups, the arith), `rows` and `outs` (the figures summed over the `n` samples)."""
     from mlitool.execute.presets import describe
+    from mlitool.footprint import footprint
+    from mlitool.verify.classes import top1_blank
     from mlitool.verify.metrics import finite
 
     model_path, graph, mli, arith = job["model_path"], job["graph"], job["mli"], job["arith"]
@@ -90,7 +94,9 @@ def build_document(
                 entry["vs_tflite"]["units"] = graph.tensors[units[i]].name
         if litert_on and st["litert"].count:
             entry["vs_litert"] = st["litert"].result()
-        if i in classifier:
+        if i not in classifier:
+            entry["top1_blank"] = top1_blank(graph, i)
+        else:
             entry["top1"] = {"vs_float": st["top1_float"].result()}
             if st["top1_tflite"].count:
                 entry["top1"]["vs_tflite"] = st["top1_tflite"].result()
@@ -118,22 +124,6 @@ def build_document(
                     ),
                 }
             )
-    failed = []
-    if opts.min_snr is not None:
-        for o in outputs:
-            snr = o["vs_float"]["snr_db"]
-            value = float(snr) if isinstance(snr, str) else snr
-            if value < opts.min_snr:
-                failed.append(
-                    f"output {o['tensor']!r}: SNR {value:.2f} dB < --min-snr {opts.min_snr:g}"
-                )
-    if opts.max_lsb is not None:
-        for o in outputs:
-            if "vs_tflite" in o and o["vs_tflite"]["max_lsb"] > opts.max_lsb:
-                failed.append(
-                    f"output {o['tensor']!r}: {o['vs_tflite']['max_lsb']} LSB from "
-                    f"tflite > --max-lsb {opts.max_lsb}"
-                )
     doc = {
         "model": str(model_path),
         "config": mli.config,
@@ -152,7 +142,7 @@ def build_document(
             "layers": accu_rows,
             "worst": max((rows[o].accu.result()["max_lsb"] for o in accu_ops), default=0),
         },
-        "thresholds": {"min_snr": opts.min_snr, "max_lsb": opts.max_lsb, "failed": failed},
+        "footprint": footprint(graph, mli),
         "warnings": [
             *mli.warnings,
             *(
@@ -164,8 +154,19 @@ def build_document(
     }
     if "labels" in job["data"]:
         doc["labels"] = _label_accuracy(opts, graph, outs[job["labelled"]], job["labelled"])
-    doc["summary"] = summary(doc)
+    th = thresholds_of(opts)
+    word, reasons = judge(measured(doc, doc["footprint"]), th)
+    doc["thresholds"] = {
+        **{f.name: getattr(th, f.name) for f in fields(th)},
+        "failed": reasons if word == "FAIL" else [],
+    }
+    doc["summary"] = summary(doc, th, word, reasons)
     return doc
+
+
+def thresholds_of(opts) -> Thresholds:
+    """The thresholds of `opts` (a `VerifyOptions` whose thresholds are settled)."""
+    return Thresholds(*(getattr(opts, f.name) for f in fields(Thresholds)))
 
 
 def _label_accuracy(opts, graph: ir.Graph, st: dict, index: int) -> dict[str, Any]:
@@ -199,23 +200,16 @@ def _label_accuracy(opts, graph: ir.Graph, st: dict, index: int) -> dict[str, An
     }
 
 
-def summary(doc: dict[str, Any]) -> dict[str, Any]:
-    """The answer first: the verdict against the thresholds given (FAIL / PASS; UNCHECKED when
-    none was given) and the output figures behind it, as one line."""
-    from mlitool.footprint import accuracy_text
+def summary(doc: dict[str, Any], th: Thresholds, word: str, reasons: list[str]) -> dict[str, Any]:
+    """The answer first, as one line: the verdict (`mlitool.verdict.judge`: FAIL with the
+    thresholds missed, PASS, UNCHECKED when none was given), RAM, ROM, MACs and the output
+    figures."""
+    from mlitool.footprint import accuracy_text, footprint_text
 
-    th = doc["thresholds"]
-    limits = (("--min-snr", th["min_snr"]), ("--max-lsb", th["max_lsb"]))
-    given = [f"{k} {v:g}" for k, v in limits if v is not None]
-    verdict = "FAIL" if th["failed"] else "PASS" if given else "UNCHECKED"
-    why = ", ".join(given) if given else "no --min-snr / --max-lsb given"
-    text = f"{verdict} ({why}): {accuracy_text(doc)}"
-    if "labels" in doc:
-        lab = doc["labels"]
-        acc, d = lab["accuracy"], lab["top1_drop_mli_vs_float"]
-        text += (
-            f", labels: top-1 {100 * acc['mli']['top1']:.1f}% (float "
-            f"{100 * acc['float']['top1']:.1f}%, drop {100 * d['drop']:.1f} points, 95% CI "
-            f"{100 * d['ci95'][0]:.1f} to {100 * d['ci95'][1]:.1f})"
-        )
-    return {"verdict": verdict, "text": text}
+    given = th.given()
+    if word == "FAIL":
+        head = f"FAIL: {'; '.join(reasons)}. "
+    else:
+        head = f"{word} ({', '.join(given) if given else 'no threshold given'}): "
+    text = f"{head}{footprint_text(doc['footprint'])}; {accuracy_text(doc)}"
+    return {"verdict": word, "reasons": reasons, "text": text}

@@ -103,6 +103,9 @@ def render(doc: dict[str, Any], console=None) -> None:
             width=console.width,
         )
     )
+    for o in doc["outputs"]:
+        if o.get("top1_blank"):
+            out(f"no top-1 for {o['tensor']}: {o['top1_blank']}")
     if "labels" in doc:
         lab = doc["labels"]
         cols = ["top-1"] + (["top-5"] if lab["classes"] >= 5 else [])
@@ -164,6 +167,5 @@ def render(doc: dict[str, Any], console=None) -> None:
                 f"reduced accumulator (FULL_ACCU OFF): at most {ra['worst']} LSB from full "
                 f"accumulation on {ra['layers_checked']} SA8 MAC layer(s)"
             )
-    failed = doc["thresholds"]["failed"]
-    for f in failed:
+    for f in doc["thresholds"]["failed"]:
         out(f"FAILED: {f}")

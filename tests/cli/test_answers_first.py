@@ -94,7 +94,9 @@ def test_verify_answers_first_with_a_verdict(capsys, extra, code, verdict):
     assert snr in doc["summary"]["text"]
     assert f"max {o['vs_tflite']['max_lsb']} LSB vs tflite" in doc["summary"]["text"]
     got, out, err = run_main(args, capsys)
-    assert out.splitlines()[0].startswith(f"cnn_int8: {verdict} (")
+    # FAIL names what failed first; PASS / UNCHECKED the thresholds checked
+    head = "FAIL: output 'Identity' SNR" if verdict == "FAIL" else f"{verdict} ("
+    assert out.splitlines()[0].startswith(f"cnn_int8: {head}")
 
 
 def test_report_summary_leads_terminal_markdown_html(tmp_path, capsys):

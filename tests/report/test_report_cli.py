@@ -89,7 +89,7 @@ def _check_all_forms(
     doc = _json(r)
     assert doc["schema"] == "mlitool-report" and doc["schema_version"] == 1
     sections = [s["id"] for s in doc["sections"]]
-    assert sections == ["summary", "memory", "quantization"] + (
+    assert sections == ["summary", "findings", "memory", "quantization"] + (
         ["accuracy", "sensitivity"] if executed else []
     )
     files = csv_files(r)

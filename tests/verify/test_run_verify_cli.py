@@ -170,7 +170,7 @@ def test_verify_same_with_an_input_file(capsys):
 
 def test_verify_thresholds_exit_3(capsys):
     code, out, err = run_main(["verify", CNN, "-n", "8", "--min-snr", "200"], capsys)
-    assert code == 3 and "--min-snr 200" in err and "FAILED" in out
+    assert code == 3 and "SNR" in err and "< min 200 dB" in err and "FAILED" in out
     code, out, err = run_main(
         ["verify", CNN, "-n", "8", "--min-snr", "5", "--max-lsb", "255"], capsys
     )

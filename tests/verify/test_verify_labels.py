@@ -33,7 +33,7 @@ def test_resnet8_accuracy_against_cifar_labels(tmp_path, capsys, kind, jobs):
     assert lab["top1_drop_mli_vs_float"]["drop"] == 0.0
     assert "top5" in lab["accuracy"]["mli"]
     code, out, err = run_main(args, capsys)
-    assert "labels: top-1 95.0% (float 95.0%, drop 0.0 points" in out.replace("\n", " ")
+    assert "labels: top-1 95.0% (float 95.0%, drop 0.0 points" in " ".join(out.split())
 
 
 def test_labels_need_one_per_sample(tmp_path, capsys):

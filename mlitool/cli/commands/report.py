@@ -34,6 +34,10 @@ def report_cmd(
     ),
     min_snr: opt.MinSnrOpt = None,
     max_lsb: opt.MaxLsbOpt = None,
+    labels: opt.LabelsOpt = None,
+    min_accuracy: opt.MinAccuracyOpt = None,
+    ram_budget: opt.RamBudgetOpt = None,
+    rom_budget: opt.RomBudgetOpt = None,
     no_accuracy: bool = typer.Option(
         False,
         "--no-accuracy",
@@ -70,6 +74,10 @@ def report_cmd(
         accuracy=not no_accuracy,
         min_snr=min_snr,
         max_lsb=max_lsb,
+        min_accuracy=min_accuracy,
+        ram_budget=ram_budget,
+        rom_budget=rom_budget,
+        labels=labels,
         jobs=jobs,
     )
     d = out_dir(out)
