@@ -171,7 +171,8 @@ def thresholds_of(opts) -> Thresholds:
 
 def _label_accuracy(opts, graph: ir.Graph, st: dict, index: int) -> dict[str, Any]:
     """Top-1 (and top-5 with 5 classes or more) accuracy of each mode against the labels, and
-    the top-1 drop mli vs float with its 95 % paired bootstrap interval."""
+    the top-1 drop mli vs float with its 95 % paired bootstrap interval; per mode the confusion
+    cells [label, top-1 class, samples]."""
     from mlitool.verify.stats import drop_interval
 
     classes = int(np.prod(graph.tensors[index].shape))
@@ -197,6 +198,7 @@ def _label_accuracy(opts, graph: ir.Graph, st: dict, index: int) -> dict[str, An
             "ci95": [lo, hi],
             "method": "paired bootstrap, 10,000 resamples (seed 0), percentile interval",
         },
+        "confusion": {m: s.confusion() for m, s in modes.items()},
     }
 
 

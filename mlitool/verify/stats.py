@@ -113,14 +113,19 @@ class Top1Stats:
 @dataclass
 class LabelStats:
     """Per sample, whether the label is a mode's top-1 and among its top-5 (kept per sample:
-    the paired interval of the accuracy drop needs them)."""
+    the paired interval of the accuracy drop needs them), and the label and top-1 class (the
+    confusion pairs)."""
 
     top1: np.ndarray = None  # bool [samples]
     top5: np.ndarray = None
+    label: np.ndarray = None  # int [samples]
+    predicted: np.ndarray = None
 
     def __post_init__(self) -> None:
         self.top1 = np.zeros(0, bool) if self.top1 is None else self.top1
         self.top5 = np.zeros(0, bool) if self.top5 is None else self.top5
+        self.label = np.zeros(0, np.int64) if self.label is None else self.label
+        self.predicted = np.zeros(0, np.int64) if self.predicted is None else self.predicted
 
     def add(self, scores: np.ndarray, labels: np.ndarray) -> None:
         s = np.asarray(scores, dtype=np.float64).reshape(len(labels), -1)
@@ -132,10 +137,22 @@ class LabelStats:
         above = np.sum((s > mine) | ((s == mine) & (cls < lab[:, None])), axis=1)
         self.top1 = np.concatenate([self.top1, known & (above == 0)])
         self.top5 = np.concatenate([self.top5, known & (above < 5)])
+        self.label = np.concatenate([self.label, labels.astype(np.int64)])
+        self.predicted = np.concatenate([self.predicted, np.argmax(s, axis=1)])
 
     def merge(self, o: "LabelStats") -> None:
         self.top1 = np.concatenate([self.top1, o.top1])
         self.top5 = np.concatenate([self.top5, o.top5])
+        self.label = np.concatenate([self.label, o.label])
+        self.predicted = np.concatenate([self.predicted, o.predicted])
+
+    def confusion(self) -> list[list[int]]:
+        """The non-zero cells of the confusion matrix as [label, top-1 class, samples], sorted
+        (sparse: a 1001-class matrix would be a million cells)."""
+        pairs, counts = np.unique(
+            np.stack([self.label, self.predicted], 1), axis=0, return_counts=True
+        )
+        return [[int(a), int(b), int(n)] for (a, b), n in zip(pairs, counts)]
 
 
 def drop_interval(

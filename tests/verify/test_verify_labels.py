@@ -10,7 +10,12 @@ import pytest
 
 from tests.support.cli import run_main
 from tests.support.paths import shared_path
-from tests.support.real_inputs import RESNET8_MISSED, cifar10_test20, cifar10_test20_int8
+from tests.support.real_inputs import (
+    RESNET8_CLASSES,
+    RESNET8_MISSED,
+    cifar10_test20,
+    cifar10_test20_int8,
+)
 
 
 @pytest.mark.parametrize(("kind", "jobs"), [("npy", "1"), ("npz", "2")])
@@ -32,6 +37,10 @@ def test_resnet8_accuracy_against_cifar_labels(tmp_path, capsys, kind, jobs):
     assert lab["accuracy"]["tflite"]["top1"] == 0.95 and lab["accuracy"]["mli"]["top1"] == 0.95
     assert lab["top1_drop_mli_vs_float"]["drop"] == 0.0
     assert "top5" in lab["accuracy"]["mli"]
+    # the confusion cells: each image's (label, LiteRT's class), counted
+    cells = sorted({(int(a), b) for a, b in zip(labels, RESNET8_CLASSES)})
+    want = [[a, b, sum(1 for x in zip(labels, RESNET8_CLASSES) if x == (a, b))] for a, b in cells]
+    assert lab["confusion"]["tflite"] == want and lab["confusion"]["mli"] == want
     code, out, err = run_main(args, capsys)
     assert "labels: top-1 95.0% (float 95.0%, drop 0.0 points" in " ".join(out.split())
 
