@@ -14,8 +14,8 @@ fallback table look-up), and weights over the budget, which slice convolutions a
 layers by output channels (per-axis and per-tensor weights, alone and inside row tiles); fx16 and
 fx8w16d conversions (int16 activations) in tiles and with a slow arena; Keras exports of the corpus
 (MobileNetV2, U-Net, a 1-D KWS, a transformer block) at 16 KB or their least, 32, 64 and 128 KB, in
-fewer builds where another case has all four. Two sabotaged sources show that each of the two
-checks catches a kernel given a weight in slow memory on its own.
+fewer builds where another case has all four; so are MobileNet v1 and the MNIST LSTM. Two sabotaged
+sources show that each of the two checks catches a kernel given a weight in slow memory on its own.
 """
 
 from __future__ import annotations
@@ -166,6 +166,40 @@ def test_keras_fixtures_in_fast_memory(model, budget, builds, mli_builds, tmp_pa
         _, mli = load(path, ModelOptions())
         budget = least_budget(mli)
         assert plan_model(mli, budget).fast_bytes == budget  # fits, and with nothing to spare
+    keys = [("UP", "OFF"), ("CONVERGENT", "ON"), ("UP", "ON"), ("CONVERGENT", "OFF")][:builds]
+    _check_case(path, "sa8", budget, {k: mli_builds[k] for k in keys}, tmp_path, samples=2)
+
+
+# The two shared int8 models the cases above leave out, in the same way as the Keras fixtures:
+# every budget in at least one build, one budget in all four.
+# MobileNet v1 (128x128x3, 192 KB of activations in the slow arena at every budget): 28 layers
+# in 527 calls at 16 KB, 8 in 20 at 128 KB. The MNIST LSTM: at its least (7,588 B) the FC in
+# two neuron slices, each LSTM step whole; from 16 KB on everything resident.
+MORE_CASES = [
+    ("embarc_mli/mobilenet_v1_int8", 16 * K, 4),
+    ("embarc_mli/mobilenet_v1_int8", 32 * K, 1),
+    ("embarc_mli/mobilenet_v1_int8", 64 * K, 1),
+    ("embarc_mli/mobilenet_v1_int8", 128 * K, 1),
+    ("tflm/mnist_lstm_int8", "least", 4),
+    ("tflm/mnist_lstm_int8", 16 * K, 1),
+    ("tflm/mnist_lstm_int8", 32 * K, 1),
+    ("tflm/mnist_lstm_int8", 64 * K, 1),
+    ("tflm/mnist_lstm_int8", 128 * K, 1),
+]
+
+
+@pytest.mark.parametrize(
+    "model,budget,builds", MORE_CASES, ids=[_case_id(m, "sa8", b) for m, b, _ in MORE_CASES]
+)
+def test_more_shared_models_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
+    from mlitool.mli.placement import plan_model
+    from mlitool.pipeline import ModelOptions, load
+
+    path = _path(model)
+    if budget == "least":
+        _, mli = load(path, ModelOptions())
+        budget = least_budget(mli)
+        assert plan_model(mli, budget).fast_bytes == budget
     keys = [("UP", "OFF"), ("CONVERGENT", "ON"), ("UP", "ON"), ("CONVERGENT", "OFF")][:builds]
     _check_case(path, "sa8", budget, {k: mli_builds[k] for k in keys}, tmp_path, samples=2)
 
