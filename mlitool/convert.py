@@ -62,8 +62,6 @@ def convert(
         raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
     graph, mli = load(model_path, opts, progress=progress)
     st = selftest_data(graph, mli, opts, emit_opts)
-    if st is not None and fast_memory is not None:  # the self-test calls the one-arena init
-        raise OptionError("--selftest does not go with --fast-memory yet (two-buffer NAME_init)")
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))

@@ -2,11 +2,13 @@
 arena take, how many layers run in more than one call, and the bytes moved per inference
 against their lower bound (every constant once, each slow activation buffer once each way).
 
-    python tools/fast_memory_table.py [--budgets 16K,32K,64K,128K] [--json FILE] [MODEL ...]
+    python tools/fast_memory_table.py [--budgets 16K,32K,64K,128K] [--format FMT] [--json FILE]
+                                      [MODEL ...]
 
 Models: the given .tflite files, else every shared int8 model (../shared/models, or
 $MLITOOL_SHARED/models) and the Keras fixtures the fast-memory tests use (tests/corpus), each
-converted as `convert` does by default (sa8, MLI 2.0). The figures are the plan's
+converted as `convert` does by default (sa8, MLI 2.0) or in `--format` (fx16 and fx8w16d
+insert a relu after an ADD with a fused activation, and conversions around fallback C). The figures are the plan's
 (`mlitool.mli.placement.plan_figures`), the ones the manifest and `report --fast-memory` give; a
 budget too small says the bytes the model needs at least. Prints a Markdown table.
 """
@@ -30,18 +32,20 @@ def default_models() -> list[Path]:
     return found + [ROOT / "tests" / "corpus" / f"{k}.tflite" for k in KERAS]
 
 
-def measure(path: Path, budgets: list[int]) -> list[dict]:
+def measure(path: Path, budgets: list[int], fmt: str = "sa8") -> list[dict]:
     from mlitool.errors import MlitoolError, UnsupportedError
     from mlitool.mli.placement import plan_figures, plan_model
     from mlitool.pipeline import ModelOptions, load
 
     try:
-        _, model = load(path, ModelOptions())
+        _, model = load(path, ModelOptions(format=fmt))
     except MlitoolError as exc:
-        return [{"model": path.stem, "budget": b, "error": str(exc)} for b in budgets]
+        return [
+            {"model": path.stem, "budget": b, "format": fmt, "error": str(exc)} for b in budgets
+        ]
     rows = []
     for budget in budgets:
-        row = {"model": path.stem, "budget": budget}
+        row = {"model": path.stem, "budget": budget, "format": fmt}
         try:
             fig = plan_figures(plan_model(model, budget), model)
         except UnsupportedError as exc:
@@ -69,7 +73,8 @@ def markdown(rows: list[dict]) -> str:
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for r in rows:
-        head = f"| {r['model']} | {_size(r['budget'])} |"
+        fmt = "" if r.get("format", "sa8") == "sa8" else f" ({r['format']})"
+        head = f"| {r['model']}{fmt} | {_size(r['budget'])} |"
         if "error" in r:
             why = f"does not fit: needs {r['needs']:,} B" if r.get("needs") else r["error"]
             out.append(f"{head} {why} | | | | | |")
@@ -88,10 +93,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", type=Path)
     ap.add_argument("--budgets", default="16K,32K,64K,128K")
+    ap.add_argument("--format", default="sa8", help="sa8 (default), fx16, fx8w16d or fx8")
     ap.add_argument("--json", type=Path, help="also write every figure to FILE")
     args = ap.parse_args(argv)
     budgets = [parse_size(b, "--budgets") for b in args.budgets.split(",")]
-    rows = [r for p in (args.models or default_models()) for r in measure(p, budgets)]
+    models = args.models or default_models()
+    rows = [r for p in models for r in measure(p, budgets, args.format.lower())]
     sys.stdout.write(markdown(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=2, sort_keys=True) + "\n")

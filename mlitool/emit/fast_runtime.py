@@ -329,7 +329,8 @@ class FastRuntime(ChannelSlices, Runtime):
             f"{indent}    static const uint16_t tiles[{n}][6] = {{ {table} }};",
             f"{indent}    mli_tensor tile[{ops}];",
         ]
-        if layer.cfg_type:
+        padded = "padding_top" in layer.cfg  # per-element kernels keep their config
+        if padded:
             cfg_type = self.syms.c_type(layer.cfg_type)
             lines.append(f"{indent}    {cfg_type} cfg = {self.syms.cfgs[pos]};")
         lines.append(f"{indent}    unsigned t;")
@@ -341,13 +342,13 @@ class FastRuntime(ChannelSlices, Runtime):
         for k, (x, slot) in enumerate(zip(layer.inputs, st.tile_ins)):
             lines += [inner + s for s in self._tile_rows(k, x, slot, 2)]
         lines += [inner + s for s in self._tile_rows(ops - 1, y, st.tile_out, 0)]
-        if layer.cfg_type:
+        if padded:
             lines += [
                 f"{inner}cfg.padding_top = (uint8_t)tiles[t][4];",
                 f"{inner}cfg.padding_bottom = (uint8_t)tiles[t][5];",
             ]
         self.tile_refs = {x: f"&tile[{k}]" for k, x in enumerate(names)}
-        self.tile_cfg = "&cfg" if layer.cfg_type else None
+        self.tile_cfg = "&cfg" if padded else None
         lines += self._call(inner, fn, pos, layer)
         self.tile_refs, self.tile_cfg = {}, None
         if st.tile_out is not None:

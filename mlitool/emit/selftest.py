@@ -9,6 +9,11 @@ runs each built-in input through NAME_run with the layer hook (NAME.c compiled w
 with the executor's (left out with -DNAME_SELFTEST_NO_OUTPUTS, to save flash). Only
 NAME_selftest.c holds the test data (inputs, CRC tables, outputs): a release build that does not
 compile it carries none of it.
+
+With `--fast-memory` it runs on a fast and a slow buffer of its own (NAME_selftest_arena takes
+yours, as the two-buffer NAME_init does); the hook sees each layer's output where it lives
+between layers (fast or slow, a tiled layer's whole output after its last tile), so the CRCs are
+the same as the one-arena runtime's.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from mlitool.mli.types import ElType, MliModel
 CODES = (
     ("OK", 0, "every layer's CRC and every output matched for every sample"),
     ("CRC_DIFFERS", 1, "a layer's output differs: *sample and *layer name the first"),
-    ("MISALIGNED", 2, "the arena is not a multiple of @ALIGN"),
+    ("MISALIGNED", 2, "@ARENA is not a multiple of @ALIGN"),
     ("INIT_FAILED", 3, "@INIT did not return MLI_STATUS_OK"),
     ("RUN_FAILED", 4, "@RUN returned an error status in *layer of *sample"),
     ("NO_HOOK", 5, "the hook was not called for every layer: compile @C with it"),
@@ -63,6 +68,7 @@ class SelfTest:
         self.printf = join(m, "SELFTEST_PRINTF")
         self.no_outputs = join(m, "SELFTEST_NO_OUTPUTS")
         self.samples, self.layers = data.crcs.shape
+        self.fast = syms.fast  # the fast-memory runtime's names, or None (one arena)
 
     def flash(self) -> dict[str, int]:
         return self.flash_of(self.data)
@@ -94,10 +100,7 @@ class SelfTest:
             f" *   -D{rt.layer_hook}={self.hook}",
             f" * and link {comment_text(self.file)}: {self.fn}(&layer, &sample) runs every "
             f"input through {rt.run}",
-            f" * on a static arena of its own ({self.fn_arena} on yours, to test its "
-            "placement; it calls",
-            f" * {rt.init} on it) and compares every layer's CRC-32, then the outputs' bytes, "
-            f"with the build {rt.build}",
+            *self._arena_doc(),
             f" * names. The expected outputs are {f['outputs']} of those bytes: compile "
             f"{comment_text(self.file)} with -D{self.no_outputs}",
             " * to leave them out.",
@@ -106,6 +109,7 @@ class SelfTest:
             " * Returns: */",
         ]
         names = {"@ALIGN": rt.arena_align, "@INIT": rt.init, "@RUN": rt.run}
+        names["@ARENA"] = "the fast or the slow buffer" if self.fast else "the arena"
         names["@C"], names["@OUT"] = f"{self.base_name}.c", rt.output
         for key, value, meaning in CODES:
             for word, real in names.items():
@@ -113,11 +117,55 @@ class SelfTest:
             lines.append(f"#define {self.macro[key]} {value} /* {comment_text(meaning)} */")
         lines += [
             f"int {self.fn}(unsigned *layer, unsigned *sample);",
-            f"int {self.fn_arena}(void *arena, size_t arena_bytes, unsigned *layer, "
-            "unsigned *sample);",
+            f"int {self.fn_arena}({self._arena_params()}, unsigned *layer, unsigned *sample);",
             f"void {self.hook}(unsigned layer, const mli_tensor *output);",
         ]
         return lines
+
+    def _arena_doc(self) -> list[str]:
+        rt = self.syms.runtime
+        if self.fast:
+            return [
+                f" * on static fast and slow buffers of its own ({self.fn_arena} on yours, e.g. "
+                "in VCCM, to",
+                f" * test their placement; it calls {rt.init} on them), reads each layer's "
+                "output where it lives",
+                f" * and compares its CRC-32, then the outputs' bytes, with the build {rt.build}",
+            ]
+        return [
+            f" * on a static arena of its own ({self.fn_arena} on yours, to test its "
+            "placement; it calls",
+            f" * {rt.init} on it) and compares every layer's CRC-32, then the outputs' bytes, "
+            f"with the build {rt.build}",
+        ]
+
+    def _arena_params(self) -> str:
+        if self.fast:
+            return "void *fast, size_t fast_bytes, void *slow, size_t slow_bytes"
+        return "void *arena, size_t arena_bytes"
+
+    def _arenas(self) -> tuple[str, str, str, str]:
+        """The static buffers and NAME_selftest's call of NAME_selftest_arena on them, the
+        alignment check and the NAME_init call of NAME_selftest_arena."""
+        p, rt = self.syms.prefix, self.syms.runtime
+        align = rt.arena_align
+        if not self.fast:
+            arena = join(p, "st_arena")
+            return (
+                f"static uint64_t {arena}[({rt.arena_bytes} + 7u) / 8u + 1u];\n",
+                f"{arena}, sizeof {arena}",
+                f"(uintptr_t)arena % {align} != 0u",
+                f"{rt.init}(arena, arena_bytes)",
+            )
+        fast, slow = join(p, "st_fast"), join(p, "st_slow")
+        return (
+            f"static uint64_t {fast}[({self.fast.fast_bytes} + 7u) / 8u + 1u];\n"
+            f"static uint64_t {slow}[({self.fast.slow_bytes} + 7u) / 8u + 1u];\n",
+            f"{fast}, sizeof {fast}, {slow}, sizeof {slow}",
+            f"(uintptr_t)fast % {align} != 0u ||\n"
+            f"        (slow != NULL && (uintptr_t)slow % {align} != 0u)",
+            f"{rt.init}(fast, fast_bytes, slow, slow_bytes)",
+        )
 
     def manifest(self) -> dict:
         return {
@@ -201,7 +249,8 @@ class SelfTest:
         s = {k: join(p, "st", k) for k in ("layer", "open", "done", "crc", "sample", "bad")}
         s["bad_layer"], s["tensor_crc"] = join(p, "st_bad_layer"), join(p, "st_tensor_crc")
         s["finish"], s["nibble"] = join(p, "st_finish"), join(p, "st_nibble")
-        crc_table, ops, arena = join(p, "st_expected"), join(p, "st_op"), join(p, "st_arena")
+        crc_table, ops = join(p, "st_expected"), join(p, "st_op")
+        statics, buffers, misaligned, init = self._arenas()
         yield (
             f"/* Self-test of {comment_text(self.base_name)} ({comment_text(self.model.source)})"
             f", generated by mlitool: {self.samples} inputs\n"
@@ -292,13 +341,12 @@ void {self.hook}(unsigned layer, const mli_tensor *output) {{
 }}
 
 {self._outputs_check(s["tensor_crc"])}
-static uint64_t {arena}[({rt.arena_bytes} + 7u) / 8u + 1u];
-
+{statics}
 int {self.fn}(unsigned *layer, unsigned *sample) {{
-    return {self.fn_arena}({arena}, sizeof {arena}, layer, sample);
+    return {self.fn_arena}({buffers}, layer, sample);
 }}
 
-int {self.fn_arena}(void *arena, size_t arena_bytes, unsigned *layer, unsigned *sample) {{
+int {self.fn_arena}({self._arena_params()}, unsigned *layer, unsigned *sample) {{
     uint32_t sample_i;
     int code = {mac["OK"]};
     *layer = 0u;
@@ -306,8 +354,8 @@ int {self.fn_arena}(void *arena, size_t arena_bytes, unsigned *layer, unsigned *
     {s["bad"]} = 0;
     {s["open"]} = 0;
     if ({join(p, "st_wrong_build")}) return {mac["WRONG_BUILD"]};
-    if ((uintptr_t)arena % {rt.arena_align} != 0u) return {mac["MISALIGNED"]};
-    if ({rt.init}(arena, arena_bytes) != MLI_STATUS_OK) return {mac["INIT_FAILED"]};
+    if ({misaligned}) return {mac["MISALIGNED"]};
+    if ({init} != MLI_STATUS_OK) return {mac["INIT_FAILED"]};
 #ifdef {self.printf}
     {self.printf}("{HEADER} layers=%u samples=%u %s\\n", {self.layers}u, {self.samples}u,
         {rt.build});

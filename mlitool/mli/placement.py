@@ -290,12 +290,24 @@ def _tile_counts(model: MliModel, avail: int, align: int, budget: int, lut_bytes
         most, pos, why = max(least)
         la = model.layers[pos]
         raise UnsupportedError(
-            f"{model.source}: layer {pos} ({la.op_type}, TFLite op {la.index}) needs at least "
+            f"{model.source}: {layer_label(pos, la)} needs at least "
             f"{most + lut_bytes} bytes of fast memory"
             + (f" ({lut_bytes} of them look-up tables)" if lut_bytes else "")
             + f", more than --fast-memory {budget}: {why}"
         )
     return counts
+
+
+def layer_label(pos: int, layer: MliLayer) -> str:
+    """ "layer 5 (ADD, TFLite op 4)", or for a layer lowering inserted next to its op's own
+    (a fused activation's relu, a format change): "layer 5 (relu inserted after ADD, TFLite
+    op 4)"."""
+    if any(n.startswith("inserted") for n in layer.notes):
+        where = "after" if layer.kind == "relu" else "for"
+        return (
+            f"layer {pos} ({layer.kind} inserted {where} {layer.op_type}, TFLite op {layer.index})"
+        )
+    return f"layer {pos} ({layer.op_type}, TFLite op {layer.index})"
 
 
 def _align(model: MliModel, luts: list[str]) -> int:

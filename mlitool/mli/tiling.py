@@ -8,7 +8,10 @@ input, and the rows cut off by the clip are the tile's own padding: only the edg
 padding_top / padding_bottom, the others read real rows (the halo) instead. One call per tile
 on those rows gives the same output bits as one call on the whole input: every output element
 sees the same taps, in the same order. Element-wise layers over operands of one shape are the
-same with a one-row kernel: each tile reads the rows it writes.
+same with a one-row kernel: each tile reads the rows it writes. So are the per-element
+activations (relu, leaky_relu, prelu with a slope along the channels, the LUT kernels sigm and
+tanh, mli_hlp_convert_tensor and the fallback table look-up): every output element is a function
+of its input element alone, whatever the rows around it.
 """
 
 from __future__ import annotations
@@ -17,10 +20,22 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from mlitool.fallback.lut import LUT8
 from mlitool.mli.types import MliLayer, MliModel, row_major_strides
 
 ELEMENTWISE = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
-ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool", *ELEMENTWISE)
+# One input, the output element i a function of input element i alone (and of constants that
+# do not vary along the rows).
+PER_ELEMENT = ("relu", "leaky_relu", "prelu", "sigm", "tanh", "convert")
+ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool", *ELEMENTWISE, *PER_ELEMENT)
+
+
+def _per_element(layer: MliLayer) -> bool:
+    return layer.kind in PER_ELEMENT or layer.kernel == LUT8.kernel
+
+
+def _one_row_kernel(layer: MliLayer) -> bool:
+    return layer.kind in ELEMENTWISE or _per_element(layer)
 
 
 @dataclass(frozen=True)
@@ -40,7 +55,7 @@ def _dense(model: MliModel, name: str) -> bool:
 
 def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
     """Why the layer cannot be tiled by output rows, or None if it can."""
-    if layer.kind not in ROW_TILED:
+    if layer.kind not in ROW_TILED and not _per_element(layer):
         return f"{layer.kind} layers are not tiled"
     if layer.calls is not None:
         return "it runs as one call per slice"
@@ -55,6 +70,10 @@ def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
         return "its operands are not activations of one shape"
     if layer.kind not in ELEMENTWISE and len(layer.inputs) != 1:
         return "it has more than one input"
+    if _per_element(layer) and model.tensors[layer.inputs[0]].shape != out.shape:
+        return "its input and output differ in shape"
+    if layer.kind == "prelu" and layer.cfg.get("axis") == 0:
+        return "its slope varies along the rows"
     if model.tensors[layer.outputs[0]].shape[0] < 2:
         return "its output has a single row"
     return None
@@ -63,7 +82,7 @@ def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
 def _kernel_rows(model: MliModel, layer: MliLayer) -> int:
     """Input rows one output row reads (the effective kernel height)."""
     cfg = layer.cfg
-    if layer.kind in ELEMENTWISE:
+    if _one_row_kernel(layer):
         return 1
     if layer.kind in ("avepool", "maxpool"):
         return int(cfg["kernel_height"])

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 
 from mlitool.errors import OptionError
 from mlitool.mli.placement import parse_size
 from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
+from tests.support.tflite_build import T, graph_model
 
 CNN = SAMPLES / "cnn_int8.tflite"
 
@@ -133,3 +135,35 @@ def test_a_layer_that_cannot_fit_exits_4_with_its_least_bytes(
     assert code == 4
     assert message in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_prelu_whose_slope_varies_along_the_rows_is_not_row_tiled(tmp_path, capsys):
+    """A slope per row would need slicing with the rows: such a prelu must fit whole (its
+    960-byte input and output and 12 slope bytes)."""
+    shape = [1, 12, 10, 8]
+    alpha = np.arange(12, dtype=np.int8).reshape(12, 1, 1)
+    tensors = [
+        T(shape, scale=[0.05], zero_point=[3], name="x"),
+        T([12, 1, 1], scale=[0.01], zero_point=[0], name="alpha", data=alpha),
+        T(shape, scale=[0.04], zero_point=[-10], name="y"),
+    ]
+    model = tmp_path / "prelu_rows.tflite"
+    model.write_bytes(graph_model(tensors, [("PRELU", [0, 1], [2], None)], [0], [2]))
+    code, _, err = run_main(["convert", model, "-o", tmp_path / "o", "--fast-memory", "1K"], capsys)
+    assert code == 4
+    assert (
+        "layer 0 (PRELU, TFLite op 0) needs at least 1932 bytes of fast memory, more than "
+        "--fast-memory 1024: it cannot be tiled: its slope varies along the rows"
+    ) in err
+
+
+def test_inserted_layers_are_named_after_the_op_they_serve():
+    from mlitool.mli.placement import layer_label
+    from mlitool.pipeline import ModelOptions, load
+
+    _, model = load(CNN, ModelOptions(format="fx16"))
+    labels = [layer_label(pos, la) for pos, la in enumerate(model.layers)]
+    assert labels[4:6] == [
+        "layer 4 (ADD, TFLite op 4)",
+        "layer 5 (relu inserted after ADD, TFLite op 4)",  # the ADD's fused RELU
+    ]

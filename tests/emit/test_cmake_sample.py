@@ -171,14 +171,17 @@ def test_fast_memory_budget(sample, tmp_path):
     """MLITOOL_FAST_MEMORY=12000: convert plans kws for 12,000 bytes of fast memory (nine layers
     in row tiles, activations in the slow arena) and main.c runs it on the two buffers the
     header's NAME_FAST_BYTES / NAME_SLOW_BYTES size, NAME_CHECK_OPERANDS on: the real input's
-    class and the outputs of `run --mode mli`."""
+    class and the outputs of `run --mode mli`; the selftest target passes on two buffers."""
     import json
+
+    from mlitool.crclog import parse_log
 
     model = shared_path("models", "mlperf_tiny", "kws_ref_model_int8.tflite")
     data = shared_path("models", "inputs", "kws_mfcc_int8.npy")
     sample.configure(
         model,
         MLITOOL_FAST_MEMORY="12000",
+        SELFTEST_SAMPLES="2",
         CMAKE_C_FLAGS="-Werror -DKWS_REF_MODEL_INT8_CHECK_OPERANDS",
     )
     sample.make()
@@ -191,3 +194,7 @@ def test_fast_memory_budget(sample, tmp_path):
     values, top = sample.run(data)
     assert top == 5
     assert values == _mli_outputs(model, data, tmp_path / "mli.npz")
+    # The selftest target on the two buffers (NAME_selftest_arena's), operands checked too.
+    _run(["cmake", "--build", sample.build, "--parallel", "2", "--target", "selftest"])
+    log = parse_log(_run([sample.build / "selftest"]))
+    assert (log.build, log.layers, log.samples) == ("ROUND_MODE=UP FULL_ACCU=OFF", 13, 2)

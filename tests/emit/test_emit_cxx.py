@@ -78,13 +78,17 @@ def test_emitted_c_compiles_as_cxx20(tmp_path, model, target, fmt):
     assert set(defined) == want
 
 
-@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+@pytest.mark.parametrize(
+    "fmt,fast", [("sa8", None), ("fx16", None), ("sa8", "16K")], ids=["sa8", "fx16", "sa8-fast"]
+)
 @pytest.mark.parametrize("macro", ["", "-DNET_SELFTEST_PRINTF=printf", "-DNET_SELFTEST_NO_OUTPUTS"])
-def test_selftest_compiles_as_cxx20(tmp_path, fmt, macro):
-    """NAME_selftest.c (convert --selftest) too, with its optional macros; its three functions
-    keep C linkage and it calls NAME.c's by their C names."""
+def test_selftest_compiles_as_cxx20(tmp_path, fmt, fast, macro):
+    """NAME_selftest.c (convert --selftest) too, with its optional macros, also on the two
+    buffers of --fast-memory; its three functions keep C linkage and it calls NAME.c's by their
+    C names."""
     path = SAMPLES / "cnn_int8.tflite"
-    convert(path, ModelOptions(format=fmt), EmitOptions(out=tmp_path, name="net", selftest=2))
+    opts = ModelOptions(format=fmt, fast_memory=fast)
+    convert(path, opts, EmitOptions(out=tmp_path, name="net", selftest=2))
     cmd = CXX + [*mli_cflags("2.0"), *filter(None, [macro]), "-I", str(tmp_path)]
     cmd += ["-c", "net_selftest.c", "-o", "st.o"]
     res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)

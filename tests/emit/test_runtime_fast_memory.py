@@ -3,18 +3,19 @@ buffer, every output bit-exact.
 
 Each case converts a model for a budget, compiles NAME.c with -DNAME_CHECK_OPERANDS (NAME_run
 returns MLI_STATUS_BAD_TENSOR before a call whose operand lies outside the fast buffer) and links
-it, in the four ROUND_MODE x FULL_ACCU builds, with wrappers around every mli_krn_* the model
-calls (`-Wl,--wrap=`) that log each operand's address: every logged operand lies inside the
-first NAME_FAST_BYTES of the fast buffer, every layer's output equals `run_model` (`run --mode
-mli`). The budgets are those of issue 24 where the model fits, at least one of them with
-activations in the slow arena, and budgets below a layer's operands, which tile it by output
-rows: strides, dilation, padding on the edge tiles only, inputs staged or viewed in place,
-element-wise layers, and weights over the budget, which slice convolutions and fully connected
-layers by output channels (per-axis and per-tensor weights, alone and inside row tiles); fx16
-and fx8w16d conversions (int16 activations) in tiles and with a slow arena; Keras exports of the
-corpus (MobileNetV2, U-Net, a 1-D KWS, a transformer block) at 16 KB or their least, 32, 64 and
-128 KB, in fewer builds where another case has all four. Two sabotaged sources show that each of the two checks catches a kernel given a weight in slow
-memory on its own.
+it, in the four ROUND_MODE x FULL_ACCU builds, with wrappers around every mli_krn_* the model calls
+(`-Wl,--wrap=`) that log each operand's address: every logged operand lies inside the first
+NAME_FAST_BYTES of the fast buffer, every layer's output equals `run_model` (`run --mode mli`). The
+budgets are those of issue 24 where the model fits, at least one of them with activations in the
+slow arena, and budgets below a layer's operands, which tile it by output rows: strides, dilation,
+padding on the edge tiles only, inputs staged or viewed in place, element-wise layers, the
+per-element activations (relu, leaky_relu, prelu, sigm and tanh with their tables, conversions, the
+fallback table look-up), and weights over the budget, which slice convolutions and fully connected
+layers by output channels (per-axis and per-tensor weights, alone and inside row tiles); fx16 and
+fx8w16d conversions (int16 activations) in tiles and with a slow arena; Keras exports of the corpus
+(MobileNetV2, U-Net, a 1-D KWS, a transformer block) at 16 KB or their least, 32, 64 and 128 KB, in
+fewer builds where another case has all four; so are MobileNet v1 and the MNIST LSTM. Two sabotaged
+sources show that each of the two checks catches a kernel given a weight in slow memory on its own.
 """
 
 from __future__ import annotations
@@ -62,7 +63,9 @@ CASES = [
 FX_CASES = [
     ("mlperf_tiny/kws_ref_model_int8", "fx16", 32 * K),  # 8 layers tiled, 32000 B slow
     ("mlperf_tiny/vww_96_int8", "fx8w16d", 16 * K),  # 25 layers tiled, 126 KB slow
-    ("cnn_int8", "fx16", 17100),  # its least: the ADD's relu whole, the rest in row tiles
+    ("cnn_int8", "fx16", 17100),  # once its least (an untiled relu): now the relu fits whole
+    ("mlperf_tiny/resnet8_int8", "fx16", 64 * K),  # the relus after the ADDs in 2 row tiles
+    ("mlperf_tiny/resnet8_int8", "fx16", 32 * K),  # 12 layers tiled, 4 of them relus
 ]
 ALL_CASES = [(m, "sa8", b) for m, b in CASES] + FX_CASES
 
@@ -121,6 +124,7 @@ def _check_case(path: Path, fmt: str, budget: int, builds: dict, tmp_path, sampl
         records = H.operand_records(result.operand_log)
         assert {r[0] for r in records} == called, key
         assert _operands_outside(result.operand_log, fast_bytes) == [], key
+    return conv
 
 
 # Keras exports of the corpus (tests/corpus): MobileNetV2's inverted residuals in row tiles
@@ -166,6 +170,40 @@ def test_keras_fixtures_in_fast_memory(model, budget, builds, mli_builds, tmp_pa
     _check_case(path, "sa8", budget, {k: mli_builds[k] for k in keys}, tmp_path, samples=2)
 
 
+# The two shared int8 models the cases above leave out, in the same way as the Keras fixtures:
+# every budget in at least one build, one budget in all four.
+# MobileNet v1 (128x128x3, 192 KB of activations in the slow arena at every budget): 28 layers
+# in 527 calls at 16 KB, 8 in 20 at 128 KB. The MNIST LSTM: at its least (7,588 B) the FC in
+# two neuron slices, each LSTM step whole; from 16 KB on everything resident.
+MORE_CASES = [
+    ("embarc_mli/mobilenet_v1_int8", 16 * K, 4),
+    ("embarc_mli/mobilenet_v1_int8", 32 * K, 1),
+    ("embarc_mli/mobilenet_v1_int8", 64 * K, 1),
+    ("embarc_mli/mobilenet_v1_int8", 128 * K, 1),
+    ("tflm/mnist_lstm_int8", "least", 4),
+    ("tflm/mnist_lstm_int8", 16 * K, 1),
+    ("tflm/mnist_lstm_int8", 32 * K, 1),
+    ("tflm/mnist_lstm_int8", 64 * K, 1),
+    ("tflm/mnist_lstm_int8", 128 * K, 1),
+]
+
+
+@pytest.mark.parametrize(
+    "model,budget,builds", MORE_CASES, ids=[_case_id(m, "sa8", b) for m, b, _ in MORE_CASES]
+)
+def test_more_shared_models_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
+    from mlitool.mli.placement import plan_model
+    from mlitool.pipeline import ModelOptions, load
+
+    path = _path(model)
+    if budget == "least":
+        _, mli = load(path, ModelOptions())
+        budget = least_budget(mli)
+        assert plan_model(mli, budget).fast_bytes == budget
+    keys = [("UP", "OFF"), ("CONVERGENT", "ON"), ("UP", "ON"), ("CONVERGENT", "OFF")][:builds]
+    _check_case(path, "sa8", budget, {k: mli_builds[k] for k in keys}, tmp_path, samples=2)
+
+
 def _pools(tmp_path) -> Path:
     """x [1,13,10,8] -> AVERAGE_POOL_2D 3x3 stride 1 SAME -> a -> AVERAGE_POOL_2D 3x3 stride 2
     SAME -> y [1,7,5,8]: MLI averages over the taps inside the input only, so a tile that
@@ -199,6 +237,52 @@ def test_average_pools_in_row_tiles(mli_builds, tmp_path):
         calls = len(H.operand_records(result.operand_log)) // (2 * 4)  # 2 operands, 4 samples
         assert calls == 5, key
         assert _operands_outside(result.operand_log, fast_bytes) == [], key
+
+
+def _activations(tmp_path) -> Path:
+    """x [1,12,10,8] -> LEAKY_RELU -> PRELU (a slope per channel) -> LOGISTIC -> TANH -> ABS
+    (fallback C, a 256-entry table) -> RELU6 -> y: the per-element kernels, each reading the
+    rows it writes; in fx16 the ABS between two inserted conversions."""
+    shape = [1, 12, 10, 8]
+    alpha = np.arange(-40, 40, 10, dtype=np.int8).reshape(1, 1, 8)
+    tensors = [
+        T(shape, scale=[0.05], zero_point=[3], name="x"),
+        T(shape, scale=[0.04], zero_point=[-20], name="a"),
+        T([1, 1, 8], scale=[0.01], zero_point=[0], name="alpha", data=alpha),
+        T(shape, scale=[0.04], zero_point=[-10], name="b"),
+        T(shape, scale=[1 / 256], zero_point=[-128], name="c"),
+        T(shape, scale=[1 / 128], zero_point=[0], name="d"),
+        T(shape, scale=[1 / 128], zero_point=[-128], name="e"),
+        T(shape, scale=[1 / 128], zero_point=[-128], name="y"),
+    ]
+    ops = [
+        ("LEAKY_RELU", [0], [1], options("LeakyReluOptions", alpha=0.2)),
+        ("PRELU", [1, 2], [3], None),
+        ("LOGISTIC", [3], [4], None),
+        ("TANH", [4], [5], None),
+        ("ABS", [5], [6], None),
+        ("RELU6", [6], [7], None),
+    ]
+    path = tmp_path / "acts.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [7]))
+    return path
+
+
+@pytest.mark.parametrize(
+    "fmt,tiles",
+    [
+        # 960-byte rows of 80: the sigm and tanh tables (640 + 688 bytes) leave 672 bytes for a
+        # layer's staged rows; ABS's 256-byte table leaves room for 2 rows in and 2 out
+        ("sa8", [3, 3, 3, 3, 6, 3]),
+        # 160-byte rows: 2 rows in and 2 out, not 3; the conversions around ABS (160 + 80
+        # bytes a row) and ABS itself (80 + 80 and its table) not 3 either
+        ("fx16", [6] * 8),
+    ],
+)
+def test_per_element_activations_in_row_tiles(fmt, tiles, mli_builds, tmp_path):
+    path = _activations(tmp_path)
+    conv = _check_case(path, fmt, 2000, mli_builds, tmp_path / "out")
+    assert [la["tiles"] for la in conv.manifest["runtime"]["fast_memory"]["layers"]] == tiles
 
 
 def test_plans_with_a_slow_arena_move_activations():

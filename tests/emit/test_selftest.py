@@ -6,6 +6,8 @@ corrupted weight byte in NAME.c is found at the layer that reads it."""
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 import json
 import re
 import subprocess
@@ -40,6 +42,27 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+# The same on a --fast-memory conversion: net_selftest_arena takes the two buffers.
+MAIN_FAST = r"""
+#include <stdio.h>
+#include <stdint.h>
+#include "net.h"
+static uint64_t fast[(NET_FAST_BYTES + 7u) / 8u + 2u];
+static uint64_t slow[(NET_SLOW_BYTES + 7u) / 8u + 1u];
+int main(int argc, char **argv) {
+    unsigned layer = 99u, sample = 99u;
+    int code;
+    (void)argv;
+    if (argc > 1) {  /* one byte past an aligned address */
+        code = net_selftest_arena((unsigned char *)fast + 1, NET_FAST_BYTES, slow, NET_SLOW_BYTES,
+            &layer, &sample);
+    } else {
+        code = net_selftest(&layer, &sample);
+    }
+    printf("result %d %u %u\n", code, sample, layer);
+    return 0;
+}
+"""
 BUILD_NAME = {
     ("UP", "OFF"): "ROUND_MODE=UP FULL_ACCU=OFF",
     ("UP", "ON"): "ROUND_MODE=UP FULL_ACCU=ON",
@@ -53,15 +76,19 @@ def model_opts(build: tuple[str, str], fmt: str = "sa8") -> ModelOptions:
     return ModelOptions(format=fmt, round_mode=OPTS[build[0]], accu=OPTS[build[1]])
 
 
-def make(model: Path, out: Path, build, *, fmt="sa8", n=2, hook=True, patch=None, st=(), **kw):
-    """Convert with a self-test of n inputs for `build`, `patch` the output folder, compile NAME.c
-    (with the self-test's hook), NAME_selftest.c (printing its log, with the flags `st`) and a
-    main; the objects to link."""
-    convert(model, model_opts(build, fmt), EmitOptions(out=out, name="net", selftest=n, **kw))
+def make(
+    model: Path, out: Path, build, *, fmt="sa8", n=2, hook=True, patch=None, st=(), fast=None, **kw
+):
+    """Convert with a self-test of n inputs for `build` (`fast`: with --fast-memory), `patch` the
+    output folder, compile NAME.c (with the self-test's hook; NAME_CHECK_OPERANDS too when
+    `fast`), NAME_selftest.c (printing its log, with the flags `st`) and a main; the objects."""
+    opts = dataclasses.replace(model_opts(build, fmt), fast_memory=fast)
+    convert(model, opts, EmitOptions(out=out, name="net", selftest=n, **kw))
     if patch:
         patch(out)
-    (out / "main.c").write_text(MAIN)
+    (out / "main.c").write_text(MAIN if fast is None else MAIN_FAST)
     flags = ["gcc", *H.STRICT, "-O1", *mli_cflags("2.0"), "-I", str(out), "-c"]
+    flags += [] if fast is None else ["-DNET_CHECK_OPERANDS"]
     objs = []
     for src, extra in (
         ("net.c", ["-DNET_LAYER_HOOK=net_selftest_hook"] if hook else []),
@@ -133,11 +160,11 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-def _corrupt_l5_weights(out: Path) -> None:
-    """Adds 64 to the first byte of layer 5's weights in NAME.c (modulo 256)."""
+def _corrupt_l5_weights(out: Path, layer: int = 5) -> None:
+    """Adds 64 to the first byte of layer 5's (`layer`'s) weights in NAME.c (modulo 256)."""
     c_file = out / "net.c"
     text = c_file.read_text()
-    head = re.search(r"net_L5_conv_weights_data\[\d+\] = \{\n\s*(-?\d+),", text)
+    head = re.search(rf"net_L{layer}_conv_weights_data\[\d+\] = \{{\n\s*(-?\d+),", text)
     value = (int(head[1]) + 64 + 128) % 256 - 128
     c_file.write_text(text[: head.start(1)] + str(value) + text[head.end(1) :])
 
@@ -156,6 +183,30 @@ def test_a_corrupted_weight_byte_is_found_at_the_layer_that_reads_it(mli_builds,
     assert exc.value.code == 3 and "at sample 0, layer 5 (CONV_2D, op 5)" in err
     assert "first difference: sample 0, layer 5 (CONV_2D, TFLite op 5" in out
     assert "the CRCs match: no MLI build" in out and "weights, bias" in out
+
+
+def test_selftest_with_fast_memory(mli_builds, tmp_path):
+    """--fast-memory 16K: conv1 and the max pool in two row tiles each; conv1's 16 KB output and
+    three 4 KB buffers in the slow arena (20 KB, reused), the input of conv2 (layer 5)
+    among them; NAME_CHECK_OPERANDS on. The self-test passes on its two buffers with the CRCs
+    of the one-arena self-test; a corrupted weight byte of the tiled conv1 (layer 0) or of
+    conv2 (layer 5) is found at that layer; a misaligned fast buffer gives MISALIGNED."""
+    model, build = SAMPLES / "cnn_int8.tflite", mli_builds["UP", "OFF"]
+    objs = make(model, tmp_path / "one", ("UP", "OFF"))
+    one_arena = parse_log(board(objs, build, tmp_path / "one" / "exe")[1])
+    objs = make(model, tmp_path / "ok", ("UP", "OFF"), fast="16K")
+    fm = json.loads((tmp_path / "ok" / "net.json").read_text())["runtime"]["fast_memory"]
+    assert [la["tiles"] for la in fm["layers"]][:2] == [2, 2] and fm["slow_bytes"] == 16384 + 4096
+    (code, _, _), text = board(objs, build, tmp_path / "ok" / "exe")
+    assert code == 0, text
+    assert parse_log(text).crcs == one_arena.crcs
+    assert board(objs, build, tmp_path / "ok" / "exe", "misaligned")[0] == (2, 0, 0)
+    for layer in (0, 5):
+        out = tmp_path / f"bad{layer}"
+        patch = functools.partial(_corrupt_l5_weights, layer=layer)
+        objs = make(model, out, ("UP", "OFF"), fast="16K", patch=patch)
+        (code, sample, at), text = board(objs, build, out / "exe")
+        assert (code, sample, at) == (1, 0, layer), text
 
 
 def _two_output_model() -> bytes:
