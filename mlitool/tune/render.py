@@ -18,11 +18,17 @@ def _opt(v, fmt: str = "{}") -> str:
     return "-" if v is None else fmt.format(v)
 
 
-def change_text(change: dict | None) -> str:
-    if change is None:
+def change_text(changes: list[dict]) -> str:
+    if not changes:
         return "start: all sa8"
-    down = "back to " if RANK[change["to"]] < RANK[change["from"]] else ""
-    return f"op {change['op']} {change['type']}: {down}{change['to']}"
+    c = changes[-1]
+    down = "back to " if RANK[c["to"]] < RANK[c["from"]] else ""
+    ops = (
+        " + ".join(f"op {c['op']} {c['type']}" for c in changes)
+        if len(changes) <= 2
+        else f"{len(changes)} ops ({changes[0]['op']}..{changes[-1]['op']})"
+    )
+    return f"{ops}: {down}{c['to']}"
 
 
 def summary_text(doc: dict[str, Any]) -> str:

@@ -12,11 +12,14 @@
 3. The gain is how much of the remaining distance to the targets a candidate closes (each
    target's shortfall over its shortfall at the start); the candidate with the most gain per
    byte added is promoted (one that adds no bytes first); ties go to the lower op index. When
-   none closes any distance (e.g. the max LSB is set by another layer), the best SNR gain per
-   byte is taken instead. A candidate that goes over a budget the current mix meets is out.
-4. Repeat until every target is met or no candidate improves; when met, every promoted op is
-   tried back one or two formats down (the earliest promoted first) and kept there if the
-   targets are still met at no more bytes.
+   no single promotion closes any distance, pairs are tried (an op and the op reading its
+   output, both fx16: no conversion between them); when none does either, the best SNR gain
+   per byte is taken (e.g. the max LSB is set by another layer). A candidate that goes over a
+   budget the current mix meets is out.
+4. Repeat until every target is met or no candidate improves. If then all fx16 is nearer the
+   targets (conversions around lone fx16 layers can cost more than they give), the search
+   continues from all fx16. Once met, every promoted op is tried one or two formats down;
+   those that keep the targets met are taken back down, most bytes saved first (each re-run).
 Every step is recorded (the Pareto table). Each candidate runs whole in one process, so the
 result is the same with any --jobs.
 """
@@ -130,38 +133,56 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
         return out
 
     steps: list[dict[str, Any]] = []
+    _base.clear()  # another model's, when tune runs twice in one process
     with task_pool(jobs, job) as run:
         start, all_fx16 = evaluate(
             {}, [{}, {i: "fx16" for i in choices}], "tune: all sa8, all fx16"
         )
         scale = _scales(start, t)
         current, figs = {}, start
-        steps.append(_step(0, None, figs, t))
+        steps.append(_step(0, [], figs, t))
         while not _met(figs, t):
-            cands = [
-                (i, f) for i in choices for f in choices[i] if RANK[f] > RANK[current.get(i, "sa8")]
+            singles = [
+                {i: f} for i in choices for f in choices[i] if RANK[f] > RANK[current.get(i, "sa8")]
             ]
-            results = evaluate(
-                current, [{**current, i: f} for i, f in cands], f"tune: step {len(steps)}"
-            )
-            pick = _choose(cands, results, figs, t, scale)
+            label = f"tune: step {len(steps)}"
+            results = evaluate(current, [{**current, **m} for m in singles], label)
+            pick = _choose([(singles, results)], figs, t, scale, primary_only=True)
+            if pick is None:  # no one layer helps alone: a layer and its reader in fx16
+                pairs = _pairs(graph, choices, current)
+                more = evaluate(current, [{**current, **m} for m in pairs], label + " (pairs)")
+                pick = _choose([(singles, results), (pairs, more)], figs, t, scale)
             if pick is None:
                 break
-            (i, f), new = pick
-            steps.append(_step(len(steps), _change(graph, ops[i], current, f), new, t, figs))
-            current, figs = {**current, i: f}, new
-        if _met(figs, t):  # back down where the targets hold without it
-            for i in [st["change"]["op"] for st in steps[1:] if st["change"]["op"] in current]:
-                lower = [f for f in ("sa8", *choices[i]) if RANK[f] < RANK[current[i]]]
-                trials = [_with(current, i, f) for f in lower]
-                results = evaluate(current, trials, f"tune: back down op {i}")
-                for f, r in zip(lower, results):
-                    if r is not None and _met(r, t) and _bytes(r) <= _bytes(figs):
-                        steps.append(
-                            _step(len(steps), _change(graph, ops[i], current, f), r, t, figs)
-                        )
-                        current, figs = _with(current, i, f), r
-                        break
+            move, new = pick
+            changes = [_change(graph, ops[i], current, f) for i, f in move.items()]
+            steps.append(_step(len(steps), changes, new, t, figs))
+            current, figs = {**current, **move}, new
+        every = {i: "fx16" for i in choices}
+        if not _met(figs, t) and current != every and _jump(figs, all_fx16, t, scale):
+            # one layer (or pair) at a time found no way up, all fx16 is nearer: from there
+            changes = [_change(graph, ops[i], current, f) for i, f in every.items()]
+            steps.append(_step(len(steps), changes, all_fx16, t, figs))
+            current, figs = every, all_fx16
+        if _met(figs, t):  # back down where the targets hold without it, most bytes first
+            trials = [(i, f) for i in sorted(current) for f in ("sa8", *choices[i])]
+            trials = [(i, f) for i, f in trials if RANK[f] < RANK[current[i]]]
+            first = evaluate(current, [_with(current, i, f) for i, f in trials], "tune: back down")
+            order = sorted(
+                (_bytes(r), i, RANK[f], f)
+                for (i, f), r in zip(trials, first)
+                if r is not None and _met(r, t) and _bytes(r) <= _bytes(figs)
+            )
+            for k, (_, i, _, f) in enumerate(order):
+                if RANK[f] >= RANK[current.get(i, "sa8")]:
+                    continue  # already lower
+                mix = _with(current, i, f)
+                r = dict(zip(trials, first))[i, f] if k == 0 else evaluate(current, [mix], "")[0]
+                if r is not None and _met(r, t) and _bytes(r) <= _bytes(figs):
+                    steps.append(
+                        _step(len(steps), [_change(graph, ops[i], current, f)], r, t, figs)
+                    )
+                    current, figs = mix, r
     chosen = len(steps) - 1 if _met(figs, t) else _closest(steps, t, scale)
     mix = _mix_at(steps, chosen)
     return _document(
@@ -191,7 +212,8 @@ def _with(mix: dict[int, str], i: int, fmt: str) -> dict[int, str]:
 def _mix_at(steps: list[dict], k: int) -> dict[int, str]:
     mix: dict[int, str] = {}
     for st in steps[1 : k + 1]:
-        mix = _with(mix, st["change"]["op"], st["change"]["to"])
+        for c in st["change"]:
+            mix = _with(mix, c["op"], c["to"])
     return mix
 
 
@@ -261,8 +283,33 @@ def _met(figs: dict, t: Targets) -> bool:
     return not failed(figs, t)
 
 
-def _choose(cands, results, cur: dict, t: Targets, scale: dict):
-    """The candidate with the most gain per byte (see the module docstring), or None."""
+def _pairs(graph: ir.Graph, choices: dict, current: dict) -> list[dict[int, str]]:
+    """{op: fx16, reader: fx16} for each candidate op and each candidate op reading its output
+    (through views), where one of them is not fx16 yet: FX16 from one to the other, no
+    conversion between them."""
+    consumers = graph.consumers()
+
+    def readers(op: ir.Op) -> list[int]:
+        out = []
+        for t in op.outputs:
+            for r in consumers.get(t, []):
+                out += [r.index] if r.index in choices else readers(r)
+        return out
+
+    pairs = []
+    for op in graph.ops:
+        if op.index not in choices:
+            continue
+        for j in sorted(set(readers(op))):
+            move = {op.index: "fx16", j: "fx16"}
+            if any(current.get(k) != f for k, f in move.items()) and move not in pairs:
+                pairs.append(move)
+    return pairs
+
+
+def _choose(tiers, cur: dict, t: Targets, scale: dict, primary_only: bool = False):
+    """(move, figures) of the best move (see the module docstring), or None. `tiers`: lists
+    of (moves, their figures), in order: of equals the first wins."""
     here = _distance(cur, t, scale)
 
     def admissible(r: dict) -> bool:
@@ -271,23 +318,31 @@ def _choose(cands, results, cur: dict, t: Targets, scale: dict):
             for k, budget in (("ram_bytes", t.ram_budget), ("rom_bytes", t.rom_budget))
         )
 
-    for gain_of, least in (
-        (lambda r: here - _distance(r, t, scale), EPS),
-        (lambda r: _snr(r) - _snr(cur), MIN_SNR_GAIN),
-    ):
+    gains = [(lambda r: here - _distance(r, t, scale), EPS)]
+    if not primary_only:
+        gains.append((lambda r: _snr(r) - _snr(cur), MIN_SNR_GAIN))
+    for gain_of, least in gains:
         best, best_rank = None, None
-        for cand, r in zip(cands, results):  # in op order: the first of equals wins
-            if r is None or not admissible(r):
-                continue
-            gain, cost = gain_of(r), _bytes(r) - _bytes(cur)
-            if gain <= least:
-                continue
-            rank = (1, gain, -cost) if cost <= 0 else (0, gain / cost, 0)
-            if best_rank is None or rank > best_rank:
-                best, best_rank = (cand, r), rank
+        for moves, results in tiers:
+            for move, r in zip(moves, results):
+                if r is None or not admissible(r):
+                    continue
+                gain, cost = gain_of(r), _bytes(r) - _bytes(cur)
+                if gain <= least:
+                    continue
+                rank = (1, gain, -cost) if cost <= 0 else (0, gain / cost, 0)
+                if best_rank is None or rank > best_rank:
+                    best, best_rank = (move, r), rank
         if best is not None:
             return best
     return None
+
+
+def _jump(cur: dict, to: dict, t: Targets, scale: dict) -> bool:
+    """Whether `to` is nearer the targets than `cur` (within the budgets `cur` meets)."""
+    return len(_over_budget(to, t)) <= len(_over_budget(cur, t)) and _distance(
+        to, t, scale
+    ) < _distance(cur, t, scale)
 
 
 def _closest(steps: list[dict], t: Targets, scale: dict) -> int:
@@ -558,11 +613,9 @@ def _document(
     for i in choices:
         counts[mix.get(i, "sa8")] += 1
     layers = []
-    for i in sorted(mix):
-        st = max(
-            (x for x in steps[1 : chosen + 1] if x["change"]["op"] == i), key=lambda x: x["step"]
-        )
-        layers.append({**st["change"], "format": mix[i], "step": st["step"], "gain": st["gain"]})
+    for i in sorted(mix):  # each with the step that gave it its format
+        st, c = [(x, c) for x in steps[1 : chosen + 1] for c in x["change"] if c["op"] == i][-1]
+        layers.append({**c, "format": mix[i], "step": st["step"], "gain": st["gain"]})
     return {
         "model": str(model_path),
         "config": s.config,
