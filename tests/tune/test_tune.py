@@ -57,7 +57,11 @@ def test_promotes_the_sensitive_layer(tmp_path, capsys, coarse, promoted):
     assert doc["met"] and doc["steps"][0]["snr_db"] < 12  # all sa8: far below 30 dB
     assert {la["op"]: la["format"] for la in doc["chosen"]["layers"]} == promoted
     assert doc["chosen"]["snr_db"] >= 30
-    assert doc["chosen"]["formats"] == {"sa8": 3 - len(promoted), "fx8w16d": len(promoted), "fx16": 0}
+    assert doc["chosen"]["formats"] == {
+        "sa8": 3 - len(promoted),
+        "fx8w16d": len(promoted),
+        "fx16": 0,
+    }
 
 
 def test_shared_model_between_sa8_and_fx16(tmp_path, capsys):
@@ -78,9 +82,7 @@ def test_shared_model_between_sa8_and_fx16(tmp_path, capsys):
 
 def test_written_config_reproduces_through_convert_and_verify(tmp_path, capsys, monkeypatch):
     config = tmp_path / "mlitool.toml"
-    code, doc, err = tune_json(
-        capsys, CNN, "--min-snr", "40", "-n", "8", "--write-config", config
-    )
+    code, doc, err = tune_json(capsys, CNN, "--min-snr", "40", "-n", "8", "--write-config", config)
     assert code == 0, err
     text = config.read_text()
     assert text.count("[[layer]]") == len(doc["chosen"]["layers"]) > 0
@@ -154,10 +156,13 @@ def test_exit_codes(tmp_path, capsys, args, code, words):
 
 
 def test_not_met_writes_the_closest(tmp_path, capsys):
-    code, doc, _ = tune_json(capsys, CNN, "--min-snr", "200", "-n", "4", "-o", tmp_path)
-    assert code == 3 and not doc["met"]
-    best = max(range(len(doc["steps"])), key=lambda k: doc["steps"][k]["snr_db"])
-    assert doc["chosen"]["step"] == best
+    """tflite mode is int8: promotions move away from it (fx16 keeps more bits), so the
+    search climbs SNR without meeting 0 LSB, and the closest is the step with fewest LSB."""
+    code, doc, _ = tune_json(capsys, CNN, "--max-lsb", "0", "-n", "16", "-o", tmp_path)
+    assert code == 3 and not doc["met"] and len(doc["steps"]) > 2
+    steps = doc["steps"]
+    best = min(steps, key=lambda s: (s["max_lsb"], s["ram_bytes"] + s["rom_bytes"]))
+    assert doc["chosen"]["step"] == best["step"] != steps[-1]["step"]
     assert "NOT MET" in (tmp_path / "mlitool.toml").read_text()
 
 
