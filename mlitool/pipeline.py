@@ -84,11 +84,13 @@ def lower_model(
     executed_by: str | None = None,
     calibrated_by: str | None = None,
     progress: Progress | None = None,
+    ranges: dict | None = None,
 ) -> MliModel:
     """Calibrate (float models, when asked) and lower an already-read model; the MLI model's
     warnings start with the reader's. `executed_by` names a command that runs the result,
     which needs MLI 2.0 and real activation ranges (it has no --weights-only);
-    `calibrated_by` a command that has no --weights-only but takes any MLI version."""
+    `calibrated_by` a command that has no --weights-only but takes any MLI version. `ranges`:
+    activation ranges `calibrate` already gave (a command lowering many variants)."""
     from mlitool.config import check_overrides
     from mlitool.mli.lower import float_activations, lower
 
@@ -102,16 +104,8 @@ def lower_model(
     ignored = _ignored_options(opts) if not float_activations(model.main) else []
     if ignored:  # an int8 model: nothing to calibrate, no float activation to leave as is
         opts = replace(opts, calibration=None, weights_only=False)
-    ranges = None
-    if opts.calibration is not None:
-        from mlitool.calibrate import calibration_ranges
-        from mlitool.mli.lower import check_supported
-
-        # Calibrate only what lowering takes: its refusals (e.g. an op reading an empty tensor)
-        # come before a long run, and the float run meets no tensor without elements.
-        check_supported(model.main, s.target, s.layout)
-        _check_inputs_have_elements(model.main)
-        ranges = calibration_ranges(model.main, opts.calibration, opts.calibration_method, progress)
+    if ranges is None:
+        ranges = calibrate(model, opts, s, progress)
     command = executed_by or calibrated_by  # one without --weights-only: calibration it is
     remedy = (
         {}
@@ -135,6 +129,24 @@ def lower_model(
     mli.removed_ops = list(model.removed_ops)
     mli.config = s.config
     return mli
+
+
+def calibrate(
+    model: ir.Model, opts: ModelOptions, s: Settings, progress: Progress | None = None
+) -> dict | None:
+    """Activation ranges from --calibration (None without it, or for an int8 model)."""
+    from mlitool.mli.lower import float_activations
+
+    if opts.calibration is None or not float_activations(model.main):
+        return None
+    from mlitool.calibrate import calibration_ranges
+    from mlitool.mli.lower import check_supported
+
+    # Calibrate only what lowering takes: its refusals (e.g. an op reading an empty tensor)
+    # come before a long run, and the float run meets no tensor without elements.
+    check_supported(model.main, s.target, s.layout)
+    _check_inputs_have_elements(model.main)
+    return calibration_ranges(model.main, opts.calibration, opts.calibration_method, progress)
 
 
 def _ignored_options(opts: ModelOptions) -> list[str]:

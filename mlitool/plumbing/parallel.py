@@ -7,6 +7,7 @@ batch in the same order as one process adds them). `--jobs 1` runs in this proce
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -111,6 +112,25 @@ def map_batches(
             if k + ahead < len(ranges):
                 pending.append(submit(*ranges[k + ahead]))
             yield result
+
+
+@contextlib.contextmanager
+def task_pool(jobs: int, job_context: dict[str, Any]) -> Iterator[Callable]:
+    """`run(fn, tasks)`: fn(task) for every task, results in task order; in this process with
+    one job, else over `jobs` worker processes kept for the pool's life (each receives
+    `job_context` once, read by fn through `context()`). Each task runs whole in one process,
+    so results do not depend on `jobs`."""
+    if jobs <= 1:
+        _install(job_context)
+        yield lambda fn, tasks: map(fn, tasks)
+        return
+    with ProcessPoolExecutor(
+        max_workers=jobs,
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_install,
+        initargs=(job_context,),
+    ) as pool:
+        yield lambda fn, tasks: pool.map(fn, tasks)
 
 
 def _with_samples(fn: Callable[[int, int], Any], key: str | None, batch: dict, count: int):

@@ -1,0 +1,112 @@
+"""`mlitool tune`: choose each layer's format (sa8 / fx8w16d / fx16), the cheapest mix found that
+meets the targets; exit 3 when none does (the closest is shown and written)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+from mlitool.cli import options as opt
+from mlitool.cli.app import EXIT_CODES, app
+from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
+
+
+@app.command("tune", epilog=EXIT_CODES)
+def tune_cmd(
+    model: opt.ModelArg,
+    config: opt.ConfigOpt = None,
+    mli: opt.MliOpt = None,
+    calibration: opt.CalibrationOpt = None,
+    calibration_method: opt.CalibrationMethodOpt = "minmax",
+    input_file: opt.SamplesFileOpt = None,
+    samples: opt.SamplesOpt = 32,
+    seed: opt.SeedOpt = 0,
+    target: opt.TargetOpt = None,
+    round_mode: opt.RoundOpt = None,
+    accu: opt.AccuOpt = None,
+    min_snr: opt.MinSnrOpt = None,
+    max_lsb: opt.MaxLsbOpt = None,
+    min_accuracy: opt.MinAccuracyOpt = None,
+    labels: opt.LabelsOpt = None,
+    ram_budget: opt.RamBudgetOpt = None,
+    rom_budget: opt.RomBudgetOpt = None,
+    fast_memory: opt.FastMemoryOpt = None,
+    write_config: Optional[Path] = path_option(
+        "--write-config", metavar="FILE", help="Write the chosen mix as a mlitool.toml to FILE."
+    ),
+    html: Optional[Path] = path_option(
+        "--html", metavar="FILE", help="Write an HTML page with the Pareto front as a chart."
+    ),
+    jobs: opt.JobsOpt = None,
+    as_json: opt.JsonOpt = False,
+    json_out: opt.JsonOutOpt = None,
+    out: opt.OutOpt = None,
+    quiet: opt.QuietOpt = False,
+) -> None:
+    """Choose each layer's format: from all sa8, promote the layers that buy the most accuracy
+    per byte (measured bit-exactly) until --min-snr / --max-lsb / --min-accuracy are met within
+    --ram-budget / --rom-budget. With -o DIR: DIR/mlitool.toml and DIR/STEM.tune.json."""
+    model_opts = model_options(locals())  # first: its locals are the parameters
+    import sys
+    import time
+
+    from mlitool.errors import ThresholdError
+    from mlitool.mli.placement import parse_size
+    from mlitool.plumbing.fsio import write_file_atomically
+    from mlitool.plumbing.progress import progress_for, wanted
+    from mlitool.tune.render import config_toml, html_page, render
+    from mlitool.tune.search import Targets, TuneOptions, tune
+
+    targets = Targets(
+        min_snr=min_snr,
+        max_lsb=max_lsb,
+        min_accuracy=min_accuracy,
+        ram_budget=None if ram_budget is None else parse_size(ram_budget, "--ram-budget"),
+        rom_budget=None if rom_budget is None else parse_size(rom_budget, "--rom-budget"),
+    )
+    d = out_dir(out)
+    started = time.perf_counter()
+    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        doc = tune(
+            model,
+            model_opts,
+            TuneOptions(
+                targets=targets,
+                input=input_file,
+                samples=samples,
+                seed=seed,
+                labels=labels,
+                jobs=jobs,
+                progress=progress,
+            ),
+        )
+    seconds = time.perf_counter() - started
+    toml = config_toml(doc)
+    written = []
+    for path in (write_config, d / "mlitool.toml" if d else None):
+        if path is not None:
+            written.append(str(write_file_atomically(path, toml)))
+    if html is not None:
+        written.append(str(write_file_atomically(html, html_page(doc))))
+    doc["files"] = written
+
+    def show_table():
+        render(doc)
+        s = doc["search"]
+        print(
+            f"search: {s['mixes_evaluated']} mixes in {seconds:.1f} s; "
+            f"{s['layers_run']:,} of {s['layers_total']:,} layer runs (the rest reused)",
+            file=sys.stderr,
+        )
+
+    finish(
+        doc,
+        as_json=as_json,
+        json_out=json_out,
+        quiet=quiet,
+        render=show_table,
+        allow_nan=False,
+        files=(d / f"{model.stem}.tune.json",) if d else (),
+    )
+    if not doc["met"]:
+        raise ThresholdError("; ".join(doc["failed"]))

@@ -1,0 +1,187 @@
+"""`mlitool tune`: the per-layer format search against generated models with one sensitive layer
+and a shared int8 model; its config reproduced through convert + verify; --jobs; exit codes."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from tests.support.cli import run_main
+from tests.support.paths import SAMPLES, shared_path
+from tests.support.tflite_build import T, graph_model, options, unsupported_op_model
+
+CNN = SAMPLES / "cnn_int8.tflite"
+
+
+def fc_chain(coarse: int, layers: int = 3, width: int = 16) -> bytes:
+    """int8 FULLY_CONNECTED x `layers`, outputs in range at scale 0.05, except op `coarse`,
+    whose output scale is 32x wider than its values need: a few levels, the sensitive layer."""
+    rng = np.random.default_rng(7)
+    tensors = [T([1, width], scale=0.05, zero_point=0, name="x")]
+    ops, cur, s_in = [], 0, 0.05
+    for k in range(layers):
+        w = rng.integers(-127, 128, size=(width, width)).astype(np.int8)
+        b = (rng.integers(-500, 500, size=width) // 10).astype(np.int32)
+        s_out = 0.05 * (32 if k == coarse else 1)
+        tensors += [
+            T([width, width], scale=0.0025, zero_point=0, data=w, name=f"w{k}"),
+            T([width], dtype="int32", scale=s_in * 0.0025, zero_point=0, data=b, name=f"b{k}"),
+            T([1, width], scale=s_out, zero_point=0, name=f"y{k}"),
+        ]
+        n = len(tensors)
+        fc = options("FullyConnectedOptions", fusedActivationFunction=0)
+        ops.append(("FULLY_CONNECTED", [cur, n - 3, n - 2], [n - 1], fc))
+        cur, s_in = n - 1, s_out
+    return graph_model(tensors, ops, [0], [cur])
+
+
+def tune_json(capsys, *args):
+    code, out, err = run_main(["tune", *args, "--json", "-j", "1"], capsys)
+    return code, (json.loads(out) if out else None), err
+
+
+@pytest.mark.parametrize(
+    "coarse, promoted",
+    [
+        (2, {2: "fx8w16d"}),  # the output layer: its own output in FX16 is enough
+        (1, {1: "fx8w16d", 2: "fx8w16d"}),  # inside: the coarse edge needs its reader too
+    ],
+)
+def test_promotes_the_sensitive_layer(tmp_path, capsys, coarse, promoted):
+    model = tmp_path / "chain.tflite"
+    model.write_bytes(fc_chain(coarse))
+    code, doc, err = tune_json(capsys, model, "--min-snr", "30", "-n", "8")
+    assert code == 0, err
+    assert doc["met"] and doc["steps"][0]["snr_db"] < 12  # all sa8: far below 30 dB
+    assert {la["op"]: la["format"] for la in doc["chosen"]["layers"]} == promoted
+    assert doc["chosen"]["snr_db"] >= 30
+    assert doc["chosen"]["formats"] == {
+        "sa8": 3 - len(promoted),
+        "fx8w16d": len(promoted),
+        "fx16": 0,
+    }
+
+
+def test_shared_model_between_sa8_and_fx16(tmp_path, capsys):
+    """ad01 (10 FULLY_CONNECTED) on 4 random samples: all sa8 gives 27.39 dB, all fx16 36.15 dB;
+    at 30 dB the mix meets it for less RAM + ROM than all fx16."""
+    model = shared_path("models", "mlperf_tiny", "ad01_int8.tflite")
+    code, doc, err = tune_json(capsys, model, "--min-snr", "30", "-n", "4", "-o", tmp_path)
+    assert code == 0, err
+    start, fx16, chosen = doc["steps"][0], doc["all_fx16"], doc["chosen"]
+    assert round(start["snr_db"], 2) == 27.39 and round(fx16["snr_db"], 2) == 36.15
+    assert chosen["snr_db"] >= 30 and doc["met"]
+    cost = chosen["ram_bytes"] + chosen["rom_bytes"]
+    assert cost < fx16["ram_bytes"] + fx16["rom_bytes"]
+    assert (start["ram_bytes"], start["rom_bytes"]) == (768, 272_520)  # convert's figures
+    assert sum(chosen["formats"].values()) == 10 and chosen["formats"]["sa8"] < 10
+    assert (tmp_path / "mlitool.toml").is_file() and (tmp_path / "ad01_int8.tune.json").is_file()
+
+
+def test_written_config_reproduces_through_convert_and_verify(tmp_path, capsys, monkeypatch):
+    config = tmp_path / "mlitool.toml"
+    code, doc, err = tune_json(capsys, CNN, "--min-snr", "40", "-n", "8", "--write-config", config)
+    assert code == 0, err
+    text = config.read_text()
+    assert text.count("[[layer]]") == len(doc["chosen"]["layers"]) > 0
+    assert "# CONV_2D" in text or "# FULLY_CONNECTED" in text  # the measured gain per layer
+    monkeypatch.chdir(tmp_path)  # found as any mlitool.toml is
+    code, out, err = run_main(["verify", CNN, "-n", "8", "--json", "-j", "1"], capsys)
+    assert code == 0, err
+    ver = json.loads(out)
+    assert ver["config"] == "mlitool.toml"
+    assert ver["outputs"][0]["vs_float"]["snr_db"] == doc["chosen"]["snr_db"]  # exactly
+    assert ver["outputs"][0]["vs_tflite"]["max_lsb"] == doc["chosen"]["max_lsb"]
+    code, out, err = run_main(["convert", CNN, "-o", tmp_path / "c", "--json"], capsys)
+    assert code == 0, err
+    fp = json.loads(out)["footprint"]
+    assert (fp["ram_bytes"], fp["rom_bytes"]) == (
+        doc["chosen"]["ram_bytes"],
+        doc["chosen"]["rom_bytes"],
+    )
+
+
+def test_jobs_give_the_same_document(tmp_path, capsys):
+    docs = []
+    for jobs in ("1", "2"):
+        out = tmp_path / f"j{jobs}.json"
+        code, _, err = run_main(
+            ["tune", CNN, "--min-snr", "45", "-n", "8", "-j", jobs, "--json-out", out, "-q"],
+            capsys,
+        )
+        assert code == 0, err
+        docs.append(out.read_bytes())
+    assert docs[0] == docs[1]
+    assert len(json.loads(docs[0])["steps"]) > 2  # a search of several steps
+
+
+def test_reused_prefix_equals_a_whole_run(capsys):
+    """A mix evaluated from another (its first layers' values reused) has the figures a whole
+    run of it gives."""
+    from mlitool.pipeline import ModelOptions, lower_model, read, resolve
+    from mlitool.plumbing.parallel import _install
+    from mlitool.tune import search as S
+
+    model = read(CNN)
+    opts = ModelOptions(format="sa8")
+    base = lower_model(model, CNN, opts, executed_by="tune")
+    tune_opts = S.TuneOptions(S.Targets(min_snr=1.0), samples=8, batch=3)
+    _install(S._job(CNN, model.main, base, resolve(opts), None, opts, tune_opts))
+    mix = ((5, "fx16"), (7, "fx8w16d"))
+    whole = S._evaluate((mix, mix))
+    S._base.clear()
+    part = S._evaluate(((), mix))  # from all sa8
+    assert part["layers_run"] < whole["layers_run"] == whole["layers_total"]
+    drop = ("layers_run",)
+    assert {k: v for k, v in part.items() if k not in drop} == {
+        k: v for k, v in whole.items() if k not in drop
+    }
+
+
+@pytest.mark.parametrize(
+    "args, code, words",
+    [
+        ([], 2, "give a target"),
+        (["--min-accuracy", "50"], 2, "--labels"),
+        (["--min-snr", "30", "--ram-budget", "lots"], 2, "--ram-budget"),
+        (["--min-snr", "200"], 3, "SNR"),  # not even all fx16 reaches it
+        (["--min-snr", "30", "--ram-budget", "1K"], 3, "RAM 20,480 B > --ram-budget 1,024"),
+    ],
+)
+def test_exit_codes(tmp_path, capsys, args, code, words):
+    got, out, err = run_main(["tune", CNN, "-n", "4", "-j", "1", "-q", *args], capsys)
+    assert got == code and words in err
+
+
+def test_not_met_writes_the_closest(tmp_path, capsys):
+    """tflite mode is int8: promotions move away from it (fx16 keeps more bits), so the
+    search climbs SNR without meeting 0 LSB, and the closest is the step with fewest LSB."""
+    code, doc, _ = tune_json(capsys, CNN, "--max-lsb", "0", "-n", "16", "-o", tmp_path)
+    assert code == 3 and not doc["met"] and len(doc["steps"]) > 2
+    steps = doc["steps"]
+    best = min(steps, key=lambda s: (s["max_lsb"], s["ram_bytes"] + s["rom_bytes"]))
+    assert doc["chosen"]["step"] == best["step"] != steps[-1]["step"]
+    assert "NOT MET" in (tmp_path / "mlitool.toml").read_text()
+
+
+def test_bad_and_unsupported_models(tmp_path, capsys):
+    bad = tmp_path / "bad.tflite"
+    bad.write_bytes(b"not a model")
+    assert run_main(["tune", bad, "--min-snr", "30"], capsys)[0] == 2
+    cos = tmp_path / "cos.tflite"
+    cos.write_bytes(unsupported_op_model())
+    assert run_main(["tune", cos, "--min-snr", "30"], capsys)[0] == 4
+
+
+def test_html_page(tmp_path, capsys):
+    import xml.etree.ElementTree as ET
+
+    page = tmp_path / "tune.html"
+    code, doc, err = tune_json(capsys, CNN, "--min-snr", "40", "-n", "4", "--html", page)
+    assert code == 0, err
+    html = page.read_text()
+    svg = ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
+    circles = svg.findall("{http://www.w3.org/2000/svg}circle")
+    assert len(circles) == len(doc["steps"])  # one point per step
