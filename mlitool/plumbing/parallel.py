@@ -124,6 +124,9 @@ def task_pool(jobs: int, job_context: dict[str, Any]) -> Iterator[Callable]:
         _install(job_context)
         yield lambda fn, tasks: map(fn, tasks)
         return
+    import multiprocessing  # here, not at start-up (as in batches)
+    from concurrent.futures import ProcessPoolExecutor
+
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=multiprocessing.get_context("spawn"),

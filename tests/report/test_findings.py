@@ -46,7 +46,9 @@ def test_trained_to_zero_channels_are_notes_with_their_names(tmp_path, capsys):
     assert code == 0, err
     manifest = json.loads((tmp_path / "vww_96_int8.json").read_text())
     c_name = {t["name"]: t["c_name"] for t in manifest["tensors"]}
-    assert [r["c_symbol"] for r in tables["notes"]] == [c_name[r["tensor"]] for r in tables["notes"]]
+    assert [r["c_symbol"] for r in tables["notes"]] == [
+        c_name[r["tensor"]] for r in tables["notes"]
+    ]
     assert notes["model/conv2d_5/Conv2D"]["c_symbol"] == "vww_96_int8_L10_conv_weights"
 
 
