@@ -11,7 +11,7 @@ from mlitool import __version__
 
 EXIT_CODES = (
     "\b\nExit codes: 0 ok, 1 internal error (a bug in mlitool), 2 bad input file or\n"
-    "option, 3 a verify threshold failed, 4 unsupported by the MLI target,\n"
+    "option, 3 a threshold or target was not met, 4 unsupported by the MLI target,\n"
     "5 cannot write an output, 130 interrupted (Ctrl-C)."
 )
 
