@@ -9,6 +9,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from mlitool.cli.groups import Group
 from mlitool.mli.target import LAYOUTS, MLI_VERSIONS
 
 
@@ -155,4 +156,40 @@ JobsOpt = _unless_given(
     "-j",
     metavar="N",
     help="Processes over the samples [default: every core]; results equal --jobs 1.",
+)
+
+
+# Groups of options several commands take together (mlitool.cli.groups: a parameter that
+# defaults to one of these stands for its options, and receives them as one namespace).
+QUANTIZATION = Group(
+    (
+        ("fmt", FormatOpt, None),
+        ("config", ConfigOpt, None),
+        ("calibration", CalibrationOpt, None),
+        ("calibration_method", CalibrationMethodOpt, "minmax"),
+    )
+)
+BUILD = Group(
+    (("target", TargetOpt, None), ("round_mode", RoundOpt, None), ("accu", AccuOpt, None))
+)
+SAMPLES = Group(
+    (("input_file", SamplesFileOpt, None), ("samples", SamplesOpt, 32), ("seed", SeedOpt, 0))
+)
+THRESHOLDS = Group(
+    (
+        ("min_snr", MinSnrOpt, None),
+        ("max_lsb", MaxLsbOpt, None),
+        ("labels", LabelsOpt, None),
+        ("min_accuracy", MinAccuracyOpt, None),
+        ("ram_budget", RamBudgetOpt, None),
+        ("rom_budget", RomBudgetOpt, None),
+    )
+)
+OUTPUT = Group(
+    (
+        ("as_json", JsonOpt, False),
+        ("json_out", JsonOutOpt, None),
+        ("out", OutOpt, None),
+        ("quiet", QuietOpt, False),
+    )
 )

@@ -18,26 +18,24 @@ def path_option(*names: str, metavar: str, help: str):
     return typer.Option(None, *names, metavar=metavar, show_default=False, help=help)
 
 
-def model_options(params: dict):
-    """The pipeline's options from a command's parameters (its `locals()` on entry: the shared
-    options it has, by name; --target names the build)."""
+def model_options(quantization, build, **more):
+    """The pipeline's options from a command's option groups (`options.QUANTIZATION`,
+    `options.BUILD`: --target names the build) and the ones only some commands take (`mli`,
+    `layout`, `weights_only`, `fast_memory`)."""
     from mlitool.pipeline import ModelOptions
 
-    def value(name: str):
-        return value_of(params.get(name))
-
     return ModelOptions(
-        format=value("fmt"),
-        mli=value("mli"),
-        layout=value("layout"),
-        config=params["config"],
-        weights_only=params.get("weights_only", False),
-        calibration=params["calibration"],
-        calibration_method=value("calibration_method"),
-        build=value("target"),
-        round_mode=value("round_mode"),
-        accu=value("accu"),
-        fast_memory=params.get("fast_memory"),
+        format=value_of(getattr(quantization, "fmt", None)),
+        mli=value_of(more.get("mli")),
+        layout=value_of(more.get("layout")),
+        config=quantization.config,
+        weights_only=more.get("weights_only", False),
+        calibration=quantization.calibration,
+        calibration_method=value_of(quantization.calibration_method),
+        build=value_of(build.target),
+        round_mode=value_of(build.round_mode),
+        accu=value_of(build.accu),
+        fast_memory=more.get("fast_memory"),
     )
 
 
@@ -60,40 +58,39 @@ def out_dir(out: Path | None) -> Path | None:
 
 def finish(
     doc: dict,
+    output,
     *,
-    as_json: bool,
-    json_out: Path | None,
-    quiet: bool,
     render,
     files: tuple[Path, ...] = (),
     allow_nan: bool = True,
 ) -> None:
-    """The one way every command ends: JSON files written (atomically), then stdout (JSON or
-    the tables), then the warnings and the files written on stderr."""
+    """The one way every command ends: JSON files written (atomically; `output`: the
+    `options.OUTPUT` group), then stdout (JSON or the tables), then the warnings and the files
+    written on stderr."""
     from mlitool.plumbing.fsio import write_file_atomically
 
     text = dumps(doc, allow_nan=allow_nan)
-    written = [write_file_atomically(p, text) for p in (*files, *([json_out] if json_out else []))]
+    json_out = [output.json_out] if output.json_out else []
+    written = [write_file_atomically(p, text) for p in (*files, *json_out)]
     made = doc.get("files") or ([doc["output"]] if "output" in doc else [])
     show(
         lambda: text,
         render,
         doc.get("warnings", []),
         (*made, *map(str, written)),
-        as_json=as_json,
-        quiet=quiet,
+        output,
     )
 
 
-def show(json_text, render, warnings, written, *, as_json: bool, quiet: bool) -> None:
+def show(json_text, render, warnings, written, output) -> None:
     """On stdout the JSON document (`json_text()`) or the tables (`render()`), nothing else with
     --quiet; on stderr the warnings, then the files written."""
-    if as_json:
+    if output.as_json:
         sys.stdout.write(json_text())
-    elif not quiet:
+    elif not output.quiet:
         render()
     print_warnings(warnings)
-    if not quiet:
+    if not output.quiet:
         for path in written:
             print(f"wrote {path}", file=sys.stderr)
 

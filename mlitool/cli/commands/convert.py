@@ -12,19 +12,19 @@ import typer
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import dumps, finish, model_options
+from mlitool.cli.groups import grouped
 
 
 @app.command("convert", epilog=EXIT_CODES)
+@grouped
 def convert_cmd(
     model: opt.ModelArg,
-    out: opt.OutOpt = None,
     name: Optional[str] = typer.Option(
         None, "--name", help="Base name of NAME.h/.c/.json [default: the model file's stem]."
     ),
-    fmt: opt.FormatOpt = None,
+    quantization=opt.QUANTIZATION,
     mli: opt.MliOpt = None,
     layout: opt.LayoutOpt = None,
-    config: opt.ConfigOpt = None,
     header: str = typer.Option("mli_api.h", "--header", help="MLI API header to #include."),
     align: Optional[int] = typer.Option(
         None, "--align", help="Alignment attribute for data arrays."
@@ -54,28 +54,29 @@ def convert_cmd(
         help=".npy / .npz real samples for --selftest [default: seeded random inputs].",
     ),
     fast_memory: opt.FastMemoryOpt = None,
-    target: opt.TargetOpt = None,
-    round_mode: opt.RoundOpt = None,
-    accu: opt.AccuOpt = None,
+    build=opt.BUILD,
     weights_only: bool = typer.Option(
         False,
         "--weights-only",
         help="Float models without calibration: convert weights, leave activations unquantized.",
     ),
-    calibration: opt.CalibrationOpt = None,
-    calibration_method: opt.CalibrationMethodOpt = "minmax",
-    as_json: opt.JsonOpt = False,
-    json_out: opt.JsonOutOpt = None,
-    quiet: opt.QuietOpt = False,
+    output=opt.OUTPUT,
 ) -> None:
     """Requantize a model into MLI formats and write NAME.h, NAME.c and NAME.json into -o DIR
     [default: the working directory]."""
-    model_opts = model_options(locals())  # first: its locals are the parameters
+    model_opts = model_options(
+        quantization,
+        build,
+        mli=mli,
+        layout=layout,
+        weights_only=weights_only,
+        fast_memory=fast_memory,
+    )
     from mlitool.convert import EmitOptions, convert
     from mlitool.plumbing.progress import progress_for, wanted
 
     emit_opts = EmitOptions(
-        out=out or Path("."),
+        out=output.out or Path("."),
         name=name,
         header=header,
         align=align,
@@ -88,20 +89,14 @@ def convert_cmd(
     from mlitool.errors import UnsupportedError
 
     try:
-        with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+        with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
             result = convert(model, model_opts, emit_opts, progress)
     except UnsupportedError as exc:
-        if as_json:  # a pipeline reads the refusals from stdout too (and the exit code, 4)
+        if output.as_json:  # a pipeline reads the refusals from stdout too (and the exit code, 4)
             refusal = {"model": str(model), "converted": False, "refusals": refusals_of(exc)}
             sys.stdout.write(dumps(refusal))
         raise
-    finish(
-        result,
-        as_json=as_json,
-        json_out=json_out,
-        quiet=quiet,
-        render=lambda: _render_convert(result),
-    )
+    finish(result, output, render=lambda: _render_convert(result))
 
 
 def _render_convert(result: dict) -> None:

@@ -5,22 +5,18 @@ from __future__ import annotations
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, out_dir
+from mlitool.cli.groups import grouped
 
 
 @app.command("inspect", epilog=EXIT_CODES)
-def inspect_cmd(
-    model: opt.ModelArg,
-    as_json: opt.JsonOpt = False,
-    json_out: opt.JsonOutOpt = None,
-    out: opt.OutOpt = None,
-    quiet: opt.QuietOpt = False,
-) -> None:
+@grouped
+def inspect_cmd(model: opt.ModelArg, output=opt.OUTPUT) -> None:
     """Summarise a .tflite model: style, inputs/outputs, one row per op, totals.
     With -o DIR: DIR/STEM.inspect.json."""
     from mlitool.inspect.command import inspect_file
 
     summary = inspect_file(model)
-    d = out_dir(out)
+    d = out_dir(output.out)
     files = (d / f"{model.stem}.inspect.json",) if d else ()
 
     def render():
@@ -28,12 +24,4 @@ def inspect_cmd(
 
         render_summary(summary)
 
-    finish(
-        summary,
-        as_json=as_json,
-        json_out=json_out,
-        quiet=quiet,
-        render=render,
-        files=files,
-        allow_nan=False,
-    )
+    finish(summary, output, render=render, files=files, allow_nan=False)

@@ -10,10 +10,12 @@ import typer
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
+from mlitool.cli.groups import grouped
 from mlitool.errors import OptionError
 
 
 @app.command("run", epilog=EXIT_CODES)
+@grouped
 def run_cmd(
     model: opt.ModelArg,
     input_file: Path = typer.Option(
@@ -32,14 +34,8 @@ def run_cmd(
         case_sensitive=False,
         help="Arithmetic: MLI kernels, TFLite reference, or float.",
     ),
-    fmt: opt.FormatOpt = None,
-    config: opt.ConfigOpt = None,
-    calibration: opt.CalibrationOpt = None,
-    calibration_method: opt.CalibrationMethodOpt = "minmax",
-    target: opt.TargetOpt = None,
-    round_mode: opt.RoundOpt = None,
-    accu: opt.AccuOpt = None,
-    out: opt.OutOpt = None,
+    quantization=opt.QUANTIZATION,
+    build=opt.BUILD,
     npz: Optional[Path] = path_option(
         "--npz", metavar="FILE", help="The output .npz [default: DIR/STEM.MODE.npz]."
     ),
@@ -55,22 +51,21 @@ def run_cmd(
         "NAME_selftest prints and verify --board-log reads (in --json: 'crc').",
     ),
     jobs: opt.JobsOpt = None,
-    as_json: opt.JsonOpt = False,
-    json_out: opt.JsonOutOpt = None,
-    quiet: opt.QuietOpt = False,
+    output=opt.OUTPUT,
 ) -> None:
     """Run a model on a batch of inputs (float, tflite or mli arithmetic) and write the outputs
     as .npz into -o DIR [default: the working directory]."""
-    model_opts = model_options(locals())  # first: its locals are the parameters
+    model_opts = model_options(quantization, build)
     from mlitool.run import RunOptions, default_output, run
 
+    out = output.out
     if out is not None and out.suffix == ".npz":
         raise OptionError(f"-o/--out {out} names a directory; give the file with --npz {out}")
     if npz is None and out is not None:
         npz = out_dir(out) / default_output(model, mode.value).name
     from mlitool.plumbing.progress import progress_for, wanted
 
-    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+    with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
         summary = run(
             model,
             model_opts,
@@ -104,4 +99,4 @@ def run_cmd(
         if summary["mode"] == "mli":
             print(f"config: {summary['config'] or 'none'}")
 
-    finish(summary, as_json=as_json, json_out=json_out, quiet=quiet, render=render)
+    finish(summary, output, render=render)

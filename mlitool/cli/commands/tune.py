@@ -9,27 +9,18 @@ from typing import Optional
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
+from mlitool.cli.groups import grouped
 
 
 @app.command("tune", epilog=EXIT_CODES)
+@grouped
 def tune_cmd(
     model: opt.ModelArg,
-    config: opt.ConfigOpt = None,
+    quantization=opt.QUANTIZATION.without("fmt"),  # the formats are what tune chooses
     mli: opt.MliOpt = None,
-    calibration: opt.CalibrationOpt = None,
-    calibration_method: opt.CalibrationMethodOpt = "minmax",
-    input_file: opt.SamplesFileOpt = None,
-    samples: opt.SamplesOpt = 32,
-    seed: opt.SeedOpt = 0,
-    target: opt.TargetOpt = None,
-    round_mode: opt.RoundOpt = None,
-    accu: opt.AccuOpt = None,
-    min_snr: opt.MinSnrOpt = None,
-    max_lsb: opt.MaxLsbOpt = None,
-    min_accuracy: opt.MinAccuracyOpt = None,
-    labels: opt.LabelsOpt = None,
-    ram_budget: opt.RamBudgetOpt = None,
-    rom_budget: opt.RomBudgetOpt = None,
+    sampling=opt.SAMPLES,
+    build=opt.BUILD,
+    thresholds=opt.THRESHOLDS,
     fast_memory: opt.FastMemoryOpt = None,
     write_config: Optional[Path] = path_option(
         "--write-config", metavar="FILE", help="Write the chosen mix as a mlitool.toml to FILE."
@@ -38,15 +29,12 @@ def tune_cmd(
         "--html", metavar="FILE", help="Write an HTML page with the Pareto front as a chart."
     ),
     jobs: opt.JobsOpt = None,
-    as_json: opt.JsonOpt = False,
-    json_out: opt.JsonOutOpt = None,
-    out: opt.OutOpt = None,
-    quiet: opt.QuietOpt = False,
+    output=opt.OUTPUT,
 ) -> None:
     """Choose each layer's format: from all sa8, promote the layers that buy the most accuracy
     per byte (measured bit-exactly) until --min-snr / --max-lsb / --min-accuracy are met within
     --ram-budget / --rom-budget. With -o DIR: DIR/mlitool.toml and DIR/STEM.tune.json."""
-    model_opts = model_options(locals())  # first: its locals are the parameters
+    model_opts = model_options(quantization, build, mli=mli, fast_memory=fast_memory)
     import sys
     import time
 
@@ -57,25 +45,26 @@ def tune_cmd(
     from mlitool.tune.render import config_toml, html_page, render
     from mlitool.tune.search import Targets, TuneOptions, tune
 
+    th = thresholds
     targets = Targets(
-        min_snr=min_snr,
-        max_lsb=max_lsb,
-        min_accuracy=min_accuracy,
-        ram_budget=None if ram_budget is None else parse_size(ram_budget, "--ram-budget"),
-        rom_budget=None if rom_budget is None else parse_size(rom_budget, "--rom-budget"),
+        min_snr=th.min_snr,
+        max_lsb=th.max_lsb,
+        min_accuracy=th.min_accuracy,
+        ram_budget=None if th.ram_budget is None else parse_size(th.ram_budget, "--ram-budget"),
+        rom_budget=None if th.rom_budget is None else parse_size(th.rom_budget, "--rom-budget"),
     )
-    d = out_dir(out)
+    d = out_dir(output.out)
     started = time.perf_counter()
-    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+    with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
         doc = tune(
             model,
             model_opts,
             TuneOptions(
                 targets=targets,
-                input=input_file,
-                samples=samples,
-                seed=seed,
-                labels=labels,
+                input=sampling.input_file,
+                samples=sampling.samples,
+                seed=sampling.seed,
+                labels=th.labels,
                 jobs=jobs,
                 progress=progress,
             ),
@@ -99,14 +88,7 @@ def tune_cmd(
             file=sys.stderr,
         )
 
-    finish(
-        doc,
-        as_json=as_json,
-        json_out=json_out,
-        quiet=quiet,
-        render=show_table,
-        allow_nan=False,
-        files=(d / f"{model.stem}.tune.json",) if d else (),
-    )
+    files = (d / f"{model.stem}.tune.json",) if d else ()
+    finish(doc, output, render=show_table, allow_nan=False, files=files)
     if not doc["met"]:
         raise ThresholdError("; ".join(doc["failed"]))

@@ -11,18 +11,15 @@ import typer
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
 from mlitool.cli.commands.common import finish, model_options, out_dir
+from mlitool.cli.groups import grouped
 
 
 @app.command("verify", epilog=EXIT_CODES)
+@grouped
 def verify_cmd(
     model: opt.ModelArg,
-    fmt: opt.FormatOpt = None,
-    config: opt.ConfigOpt = None,
-    calibration: opt.CalibrationOpt = None,
-    calibration_method: opt.CalibrationMethodOpt = "minmax",
-    input_file: opt.SamplesFileOpt = None,
-    samples: opt.SamplesOpt = 100,
-    seed: opt.SeedOpt = 0,
+    quantization=opt.QUANTIZATION,
+    sampling=opt.SAMPLES.with_defaults(samples=100),
     oracle: Optional[opt.Oracle] = typer.Option(
         None,
         "--oracle",
@@ -30,15 +27,8 @@ def verify_cmd(
         show_default=False,
         help="Also compare with the TFLite interpreter's reference kernels.",
     ),
-    target: opt.TargetOpt = None,
-    round_mode: opt.RoundOpt = None,
-    accu: opt.AccuOpt = None,
-    min_snr: opt.MinSnrOpt = None,
-    max_lsb: opt.MaxLsbOpt = None,
-    labels: opt.LabelsOpt = None,
-    min_accuracy: opt.MinAccuracyOpt = None,
-    ram_budget: opt.RamBudgetOpt = None,
-    rom_budget: opt.RomBudgetOpt = None,
+    build=opt.BUILD,
+    thresholds=opt.THRESHOLDS,
     board_log: Optional[Path] = typer.Option(
         None,
         "--board-log",
@@ -49,37 +39,29 @@ def verify_cmd(
         "differs).",
     ),
     jobs: opt.JobsOpt = None,
-    as_json: opt.JsonOpt = False,
-    json_out: opt.JsonOutOpt = None,
-    out: opt.OutOpt = None,
-    quiet: opt.QuietOpt = False,
+    output=opt.OUTPUT,
 ) -> None:
     """Compare mli mode with float and tflite modes, per layer and at the outputs.
     With -o DIR: DIR/STEM.verify.json."""
-    model_opts = model_options(locals())  # first: its locals are the parameters
+    model_opts = model_options(quantization, build)
     from mlitool.errors import ThresholdError
     from mlitool.plumbing.progress import progress_for, wanted
     from mlitool.verify.command import VerifyOptions, verify
 
-    d = out_dir(out)
+    d = out_dir(output.out)
     if board_log is not None:
-        _board_log(model, model_opts, board_log, input_file, seed, as_json, json_out, quiet)
+        _board_log(model, model_opts, board_log, sampling, output)
         return
-    with progress_for(wanted(as_json=as_json, quiet=quiet)) as progress:
+    with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
         doc = verify(
             model,
             model_opts,
             VerifyOptions(
-                input=input_file,
-                samples=samples,
-                seed=seed,
+                input=sampling.input_file,
+                samples=sampling.samples,
+                seed=sampling.seed,
                 oracle=opt.value_of(oracle),
-                min_snr=min_snr,
-                max_lsb=max_lsb,
-                labels=labels,
-                min_accuracy=min_accuracy,
-                ram_budget=ram_budget,
-                rom_budget=rom_budget,
+                **vars(thresholds),
                 jobs=jobs,
                 progress=progress,
             ),
@@ -90,25 +72,18 @@ def verify_cmd(
 
         render_doc(doc)
 
-    finish(
-        doc,
-        as_json=as_json,
-        json_out=json_out,
-        quiet=quiet,
-        render=render,
-        allow_nan=False,
-        files=(d / f"{model.stem}.verify.json",) if d else (),
-    )
+    files = (d / f"{model.stem}.verify.json",) if d else ()
+    finish(doc, output, render=render, allow_nan=False, files=files)
     failed = doc["thresholds"]["failed"]
     if failed:
         raise ThresholdError("; ".join(failed))
 
 
-def _board_log(model, model_opts, log, input_file, seed, as_json, json_out, quiet) -> None:
+def _board_log(model, model_opts, log, sampling, output) -> None:
     from mlitool.errors import ThresholdError
     from mlitool.verify.board_log import compare_board_log
 
-    doc = compare_board_log(model, model_opts, log, input_file, seed)
+    doc = compare_board_log(model, model_opts, log, sampling.input_file, sampling.seed)
 
     def render():
         print(
@@ -128,7 +103,7 @@ def _board_log(model, model_opts, log, input_file, seed, as_json, json_out, quie
             for cause in doc["causes"]:
                 print(f"  likely: {cause}")
 
-    finish(doc, as_json=as_json, json_out=json_out, quiet=quiet, render=render)
+    finish(doc, output, render=render)
     if not doc["agrees"]:
         f = doc["first_difference"]
         raise ThresholdError(
