@@ -129,7 +129,7 @@ _ELSEWHERE = {
     "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)
     "tflite/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
     "tflite/dilated.py",  # the ops a dilated convolution through the batch is made of
-    "verify/command.py",  # ops that keep values, walked back from an output
+    "verify/classes.py",  # ops that keep values, walked back from an output
 }
 
 

@@ -27,7 +27,7 @@ from mlitool.emit.dialect import ptr_member
 from mlitool.emit.fast_manifest import fast_memory_manifest
 from mlitool.emit.fast_slices import ChannelSlices
 from mlitool.emit.names import comment_text
-from mlitool.emit.runtime import Runtime
+from mlitool.emit.runtime import Runtime, create_lut
 from mlitool.emit.symbols import FastSymbols
 from mlitool.mli.arena import root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
@@ -202,14 +202,8 @@ class FastRuntime(ChannelSlices, Runtime):
         body += ["    " + self._home(b.name) for b in self._buffers()]
         body.append(f"    {self.syms.bind_views}();")
         for kind, (lut, _) in rt.luts.items():
-            body += [
-                f"    {lut}.data.capacity = {2 * LUT_LENGTHS[kind]}u;",
-                f"    {lut}.data.mem.pi16 = (int16_t *)({fs.fast} + {p.luts[kind]}u);",
-                f"    status = mli_krn_{kind}_create_lut(&{lut});",
-                "    if (status != MLI_STATUS_OK) {",
-                "        return status;",
-                "    }",
-            ]
+            data = f"(int16_t *)({fs.fast} + {p.luts[kind]}u)"
+            body += create_lut(kind, lut, f"{2 * LUT_LENGTHS[kind]}u", data)
         body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
 

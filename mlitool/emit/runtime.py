@@ -33,6 +33,18 @@ from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliLayer, MliModel
 
 
+def create_lut(kind: str, lut: str, capacity: str, data: str) -> list[str]:
+    """NAME_init's lines that fill the look-up table `lut` of `kind` in `data` (C expressions)."""
+    return [
+        f"    {lut}.data.capacity = {capacity};",
+        f"    {lut}.data.mem.pi16 = {data};",
+        f"    status = mli_krn_{kind}_create_lut(&{lut});",
+        "    if (status != MLI_STATUS_OK) {",
+        "        return status;",
+        "    }",
+    ]
+
+
 class Runtime:
     """Declarations (header) and definitions (source) of the runtime of one model."""
 
@@ -213,14 +225,7 @@ class Runtime:
         if rt.luts:
             body.insert(1, "    mli_status status;")
         for kind, (lut, data) in rt.luts.items():
-            body += [
-                f"    {lut}.data.capacity = (uint32_t)sizeof {data};",
-                f"    {lut}.data.mem.pi16 = {data};",
-                f"    status = mli_krn_{kind}_create_lut(&{lut});",
-                "    if (status != MLI_STATUS_OK) {",
-                "        return status;",
-                "    }",
-            ]
+            body += create_lut(kind, lut, f"(uint32_t)sizeof {data}", data)
         body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
 
