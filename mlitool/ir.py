@@ -100,6 +100,9 @@ class Op:
     version: int = 1
     options_table: str | None = None  # the builtin options table's type, e.g. "Conv2DOptions"
     intermediates: tuple[int, ...] = ()  # tensors describing internal results (LSTM gates)
+    # Set by a graph pass (mlitool.mli.passes) on an op it made from a model's op (same index):
+    # that op. Labels, layers' op types and per-layer overrides name it, not the rewrite.
+    origin: Op | None = None
 
     @property
     def label(self) -> str:
@@ -108,8 +111,16 @@ class Op:
 
     @property
     def shown_type(self) -> str:
-        """The op type as messages name it: a custom op by its custom code."""
+        """The op type as messages name it: a custom op by its custom code; a pass's op by the
+        model's op it was made from."""
+        if self.origin is not None:
+            return self.origin.shown_type
         return self.custom_code if self.type == "CUSTOM" and self.custom_code else self.type
+
+    @property
+    def model_type(self) -> str:
+        """The type of the model's op: `type`, or the origin's for an op a pass made."""
+        return self.type if self.origin is None else self.origin.model_type
 
     def input(self, name: str) -> int:
         """Tensor index in input slot `name` (as its OpSpec names the slots); -1 when omitted."""

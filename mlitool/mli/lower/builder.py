@@ -60,6 +60,8 @@ class Builder(ViewSteps, ZeroTensors):
         self._zeros: dict[int, bool] = {}  # all_zero's answers
 
     def layer_format(self, op: ir.Op) -> str:
+        """The format of `op`'s layers: the overrides name the model's op (a pass's op's origin)."""
+        op = op.origin or op
         out_name = self.g.tensors[op.outputs[0]].name if op.outputs else None
         for key in (op.index, out_name, f"op:{op.type}"):
             if key is not None and key in self.overrides:
@@ -115,7 +117,7 @@ class Builder(ViewSteps, ZeroTensors):
             raise self.no_kernel(op, kind, fmt)
         layer = MliLayer(
             index=op.index,
-            op_type=op.type,
+            op_type=op.model_type,
             kind=kind,
             kernel=kernel,
             inputs=list(inputs),
@@ -131,7 +133,7 @@ class Builder(ViewSteps, ZeroTensors):
             raise self.no_kernel(op, "fallback", self.layer_format(op))
         layer = MliLayer(
             index=op.index,
-            op_type=op.type,
+            op_type=op.model_type,
             kind="fallback",
             kernel=kernel.kernel,
             inputs=list(inputs),
@@ -247,7 +249,7 @@ class Builder(ViewSteps, ZeroTensors):
         self.layers.append(
             MliLayer(
                 index=op.index,
-                op_type=op.type,
+                op_type=op.model_type,
                 kind="convert",
                 kernel=kernel or "mli_hlp_convert_tensor",
                 inputs=[src],

@@ -1,5 +1,5 @@
 """What lowering reads off the IR graph: constant operands, the layer kind an op becomes (its
-OpSpec's, refined by shapes), fully connected rows, argmax rows and slice boxes. Used by the support check
+OpSpec's, refined by shapes), argmax rows and slice boxes. Used by the support check
 and the per-op lowering alike."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
 from mlitool.mli import views as V
 from mlitool.mli.lower.params import real
+from mlitool.mli.passes.as_conv import depthwise_as_conv, fc_as_conv, fc_rows
 
 # The per-row zero points that turn argmax offsets into indices are int16.
 ARGMAX_MAX_ZERO_POINT = 32767
@@ -28,15 +29,17 @@ def axis_list(graph: ir.Graph, op: ir.Op, slot: int = 1) -> list[int] | None:
 
 
 def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
-    """The MLI layer kind a TFLite op becomes (before inserted layers)."""
+    """The MLI layer kind a TFLite op becomes (before inserted layers); of a model's op, that of
+    what the graph passes make of it."""
+    if depthwise_as_conv(graph, op) or fc_as_conv(graph, op):
+        return "conv2d"
     if op.type == "DEPTHWISE_CONV_2D":
         w = graph.slot(op, "weights")
-        cin = graph.slot(op, "input").shape[-1]
-        if cin == 1 and w.shape[-1] > 1:
-            return "conv2d"  # one input channel: an ordinary convolution
-        return "depthwise_conv2d" if w.shape[-1] == cin else "group_conv2d"
-    if op.type == "FULLY_CONNECTED" and fc_rows(graph, op) > 1:
-        return "conv2d"
+        return (
+            "depthwise_conv2d"
+            if w.shape[-1] == graph.slot(op, "input").shape[-1]
+            else "group_conv2d"
+        )
     if op.type == "MEAN" and not mean_is_pool(graph, op):
         return "fallback"
     return opspec.spec(op.type).kind
@@ -48,13 +51,6 @@ def mean_is_pool(graph: ir.Graph, op: ir.Op) -> bool:
     axes = axis_list(graph, op)
     shape = graph.tensors[op.inputs[0]].shape
     return axes is not None and len(shape) == 4 and sorted(a % 4 for a in axes) == [1, 2]
-
-
-def fc_rows(graph: ir.Graph, op: ir.Op) -> int:
-    """How many rows of N_in elements a FULLY_CONNECTED multiplies (TFLite flattens its input
-    to [rows, N_in]). More than one row is lowered as a 1x1 conv2d over a (rows, 1, N_in) view."""
-    w = graph.slot(op, "weights")
-    return max(graph.slot(op, "input").size // max(int(w.shape[-1]), 1), 1)
 
 
 def rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:

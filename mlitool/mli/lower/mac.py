@@ -13,7 +13,7 @@ from mlitool import ir
 from mlitool.geometry import mli_window, tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
-from mlitool.mli.lower.facts import fc_rows, layer_kind
+from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.lower.mac_encoding import (
     clamp_degenerate,
     fx_weights,
@@ -22,28 +22,31 @@ from mlitool.mli.lower.mac_encoding import (
     sa32_bias,
     sa_weight_params,
 )
+from mlitool.mli.passes.as_conv import AS_CONV, HWC_ROWS
 from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 
 
 def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
-    """CONV_2D, DEPTHWISE_CONV_2D (as depthwise, group or plain conv2d), TRANSPOSE_CONV and
-    FULLY_CONNECTED (one row; several rows as a 1x1 conv2d over an HWC view)."""
+    """CONV_2D, DEPTHWISE_CONV_2D (as depthwise or group conv2d), TRANSPOSE_CONV and
+    FULLY_CONNECTED (one row); the passes made a conv2d of a depthwise over one channel and of
+    a fully connected over several rows (passes/as_conv.py)."""
     kind = layer_kind(b.g, op)
     el_a, el_w, _ = FORMATS[fmt]
     wt = b.g.slot(op, "weights")
     x_name = b.use(op, op.input("input"), el_a)
-    if op.type == "FULLY_CONNECTED" and kind == "conv2d":
+    rows = op.options.get(HWC_ROWS)
+    if rows:
         x_name = b.dense_view(
             op,
             fmt,
             x_name,
-            (fc_rows(b.g, op), 1, int(wt.shape[1])),
+            (rows, 1, int(wt.shape[3])),
             "fully connected rows as an HWC map for a 1x1 conv2d",
         )
     x = b.tensors[x_name]
     out = b.produce(op.outputs[0], el_a)
-    notes: list[str] = []
+    notes = [op.options[AS_CONV]] if AS_CONV in op.options else []
     encode = _sa8_operands if el_w == ElType.SA8 else _fx_operands
     wm, bm = encode(b, op, fmt, kind, x, out, notes)
     b.add(wm)
@@ -75,29 +78,6 @@ def _cout(op: ir.Op, wt: ir.Tensor) -> int:
     return wt.shape[0] if op.type != "DEPTHWISE_CONV_2D" else wt.shape[3]
 
 
-def _as_ohwi(b: Builder, op: ir.Op, kind: str, notes: list[str]):
-    """(a function giving TFLite weights in OHWI order, the weights' per-axis quantization dim)
-    for the kernel `kind` the op becomes; notes what it is lowered as."""
-    # depthwise over one input channel = conv: (1, Kh, Kw, Cout) -> OHWI (Cout, Kh, Kw, 1)
-    as_conv = op.type == "DEPTHWISE_CONV_2D" and kind == "conv2d"
-    rows_fc = op.type == "FULLY_CONNECTED" and kind == "conv2d"
-    to_ohwi = (
-        (lambda a: np.ascontiguousarray(a.transpose(3, 1, 2, 0))) if as_conv else (lambda a: a)
-    )
-    if as_conv:
-        notes.append("depthwise convolution of a single input channel lowered as conv2d")
-    if rows_fc:  # (M, N) -> OHWI (M, 1, 1, N): same products and sums per row
-        wt, rows = b.g.slot(op, "weights"), fc_rows(b.g, op)
-        to_ohwi = lambda a: a.reshape(a.shape[0], 1, 1, a.shape[1])  # noqa: E731
-        notes.append(
-            f"fully connected over {rows} rows lowered as a 1x1 conv2d over a "
-            f"({rows}, 1, {wt.shape[1]}) view (mli_krn_fully_connected takes one "
-            "row)"
-        )
-    dim = Q.mli_quant_dim("CONV_2D" if as_conv or rows_fc else op.type, b.target, b.layout)
-    return to_ohwi, dim
-
-
 def _sa8_operands(
     b: Builder, op: ir.Op, fmt: str, kind: str, x: MliTensor, out: MliTensor, notes: list[str]
 ) -> tuple[MliTensor, MliTensor]:
@@ -105,15 +85,17 @@ def _sa8_operands(
     x_idx, w_idx, b_idx = op.input("input"), op.input("weights"), op.input("bias")
     wt, bt = b.g.tensors[w_idx], b.g.tensor(b_idx)
     cout, w_axis_tfl = _cout(op, wt), 3 if op.type == "DEPTHWISE_CONV_2D" else 0
-    to_ohwi, dim = _as_ohwi(b, op, kind, notes)
-    w_q, w_scale, per_axis = sa8_weights(wt, w_axis_tfl)
+    dim = Q.mli_quant_dim(op.type, b.target, b.layout)
+    # float weights: per channel, but per tensor for a fully connected (also as a conv2d)
+    per_channel = op.model_type != "FULLY_CONNECTED"
+    w_q, w_scale, per_axis = sa8_weights(wt, w_axis_tfl, per_channel)
     b_q, b_float_scale = sa32_bias(b, bt, x_idx, w_scale, cout)
     clamped = None
     if b.target.int16_scales:  # per-axis int8 frac bits
         w_q, w_scale, b_q, b_float_scale, clamped = clamp_degenerate(
             w_q, w_scale, b_q, b_float_scale, b.sa_params(x_idx), w_axis_tfl, per_axis
         )
-    wm, bm = _weights_and_bias(b, op, kind, out, to_ohwi(w_q), ElType.SA8, b_q, ElType.SA32)
+    wm, bm = _weights_and_bias(b, op, kind, out, w_q, ElType.SA8, b_q, ElType.SA32)
     sa_weight_params(b, wm, bm, x, w_scale, b_float_scale, per_axis, dim)
     if clamped:
         wm.notes.append(clamped)
@@ -132,9 +114,8 @@ def _fx_operands(
     x_idx, w_idx, b_idx = op.input("input"), op.input("weights"), op.input("bias")
     wt, bt = b.g.tensors[w_idx], b.g.tensor(b_idx)
     cout = _cout(op, wt)
-    to_ohwi, _ = _as_ohwi(b, op, kind, notes)
     k_macs = _macs(b, op, kind)
-    w_max, w_fx_of = fx_weights(b, wt, el_w.bits, to_ohwi)
+    w_max, w_fx_of = fx_weights(b, wt, el_w.bits)
     b_real = real_bias(b, bt, x_idx, wt) if bt is not None else np.zeros(cout)
     w_frac = Q.fx_frac_bits(w_max, el_w.bits)
     deficit = Q.mac_headroom_deficit(k_macs, el_a.bits, el_w.bits, Q.acc_bits_of(fmt))
@@ -223,14 +204,10 @@ def _config(
         vec = b.shaped_output(b.tensors[kout], (cout,), "vec")  # MLI 2.x: out->rank == 1
         why = f"the fully connected kernel's rank-1 output as {shape}"
         return cfg_type, cfg, vec, (kout, why)
-    if op.type == "FULLY_CONNECTED":  # several rows: a 1x1 conv2d
-        hwc = b.shaped_output(out, (fc_rows(b.g, op), 1, cout), "hwc")
-        return (
-            "mli_conv2d_cfg",
-            _pointwise_cfg(b, op, out),
-            hwc,
-            (out.name, f"conv2d rows to {list(out.shape)}"),
-        )
+    if HWC_ROWS in op.options:  # the conv2d writes the rows as an HWC map
+        hwc = b.shaped_output(out, (op.options[HWC_ROWS], 1, cout), "hwc")
+        cfg = _conv_cfg(b, op, x, out, wt)
+        return "mli_conv2d_cfg", cfg, hwc, (out.name, f"conv2d rows to {list(out.shape)}")
     if kind == "transpose_conv2d":
         return "mli_conv2d_cfg", _transpose_cfg(b, op, out, wt), kout, None
     if FUSED_PAD in op.options:
@@ -264,19 +241,14 @@ def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, s
 
 def _macs(b: Builder, op: ir.Op, kind: str) -> int:
     w = b.g.slot(op, "weights").shape
-    if kind == "fully_connected" or op.type == "FULLY_CONNECTED":
+    if kind == "fully_connected":
         return int(w[1])
     if op.type == "CONV_2D":
         return int(w[1] * w[2] * w[3])
     if op.type == "TRANSPOSE_CONV":  # one output sums ceil(K / stride) taps per axis
         o = op.options
         return int(-(-w[1] // o.get("stride_h", 1)) * -(-w[2] // o.get("stride_w", 1)) * w[3])
-    return int(w[1] * w[2])  # depthwise / group / conv from depthwise: 1 input
-
-
-def _pointwise_cfg(b: Builder, op: ir.Op, out: MliTensor) -> dict:
-    """A 1x1 conv2d: stride 1, no padding (multi-row fully connected)."""
-    return _conv_fields(b, op, out, (1, 1), (0, 0, 0, 0), (1, 1))
+    return int(w[1] * w[2])  # depthwise / group: 1 input
 
 
 def _conv_fields(b: Builder, op: ir.Op, out: MliTensor, stride, pads, dilation) -> dict:

@@ -14,15 +14,18 @@ from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 
 
-def sa8_weights(wt: ir.Tensor, axis: int) -> tuple[np.ndarray, np.ndarray, bool]:
+def sa8_weights(
+    wt: ir.Tensor, axis: int, per_channel: bool = True
+) -> tuple[np.ndarray, np.ndarray, bool]:
     """(int8 data, float scales, per_axis) of the weights: the model's own for int8 weights,
-    else symmetric per-channel quantization of the float weights."""
+    else symmetric quantization of the float weights, per channel along `axis` (when
+    `per_channel` and they are 4-D) or per tensor."""
     if wt.dtype == "int8" and wt.quant is not None:
         if np.any(wt.quant.zero_point != 0):
             raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
         return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), wt.quant.per_axis
     w = P.real(wt)
-    per_axis = len(wt.shape) == 4
+    per_axis = per_channel and len(wt.shape) == 4
     scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
     q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
     return q, scales.astype(np.float64), per_axis
@@ -115,21 +118,16 @@ def sa_weight_params(b: Builder, wm, bm, x, w_scale, b_float_scale, per_axis, di
     bm.dim = 0 if per_axis else -1
 
 
-def fx_weights(b: Builder, wt: ir.Tensor, bits: int, to_ohwi):
-    """(max |real weight|, frac -> (FX weights in OHWI, saturated count)).
+def fx_weights(b: Builder, wt: ir.Tensor, bits: int):
+    """(max |real weight|, frac -> (FX weights, saturated count)).
 
     8-bit quantized weights go through per-channel tables (quant.py): the same numbers as
     dequantizing the whole tensor to float64, without that memory and time."""
     data = np.asarray(wt.data)
     if wt.quant is not None and Q.lut_applies(data, wt.quant.scale, wt.quant.axis):
         args = (data, wt.quant.scale, wt.quant.zero_point, wt.quant.axis)
-
-        def from_table(frac: int) -> tuple[np.ndarray, int]:
-            q, n_sat = Q.fx_requantize_8bit(*args, frac, bits)
-            return to_ohwi(q), n_sat
-
-        return Q.dequantized_abs_max(*args), from_table
-    w_real = to_ohwi(P.real(wt))
+        return Q.dequantized_abs_max(*args), lambda frac: Q.fx_requantize_8bit(*args, frac, bits)
+    w_real = P.real(wt)
     return np.max(np.abs(w_real), initial=0.0), lambda frac: Q.fx_quantize(w_real, frac, bits)
 
 

@@ -36,7 +36,7 @@ class ViewSteps:
         self.layers.append(
             MliLayer(
                 index=op.index,
-                op_type=op.type,
+                op_type=op.model_type,
                 kind="view",
                 kernel="",
                 inputs=inputs,
@@ -56,7 +56,7 @@ class ViewSteps:
         self.layers.append(
             MliLayer(
                 index=op.index,
-                op_type=op.type,
+                op_type=op.model_type,
                 kind="copy",
                 kernel=kernel,
                 inputs=[src],
