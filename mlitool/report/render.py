@@ -29,6 +29,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -185,8 +186,15 @@ def render_terminal(report: Report, console=None) -> None:
 
     console = console or stdout_console()
     console.print(Text(report.title, style="bold"))
-    for k, v in report.meta:
-        console.print(Text(f"  {k}: {format_value(v, grouped=True)}"))
+    for k, v in report.meta:  # a long value wraps under itself, not at the margin
+        line = textwrap.fill(
+            f"{k}: {format_value(v, grouped=True)}",
+            width=max(console.width - 1, 40),
+            initial_indent="  ",
+            subsequent_indent="    ",
+            break_on_hyphens=False,
+        )
+        console.print(Text(line))
     for s in report.sections:
         console.print()
         console.rule(Text(s.title, style="bold"))
