@@ -112,12 +112,13 @@ def _table(t: Table) -> list[str]:
     return out
 
 
+_HEADLINE_KEYS = ("model", "target", "format", "arithmetic")  # the headline names them
+
+
 def _headline(meta: dict) -> list[str]:
     """Verdict, what was checked, and for what: the first thing a reader sees."""
     word = str(meta["verdict"])
-    what = " \u00b7 ".join(
-        str(meta[k]) for k in ("model", "target", "format", "arithmetic") if k in meta
-    )
+    what = " \u00b7 ".join(str(meta[k]) for k in _HEADLINE_KEYS if k in meta)
     checks = [c for c in str(meta.get("checks", "")).split("; ") if c]
     return [
         f'<div class="headline {_e(word.lower())}" data-verdict="{_e(word)}">',
@@ -153,7 +154,8 @@ def render_html(report: Report) -> str:
     meta = dict(report.meta)
     if "verdict" in meta:
         out += _headline(meta)
-    rest = [(k, v) for k, v in report.meta if k not in ("summary", "verdict", "checks")]
+    shown = ("summary", "verdict", "checks", *(_HEADLINE_KEYS if "verdict" in meta else ()))
+    rest = [(k, v) for k, v in report.meta if k not in shown]
     if rest:
         out.append('<table class="meta"><tbody>')
         out += [
