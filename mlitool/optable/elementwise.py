@@ -45,22 +45,12 @@ for _name, _options, _kind, _float, _tflite in (
     )
 
 
-def _activation(name, kind, lower, run, *, per_element=True, slots=("input",), **facts) -> None:
+def _activation(name, *, per_element=True, slots=("input",), **facts) -> None:
     """Register an activation: the output has the input's shape. Those computed element by
     element take a leading dimension other than 1 as rows (`leading_dims`), not those along an
     axis (`per_element=False`). `facts`: its other OpSpec fields."""
     register(
-        OpSpec(
-            name,
-            slots,
-            kind=kind,
-            lower=lower,
-            run=run,
-            quantized=True,
-            shapes=V.same_shape,
-            leading_dims=per_element,
-            **facts,
-        )
+        OpSpec(name, slots, quantized=True, shapes=V.same_shape, leading_dims=per_element, **facts)
     )
 
 
@@ -72,58 +62,48 @@ for _name, _kind, _lower, _types, _run in (
     ("LOGISTIC", "sigm", act.lower_lut, WIDEN, (F.logistic, T.logistic)),
     ("TANH", "tanh", act.lower_lut, WIDEN, (F.tanh, T.tanh)),
 ):
-    _activation(_name, _kind, _lower, _run, types=_types)
+    _activation(_name, kind=_kind, lower=_lower, run=_run, types=_types)
 _activation(
     "LEAKY_RELU",
-    "leaky_relu",
-    act.lower_leaky_relu,
-    (F.leaky_relu, T.leaky_relu),
+    kind="leaky_relu",
+    lower=act.lower_leaky_relu,
+    run=(F.leaky_relu, T.leaky_relu),
     options="LeakyReluOptions",
 )
 _activation(
     "PRELU",
-    "prelu",
-    act.lower_prelu,
-    (F.prelu, T.prelu),
+    kind="prelu",
+    lower=act.lower_prelu,
+    run=(F.prelu, T.prelu),
     per_element=False,
     slots=("input", "alpha"),
     checks=(C.kernel_needs_mli2, C.prelu_slope_one_axis),
 )
-# Along an axis: name, MLI layer kind, element types, options table, support checks, kernels.
-for _name, _kind, _types, _options, _checks, _run in (
-    (
-        "SOFTMAX",
-        "softmax",
-        WIDEN,
-        "SoftmaxOptions",
-        (C.softmax_beta_one, C.softmax_one_axis_on_mli1),
-        (F.softmax, T.softmax),
-    ),
-    (
-        "L2_NORMALIZATION",
-        "l2_normalize",
-        SAME,
-        "L2NormOptions",
-        (C.kernel_needs_mli2,),
-        (F.l2_normalization, T.l2_normalization),
-    ),
-):
-    _activation(
-        _name,
-        _kind,
-        act.lower_lut,
-        _run,
-        per_element=False,
-        types=_types,
-        options=_options,
-        checks=_checks,
-    )
+# Along an axis; the kernels write fixed output parameters (`lower_lut`), as LOGISTIC's do.
+_ALONG_AXIS = dict(per_element=False, lower=act.lower_lut)
+_activation(
+    "SOFTMAX",
+    kind="softmax",
+    **_ALONG_AXIS,
+    types=WIDEN,
+    options="SoftmaxOptions",
+    checks=(C.softmax_beta_one, C.softmax_one_axis_on_mli1),
+    run=(F.softmax, T.softmax),
+)
+_activation(
+    "L2_NORMALIZATION",
+    kind="l2_normalize",
+    **_ALONG_AXIS,
+    options="L2NormOptions",
+    checks=(C.kernel_needs_mli2,),
+    run=(F.l2_normalization, T.l2_normalization),
+)
 for _name, _tflite in (("QUANTIZE", T.quantize), ("DEQUANTIZE", T.dequantize)):
     _activation(
         _name,
-        "convert",
-        act.lower_quantize,
-        (F.identity, _tflite),
+        kind="convert",
+        lower=act.lower_quantize,
+        run=(F.identity, _tflite),
         types=CONVERT,
         options=_name.capitalize() + "Options",
         checks=(C.float_needs_mli2,),
