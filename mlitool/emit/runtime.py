@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlitool.emit.analysis import TensorInfo
-from mlitool.emit.dialect import Dialect
+from mlitool.emit.analysis import Emission
 from mlitool.emit.names import comment_text
-from mlitool.emit.symbols import RuntimeSymbols, Symbols
+from mlitool.emit.symbols import RuntimeSymbols
 from mlitool.errors import UnsupportedError
 from mlitool.mli.arena import ArenaPlan, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.types import MliLayer, MliModel
+from mlitool.mli.types import MliLayer
 
 
 def create_lut(kind: str, lut: str, capacity: str, data: str) -> list[str]:
@@ -48,20 +47,12 @@ def create_lut(kind: str, lut: str, capacity: str, data: str) -> list[str]:
 class Runtime:
     """Declarations (header) and definitions (source) of the runtime of one model."""
 
-    def __init__(
-        self,
-        model: MliModel,
-        infos: list[TensorInfo],
-        syms: Symbols,
-        dialect: Dialect,
-        base_name: str,
-        static: bool,
-        verified_build: str | None,
-    ):
-        self.model, self.syms, self.static, self.base_name = model, syms, static, base_name
-        self.d = dialect
+    def __init__(self, em: Emission, static: bool, verified_build: str | None):
+        model, syms = em.model, em.syms
+        self.model, self.syms, self.static, self.base_name = model, syms, static, em.base_name
+        self.d = em.dialect
         self.rt: RuntimeSymbols = syms.runtime
-        self.by_key = {i.key: i for i in infos}
+        self.by_key = em.by_key
         self.build = verified_build if model.target.executable else None
         self.plan: ArenaPlan = model_arena(model)
         if not model.layers:
@@ -81,9 +72,25 @@ class Runtime:
         return f"static {self.syms.unused_macro} " if self.static else ""
 
     def header_lines(self) -> list[str]:
+        """The runtime's part of NAME.h: how to use it, its macros and its API."""
+        lines = ["", *self._usage_doc()]
+        scratch = self._scratch_bytes()
+        if scratch:
+            lines.append(
+                f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
+                f"scratch_data){self._SCRATCH_PLACE}."
+            )
+        lines[-1] += " */"
+        lines += [*self._memory_defines(), *self._io_defines(), *self._build_lines(), ""]
+        return lines + self._init_doc() + self._api_decls(self._INIT_PARAMS)
+
+    _INIT_PARAMS = "void *arena, size_t arena_bytes"
+    _SCRATCH_PLACE = ""  # where the scratch RAM is, said after the sentence
+
+    def _usage_doc(self) -> list[str]:
+        """The header comment's lines, opened and not closed."""
         rt = self.rt
         lines = [
-            "",
             "/* ---- Runtime ----",
             f" * Every activation lives in one arena of {rt.arena_bytes} bytes whose address "
             f"is a multiple of",
@@ -101,27 +108,23 @@ class Runtime:
                 f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
                 f"static RAM) are filled by {rt.init}."
             )
-        scratch = self._scratch_bytes()
-        if scratch:
-            lines.append(
-                f" * Recurrent cells work in {scratch} bytes of static RAM (their "
-                "configs' scratch_data)."
-            )
-        lines[-1] += " */"
-        lines += [
+        return lines
+
+    def _memory_defines(self) -> list[str]:
+        rt = self.rt
+        return [
             f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
             f"#define {rt.arena_align} {self.plan.align}u",
-            *self._io_defines(),
         ]
-        lines += self._build_lines()
-        lines += [
-            "",
+
+    def _init_doc(self) -> list[str]:
+        rt = self.rt
+        return [
             f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
             f"{rt.arena_bytes},",
             f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
             f"{rt.arena_align}. */",
         ]
-        return lines + self._api_decls("void *arena, size_t arena_bytes")
 
     def _api_decls(self, init_params: str) -> list[str]:
         """Prototypes of the runtime API (none when static) and the layer hook's declaration."""
@@ -184,11 +187,7 @@ class Runtime:
         parts = [
             "",
             "/* ---- runtime ---- */",
-            f"#ifdef {rt.layer_hook}",
-            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
-            "#else",
-            f"#define {rt.after_layer}(layer, output) ((void)0)",
-            "#endif",
+            *self._hook_defines(),
             "",
             f"static int {rt.ready};",
         ]
@@ -196,12 +195,30 @@ class Runtime:
             parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];", f"static mli_lut {lut};"]
         parts += [
             "",
+            *self._functions(),
+        ]
+        return "\n".join(parts)
+
+    def _hook_defines(self) -> list[str]:
+        """NAME_AFTER_LAYER: a call of the layer hook where NAME_LAYER_HOOK names one."""
+        rt = self.rt
+        return [
+            f"#ifdef {rt.layer_hook}",
+            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
+            "#else",
+            f"#define {rt.after_layer}(layer, output) ((void)0)",
+            "#endif",
+        ]
+
+    def _functions(self) -> list[str]:
+        """The definitions of the runtime API."""
+        rt = self.rt
+        return [
             self._init(),
             self._run(),
             self._accessor(rt.input, self.model.inputs),
             self._accessor(rt.output, self.model.outputs),
         ]
-        return "\n".join(parts)
 
     def _bind(self, key: str, offset: int) -> str:
         i = self.by_key[key]
