@@ -73,16 +73,21 @@ class Runtime:
 
     def header_lines(self) -> list[str]:
         """The runtime's part of NAME.h: how to use it, its macros and its API."""
+        rt, m = self.rt, self.model
         lines = ["", *self._usage_doc()]
-        scratch = self._scratch_bytes()
+        scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
         if scratch:
             lines.append(
                 f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
                 f"scratch_data){self._SCRATCH_PLACE}."
             )
         lines[-1] += " */"
-        lines += [*self._memory_defines(), *self._io_defines(), *self._build_lines(), ""]
-        return lines + self._init_doc() + self._api_decls(self._INIT_PARAMS)
+        lines += self._memory_defines()
+        lines += [
+            f"#define {rt.num_inputs} {len(m.inputs)}u",
+            f"#define {rt.num_outputs} {len(m.outputs)}u",
+        ]
+        return lines + [*self._build_lines(), "", *self._init_doc(), *self._api_decls()]
 
     _INIT_PARAMS = "void *arena, size_t arena_bytes"
     _SCRATCH_PLACE = ""  # where the scratch RAM is, said after the sentence
@@ -118,20 +123,19 @@ class Runtime:
         ]
 
     def _init_doc(self) -> list[str]:
-        rt = self.rt
         return [
             f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
-            f"{rt.arena_bytes},",
+            f"{self.rt.arena_bytes},",
             f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
-            f"{rt.arena_align}. */",
+            f"{self.rt.arena_align}. */",
         ]
 
-    def _api_decls(self, init_params: str) -> list[str]:
+    def _api_decls(self) -> list[str]:
         """Prototypes of the runtime API (none when static) and the layer hook's declaration."""
         rt, lines = self.rt, []
         if not self.static:
             lines += [
-                f"mli_status {rt.init}({init_params});",
+                f"mli_status {rt.init}({self._INIT_PARAMS});",
                 "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
                 f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
                 f"mli_status {rt.run}(void);",
@@ -153,17 +157,6 @@ class Runtime:
             "it called as",
             " *   void hook(unsigned layer, const mli_tensor *output)",
             " * after every layer (layer = position in the list above), once per output.",
-        ]
-
-    def _scratch_bytes(self) -> int:
-        """Static RAM of the recurrent cells' scratch (their configs' scratch_data)."""
-        return sum(la.cfg["scratch_bytes"] for la in self.model.layers if "scratch_bytes" in la.cfg)
-
-    def _io_defines(self) -> list[str]:
-        rt, m = self.rt, self.model
-        return [
-            f"#define {rt.num_inputs} {len(m.inputs)}u",
-            f"#define {rt.num_outputs} {len(m.outputs)}u",
         ]
 
     def _build_lines(self) -> list[str]:
@@ -193,11 +186,7 @@ class Runtime:
         ]
         for kind, (lut, data) in rt.luts.items():
             parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];", f"static mli_lut {lut};"]
-        parts += [
-            "",
-            *self._functions(),
-        ]
-        return "\n".join(parts)
+        return "\n".join([*parts, "", *self._functions()])
 
     def _hook_defines(self) -> list[str]:
         """NAME_AFTER_LAYER: a call of the layer hook where NAME_LAYER_HOOK names one."""
