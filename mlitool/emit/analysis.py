@@ -4,6 +4,7 @@ they live in. Shared by the C writers and the manifest so both describe the same
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -95,6 +96,22 @@ def _resolve(model: MliModel, key: str) -> tuple[str | None, int]:
         seen.append(t.buffer)
         t = model.tensors[t.buffer]
     return seen[-1], offset
+
+
+@dataclass(frozen=True)
+class Emission:
+    """What every writer of one model's C reads: the model, its analysed tensors (`analyze`), its
+    C symbols and dialect, and the base name of the files."""
+
+    model: MliModel
+    infos: list[TensorInfo]
+    syms: Symbols
+    dialect: Dialect
+    base_name: str
+
+    @functools.cached_property
+    def by_key(self) -> dict[str, TensorInfo]:
+        return {i.key: i for i in self.infos}
 
 
 def analyze(model: MliModel, dialect: Dialect, syms: Symbols) -> list[TensorInfo]:

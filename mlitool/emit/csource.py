@@ -13,13 +13,11 @@ import numpy as np
 
 from mlitool import __version__
 from mlitool.emit import fallback_c
-from mlitool.emit.analysis import TensorInfo, inline_value
+from mlitool.emit.analysis import Emission, TensorInfo, inline_value
 from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
-from mlitool.emit.dialect import Dialect
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime
-from mlitool.emit.symbols import Symbols
 from mlitool.mli.types import MliModel, Role
 
 
@@ -86,21 +84,13 @@ def _describe(info: TensorInfo) -> str:
 
 
 class CWriter:
-    def __init__(
-        self,
-        model: MliModel,
-        infos: list[TensorInfo],
-        syms: Symbols,
-        dialect: Dialect,
-        opts: COptions,
-        base_name: str,
-        runtime: Runtime | None = None,
-    ):
-        self.model, self.infos, self.syms, self.d, self.opts = model, infos, syms, dialect, opts
+    def __init__(self, em: Emission, opts: COptions, runtime: Runtime | None = None):
+        model, infos, syms = em.model, em.infos, em.syms
+        self.model, self.infos, self.syms, self.d, self.opts = model, infos, syms, em.dialect, opts
         self.runtime = runtime
         self.extra_header: list[str] = []  # declarations of companion files (the self-test)
-        self.by_key = {i.key: i for i in infos}
-        self.base_name = base_name
+        self.by_key = em.by_key
+        self.base_name = em.base_name
         self.totals = totals(model, infos)
         # Render the configs up front: a config the target cannot express fails before any output.
         self.cfg_items = [

@@ -50,11 +50,13 @@ class FastRuntime(ChannelSlices, Runtime):
         )
 
     # ------------------------------------------------------------------------------ header
-    def header_lines(self) -> list[str]:
+    _INIT_PARAMS = "void *fast, size_t fast_bytes, void *slow, size_t slow_bytes"
+    _SCRATCH_PLACE = ", outside the plan"
+
+    def _usage_doc(self) -> list[str]:
         rt, fs, p = self.rt, self.fs, self.fplan
         slow = len(p.slow.placements)
-        lines = [
-            "",
+        return [
             "/* ---- Runtime (fast memory) ----",
             f" * Every kernel operand lies in the fast buffer (VCCM, DCCM) at the call: "
             f"{len(p.resident.placements)} activation",
@@ -78,31 +80,24 @@ class FastRuntime(ChannelSlices, Runtime):
             "operand",
             " * lies inside the fast buffer (MLI_STATUS_BAD_TENSOR if not).",
         ]
-        scratch = self._scratch_bytes()
-        if scratch:
-            lines.append(
-                f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
-                "scratch_data), outside the plan."
-            )
-        lines[-1] += " */"
-        lines += [
+
+    def _memory_defines(self) -> list[str]:
+        fs, p = self.fs, self.fplan
+        return [
             f"#define {fs.fast_bytes} {p.fast_bytes}u",
             f"#define {fs.slow_bytes} {p.slow_bytes}u",
-            f"#define {rt.arena_align} {p.align}u",
-            *self._io_defines(),
+            f"#define {self.rt.arena_align} {p.align}u",
         ]
-        lines += self._build_lines()
-        lines += [
-            "",
+
+    def _init_doc(self) -> list[str]:
+        rt, fs = self.rt, self.fs
+        return [
             f"/* Binds every tensor to the two buffers. MLI_STATUS_NOT_ENGH_MEM if fast_bytes < "
             f"{fs.fast_bytes}",
             f" * or slow_bytes < {fs.slow_bytes}, {self.d.misaligned_status} if a buffer that "
             f"is needed is NULL or",
             f" * not a multiple of {rt.arena_align}. */",
         ]
-        return lines + self._api_decls(
-            "void *fast, size_t fast_bytes, void *slow, size_t slow_bytes"
-        )
 
     # ------------------------------------------------------------------------------ source
     def source_text(self) -> str:
@@ -111,11 +106,7 @@ class FastRuntime(ChannelSlices, Runtime):
             "",
             "/* ---- runtime (fast memory) ---- */",
             "#include <string.h>",
-            f"#ifdef {rt.layer_hook}",
-            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
-            "#else",
-            f"#define {rt.after_layer}(layer, output) ((void)0)",
-            "#endif",
+            *self._hook_defines(),
             "",
             f"static int {rt.ready};",
             f"static unsigned char *{fs.fast};",
@@ -155,10 +146,7 @@ class FastRuntime(ChannelSlices, Runtime):
             "}",
             "#endif",
             "",
-            self._init(),
-            self._run(),
-            self._accessor(rt.input, self.model.inputs),
-            self._accessor(rt.output, self.model.outputs),
+            *self._functions(),
         ]
         return "\n".join(parts)
 

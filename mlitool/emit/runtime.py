@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlitool.emit.analysis import TensorInfo
-from mlitool.emit.dialect import Dialect
+from mlitool.emit.analysis import Emission
 from mlitool.emit.names import comment_text
-from mlitool.emit.symbols import RuntimeSymbols, Symbols
+from mlitool.emit.symbols import RuntimeSymbols
 from mlitool.errors import UnsupportedError
 from mlitool.mli.arena import ArenaPlan, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.types import MliLayer, MliModel
+from mlitool.mli.types import MliLayer
 
 
 def create_lut(kind: str, lut: str, capacity: str, data: str) -> list[str]:
@@ -48,20 +47,12 @@ def create_lut(kind: str, lut: str, capacity: str, data: str) -> list[str]:
 class Runtime:
     """Declarations (header) and definitions (source) of the runtime of one model."""
 
-    def __init__(
-        self,
-        model: MliModel,
-        infos: list[TensorInfo],
-        syms: Symbols,
-        dialect: Dialect,
-        base_name: str,
-        static: bool,
-        verified_build: str | None,
-    ):
-        self.model, self.syms, self.static, self.base_name = model, syms, static, base_name
-        self.d = dialect
+    def __init__(self, em: Emission, static: bool, verified_build: str | None):
+        model, syms = em.model, em.syms
+        self.model, self.syms, self.static, self.base_name = model, syms, static, em.base_name
+        self.d = em.dialect
         self.rt: RuntimeSymbols = syms.runtime
-        self.by_key = {i.key: i for i in infos}
+        self.by_key = em.by_key
         self.build = verified_build if model.target.executable else None
         self.plan: ArenaPlan = model_arena(model)
         if not model.layers:
@@ -81,9 +72,30 @@ class Runtime:
         return f"static {self.syms.unused_macro} " if self.static else ""
 
     def header_lines(self) -> list[str]:
+        """The runtime's part of NAME.h: how to use it, its macros and its API."""
+        rt, m = self.rt, self.model
+        lines = ["", *self._usage_doc()]
+        scratch = sum(la.cfg["scratch_bytes"] for la in m.layers if "scratch_bytes" in la.cfg)
+        if scratch:
+            lines.append(
+                f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
+                f"scratch_data){self._SCRATCH_PLACE}."
+            )
+        lines[-1] += " */"
+        lines += self._memory_defines()
+        lines += [
+            f"#define {rt.num_inputs} {len(m.inputs)}u",
+            f"#define {rt.num_outputs} {len(m.outputs)}u",
+        ]
+        return lines + [*self._build_lines(), "", *self._init_doc(), *self._api_decls()]
+
+    _INIT_PARAMS = "void *arena, size_t arena_bytes"
+    _SCRATCH_PLACE = ""  # where the scratch RAM is, said after the sentence
+
+    def _usage_doc(self) -> list[str]:
+        """The header comment's lines, opened and not closed."""
         rt = self.rt
         lines = [
-            "",
             "/* ---- Runtime ----",
             f" * Every activation lives in one arena of {rt.arena_bytes} bytes whose address "
             f"is a multiple of",
@@ -101,34 +113,29 @@ class Runtime:
                 f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
                 f"static RAM) are filled by {rt.init}."
             )
-        scratch = self._scratch_bytes()
-        if scratch:
-            lines.append(
-                f" * Recurrent cells work in {scratch} bytes of static RAM (their "
-                "configs' scratch_data)."
-            )
-        lines[-1] += " */"
-        lines += [
+        return lines
+
+    def _memory_defines(self) -> list[str]:
+        rt = self.rt
+        return [
             f"#define {rt.arena_bytes} {self.plan.arena_bytes}u",
             f"#define {rt.arena_align} {self.plan.align}u",
-            *self._io_defines(),
         ]
-        lines += self._build_lines()
-        lines += [
-            "",
-            f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
-            f"{rt.arena_bytes},",
-            f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
-            f"{rt.arena_align}. */",
-        ]
-        return lines + self._api_decls("void *arena, size_t arena_bytes")
 
-    def _api_decls(self, init_params: str) -> list[str]:
+    def _init_doc(self) -> list[str]:
+        return [
+            f"/* Binds every tensor to the arena. MLI_STATUS_NOT_ENGH_MEM if arena_bytes < "
+            f"{self.rt.arena_bytes},",
+            f" * {self.d.misaligned_status} if arena is NULL or not a multiple of "
+            f"{self.rt.arena_align}. */",
+        ]
+
+    def _api_decls(self) -> list[str]:
         """Prototypes of the runtime API (none when static) and the layer hook's declaration."""
         rt, lines = self.rt, []
         if not self.static:
             lines += [
-                f"mli_status {rt.init}({init_params});",
+                f"mli_status {rt.init}({self._INIT_PARAMS});",
                 "/* Runs every layer; returns the first status that is not MLI_STATUS_OK",
                 f" * (MLI_STATUS_BAD_TENSOR before a successful {rt.init}). */",
                 f"mli_status {rt.run}(void);",
@@ -152,17 +159,6 @@ class Runtime:
             " * after every layer (layer = position in the list above), once per output.",
         ]
 
-    def _scratch_bytes(self) -> int:
-        """Static RAM of the recurrent cells' scratch (their configs' scratch_data)."""
-        return sum(la.cfg["scratch_bytes"] for la in self.model.layers if "scratch_bytes" in la.cfg)
-
-    def _io_defines(self) -> list[str]:
-        rt, m = self.rt, self.model
-        return [
-            f"#define {rt.num_inputs} {len(m.inputs)}u",
-            f"#define {rt.num_outputs} {len(m.outputs)}u",
-        ]
-
     def _build_lines(self) -> list[str]:
         """The build the outputs are verified for (NAME_MLI_BUILD), or why there is none."""
         if not self.build:
@@ -184,24 +180,34 @@ class Runtime:
         parts = [
             "",
             "/* ---- runtime ---- */",
-            f"#ifdef {rt.layer_hook}",
-            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
-            "#else",
-            f"#define {rt.after_layer}(layer, output) ((void)0)",
-            "#endif",
+            *self._hook_defines(),
             "",
             f"static int {rt.ready};",
         ]
         for kind, (lut, data) in rt.luts.items():
             parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];", f"static mli_lut {lut};"]
-        parts += [
-            "",
+        return "\n".join([*parts, "", *self._functions()])
+
+    def _hook_defines(self) -> list[str]:
+        """NAME_AFTER_LAYER: a call of the layer hook where NAME_LAYER_HOOK names one."""
+        rt = self.rt
+        return [
+            f"#ifdef {rt.layer_hook}",
+            f"#define {rt.after_layer}(layer, output) {rt.layer_hook}((layer), (output))",
+            "#else",
+            f"#define {rt.after_layer}(layer, output) ((void)0)",
+            "#endif",
+        ]
+
+    def _functions(self) -> list[str]:
+        """The definitions of the runtime API."""
+        rt = self.rt
+        return [
             self._init(),
             self._run(),
             self._accessor(rt.input, self.model.inputs),
             self._accessor(rt.output, self.model.outputs),
         ]
-        return "\n".join(parts)
 
     def _bind(self, key: str, offset: int) -> str:
         i = self.by_key[key]

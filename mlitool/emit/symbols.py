@@ -140,15 +140,14 @@ def _runtime_symbols(model: MliModel, table: NameTable, prefix: str, macro: str)
         for k in LUT_LENGTHS
         if model.target.lut_kernels and any(k in luts_of(layer.kind) for layer in model.layers)
     ]
+    # Named after their fields: functions NAME_<field>, macros NAME_<FIELD> (in this order).
+    functions = {f: fn(f) for f in ("init", "run", "input", "output")}
+    macros = {
+        f: mac(f.upper()) for f in ("arena_bytes", "arena_align", "num_inputs", "num_outputs")
+    }
     return RuntimeSymbols(
-        init=fn("init"),
-        run=fn("run"),
-        input=fn("input"),
-        output=fn("output"),
-        arena_bytes=mac("ARENA_BYTES"),
-        arena_align=mac("ARENA_ALIGN"),
-        num_inputs=mac("NUM_INPUTS"),
-        num_outputs=mac("NUM_OUTPUTS"),
+        **functions,
+        **macros,
         build=mac("MLI_BUILD"),
         layer_hook=mac("LAYER_HOOK"),
         after_layer=mac("AFTER_LAYER"),

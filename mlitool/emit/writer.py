@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from mlitool.emit.analysis import analyze
+from mlitool.emit.analysis import Emission, analyze
 from mlitool.emit.c_mli1 import Mli10, Mli11
 from mlitool.emit.c_mli2 import Mli2
 from mlitool.emit.csource import COptions, CWriter
@@ -80,24 +80,16 @@ def emit(
         raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
     syms = make_symbols(model, name, runtime=runtime, fast=fast_memory is not None)
     infos = analyze(model, dialect, syms)
+    em = Emission(model, infos, syms, dialect, name)
     opts = COptions(header=header, align=align, section=section, single_header=single_header)
     rt = None
     if fast_memory is not None:
         from mlitool.emit.fast_runtime import FastRuntime
 
-        rt = FastRuntime(
-            model,
-            infos,
-            syms,
-            dialect,
-            name,
-            single_header,
-            verified_build,
-            fast_memory=fast_memory,
-        )
+        rt = FastRuntime(em, single_header, verified_build, fast_memory=fast_memory)
     elif runtime:
-        rt = Runtime(model, infos, syms, dialect, name, single_header, verified_build)
-    writer = CWriter(model, infos, syms, dialect, opts, name, rt)
+        rt = Runtime(em, single_header, verified_build)
+    writer = CWriter(em, opts, rt)
     st = _selftest(model, syms, name, selftest, rt, single_header)
     if st:
         writer.extra_header = st.header_lines()

@@ -31,7 +31,7 @@ ISLAND_TABLE = "island_table"
 
 @dataclass(frozen=True)
 class Unary:
-    """One element-wise unary op; `mlitool.optable` registers it (`unary_spec`)."""
+    """One element-wise unary op; `mlitool.optable` registers it (`unary_op`)."""
 
     name: str  # the TFLite op
     real: Callable[[np.ndarray], np.ndarray]  # float32 -> float32

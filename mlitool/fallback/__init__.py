@@ -14,11 +14,9 @@ Fallback kernels read and write SA8 tensors; in FX formats lowering converts aro
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 
-from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel
+from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel, helper_names
 from mlitool.fallback.binary import BATCH_MATMUL8, BINARY8
 from mlitool.fallback.compare import COMPARE8, SELECT8
 from mlitool.fallback.fixedpoint_c import FIXEDPOINT
@@ -81,11 +79,6 @@ def helpers(kernels: list[FallbackKernel]) -> str:
     """The C of the static helpers `kernels` share, defined once in NAME.c: the prelude, and the
     fixed-point helpers where one of them uses those."""
     return PRELUDE + (FIXEDPOINT if any(k.fixedpoint for k in kernels) else "")
-
-
-def helper_names(text: str) -> list[str]:
-    """The names the helper C `text` defines (`@P@_<name>`)."""
-    return re.findall(r"^static [^(]*[ *]@P@_(\w+)\(", text, re.M)
 
 
 def run_layer(layer: MliLayer, model: MliModel, xs: list, arith) -> np.ndarray:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from mlitool.fallback.fixedpoint_c import FIXEDPOINT
 
 PREFIX = "mlitool_"
 
@@ -36,6 +39,14 @@ static uint32_t @P@_offset(const mli_tensor *t, uint32_t i) {
 """
 
 
+def helper_names(text: str) -> list[str]:
+    """The names the helper C `text` defines (`@P@_<name>`)."""
+    return re.findall(r"^static [^(]*[ *]@P@_(\w+)\(", text, re.M)
+
+
+_FIXEDPOINT_CALLS = tuple(f"@P@_{name}(" for name in helper_names(FIXEDPOINT))
+
+
 @dataclass(frozen=True)
 class FallbackKernel:
     """One fallback kernel. `c_source` defines the function `@FN@` (and uses `@CFG@`, its config
@@ -44,11 +55,20 @@ class FallbackKernel:
 
     name: str  # short name: the C function is NAME_<name> in the emitted files
     doc: str  # one line for the header: what it computes
-    signature: str  # parameter list of the C function (after the name)
-    c_source: str
+    c_source: str  # defines `@STORAGE@mli_status @FN@(...)`
     run: Callable
     cfg: tuple[str, ...] = ()  # int32 fields of its config struct, in order
-    fixedpoint: bool = False  # uses the shared fixed-point helpers (`fixedpoint_c.FIXEDPOINT`)
+
+    @property
+    def signature(self) -> str:
+        """The C function's parameter list (the prototype's), read from its definition."""
+        params = re.search(r"@STORAGE@mli_status @FN@(\([^)]*\))", self.c_source)
+        return " ".join(params.group(1).split())
+
+    @property
+    def fixedpoint(self) -> bool:
+        """Whether its C calls the shared fixed-point helpers (`fixedpoint_c.FIXEDPOINT`)."""
+        return any(call in self.c_source for call in _FIXEDPOINT_CALLS)
 
     @property
     def kernel(self) -> str:

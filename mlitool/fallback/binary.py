@@ -130,11 +130,9 @@ def _run_binary(layer, model, xs, arith) -> np.ndarray:
 BINARY8 = FallbackKernel(
     name="binary8",
     doc="int8 ADD/SUB/MUL/MAXIMUM/MINIMUM/DIV/SQUARED_DIFFERENCE with broadcasting, as TFLite",
-    signature="(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg, mli_tensor *out)",
     c_source=_BINARY,
     run=_run_binary,
     cfg=BIN.CFG,
-    fixedpoint=True,
 )
 
 _BATCH_MATMUL = """\
@@ -207,9 +205,7 @@ def _run_batch_matmul(layer, model, xs, arith) -> np.ndarray:
 BATCH_MATMUL8 = FallbackKernel(
     name="batch_matmul8",
     doc="int8 BATCH_MATMUL (adj_x / adj_y, broadcast batch dimensions), as TFLite",
-    signature="(const mli_tensor *lhs, const mli_tensor *rhs, const @CFG@ *cfg, mli_tensor *out)",
     c_source=_BATCH_MATMUL,
     run=_run_batch_matmul,
     cfg=BMM.CFG,
-    fixedpoint=True,
 )

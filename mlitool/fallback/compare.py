@@ -53,7 +53,6 @@ def _run_compare(layer, model, xs, arith) -> np.ndarray:
 COMPARE8 = FallbackKernel(
     name="compare8",
     doc="int8 comparison as TFLite computes it (operands rescaled to a common footing), output 0/1",
-    signature="(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg, mli_tensor *out)",
     c_source=_AT
     + """\
 /* TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp of (x + offset) << 8: a rounding
@@ -104,7 +103,6 @@ def _run_select(layer, model, xs, arith) -> np.ndarray:
 SELECT8 = FallbackKernel(
     name="select8",
     doc="int8 SELECT: x where the condition byte is not 0, else y (values copied unchanged)",
-    signature="(const mli_tensor *cond, const mli_tensor *x, const mli_tensor *y, mli_tensor *out)",
     c_source=_AT
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *cond, const mli_tensor *x, const mli_tensor *y,

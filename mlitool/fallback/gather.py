@@ -43,7 +43,6 @@ def _run(layer, model, xs, arith) -> np.ndarray:
 GATHER4 = FallbackKernel(
     name="gather4",
     doc="per-axis index gather: out[i0,i1,i2,i3] = in[t0[i0],t1[i1],t2[i2],t3[i3]] (-1: fill)",
-    signature="(const mli_tensor *in, const mli_tensor *index, const @CFG@ *cfg, mli_tensor *out)",
     cfg=CFG,
     c_source="""\
 @STORAGE@mli_status @FN@(const mli_tensor *in, const mli_tensor *index, const @CFG@ *cfg,

@@ -144,9 +144,7 @@ _KERNEL = """\
 LOG_SOFTMAX8 = FallbackKernel(
     name="log_softmax8",
     doc="int8 LOG_SOFTMAX over the last dimension, TFLite's integer arithmetic",
-    signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
     c_source=_FIXEDPOINT + _MATH + _KERNEL,
     run=_run,
     cfg=CFG,
-    fixedpoint=True,
 )

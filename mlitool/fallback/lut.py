@@ -20,7 +20,6 @@ def _run(layer, model, xs, arith) -> np.ndarray:
 LUT8 = FallbackKernel(
     name="lut8",
     doc="int8 element-wise op through a 256-entry table: out[i] = table[in[i] + 128]",
-    signature="(const mli_tensor *in, const mli_tensor *table, mli_tensor *out)",
     c_source="""\
 @STORAGE@mli_status @FN@(const mli_tensor *in, const mli_tensor *table, mli_tensor *out) {
     const int8_t *x = in->data.mem.pi8;

@@ -109,32 +109,20 @@ static int32_t @P@_@TAG@_round(float v, int32_t zp) {
 """
 
 
-def _c_source(tag: str, ctype: str, mem: str, lo: int, hi: int) -> str:
-    """The kernel's C for elements of C type `ctype` (`mem`: the mli_data_container member,
-    [lo, hi] their range), helpers named `@P@_<tag>_...`."""
-    text = _C_TEMPLATE.replace("@TAG@", tag).replace("@T@", ctype).replace("@MEM@", mem)
-    text = text.replace("@W@", ctype.removesuffix("_t"))
-    return text.replace("@LO@", str(lo)).replace("@HI@", str(hi))
+def _kernel(name: str, dtype: type[np.integer], tag: str) -> FallbackKernel:
+    """The kernel for elements of `dtype`: the C text for its C type (`@W@_t`), data container
+    member (`@MEM@`) and range (`@LO@`, `@HI@`), helpers named `@P@_<tag>_...`."""
+    width, info = np.dtype(dtype).name, np.iinfo(dtype)
+    text = _C_TEMPLATE.replace("@TAG@", tag).replace("@T@", f"{width}_t").replace("@W@", width)
+    text = text.replace("@MEM@", f"pi{info.bits}")
+    return FallbackKernel(
+        name=name,
+        doc=f"{width} sum / mean / max / min over any axes, rescaled as TFLite's QuantizedMeanOrSum",
+        c_source=text.replace("@LO@", str(info.min)).replace("@HI@", str(info.max)),
+        run=functools.partial(_run, dtype=dtype),
+        cfg=CFG,
+    )
 
 
-C_SOURCE = _c_source("reduce", "int8_t", "pi8", -128, 127)
-
-REDUCE8 = FallbackKernel(
-    name="reduce8",
-    doc="int8 sum / mean / max / min over any axes, rescaled as TFLite's QuantizedMeanOrSum",
-    signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
-    c_source=C_SOURCE,
-    run=_run,
-    cfg=CFG,
-    fixedpoint=True,
-)
-
-REDUCE16 = FallbackKernel(
-    name="reduce16",
-    doc="int16 sum / mean / max / min over any axes, rescaled as TFLite's QuantizedMeanOrSum",
-    signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
-    c_source=_c_source("reduce16", "int16_t", "pi16", -32768, 32767),
-    run=functools.partial(_run, dtype=np.int16),
-    cfg=CFG,
-    fixedpoint=True,
-)
+REDUCE8 = _kernel("reduce8", np.int8, "reduce")
+REDUCE16 = _kernel("reduce16", np.int16, "reduce16")

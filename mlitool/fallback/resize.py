@@ -22,7 +22,6 @@ def _run(layer, model, xs, arith):
 RESIZE_BILINEAR = FallbackKernel(
     name="resize_bilinear",
     doc="TFLite's integer bilinear resize of an HWC tensor (positions in 1/1024 pixel)",
-    signature="(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out)",
     cfg=("scale_h", "scale_w", "half_pixel"),
     c_source="""\
 /* position (1/1024), lower and upper neighbour of output row / column v */

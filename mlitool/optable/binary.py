@@ -14,7 +14,7 @@ from mlitool.execute import binary as BIN
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import fallback as FB
 from mlitool.mli.lower import fallback_binary as FBB
-from mlitool.opspec import OpSpec, register
+from mlitool.optable.fallback import fallback_op
 from mlitool.tflite import validate_ops as V
 
 _CHECKS = (*FB.CHECKS, C.one_operand_variable, FBB.operands_per_tensor)
@@ -28,19 +28,15 @@ for _name, _options, _checks, _run in (
         (BIN.float_squared_difference, BIN.tflite_squared_difference),
     ),
 ):
-    register(
-        OpSpec(
-            _name,
-            ("input", "input2"),
-            options=_options,
-            all_data=True,
-            quantized=True,
-            shapes=V.eltwise_shapes,
-            kind="fallback",
-            checks=(*_CHECKS, C.operands_broadcast, *_checks),
-            lower=FBB.lower_binary,
-            run=_run,
-        )
+    fallback_op(
+        _name,
+        ("input", "input2"),
+        options=_options,
+        all_data=True,
+        shapes=V.eltwise_shapes,
+        checks=(*_CHECKS, C.operands_broadcast, *_checks),
+        lower=FBB.lower_binary,
+        run=_run,
     )
 
 
@@ -67,19 +63,15 @@ def batch_matmul_shapes(g: ir.Graph, op: ir.Op) -> Iterator[V.Problem]:
         )
 
 
-register(
-    OpSpec(
-        "BATCH_MATMUL",
-        ("input", "input2"),
-        options="BatchMatMulOptions",
-        all_data=True,
-        quantized=True,
-        fused_activation=False,
-        weights=("input2",),  # the inspect style reads input 2 as its weights
-        shapes=batch_matmul_shapes,
-        kind="fallback",
-        checks=_CHECKS,
-        lower=FBB.lower_batch_matmul,
-        run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
-    )
+fallback_op(
+    "BATCH_MATMUL",
+    ("input", "input2"),
+    options="BatchMatMulOptions",
+    all_data=True,
+    fused_activation=False,
+    weights=("input2",),  # the inspect style reads input 2 as its weights
+    shapes=batch_matmul_shapes,
+    checks=_CHECKS,
+    lower=FBB.lower_batch_matmul,
+    run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
 )

@@ -12,7 +12,8 @@ import numpy as np
 from mlitool import ir
 from mlitool.execute import compare as X
 from mlitool.mli.lower import fallback_compare as FC
-from mlitool.opspec import CONVERT, OpSpec, register
+from mlitool.opspec import CONVERT
+from mlitool.optable.fallback import fallback_op
 from mlitool.tflite import validate_ops as V
 
 
@@ -71,34 +72,26 @@ for _name, _code in (
     ("LESS", 4),
     ("LESS_EQUAL", 5),
 ):
-    register(
-        OpSpec(
-            _name,
-            ("input", "input2"),
-            options="".join(w.capitalize() for w in _name.split("_")) + "Options",
-            types=CONVERT,
-            quantized=True,
-            shapes=compare_types,
-            kind="fallback",
-            checks=FC.COMPARE_CHECKS,
-            bools=True,
-            lower=FC.comparison(_code),
-            run=(X.float_compare(_name, _code), X.tflite_compare(_name, _code)),
-        )
+    fallback_op(
+        _name,
+        ("input", "input2"),
+        options="".join(w.capitalize() for w in _name.split("_")) + "Options",
+        types=CONVERT,
+        shapes=compare_types,
+        checks=FC.COMPARE_CHECKS,
+        bools=True,
+        lower=FC.comparison(_code),
+        run=(X.float_compare(_name, _code), X.tflite_compare(_name, _code)),
     )
 for _name, _options in (("SELECT", "SelectOptions"), ("SELECT_V2", "SelectV2Options")):
-    register(
-        OpSpec(
-            _name,
-            ("condition", "input", "input2"),
-            options=_options,
-            all_data=True,
-            quantized=True,
-            shapes=select_shapes,
-            kind="fallback",
-            checks=FC.SELECT_CHECKS,
-            bools=True,
-            lower=FC.lower_select,
-            run=(X.select, X.select),
-        )
+    fallback_op(
+        _name,
+        ("condition", "input", "input2"),
+        options=_options,
+        all_data=True,
+        shapes=select_shapes,
+        checks=FC.SELECT_CHECKS,
+        bools=True,
+        lower=FC.lower_select,
+        run=(X.select, X.select),
     )

@@ -5,22 +5,7 @@ half of a Bidirectional RNN; a per-axis index gather, `gather4`)."""
 from __future__ import annotations
 
 from mlitool.execute import keras_extra as K
-from mlitool.mli.lower import fallback_movement as FM
-from mlitool.opspec import OpSpec, register
-from mlitool.optable.fallback import unary_spec
-from mlitool.optable.kernel_shapes import computed_shapes
+from mlitool.optable.fallback import gather_op, unary_op
 
-register(unary_spec(K.SQUARE))
-register(
-    OpSpec(
-        "REVERSE_V2",
-        ("input", "axis"),
-        options="ReverseV2Options",
-        params=("axis",),
-        shapes=computed_shapes,
-        kind="fallback",
-        checks=FM.CHECKS,
-        lower=FM.lower_index_gather,
-        run=(K.reverse_v2,) * 2,
-    )
-)
+unary_op(K.SQUARE)
+gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", K.reverse_v2, params=("axis",))

@@ -6,19 +6,15 @@ from __future__ import annotations
 
 from mlitool.execute import log_softmax as LX
 from mlitool.mli.lower import fallback_log_softmax as LF
-from mlitool.opspec import OpSpec, register
+from mlitool.optable.fallback import fallback_op
 from mlitool.tflite import validate_ops as V
 
-register(
-    OpSpec(
-        "LOG_SOFTMAX",
-        ("input",),
-        options="LogSoftmaxOptions",
-        quantized=True,
-        shapes=V.same_shape,
-        kind="fallback",
-        checks=LF.CHECKS,
-        lower=LF.lower_log_softmax,
-        run=(LX.float_kernel, LX.tflite_kernel),
-    )
+fallback_op(
+    "LOG_SOFTMAX",
+    ("input",),
+    options="LogSoftmaxOptions",
+    shapes=V.same_shape,
+    checks=LF.CHECKS,
+    lower=LF.lower_log_softmax,
+    run=(LX.float_kernel, LX.tflite_kernel),
 )

@@ -25,32 +25,32 @@ _MAC = dict(
 _CONV = ("input", "weights", "bias")
 _MAC_INPUT = (C.weights_constant, C.input_nhwc)
 
-register(
-    OpSpec(
-        "CONV_2D",
-        _CONV,
-        **_MAC,
-        options="Conv2DOptions",
-        options_required=True,
-        shapes=V.window_shapes,
-        kind="conv2d",
-        checks=(C.dilation_needs_mli2, *_MAC_INPUT),
-        run=(F.conv_2d, TM.conv_2d),
+
+def _conv(name: str, options: str, kind: str, checks: tuple, run: tuple) -> None:
+    """Register a convolution of NHWC windows; its options (stride, padding) must be there."""
+    register(
+        OpSpec(
+            name,
+            _CONV,
+            **_MAC,
+            options=options,
+            options_required=True,
+            shapes=V.window_shapes,
+            kind=kind,
+            checks=(*checks, *_MAC_INPUT),
+            run=run,
+        )
     )
-)
+
+
+_conv("CONV_2D", "Conv2DOptions", "conv2d", (C.dilation_needs_mli2,), (F.conv_2d, TM.conv_2d))
 # Over one input channel a conv2d, with a channel multiplier a group_conv2d (facts.layer_kind).
-register(
-    OpSpec(
-        "DEPTHWISE_CONV_2D",
-        _CONV,
-        **_MAC,
-        options="DepthwiseConv2DOptions",
-        options_required=True,
-        shapes=V.window_shapes,
-        kind="depthwise_conv2d",
-        checks=(C.kernel_needs_mli2, C.dilation_needs_mli2, *_MAC_INPUT),
-        run=(F.depthwise_conv_2d, TM.depthwise_conv_2d),
-    )
+_conv(
+    "DEPTHWISE_CONV_2D",
+    "DepthwiseConv2DOptions",
+    "depthwise_conv2d",
+    (C.kernel_needs_mli2, C.dilation_needs_mli2),
+    (F.depthwise_conv_2d, TM.depthwise_conv_2d),
 )
 # Over several rows a 1x1 conv2d (facts.layer_kind).
 register(

@@ -83,34 +83,32 @@ register(
         run=(LO.transpose,) * 2,
     )
 )
-register(
-    OpSpec(
-        "ARG_MAX",
-        ("input", "axis"),
-        options="ArgMaxOptions",
-        types=CONVERT,
-        index_outputs=True,
-        kind="argmax",
-        checks=(
-            C.kernel_needs_mli2,
-            C.argmax_axis_constant,
-            C.argmax_last_axis,
-            C.argmax_row_starts_fit,
-        ),
-        lower=movement.lower_arg_max,
-        run=(LO.arg_max,) * 2,
-    )
+# Indices out (any integer type); MLI has a kernel for ARG_MAX only.
+_ARG_MAX = dict(
+    kind="argmax",
+    checks=(
+        C.kernel_needs_mli2,
+        C.argmax_axis_constant,
+        C.argmax_last_axis,
+        C.argmax_row_starts_fit,
+    ),
+    lower=movement.lower_arg_max,
 )
-register(
-    OpSpec(
-        "ARG_MIN",
-        ("input", "axis"),
-        options="ArgMinOptions",
-        types=CONVERT,
-        index_outputs=True,
-        run=(LO.arg_min,) * 2,
+for _name, _options, _kernel, _mli in (
+    ("ARG_MAX", "ArgMaxOptions", LO.arg_max, _ARG_MAX),
+    ("ARG_MIN", "ArgMinOptions", LO.arg_min, {}),
+):
+    register(
+        OpSpec(
+            _name,
+            ("input", "axis"),
+            options=_options,
+            types=CONVERT,
+            index_outputs=True,
+            run=(_kernel,) * 2,
+            **_mli,
+        )
     )
-)
 
 # Slices: views of their input where MLI can address them (else mli_mov copies).
 _SLICE = dict(

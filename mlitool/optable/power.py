@@ -6,19 +6,15 @@ from __future__ import annotations
 
 from mlitool.execute import power as P
 from mlitool.mli.lower import fallback_pow as FP
-from mlitool.opspec import OpSpec, register
+from mlitool.optable.fallback import fallback_op
 from mlitool.tflite import validate_ops as V
 
-register(
-    OpSpec(
-        "POW",
-        ("input", "input2"),
-        options="PowOptions",
-        quantized=True,
-        shapes=V.eltwise_shapes,
-        kind="fallback",
-        checks=FP.CHECKS,
-        lower=FP.lower_pow,
-        run=(P.float_pow, P.tflite_pow),
-    )
+fallback_op(
+    "POW",
+    ("input", "input2"),
+    options="PowOptions",
+    shapes=V.eltwise_shapes,
+    checks=FP.CHECKS,
+    lower=FP.lower_pow,
+    run=(P.float_pow, P.tflite_pow),
 )

@@ -7,21 +7,17 @@ from __future__ import annotations
 
 from mlitool.execute import reduce as RX
 from mlitool.mli.lower import fallback_reduce as RF
-from mlitool.opspec import OpSpec, register
+from mlitool.optable.fallback import fallback_op
 
 
 def _reduction(name: str) -> None:
-    register(
-        OpSpec(
-            name,
-            ("input", "axis"),
-            options="ReducerOptions",
-            quantized=True,
-            kind="fallback",
-            checks=RF.CHECKS,
-            lower=RF.lower_reduce,
-            run=(RX.float_kernel(name), RX.tflite_kernel(name)),
-        )
+    fallback_op(
+        name,
+        ("input", "axis"),
+        options="ReducerOptions",
+        checks=RF.CHECKS,
+        lower=RF.lower_reduce,
+        run=(RX.float_kernel(name), RX.tflite_kernel(name)),
     )
 
 

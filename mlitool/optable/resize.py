@@ -8,22 +8,21 @@ from __future__ import annotations
 from mlitool.execute import resize as R
 from mlitool.mli.lower import fallback_movement as FM
 from mlitool.opspec import OpSpec, register
+from mlitool.optable.fallback import fallback_op
 from mlitool.optable.kernel_shapes import computed_shapes
 
-register(
-    OpSpec(
-        "RESIZE_BILINEAR",
-        ("input", "size"),
-        options="ResizeBilinearOptions",
-        quantized=True,
-        params=("size",),
-        shapes=computed_shapes,
-        kind="fallback",
-        checks=FM.CHECKS,
-        lower=FM.lower_resize_bilinear,
-        run=(R.resize_bilinear,) * 2,
-    )
+# One kernel serves both modes and gives validation the output shape.
+fallback_op(
+    "RESIZE_BILINEAR",
+    ("input", "size"),
+    options="ResizeBilinearOptions",
+    params=("size",),
+    shapes=computed_shapes,
+    checks=FM.CHECKS,
+    lower=FM.lower_resize_bilinear,
+    run=(R.resize_bilinear,) * 2,
 )
+# Lowered as MLI permutes, not fallback C.
 for _name, _opts, _run in (
     ("SPACE_TO_DEPTH", "SpaceToDepthOptions", R.space_to_depth),
     ("DEPTH_TO_SPACE", "DepthToSpaceOptions", R.depth_to_space),
@@ -46,17 +45,13 @@ for _name, _opts, _edges, _run in (
     ("SPACE_TO_BATCH_ND", "SpaceToBatchNDOptions", "paddings", R.space_to_batch_nd),
     ("BATCH_TO_SPACE_ND", "BatchToSpaceNDOptions", "crops", R.batch_to_space_nd),
 ):
-    register(
-        OpSpec(
-            _name,
-            ("input", "block_shape", _edges),
-            options=_opts,
-            quantized=True,
-            params=("block_shape", _edges),
-            shapes=computed_shapes,
-            kind="fallback",
-            checks=FM.CHECKS,
-            lower=FM.lower_batch_space,
-            run=(_run,) * 2,
-        )
+    fallback_op(
+        _name,
+        ("input", "block_shape", _edges),
+        options=_opts,
+        params=("block_shape", _edges),
+        shapes=computed_shapes,
+        checks=FM.CHECKS,
+        lower=FM.lower_batch_space,
+        run=(_run,) * 2,
     )

@@ -11,120 +11,68 @@ serves both modes (`execute/shape_ops.py`): they move or count elements.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mlitool.execute import shape_ops as S
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import fallback_movement as FM
 from mlitool.mli.lower import movement
 from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.optable.fallback import gather_op
 from mlitool.optable.kernel_shapes import computed_shapes
 
-_SHAPE_OP = dict(shapes=computed_shapes)
-register(
-    OpSpec(
-        "SHAPE", ("input",), options="ShapeOptions", types=CONVERT, **_SHAPE_OP, run=(S.shape,) * 2
+
+def _shape_op(name: str, slots: tuple[str, ...], options: str, kernel: Callable, **facts) -> None:
+    """Register `name`: one `kernel` for both modes, which also gives validation the output
+    shape; `facts`: its other OpSpec fields."""
+    register(
+        OpSpec(name, slots, options=options, shapes=computed_shapes, run=(kernel,) * 2, **facts)
     )
+
+
+_shape_op("SHAPE", ("input",), "ShapeOptions", S.shape, types=CONVERT)
+_shape_op(
+    "PACK",
+    ("input",),
+    "PackOptions",
+    S.pack,
+    variadic=True,
+    options_required=True,
+    all_data=True,
+    kind="concat",
+    leading_dims=True,  # an unrolled RNN's time steps stacked in front: rows, not a batch
+    lower=FM.lower_pack,
 )
-register(
-    OpSpec(
-        "PACK",
-        ("input",),
-        variadic=True,
-        options="PackOptions",
-        options_required=True,
-        all_data=True,
-        **_SHAPE_OP,
-        kind="concat",
-        leading_dims=True,  # an unrolled RNN's time steps stacked in front: rows, not a batch
-        lower=FM.lower_pack,
-        run=(S.pack,) * 2,
-    )
+_shape_op(
+    "UNPACK",
+    ("input",),
+    "UnpackOptions",
+    S.unpack,
+    outputs=(1, VARIADIC),
+    options_required=True,
+    kind="view",
+    leading_dims=True,
+    checks=(C.slice_keeps_batch,),
+    lower=movement.lower_slice,
+    reads_views=True,
 )
-register(
-    OpSpec(
-        "UNPACK",
-        ("input",),
-        outputs=(1, VARIADIC),
-        options="UnpackOptions",
-        options_required=True,
-        **_SHAPE_OP,
-        kind="view",
-        leading_dims=True,
-        checks=(C.slice_keeps_batch,),
-        lower=movement.lower_slice,
-        reads_views=True,
-        run=(S.unpack,) * 2,
-    )
+gather_op(
+    "GATHER",
+    ("input", "positions"),
+    "GatherOptions",
+    S.gather,
+    checks=(*FM.CHECKS, FM.gather_constant),
 )
-register(
-    OpSpec(
-        "GATHER",
-        ("input", "positions"),
-        options="GatherOptions",
-        **_SHAPE_OP,
-        kind="fallback",
-        checks=(*FM.CHECKS, FM.gather_constant),
-        lower=FM.lower_index_gather,
-        run=(S.gather,) * 2,
-    )
-)
-register(
-    OpSpec(
-        "REDUCE_PROD",
-        ("input", "axis"),
-        options="ReducerOptions",
-        params=("axis",),
-        **_SHAPE_OP,
-        run=(S.reduce_prod,) * 2,
-    )
-)
-register(
-    OpSpec("CAST", ("input",), options="CastOptions", types=CONVERT, **_SHAPE_OP, run=(S.cast,) * 2)
-)
-register(
-    OpSpec(
-        "FILL",
-        ("dims", "value"),
-        options="FillOptions",
-        types=CONVERT,
-        params=("dims",),
-        **_SHAPE_OP,
-        run=(S.fill,) * 2,
-    )
-)
-register(
-    OpSpec(
-        "RANGE",
-        ("start", "limit", "delta"),
-        options="RangeOptions",
-        types=CONVERT,
-        params=("start", "limit", "delta"),
-        **_SHAPE_OP,
-        run=(S.range_op,) * 2,
-    )
-)
-register(
-    OpSpec(
-        "TILE",
-        ("input", "multiples"),
-        options="TileOptions",
-        params=("multiples",),
-        **_SHAPE_OP,
-        kind="fallback",
-        checks=FM.CHECKS,
-        lower=FM.lower_index_gather,
-        run=(S.tile,) * 2,
-    )
-)
-register(
-    OpSpec(
-        "RESIZE_NEAREST_NEIGHBOR",
-        ("input", "size"),
-        options="ResizeNearestNeighborOptions",
-        params=("size",),
-        **_SHAPE_OP,
-        kind="fallback",
-        checks=FM.CHECKS,
-        lower=FM.lower_index_gather,
-        run=(S.resize_nearest_neighbor,) * 2,
-    )
+_shape_op("REDUCE_PROD", ("input", "axis"), "ReducerOptions", S.reduce_prod, params=("axis",))
+_shape_op("CAST", ("input",), "CastOptions", S.cast, types=CONVERT)
+_shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
+_RANGE = ("start", "limit", "delta")
+_shape_op("RANGE", _RANGE, "RangeOptions", S.range_op, types=CONVERT, params=_RANGE)
+gather_op("TILE", ("input", "multiples"), "TileOptions", S.tile, params=("multiples",))
+gather_op(
+    "RESIZE_NEAREST_NEIGHBOR",
+    ("input", "size"),
+    "ResizeNearestNeighborOptions",
+    S.resize_nearest_neighbor,
+    params=("size",),
 )

@@ -9,16 +9,13 @@ import numpy as np
 
 from mlitool.execute import unary_ops as O
 from mlitool.execute.unary import Unary
-from mlitool.opspec import register
-from mlitool.optable.fallback import unary_spec
+from mlitool.optable.fallback import unary_op
 
-register(
-    unary_spec(Unary("HARD_SWISH", O.hard_swish, O.hard_swish_int8, options="HardSwishOptions"))
-)
-register(unary_spec(Unary("GELU", O.gelu, real_of=O.gelu_of, options="GeluOptions")))
-register(unary_spec(Unary("EXP", O.exp, options="ExpOptions")))
-register(unary_spec(Unary("LOG", O.log, O.log_int8)))
-register(unary_spec(Unary("RSQRT", O.rsqrt, O.rsqrt_int8)))
-register(unary_spec(Unary("SQRT", O.sqrt, O.sqrt_int8)))
-register(unary_spec(Unary("ABS", np.abs, O.abs_int8, options="AbsOptions")))
-register(unary_spec(Unary("NEG", np.negative, O.neg_int8, options="NegOptions")))
+unary_op(Unary("HARD_SWISH", O.hard_swish, O.hard_swish_int8, options="HardSwishOptions"))
+unary_op(Unary("GELU", O.gelu, real_of=O.gelu_of, options="GeluOptions"))
+unary_op(Unary("EXP", O.exp, options="ExpOptions"))
+unary_op(Unary("LOG", O.log, O.log_int8))
+unary_op(Unary("RSQRT", O.rsqrt, O.rsqrt_int8))
+unary_op(Unary("SQRT", O.sqrt, O.sqrt_int8))
+unary_op(Unary("ABS", np.abs, O.abs_int8, options="AbsOptions"))
+unary_op(Unary("NEG", np.negative, O.neg_int8, options="NegOptions"))

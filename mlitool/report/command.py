@@ -12,7 +12,7 @@ atomically (`mlitool.plumbing.fsio`): the same model and inputs give byte-identi
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from mlitool.errors import OptionError
@@ -175,20 +175,10 @@ def _executed(
     n = next(iter(data.values())).shape[0]
     size = batch_size(graph, opts.batch)
     batches = -(-n // size)
-    vopts = VerifyOptions(
-        input=opts.input,
-        samples=opts.samples,
-        seed=opts.seed,
-        batch=size,
-        min_snr=opts.min_snr,
-        max_lsb=opts.max_lsb,
-        min_accuracy=opts.min_accuracy,
-        ram_budget=opts.ram_budget,
-        rom_budget=opts.rom_budget,
-        labels=opts.labels,
-        jobs=opts.jobs,
-        progress=progress,
-    )
+    # verify gets every option of the report's that it has too (inputs, thresholds, labels, jobs)
+    takes = {f.name for f in fields(VerifyOptions)}
+    common = {f.name: getattr(opts, f.name) for f in fields(opts) if f.name in takes}
+    vopts = VerifyOptions(**common | {"batch": size, "progress": progress})
     doc = compare(model_path, graph, mli, arith, vopts)
     activations = observe_activations(
         graph, mli, data, batch=size, progress=progress.stage("activation ranges", batches)

@@ -7,8 +7,10 @@ import re
 
 import pytest
 
-from mlitool.fallback import helper_names
+from mlitool.fallback import KERNELS, FallbackKernel, helper_names
+from mlitool.fallback.binary import BATCH_MATMUL8
 from mlitool.fallback.fixedpoint_c import FIXEDPOINT
+from mlitool.fallback.lut import LUT8
 from tests.support import runtime_harness as H
 from tests.support.paths import ROOT
 
@@ -30,3 +32,17 @@ def test_fixed_point_helpers_are_defined_once_where_used(model, defined, tmp_pat
     for name in names:
         found = re.findall(rf"^static \w+ int32_t net_fb_{name}\(", source, re.M)
         assert len(found) == defined, name
+
+
+def test_prototype_and_fixed_point_use_are_read_from_the_c():
+    """A kernel's prototype is its definition's parameter list, white space folded; it takes the
+    fixed-point helpers exactly where its C calls one."""
+    assert BATCH_MATMUL8.signature == (
+        "(const mli_tensor *lhs, const mli_tensor *rhs, const @CFG@ *cfg, mli_tensor *out)"
+    )
+    assert LUT8.signature == "(const mli_tensor *in, const mli_tensor *table, mli_tensor *out)"
+    uses = sorted(k.name for k in KERNELS.values() if k.fixedpoint)
+    assert uses == ["batch_matmul8", "binary8", "log_softmax8", "reduce16", "reduce8"]
+    one_call = "@STORAGE@mli_status @FN@(int32_t x) {\n    return @P@_clz(0u);\n}\n"
+    assert FallbackKernel("k", "", one_call, run=None).fixedpoint
+    assert not FallbackKernel("k", "", one_call.replace("@P@_clz", "@P@_count"), None).fixedpoint

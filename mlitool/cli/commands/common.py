@@ -18,6 +18,20 @@ def path_option(*names: str, metavar: str, help: str):
     return typer.Option(None, *names, metavar=metavar, show_default=False, help=help)
 
 
+def shows_progress(output) -> bool:
+    """A command shows its progress on a terminal, unless --json or --quiet (`options.OUTPUT`)."""
+    from mlitool.plumbing.progress import wanted
+
+    return wanted(as_json=output.as_json, quiet=output.quiet)
+
+
+def progress_of(output):
+    """The progress display of a command (a context manager), shown as `shows_progress` says."""
+    from mlitool.plumbing.progress import progress_for
+
+    return progress_for(shows_progress(output))
+
+
 def model_options(quantization, build, **more):
     """The pipeline's options from a command's option groups (`options.QUANTIZATION`,
     `options.BUILD`: --target names the build) and the ones only some commands take (`mli`,

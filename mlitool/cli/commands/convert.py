@@ -11,7 +11,7 @@ import typer
 
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import dumps, finish, model_options
+from mlitool.cli.commands.common import dumps, finish, model_options, path_option, progress_of
 from mlitool.cli.groups import grouped
 
 
@@ -46,11 +46,9 @@ def convert_cmd(
         help="Also write NAME_selftest.c: N test inputs and every layer's CRC-32 for the build "
         "the header names [default: the config's selftest, else none].",
     ),
-    selftest_input: Optional[Path] = typer.Option(
-        None,
+    selftest_input: Optional[Path] = path_option(
         "--selftest-input",
         metavar="FILE",
-        show_default=False,
         help=".npy / .npz real samples for --selftest [default: seeded random inputs].",
     ),
     fast_memory: opt.FastMemoryOpt = None,
@@ -73,7 +71,6 @@ def convert_cmd(
         fast_memory=fast_memory,
     )
     from mlitool.convert import EmitOptions, convert
-    from mlitool.plumbing.progress import progress_for, wanted
 
     emit_opts = EmitOptions(
         out=output.out or Path("."),
@@ -89,7 +86,7 @@ def convert_cmd(
     from mlitool.errors import UnsupportedError
 
     try:
-        with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
+        with progress_of(output) as progress:
             result = convert(model, model_opts, emit_opts, progress)
     except UnsupportedError as exc:
         if output.as_json:  # a pipeline reads the refusals from stdout too (and the exit code, 4)

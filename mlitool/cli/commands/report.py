@@ -10,7 +10,7 @@ import typer
 
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import model_options, out_dir, path_option, show
+from mlitool.cli.commands.common import model_options, out_dir, path_option, show, shows_progress
 from mlitool.cli.groups import grouped
 
 
@@ -74,14 +74,12 @@ def report_cmd(
         markdown=markdown or in_out(".report.md"),
         html=html or in_out(".report.html"),
     )
-    from mlitool.plumbing.progress import wanted
-
     report, written = run(
         model,
         model_opts,
         opts,
         outs,
-        show_progress=wanted(as_json=output.as_json, quiet=output.quiet),
+        show_progress=shows_progress(output),
     )
     show(
         lambda: render_json(report),

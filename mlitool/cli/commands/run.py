@@ -9,7 +9,7 @@ import typer
 
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
+from mlitool.cli.commands.common import finish, model_options, out_dir, path_option, progress_of
 from mlitool.cli.groups import grouped
 from mlitool.errors import OptionError
 
@@ -63,9 +63,7 @@ def run_cmd(
         raise OptionError(f"-o/--out {out} names a directory; give the file with --npz {out}")
     if npz is None and out is not None:
         npz = out_dir(out) / default_output(model, mode.value).name
-    from mlitool.plumbing.progress import progress_for, wanted
-
-    with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
+    with progress_of(output) as progress:
         summary = run(
             model,
             model_opts,

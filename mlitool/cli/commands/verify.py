@@ -10,7 +10,7 @@ import typer
 
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import finish, model_options, out_dir
+from mlitool.cli.commands.common import finish, model_options, out_dir, path_option, progress_of
 from mlitool.cli.groups import grouped
 
 
@@ -29,11 +29,9 @@ def verify_cmd(
     ),
     build=opt.BUILD,
     thresholds=opt.THRESHOLDS,
-    board_log: Optional[Path] = typer.Option(
-        None,
+    board_log: Optional[Path] = path_option(
         "--board-log",
         metavar="FILE",
-        show_default=False,
         help="Compare a board's per-layer CRC log (NAME_selftest, run --dump-crc) with every "
         "MLI build: the first differing layer and the build the CRCs match (exit 3 if it "
         "differs).",
@@ -45,14 +43,13 @@ def verify_cmd(
     With -o DIR: DIR/STEM.verify.json."""
     model_opts = model_options(quantization, build)
     from mlitool.errors import ThresholdError
-    from mlitool.plumbing.progress import progress_for, wanted
     from mlitool.verify.command import VerifyOptions, verify
 
     d = out_dir(output.out)
     if board_log is not None:
         _board_log(model, model_opts, board_log, sampling, output)
         return
-    with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
+    with progress_of(output) as progress:
         doc = verify(
             model,
             model_opts,
