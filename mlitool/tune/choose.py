@@ -6,16 +6,13 @@ isolated error. A move that adds no bytes ranks above every one that does (most 
 then the most bytes saved); the others by gain per byte. Ties go to the first move in order (op
 index, then format). A move that goes over a budget the current mix meets is out.
 
-`lazy` picks among the single moves while running few of them (lazy greedy, CELF). What a
-move costs is known exactly without running it: its memory plan (`evaluate.size`, a lowering).
-What it gains is not; each move keeps the gain it had when last run. Gains shrink as the mix
-nears the targets, so the old gain with today's cost bounds today's rank from above; moves are
-run from the highest bound down, a few at a time, until the best run in this step ranks at
-least as high as every bound not run. A move that adds no bytes is always run (it wins with any
-gain, and a gain can grow from nothing, e.g. once a conversion next to it goes). Costs do not shrink that way (fx16 layers share the
-arena's peak, a conversion goes when both sides are fx16), hence they are measured every step.
-Where a gain grows (a layer that pays only once its neighbour is promoted), the neighbours of
-the ops a step changes forget their old gain, so they are run in the next step.
+`pruned` picks the move `best` would pick had every single move been run, running only those
+that could win. What a move costs is known exactly without running it: its memory plan
+(`evaluate.size`, a lowering). What it gains is not, but no move closes more than the whole
+distance left: a move that adds c bytes ranks at most (distance left) / c. Moves are run from
+the highest such bound down (those that add no bytes first, then the cheapest), a few at a
+time, until the best run ranks at least as high as every bound not run: the same move, proven,
+without running the expensive moves that cannot pay for themselves.
 """
 
 from __future__ import annotations
@@ -25,9 +22,8 @@ from typing import Callable
 from mlitool.tune.goal import EPS, Targets, distance, snr, total_bytes
 
 MIN_SNR_GAIN = 0.01  # dB: less is not an improvement worth bytes
-LAZY_BATCH = 4  # moves run at a time (fixed: the choice must not depend on --jobs)
+BATCH = 4  # moves run at a time (fixed, so the mixes run do not depend on --jobs)
 NO = (-1,)  # the rank of a move that cannot be taken (refused, over budget, no gain)
-UNMEASURED = (2,)  # above every rank: run first
 
 
 class Ranker:
@@ -72,30 +68,17 @@ def key(move: dict) -> tuple:
     return tuple(sorted(move.items()))
 
 
-def remember(known: dict, rank: Ranker, move: dict, r: dict | None) -> None:
-    """Keep the gain `move` was measured to give (None: it cannot be taken)."""
-    known[key(move)] = None if r is None else rank.gain(r)
-
-
-def lazy(moves: list[dict], known: dict, run: Callable, sizes: Callable, rank: Ranker):
-    """The move `best` picks among `moves` had all been run now, running few. `known`: move
-    key -> its gain when last run (None: it could not be taken; updated); `run(moves)` ->
-    their figures; `sizes(moves)` -> their RAM and ROM (None: refused). Returns ((move,
-    figures) or None, {move key: figures} of the moves run)."""
+def pruned(moves: list[dict], run: Callable, sizes: Callable, rank: Ranker):
+    """The move `best` picks among `moves` had all been run now, running only those that could
+    win (`rank` by the distance closed). `run(moves)` -> their figures; `sizes(moves)` -> their
+    RAM and ROM (None: refused). Returns ((move, figures) or None, {move key: figures} run)."""
+    assert not rank.by_snr  # an SNR gain has no bound
     order = {key(m): n for n, m in enumerate(moves)}
-    old = [m for m in moves if known.get(key(m)) is not None]
-    size = dict(zip(map(key, old), sizes(old)))
+    size = dict(zip(map(key, moves), sizes(moves)))
 
-    def bound(m: dict) -> tuple:  # its rank at best, the first of equals first
-        k = key(m)
-        if k not in known:
-            up = UNMEASURED
-        elif known[k] is None or size[k] is None:
-            up = NO
-        else:  # a move that adds no bytes wins with any gain: run it whatever it gained
-            free = total_bytes(size[k]) <= total_bytes(rank.cur)
-            up = rank.of(float("inf") if free else known[k], size[k])
-        return (up, -order[k])
+    def bound(m: dict) -> tuple:  # its rank at best; the first of equals first
+        s = size[key(m)]
+        return (NO if s is None else rank.of(rank.here, s), -order[key(m)])
 
     fresh: dict[tuple, dict | None] = {}
     top, top_key = None, (NO, 0)
@@ -103,10 +86,9 @@ def lazy(moves: list[dict], known: dict, run: Callable, sizes: Callable, rank: R
         rest = [m for m in moves if key(m) not in fresh and bound(m) > top_key]
         if not rest:
             return top, fresh
-        batch = sorted(rest, key=bound, reverse=True)[:LAZY_BATCH]
+        batch = sorted(rest, key=bound, reverse=True)[:BATCH]
         for m, r in zip(batch, run(batch)):
             fresh[key(m)] = r
-            remember(known, rank, m, r)
             now = (rank(r), -order[key(m)])
             if now > top_key:
                 top, top_key = (m, r), now

@@ -68,17 +68,6 @@ def pairs(graph: ir.Graph, choices: dict, current: dict) -> list[dict[int, str]]
     return out
 
 
-def neighbours(graph: ir.Graph, choices: dict) -> dict[int, set[int]]:
-    """op index -> the candidates it reads from or that read it: the ops whose gain a change
-    of its format can change most (the conversion between them appears or goes)."""
-    out: dict[int, set[int]] = {i: set() for i in choices}
-    for i, js in readers(graph, choices).items():
-        for j in js:
-            out[i].add(j)
-            out[j].add(i)
-    return out
-
-
 def mix_at(steps: list[dict], k: int) -> dict[int, str]:
     """The mix after step `k` of the search's record."""
     mix: dict[int, str] = {}

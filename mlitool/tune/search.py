@@ -5,11 +5,11 @@
    a move lowering refuses is left out.
 2. Each mix is evaluated bit-exactly, re-running only the layers after the first that changed
    (`evaluate`), and judged by `mlitool.verdict` as verify judges it (`goal`).
-3. Each step takes the single move with the most gain per byte (`choose`): measured lazily
-   after the first step, which measures every candidate. When no single move closes any
-   distance, every single move is measured again, then the pairs; when none of them does
-   either, and SNR or top-1 accuracy is among the targets missed, the best SNR gain per byte
-   is taken (top-1 over few samples moves in steps). Otherwise (e.g. only --max-lsb missed:
+3. Each step takes the single move with the most gain per byte (`choose`), running only the
+   moves that could be it (`choose.pruned`). When no single move closes any distance, the
+   pairs are run; when none of them does either, and SNR or top-1 accuracy is among the
+   targets missed, the best SNR gain per byte is taken (top-1 over few samples moves in
+   steps). Otherwise (e.g. only --max-lsb missed:
    fx formats keep more bits than tflite's int8 arithmetic, promotions do not bring the
    outputs nearer it) the search stops, and says why.
 4. Repeat until every target is met or no move helps. If then all fx16 is nearer the targets
@@ -77,9 +77,14 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
     warnings[:0] = base.warnings
     job = E.job(model_path, graph, base, s, ranges, model_opts, opts)
     choices = X.candidates(graph, base)
-    near = X.neighbours(graph, choices)
     ops = {op.index: op for op in graph.ops}
-    search = {"mixes_evaluated": 0, "layers_run": 0, "layers_total": 0, "stopped": None}
+    search = {
+        "mixes_evaluated": 0,
+        "layers_run": 0,
+        "layers_total": 0,
+        "moves_pruned": 0,  # single moves not run: they could not win (`choose.pruned`)
+        "stopped": None,
+    }
 
     def key(mix: dict[int, str]) -> tuple:
         return tuple(sorted({**pins, **mix}.items()))
@@ -110,7 +115,6 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
         steps.append(_step(len(steps), changes, new, t, before))
 
     steps: list[dict[str, Any]] = []
-    known: dict[tuple, float | None] = {}  # single move -> its gain when last run (`choose`)
     E.reset()
     every = {i: "fx16" for i in choices}
     with task_pool(jobs, job) as run:
@@ -122,20 +126,17 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
         while not G.met(figs, t):
             label = f"tune: step {len(steps)}"
             moves = X.singles(choices, current)
-            rank = C.Ranker(figs, t, scale)
+            rank = C.Ranker(figs, t, scale)  # those that cannot win are not run
             measure = measure_from(current, progress.stage(label, len(moves)))
-            pick, fresh = C.lazy(moves, known, measure, sizes_from(current), rank)
-            if pick is None:  # none of those run helps: every one, then the pairs
-                rest = [m for m in moves if C.key(m) not in fresh]
-                for m, r in zip(rest, measure(rest)):
-                    fresh[C.key(m)] = r
-                    C.remember(known, rank, m, r)
-                pick = C.best(moves, [fresh[C.key(m)] for m in moves], rank)
-            if pick is None:
+            pick, fresh = C.pruned(moves, measure, sizes_from(current), rank)
+            search["moves_pruned"] += len(moves) - len(fresh)
+            if pick is None:  # no single move helps: the pairs
                 pairs = X.pairs(graph, choices, current)
                 more = stage(label + " (pairs)", [{**current, **m} for m in pairs])
                 pick = C.best(pairs, more, rank)
                 if pick is None and {"--min-snr", "--min-accuracy"} & set(G.missing(figs, t)):
+                    rest = [m for m in moves if C.key(m) not in fresh]  # those not run yet
+                    fresh.update(zip(map(C.key, rest), measure(rest)))
                     both = [fresh[C.key(m)] for m in moves] + more
                     pick = C.best(moves + pairs, both, C.Ranker(figs, t, scale, by_snr=True))
             if pick is None:
@@ -146,10 +147,6 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
                 break
             move, new = pick
             record(move, new, current, figs)
-            for i in move:  # gains next to a changed op change most: measure them again
-                for j in near[i] | {i}:
-                    for f in choices[j]:
-                        known.pop(C.key({j: f}), None)
             current, figs = {**current, **move}, new
         if not G.met(figs, t) and current != every and G.nearer(figs, all_fx16, t, scale):
             # one layer (or pair) at a time found no way up, all fx16 is nearer: from there

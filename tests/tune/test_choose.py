@@ -1,93 +1,89 @@
-"""The lazy choice of a move (`mlitool.tune.choose.lazy`) takes the move that running every
-candidate takes (`best`), running fewer, where gains shrink as the search goes; ties go to the
-first move in order."""
+"""The choice of a move (`mlitool.tune.choose.pruned`) is the move running every candidate
+gives (`best`), running only those whose bound (the whole distance left over the bytes they
+add) could beat the best run; ties go to the first move in order."""
 
 from __future__ import annotations
 
 import json
 
+import pytest
+
 from tests.support.cli import run_main
 from tests.support.paths import SAMPLES
 
 
-class _Rank:
-    """A stand-in for `choose.Ranker` where a move's figures are its gain; every move adds a
-    byte to an empty mix (a move that adds none is always run)."""
+def _pruned(monkeypatch, costs: list, gains: list, here: float = 1.0):
+    """pruned, one move run at a time, over moves 0..n-1 adding `costs` bytes (None: refused)
+    and closing `gains` of the distance `here`; returns (the move it takes, the one best takes,
+    the moves run)."""
+    from mlitool.tune import choose
+    from mlitool.tune.choose import Ranker, best, pruned
+    from mlitool.tune.goal import Targets
 
-    cur = {"ram_bytes": 0, "rom_bytes": 0}
+    monkeypatch.setattr(choose, "BATCH", 1)
+    moves = [{i: "fx16"} for i in range(len(costs))]
+    cur = {"ram_bytes": 100, "rom_bytes": 0, "outputs": [["y", 10.0, None]], "accuracy": None}
+    rank = Ranker(cur, Targets(min_snr=10 + here), {"--min-snr": 1.0})
+    assert rank.here == here
 
-    def gain(self, r):
-        return r
+    def figures(i):  # the mix after move i: its bytes, and an SNR that closes gains[i]
+        snr = 10.0 + gains[i]
+        return {**cur, "ram_bytes": 100 + costs[i], "outputs": [["y", snr, None]], "snr_db": snr}
 
-    def of(self, gain, size):
-        return (1, gain, 0)
-
-    def __call__(self, r):
-        return self.of(r, None)
-
-
-def _lazy(old: list, new: list):
-    """lazy over moves 0..n-1 whose gains were `old` when last run (None: never run) and are
-    `new` now; returns (the move lazy takes, the one best takes, the moves run, in order)."""
-    from mlitool.tune.choose import best, key, lazy
-
-    moves = [{i: "fx16"} for i in range(len(new))]
-    known = {key(m): g for m, g in zip(moves, old) if g is not None}
     ran = []
 
     def run(ms):
         ran.extend(next(iter(m)) for m in ms)
-        return [new[next(iter(m))] for m in ms]
+        return [figures(next(iter(m))) for m in ms]
 
-    pick, _ = lazy(
-        moves, known, run, lambda ms: [{"ram_bytes": 1, "rom_bytes": 0} for _ in ms], _Rank()
-    )
-    every = best(moves, new, _Rank())
-    return next(iter(pick[0])), next(iter(every[0])), ran
+    def sizes(ms):
+        return [None if costs[i] is None else figures(i) for m in ms for i in m]
 
-
-def test_lazy_measures_the_highest_old_ranks_first_and_stops():
-    old = [1, 9, 2, 6, 8, 0.6, 7, 1.5]
-    new = [1, 5, 2, 5, 4, 0.5, 3, 1]
-    took, every, ran = _lazy(old, new)
-    assert took == every == 1  # the first of two equal ranks
-    assert ran == [1, 4, 6, 3]  # the rest cannot rank above 5 any more
+    pick, _ = pruned(moves, run, sizes, rank)
+    every = best(moves, [None if c is None else figures(i) for i, c in enumerate(costs)], rank)
+    took = None if pick is None else next(iter(pick[0]))
+    return took, None if every is None else next(iter(every[0])), ran
 
 
-def test_lazy_ties_go_to_the_first_move_in_order():
-    # move 2 ranks 5 now, as move 0 does; only measuring move 0 (old rank 5) tells them apart
-    old = [5, 1, 9, 8, 8, 8, 8]
-    new = [5, 0, 5, 1, 1, 1, 1]
-    took, every, ran = _lazy(old, new)
+def test_the_cheapest_first_and_no_move_that_cannot_pay_for_itself(monkeypatch):
+    # gain per byte: 0.25/10, 0.5/40, 0.9/100, 0.2/20, 1.0/200, 0.3/1000
+    costs, gains = [10, 40, 100, 20, 200, 1000], [0.25, 0.5, 0.9, 0.2, 1.0, 0.3]
+    took, every, ran = _pruned(monkeypatch, costs, gains)
     assert took == every == 0
-    assert ran == [2, 3, 4, 5, 6, 0]
+    # bounds 1/10, 1/20, 1/40, ...: after 0 (0.25/10) and 3, move 1 could at best tie with
+    # 0.25/10, and ties go to move 0
+    assert ran == [0, 3]
 
 
-def test_lazy_measures_moves_never_measured_first():
-    took, every, ran = _lazy([9, None, 3, 2, 1, 0.5], [2, 4, 1, 1, 1, 0.4])
-    assert took == every == 1 and ran == [1, 0, 2, 3]
+def test_moves_that_add_no_bytes_first_and_ties_to_the_first(monkeypatch):
+    took, every, ran = _pruned(monkeypatch, [5, 0, -3, 5, None], [0.5, 0.1, 0.1, 0.5, 0.9])
+    assert took == every == 2  # adds no bytes, saves the most of the two free ones
+    assert ran == [2, 1]  # a move that adds bytes ranks below a free one that gains
+    took, every, ran = _pruned(monkeypatch, [5, 11, 5, 5, 5], [0.5, 0.9, 0.5, 0.5, 0.5])
+    assert took == every == 0 and ran == [0, 2, 3, 4]  # 1 cannot beat 0.5 / 5 (1 / 11 at best)
 
 
-def test_lazy_search_takes_the_steps_of_the_exhaustive_one(tmp_path, capsys, monkeypatch):
-    """On cnn_int8 (six steps up, all fx16, one back down) the lazy search takes every step
-    the search measuring every candidate in every step takes, measuring fewer mixes."""
+@pytest.mark.parametrize("target", ["45", "60"])
+def test_search_takes_the_steps_of_running_every_move(tmp_path, capsys, monkeypatch, target):
+    """On cnn_int8 (several steps up; at 60 dB, all fx16 then one back down) the search takes
+    every step the search running every candidate in every step takes, running fewer."""
     from mlitool.tune import choose
 
-    def every(moves, known, run, sizes, rank):
+    def every(moves, run, sizes, rank):
         results = run(moves)
         return choose.best(moves, results, rank), dict(zip(map(choose.key, moves), results))
 
     docs = []
-    for name, how in (("lazy", choose.lazy), ("every", every)):
-        monkeypatch.setattr(choose, "lazy", how)
+    for name, how in (("pruned", choose.pruned), ("every", every)):
+        monkeypatch.setattr(choose, "pruned", how)
         out = tmp_path / f"{name}.json"
         code, _, err = run_main(
-            ["tune", SAMPLES / "cnn_int8.tflite", "--min-snr", "60", "-n", "8", "-j", "1"]
+            ["tune", SAMPLES / "cnn_int8.tflite", "--min-snr", target, "-n", "8", "-j", "1"]
             + ["--json-out", out, "-q"],
             capsys,
         )
         assert code == 0, err
         docs.append(json.loads(out.read_text()))
-    lazy, every = docs
-    assert lazy["steps"] == every["steps"] and len(lazy["steps"]) == 9
-    assert lazy["search"]["mixes_evaluated"] < every["search"]["mixes_evaluated"]
+    pruned, every = docs
+    assert pruned["steps"] == every["steps"] and len(pruned["steps"]) > 2
+    assert pruned["search"]["mixes_evaluated"] < every["search"]["mixes_evaluated"]
