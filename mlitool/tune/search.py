@@ -127,16 +127,19 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
             label = f"tune: step {len(steps)}"
             moves = X.singles(choices, current)
             rank = C.Ranker(figs, t, scale)  # those that cannot win are not run
-            measure = measure_from(current, progress.stage(label, len(moves)))
+            advance = progress.stage(label, len(moves))
+            measure = measure_from(current, advance)
             pick, fresh = C.pruned(moves, measure, sizes_from(current), rank)
             search["moves_pruned"] += len(moves) - len(fresh)
+            advance(len(moves) - len(fresh))  # those not run are done too
             if pick is None:  # no single move helps: the pairs
                 pairs = X.pairs(graph, choices, current)
                 more = stage(label + " (pairs)", [{**current, **m} for m in pairs])
                 pick = C.best(pairs, more, rank)
                 if pick is None and {"--min-snr", "--min-accuracy"} & set(G.missing(figs, t)):
                     rest = [m for m in moves if C.key(m) not in fresh]  # those not run yet
-                    fresh.update(zip(map(C.key, rest), measure(rest)))
+                    more_singles = stage(label + " (rest)", [{**current, **m} for m in rest])
+                    fresh.update(zip(map(C.key, rest), more_singles))
                     both = [fresh[C.key(m)] for m in moves] + more
                     pick = C.best(moves + pairs, both, C.Ranker(figs, t, scale, by_snr=True))
             if pick is None:
