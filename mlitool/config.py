@@ -8,9 +8,9 @@ Schema (every key optional):
     mli = "2.0"               # 2.0 | 1.1 | 1.0
     layout = "hwc"            # hwc | chw (MLI 1.x)
     fast_memory = "64K"       # convert: fast-memory budget, bytes (K, M suffixes) or an int
-    min_snr = 20.0            # verify, report: the thresholds of their verdict (the options
-    max_lsb = 1               #   of the same names win); sizes in bytes, K and M suffixes
-    min_accuracy = 90.0       #   (percent; checked when --labels is given)
+    min_snr = 20.0            # verify, report, tune: the thresholds of their verdict (the
+    max_lsb = 1               #   options of the same names win); sizes in bytes, K and M
+    min_accuracy = 90.0       #   suffixes (percent; checked when --labels is given)
     ram_budget = "48K"
     rom_budget = "256K"
 

@@ -102,13 +102,10 @@ def measured(doc: dict[str, Any] | None, footprint: dict[str, Any] | None) -> Me
     return Measured(fp.get("ram_bytes"), fp.get("rom_bytes"), outs, acc)
 
 
-def judge(m: Measured, th: Thresholds) -> tuple[str, list[str]]:
-    """(verdict, reasons): FAIL with every threshold missed, each named with its value and limit
-    ("RAM 64,512 B > budget 48,000 B"); else PASS with the thresholds met, or UNCHECKED when
-    none was set or none could be measured. One that could not be measured is named so and
-    does not fail."""
-    # (figure, value, limit, option, word before the limit, value format, limit format);
-    # "budget" / "max" are upper bounds, "min" a lower one
+def _checks(m: Measured, th: Thresholds) -> list[tuple]:
+    """Each threshold set, against the figure it bounds: (figure, value, limit, option, word
+    before the limit, value format, limit format); "budget" / "max" are upper bounds, "min" a
+    lower one. SNR and LSB once per output."""
     checks = [
         ("RAM", m.ram_bytes, th.ram_budget, "--ram-budget", "budget", "{:,} B", "{:,} B"),
         ("ROM", m.rom_bytes, th.rom_budget, "--rom-budget", "budget", "{:,} B", "{:,} B"),
@@ -136,10 +133,16 @@ def judge(m: Measured, th: Thresholds) -> tuple[str, list[str]]:
                 "{} LSB",
             ),
         ]
+    return [c for c in checks if c[2] is not None]
+
+
+def judge(m: Measured, th: Thresholds) -> tuple[str, list[str]]:
+    """(verdict, reasons): FAIL with every threshold missed, each named with its value and limit
+    ("RAM 64,512 B > budget 48,000 B"); else PASS with the thresholds met, or UNCHECKED when
+    none was set or none could be measured. One that could not be measured is named so and
+    does not fail."""
     failed, met, unmeasured = [], [], []
-    for what, value, limit, option, word, fmt, limit_fmt in checks:
-        if limit is None:
-            continue
+    for what, value, limit, option, word, fmt, limit_fmt in _checks(m, th):
         if value is None:
             unmeasured.append(f"{option}: not measured")
             continue
@@ -152,3 +155,16 @@ def judge(m: Measured, th: Thresholds) -> tuple[str, list[str]]:
     if failed:
         return "FAIL", failed
     return ("PASS" if met else "UNCHECKED"), met + sorted(set(unmeasured))
+
+
+def shortfalls(m: Measured, th: Thresholds) -> dict[str, float]:
+    """How far `m` is from each threshold `judge` checks, by option ("--min-snr": dB,
+    "--max-lsb": LSB, "--min-accuracy": points, budgets: bytes; the worst output), 0 where met.
+    A threshold not measured is left out. Zero everywhere if and only if `judge` says no FAIL:
+    a search can measure its distance to the verdict with the verdict's own checks."""
+    out: dict[str, float] = {}
+    for _, value, limit, option, word, *_ in _checks(m, th):
+        if value is not None:
+            gap = value - limit if word != "min" else limit - value
+            out[option] = max(out.get(option, 0.0), float(gap), 0.0)
+    return out

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from mlitool.tune.search import RANK
+from mlitool.tune.mixes import RANK
 
 
 def _snr(v) -> str:
@@ -49,7 +49,10 @@ def summary_text(doc: dict[str, Any]) -> str:
     verdict = "MET" if doc["met"] else "NOT MET (closest: step {})".format(c["step"])
     counts = ", ".join(f"{n} {f}" for f, n in c["formats"].items() if n)
     text = f"{verdict} ({', '.join(given)}): {figures_text(c)}; layers: {counts}"
-    return text + ("" if doc["met"] else f"; {'; '.join(doc['failed'])}")
+    if doc["met"]:
+        return text
+    stopped = doc["search"].get("stopped")
+    return text + f"; {'; '.join(doc['failed'])}" + (f" ({stopped})" if stopped else "")
 
 
 def figures_text(f: dict) -> str:
@@ -200,7 +203,7 @@ def html_page(doc: dict[str, Any]) -> str:
 
 
 def _num(v) -> float:
-    from mlitool.tune.search import SNR_CLAMP
+    from mlitool.tune.goal import SNR_CLAMP
 
     v = float(v) if isinstance(v, str) else v
     return max(-SNR_CLAMP, min(SNR_CLAMP, v))

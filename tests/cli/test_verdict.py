@@ -54,6 +54,26 @@ def test_judge_names_every_failed_threshold_with_value_and_limit():
     assert judge(ok, Thresholds()) == ("UNCHECKED", [])
 
 
+def test_shortfalls_measure_what_judge_checks():
+    """How far each threshold is from met, by the checks `judge` makes (tune's distance):
+    the worst output, 0 where met, left out where not measured."""
+    from mlitool.verdict import Measured, Thresholds, shortfalls
+
+    th = Thresholds(min_snr=20, max_lsb=1, min_accuracy=90, ram_budget=48000, rom_budget=300000)
+    got = Measured(64512, 251244, (("a", 12.5, 3), ("b", 25.0, 0)), 85.0)
+    assert shortfalls(got, th) == {
+        "--ram-budget": 16512.0,
+        "--rom-budget": 0.0,
+        "--min-accuracy": 5.0,
+        "--min-snr": 7.5,
+        "--max-lsb": 2.0,
+    }
+    ok = Measured(48000, 300000, (("a", 20.0, 1),), None)
+    assert shortfalls(ok, th) == dict.fromkeys(
+        ["--ram-budget", "--rom-budget", "--min-snr", "--max-lsb"], 0.0
+    )
+
+
 def test_verify_ram_budget_against_the_header_arena(tmp_path, capsys, monkeypatch):
     arena = _arena(tmp_path, capsys)
     monkeypatch.setenv("COLUMNS", "200")  # the first line unwrapped

@@ -122,17 +122,18 @@ def test_reused_prefix_equals_a_whole_run(capsys):
     run of it gives."""
     from mlitool.pipeline import ModelOptions, lower_model, read, resolve
     from mlitool.plumbing.parallel import _install
-    from mlitool.tune import search as S
+    from mlitool.tune import evaluate as E
+    from mlitool.tune.search import Targets, TuneOptions
 
     model = read(CNN)
     opts = ModelOptions(format="sa8")
     base = lower_model(model, CNN, opts, executed_by="tune")
-    tune_opts = S.TuneOptions(S.Targets(min_snr=1.0), samples=8, batch=3)
-    _install(S._job(CNN, model.main, base, resolve(opts), None, opts, tune_opts))
+    tune_opts = TuneOptions(Targets(min_snr=1.0), samples=8, batch=3)
+    _install(E.job(CNN, model.main, base, resolve(opts), None, opts, tune_opts))
     mix = ((5, "fx16"), (7, "fx8w16d"))
-    whole = S._evaluate((mix, mix))
-    S._base.clear()
-    part = S._evaluate(((), mix))  # from all sa8
+    whole = E.evaluate((mix, mix))
+    E.reset()
+    part = E.evaluate(((), mix))  # from all sa8
     assert part["layers_run"] < whole["layers_run"] == whole["layers_total"]
     drop = ("layers_run",)
     assert {k: v for k, v in part.items() if k not in drop} == {
@@ -147,7 +148,7 @@ def test_reused_prefix_equals_a_whole_run(capsys):
         (["--min-accuracy", "50"], 2, "--labels"),
         (["--min-snr", "30", "--ram-budget", "lots"], 2, "--ram-budget"),
         (["--min-snr", "200"], 3, "SNR"),  # not even all fx16 reaches it
-        (["--min-snr", "30", "--ram-budget", "1K"], 3, "RAM 20,480 B > --ram-budget 1,024"),
+        (["--min-snr", "30", "--ram-budget", "1K"], 3, "RAM 20,480 B > budget 1,024 B"),
     ],
 )
 def test_exit_codes(tmp_path, capsys, args, code, words):
@@ -155,15 +156,52 @@ def test_exit_codes(tmp_path, capsys, args, code, words):
     assert got == code and words in err
 
 
-def test_not_met_writes_the_closest(tmp_path, capsys):
-    """tflite mode is int8: promotions move away from it (fx16 keeps more bits), so the
-    search climbs SNR without meeting 0 LSB, and the closest is the step with fewest LSB."""
-    code, doc, _ = tune_json(capsys, CNN, "--max-lsb", "0", "-n", "16", "-o", tmp_path)
-    assert code == 3 and not doc["met"] and len(doc["steps"]) > 2
-    steps = doc["steps"]
-    best = min(steps, key=lambda s: (s["max_lsb"], s["ram_bytes"] + s["rom_bytes"]))
-    assert doc["chosen"]["step"] == best["step"] != steps[-1]["step"]
-    assert "NOT MET" in (tmp_path / "mlitool.toml").read_text()
+def test_lsb_target_stops_when_no_move_brings_it_nearer(tmp_path, capsys, monkeypatch):
+    """tflite mode is int8: promotions move away from it (fx16 keeps more bits). The search
+    takes the moves that bring the max LSB nearer 0, then stops with the reason, instead of
+    climbing SNR; the closest (the last step) is written, and its verdict is verify's, word
+    for word."""
+    code, doc, err = tune_json(capsys, CNN, "--max-lsb", "0", "-n", "16", "-o", tmp_path)
+    assert code == 3 and not doc["met"]
+    lsbs = [s["max_lsb"] for s in doc["steps"]]
+    assert len(lsbs) > 1 and all(a > b > 0 for a, b in zip(lsbs, lsbs[1:]))
+    assert doc["chosen"]["step"] == doc["steps"][-1]["step"]
+    last = doc["chosen"]["step"]
+    assert doc["search"]["stopped"] == (
+        f"stopped at step {last}: no promotion of one layer, or of a layer and its reader, "
+        "brings --max-lsb nearer"
+    )
+    toml = (tmp_path / "mlitool.toml").read_text()
+    assert "NOT MET" in toml and f"stopped at step {last}" in toml
+    monkeypatch.chdir(tmp_path)  # verify with the written mix
+    code, out, _ = run_main(["verify", CNN, "-n", "16", "--max-lsb", "0", "--json"], capsys)
+    assert code == 3
+    reasons = json.loads(out)["thresholds"]["failed"]
+    assert (
+        reasons
+        == doc["failed"]
+        == [f"output 'Identity' differs from tflite by {lsbs[-1]} LSB > max 0 LSB"]
+    )
+    assert reasons[0] in err
+
+
+@pytest.mark.parametrize(
+    "table, code, words",
+    [
+        ("min_snr = 40", 0, None),
+        ('min_snr = 30\nram_budget = "1K"', 3, "RAM 20,480 B > budget 1,024 B"),
+        ("min_accuracy = 90", 2, "min_accuracy of mlitool.toml not used: give --labels"),
+    ],
+)
+def test_targets_from_the_config_file(tmp_path, capsys, monkeypatch, table, code, words):
+    (tmp_path / "mlitool.toml").write_text(table + "\n")
+    monkeypatch.chdir(tmp_path)
+    got, doc, err = tune_json(capsys, CNN, "-n", "4")
+    assert got == code, err
+    if code == 0:
+        assert doc["targets"]["min_snr"] == 40 and doc["chosen"]["snr_db"] >= 40
+    else:
+        assert words in err
 
 
 def test_bad_and_unsupported_models(tmp_path, capsys):
