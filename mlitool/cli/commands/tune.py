@@ -8,7 +8,7 @@ from typing import Optional
 
 from mlitool.cli import options as opt
 from mlitool.cli.app import EXIT_CODES, app
-from mlitool.cli.commands.common import finish, model_options, out_dir, path_option
+from mlitool.cli.commands.common import finish, model_options, out_dir, path_option, progress_of
 from mlitool.cli.groups import grouped
 
 
@@ -41,7 +41,6 @@ def tune_cmd(
     from mlitool.errors import ThresholdError
     from mlitool.mli.placement import parse_size
     from mlitool.plumbing.fsio import write_file_atomically
-    from mlitool.plumbing.progress import progress_for, wanted
     from mlitool.tune.render import config_toml, html_page, render
     from mlitool.tune.search import Targets, TuneOptions, tune
 
@@ -55,7 +54,7 @@ def tune_cmd(
     )
     d = out_dir(output.out)
     started = time.perf_counter()
-    with progress_for(wanted(as_json=output.as_json, quiet=output.quiet)) as progress:
+    with progress_of(output) as progress:
         doc = tune(
             model,
             model_opts,
