@@ -99,6 +99,12 @@ def render(doc: dict[str, Any], console=None) -> None:
     )
 
 
+def _comment(text: str) -> str:
+    """A TOML comment line: a line break or other control character in a file or tensor name
+    would end it (TOML forbids them in comments), so they become spaces."""
+    return "# " + "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in text)
+
+
 def config_toml(doc: dict[str, Any]) -> str:
     """The chosen mix as a mlitool.toml: the settings tune ran with, one [[layer]] per op not
     in sa8, each with a comment giving the gain measured when it was promoted."""
@@ -110,8 +116,8 @@ def config_toml(doc: dict[str, Any]) -> str:
         else f"{inp['samples']} random samples (seed {inp['seed']})"
     )
     lines = [
-        f"# Written by `mlitool tune` for {Path(doc['model']).name}: {summary_text(doc)}",
-        f"# Measured on {data}, {doc['arith']['build']}.",
+        _comment(f"Written by `mlitool tune` for {Path(doc['model']).name}: {summary_text(doc)}"),
+        _comment(f"Measured on {data}, {doc['arith']['build']}."),
         'format = "sa8"',
         f'mli = "{doc["mli"]}"',
     ]
@@ -119,12 +125,13 @@ def config_toml(doc: dict[str, Any]) -> str:
         lines.append(f"fast_memory = {doc['fast_memory']}")
     for la in c["layers"]:
         g = la["gain"]
-        name = la["tensor"].replace("\n", " ")
         lines += [
             "",
             "[[layer]]",
-            f"# {la['type']} {name!r}: step {la['step']}, SNR {_signed(g['snr_db'])} dB, "
-            f"RAM {g['ram_bytes']:+,} B, ROM {g['rom_bytes']:+,} B",
+            _comment(
+                f"{la['type']} {la['tensor']!r}: step {la['step']}, SNR {_signed(g['snr_db'])} "
+                f"dB, RAM {g['ram_bytes']:+,} B, ROM {g['rom_bytes']:+,} B"
+            ),
             f"index = {la['op']}",
             f'format = "{la["format"]}"',
         ]

@@ -15,7 +15,7 @@ from tests.support.tflite_build import T, graph_model, options, unsupported_op_m
 CNN = SAMPLES / "cnn_int8.tflite"
 
 
-def fc_chain(coarse: int, layers: int = 3, width: int = 16) -> bytes:
+def fc_chain(coarse: int, layers: int = 3, width: int = 16, out_name: str = "y") -> bytes:
     """int8 FULLY_CONNECTED x `layers`, outputs in range at scale 0.05, except op `coarse`,
     whose output scale is 32x wider than its values need: a few levels, the sensitive layer."""
     rng = np.random.default_rng(7)
@@ -28,13 +28,27 @@ def fc_chain(coarse: int, layers: int = 3, width: int = 16) -> bytes:
         tensors += [
             T([width, width], scale=0.0025, zero_point=0, data=w, name=f"w{k}"),
             T([width], dtype="int32", scale=s_in * 0.0025, zero_point=0, data=b, name=f"b{k}"),
-            T([1, width], scale=s_out, zero_point=0, name=f"y{k}"),
+            T([1, width], scale=s_out, zero_point=0, name=f"{out_name}{k}"),
         ]
         n = len(tensors)
         fc = options("FullyConnectedOptions", fusedActivationFunction=0)
         ops.append(("FULLY_CONNECTED", [cur, n - 3, n - 2], [n - 1], fc))
         cur, s_in = n - 1, s_out
     return graph_model(tensors, ops, [0], [cur])
+
+
+def test_names_with_line_breaks_stay_in_their_toml_comment(tmp_path, capsys):
+    """The model's file name heads the written TOML and a tensor name is the comment of its
+    [[layer]]: a line break in either must not end the comment and leave the rest as TOML."""
+    import tomllib
+
+    model = tmp_path / 'chain\nformat = "fx16"\n.tflite'
+    model.write_bytes(fc_chain(2, out_name='y\r\nformat = "fx16"\n#'))
+    code, _, err = tune_json(capsys, model, "--min-snr", "30", "-n", "8", "-o", tmp_path)
+    assert code == 0, err
+    written = tomllib.loads((tmp_path / "mlitool.toml").read_text())
+    assert written["format"] == "sa8"
+    assert [(la["index"], la["format"]) for la in written["layer"]] == [(2, "fx8w16d")]
 
 
 def tune_json(capsys, *args):
