@@ -28,7 +28,7 @@ _GROUPS = {
 
 
 def layer_group(kind: str) -> str:
-    """The colour group of a layer kind in the arena charts (`mlitool.report.svg`)."""
+    """The colour group of a layer kind in the arena charts (`mlitool.report.svg_arena`)."""
     return "eltwise" if kind.startswith("eltwise_") else _GROUPS.get(kind, kind)
 
 
