@@ -31,7 +31,8 @@ from mlitool.emit.runtime import Runtime, create_lut
 from mlitool.emit.symbols import FastSymbols
 from mlitool.mli.arena import root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.placement import FastPlan, Staged, plan_fast_memory
+from mlitool.mli.placement import FastPlan, plan_fast_memory
+from mlitool.mli.staging import Staged
 from mlitool.mli.tiling import row_bytes
 from mlitool.mli.types import MliLayer
 

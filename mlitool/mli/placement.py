@@ -29,26 +29,26 @@ channels; the fewest calls win (rows x slices), row tiles first since slices res
 once per row tile. A layer that cannot be tiled, or does not fit even in tiles of one row and one
 channel, stops the plan (exit 4) naming the layer that needs the most, with its least bytes: the
 smallest budget the model fits.
+
+What each layer copies into the staging area, and the bytes that moves: `mlitool.mli.staging`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from dataclasses import dataclass
 
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.tiling import (
-    Tile,
-    channel_bytes,
-    channel_tiles,
-    channel_untileable_reason,
-    row_bytes,
-    row_tiles,
-    untileable_reason,
+from mlitool.mli.staging import (
+    LayerStaging,
+    align_up,
+    constant_bytes,
+    layer_staging,
+    staging_area_bytes,
 )
+from mlitool.mli.tiling import channel_untileable_reason, untileable_reason
 from mlitool.mli.types import MliLayer, MliModel
 
 _SIZE = re.compile(r"([0-9]+)\s*([KkMm]?)")
@@ -70,49 +70,6 @@ def parse_size(value: object, where: str) -> int:
     if not 0 < size <= MAX_FAST_BYTES:
         raise OptionError(f"{where} {value!r}: give a size from 1 byte to 4G - 1")
     return size
-
-
-@dataclass(frozen=True)
-class Staged:
-    """One operand copied into the staging area for a layer."""
-
-    name: str  # constant tensor key, or activation root buffer
-    offset: int  # in the fast buffer
-    bytes: int
-    copy_in: bool  # activations: copied in before the layer (constants always are)
-    copy_out: bool  # activations: copied back after the layer
-
-
-@dataclass(frozen=True)
-class LayerStaging:
-    constants: tuple[Staged, ...]
-    activations: tuple[Staged, ...]
-    # A layer tiled by output rows: its tiles, and the slots its inputs' and output's tiles
-    # are staged in (None: the tile views the resident buffer); the bytes those copies move.
-    tiles: tuple[Tile, ...] = ()
-    tile_ins: tuple[Staged | None, ...] = ()
-    tile_out: Staged | None = None
-    tiles_moved: int = 0
-    # A layer tiled by output channels too: (first channel, channels) per slice, the slots
-    # of its weight and bias slices (staged once per slice per row tile), the bytes they move.
-    chans: tuple[tuple[int, int], ...] = ()
-    chan_slots: tuple[Staged, ...] = ()
-    chans_moved: int = 0
-
-    @property
-    def slots(self) -> tuple[Staged, ...]:
-        tiled = tuple(s for s in (*self.tile_ins, self.tile_out) if s is not None)
-        return self.constants + self.chan_slots + self.activations + tiled
-
-    @property
-    def calls(self) -> int:
-        return max(len(self.tiles), 1) * max(len(self.chans), 1)
-
-    @property
-    def bytes_moved(self) -> int:
-        acts = sum(s.bytes * (s.copy_in + s.copy_out) for s in self.activations)
-        moved = acts + self.tiles_moved + self.chans_moved
-        return sum(s.bytes for s in self.constants) + moved
 
 
 @dataclass(frozen=True)
@@ -145,112 +102,6 @@ class FastPlan:
         raise KeyError(root)
 
 
-def _up(x: int, align: int) -> int:
-    return (x + align - 1) // align * align
-
-
-def layer_constants(model: MliModel, layer: MliLayer) -> list[str]:
-    """The constants a layer's call reads through a data pointer (inputs, weights, bias,
-    parameters; rank-0 ones hold their value in the tensor struct), each once."""
-    names = layer.inputs + [n for n in (layer.weights, layer.bias) if n]
-    names += list(layer.params.values())
-    out: list[str] = []
-    for n in names:
-        t = model.tensors[n]
-        if t.role.is_constant and t.rank > 0 and n not in out:
-            out.append(n)
-    return out
-
-
-def constant_bytes(model: MliModel, name: str) -> int:
-    """Bytes of a constant staged densely (what mli_mov_tensor_sync writes)."""
-    t = model.tensors[name]
-    return t.size * t.el_type.dtype.itemsize
-
-
-def _written_in_place(layer: MliLayer) -> list[str]:
-    """Inputs a kernel updates in place: the LSTM cell's state."""
-    return [layer.inputs[2]] if layer.kind == "lstm_cell" else []
-
-
-def _staging(
-    model: MliModel,
-    layer: MliLayer,
-    slow: set[str],
-    base: int,
-    align: int,
-    tiles: int = 1,
-    chans: int = 1,
-) -> LayerStaging:
-    if not layer.kernel:
-        return LayerStaging((), ())
-    sliced = [n for n in (layer.weights, layer.bias) if n] if chans > 1 else []
-    offset, consts, acts = base, [], []
-    for n in layer_constants(model, layer):
-        if n in sliced:
-            continue
-        size = constant_bytes(model, n)
-        consts.append(Staged(n, offset, size, True, False))
-        offset = _up(offset + size, align)
-    chan_part: dict = {}
-    if chans > 1:
-        slices = channel_tiles(model, layer, chans)
-        widest = max(c for _, c in slices)
-        slots = []
-        for n in sliced:
-            slots.append(Staged(n, offset, widest * channel_bytes(model, n), True, False))
-            offset = _up(offset + slots[-1].bytes, align)
-        moved = tiles * sum(constant_bytes(model, n) for n in sliced)
-        chan_part = dict(chans=slices, chan_slots=tuple(slots), chans_moved=moved)
-    if tiles > 1:
-        st = _tile_staging(model, layer, slow, offset, align, tiles, tuple(consts))
-        return dataclasses.replace(st, **chan_part)
-    read = {root_of(model, n) for n in layer.inputs}
-    written = {root_of(model, n) for n in layer.outputs + _written_in_place(layer)}
-    partly = {root_of(model, n) for n in layer.outputs if root_of(model, n) != n}
-    roots = dict.fromkeys(root_of(model, n) for n in layer.inputs + layer.outputs)
-    for r in roots:
-        if r not in slow or model.tensors[r].role.is_constant:
-            continue
-        size = model.tensors[r].nbytes
-        acts.append(Staged(r, offset, size, r in read or r in partly, r in written))
-        offset = _up(offset + size, align)
-    return LayerStaging(tuple(consts), tuple(acts), **chan_part)
-
-
-def _tile_staging(
-    model: MliModel,
-    layer: MliLayer,
-    slow: set[str],
-    offset: int,
-    align: int,
-    n: int,
-    consts: tuple[Staged, ...],
-) -> LayerStaging:
-    """A layer in `n` row tiles: one slot for each input's largest tile and one for the
-    output's, each only when that buffer lives in the slow arena."""
-    tiles = row_tiles(model, layer, n)
-    slots, moved = [], 0
-    in_rows, out_rows = [t.in_rows for t in tiles], [t.out_rows for t in tiles]
-    for name, rows, is_in in [(x, in_rows, True) for x in layer.inputs] + [
-        (layer.outputs[0], out_rows, False)
-    ]:
-        root = root_of(model, name)
-        if root not in slow:
-            slots.append(None)
-            continue
-        size = max(rows) * row_bytes(model, name)
-        slots.append(Staged(root, offset, size, is_in, not is_in))
-        offset = _up(offset + size, align)
-        moved += sum(rows) * row_bytes(model, name)  # the halo rows twice
-    return LayerStaging(consts, (), tiles, tuple(slots[:-1]), slots[-1], moved)
-
-
-def _staging_bytes(stages: list[LayerStaging], base: int, align: int) -> int:
-    ends = [_up(s.offset + s.bytes, align) for st in stages for s in st.slots]
-    return max(ends, default=base) - base
-
-
 def _tile_counts(model: MliModel, avail: int, align: int, budget: int, lut_bytes: int):
     """Layer position -> (row tiles, channel tiles), for every layer whose operands alone
     (everything else in slow memory) need more than `avail` bytes: the fewest calls that fit. UnsupportedError
@@ -258,7 +109,7 @@ def _tile_counts(model: MliModel, avail: int, align: int, budget: int, lut_bytes
     slow = {b.name for b in activation_buffers(model)}
 
     def need(layer: MliLayer, n: int, c: int = 1) -> int:
-        return _staging_bytes([_staging(model, layer, slow, 0, align, n, c)], 0, align)
+        return staging_area_bytes([layer_staging(model, layer, slow, 0, align, n, c)], 0, align)
 
     counts: dict[int, tuple[int, int]] = {}
     least: list[tuple[int, int, str]] = []  # (bytes at least, position, why no fewer)
@@ -324,20 +175,20 @@ def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
     """The plan for a fast buffer of at most `budget` bytes (UnsupportedError, exit 4, when a
     layer's operands alone do not fit); `luts`: the table kinds the runtime creates."""
     align = _align(model, luts)
-    lut_bytes = sum(_up(2 * LUT_LENGTHS[k], align) for k in luts)
+    lut_bytes = sum(align_up(2 * LUT_LENGTHS[k], align) for k in luts)
     buffers = activation_buffers(model)
 
     tiles = _tile_counts(model, budget - lut_bytes, align, budget, lut_bytes)
 
     def plan(resident: set[str]) -> tuple[int, ArenaPlan, list[LayerStaging]]:
         arena = plan_arena([b for b in buffers if b.name in resident], align)
-        base = _up(arena.arena_bytes, align)
+        base = align_up(arena.arena_bytes, align)
         slow = {b.name for b in buffers} - resident
         stages = [
-            _staging(model, la, slow, base, align, *tiles.get(pos, (1, 1)))
+            layer_staging(model, la, slow, base, align, *tiles.get(pos, (1, 1)))
             for pos, la in enumerate(model.layers)
         ]
-        return base + _staging_bytes(stages, base, align) + lut_bytes, arena, stages
+        return base + staging_area_bytes(stages, base, align) + lut_bytes, arena, stages
 
     resident = {b.name for b in buffers}
     by_size = sorted(buffers, key=lambda b: (-b.size, b.first, b.name))
@@ -351,13 +202,13 @@ def plan_fast_memory(model: MliModel, budget: int, luts: list[str]) -> FastPlan:
         if plan(resident | {b.name})[0] <= budget:
             resident.add(b.name)
     fast, arena, stages = plan(resident)
-    base = _up(arena.arena_bytes, align)
-    staging = _staging_bytes(stages, base, align)
+    base = align_up(arena.arena_bytes, align)
+    staging = staging_area_bytes(stages, base, align)
     slow_bufs = [b for b in buffers if b.name not in resident]
     offsets, at = {}, base + staging
     for k in luts:
         offsets[k] = at
-        at += _up(2 * LUT_LENGTHS[k], align)
+        at += align_up(2 * LUT_LENGTHS[k], align)
     consts = {
         s.name: constant_bytes(model, s.name)
         for st in stages

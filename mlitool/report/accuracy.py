@@ -14,7 +14,7 @@ from mlitool.mli.ops import WEIGHTED_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.report.build import REMEDY_NOTE, LayerAccuracy, accuracy_section, remedy
 from mlitool.report.document import Chart, Column, Section, Series, make_table
-from mlitool.report.sections import layer_label
+from mlitool.report.layer_names import layer_label
 from mlitool.report.sensitivity import LayerSensitivity
 
 

@@ -111,7 +111,7 @@ def make_report(
     )
     from mlitool.convert import default_name
     from mlitool.footprint import footprint, footprint_text
-    from mlitool.report.sections import layer_symbols, with_symbols
+    from mlitool.report.layer_names import layer_symbols, with_symbols
 
     report = with_symbols(report, layer_symbols(mli, default_name(model_path), budget is not None))
     fp = footprint(graph, mli, budget) if budget is not None or not doc else doc["footprint"]

@@ -156,7 +156,7 @@ class Chart:
     "intervals" per category (a buffer) a rectangle over layers first..last and bytes
                 offset..offset + size; series named first, last, offset, size. `groups`
                 (optional) colours each by its group (the kind of layer that writes it:
-                `mlitool.report.svg.GROUP_COLOURS`), `lines` marks bytes on the y axis
+                `mlitool.report.svg_arena.GROUP_COLOURS`), `lines` marks bytes on the y axis
                 ((value, label): a lower bound), `layers` fixes the x axis (0: to the last
                 buffer), so that two plans (fast, slow) share it.
     `lines`: horizontal reference lines (value, label), e.g. a threshold the user set;

@@ -19,7 +19,7 @@ from pathlib import Path
 from mlitool.mli.ops import OUTPUT_PARAMS, FixedParams
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Section, make_table
-from mlitool.report.sections import layer_label
+from mlitool.report.layer_names import layer_label
 
 _ACTIVATIONS = ("input", "output", "activation")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from html import escape
 
+from mlitool.report.chart_pages import chart_svgs
 from mlitool.report.document import Report, Table, format_value
-from mlitool.report.svg import chart_svgs
 
 CSS = """
 body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, Helvetica, Arial, sans-serif;

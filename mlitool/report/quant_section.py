@@ -12,6 +12,7 @@ from mlitool import ir
 from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel, Role
 from mlitool.report.document import Chart, Section, Series, make_table
+from mlitool.report.layer_names import layer_label
 from mlitool.report.quant_stats import (
     DEFAULT_SNR_THRESHOLD_DB,
     ActivationObservation,
@@ -22,7 +23,6 @@ from mlitool.report.quant_stats import (
     real_values,
     tensor_stats,
 )
-from mlitool.report.sections import layer_label
 
 _QUANT_DIM_OP = {
     "conv2d": "CONV_2D",

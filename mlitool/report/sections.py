@@ -1,78 +1,17 @@
 """Report sections read from the lowered model alone: the summary (with the lowering decisions)
-and memory (ROM per layer, arena placement); `layer_label`, the label of a layer in every
-per-layer chart and table."""
+and memory (ROM per layer, arena placement, the fast-memory plan's figures)."""
 
 from __future__ import annotations
 
 import os
-import re
-from dataclasses import replace
 
 from mlitool import ir
-from mlitool.mli.arena import ArenaPlan, Buffer, live_lower_bound, root_of
-from mlitool.mli.kernels import LUT_LENGTHS
 from mlitool.mli.placement import FastPlan, plan_figures
 from mlitool.mli.types import MliModel
-from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table
+from mlitool.report.arena_charts import arena_charts
+from mlitool.report.document import Chart, Section, Series, make_table
+from mlitool.report.layer_names import layer_label
 from mlitool.report.memory import MemoryReport
-
-
-def layer_label(pos: int, kind: str) -> str:
-    return f"{pos}: {kind}"
-
-
-_LABEL = re.compile(r"(\d+): ")  # a layer_label
-
-
-# --- C symbols ---------------------------------------------------------------------------------
-
-
-def layer_symbols(model: MliModel, name: str, fast: bool = False) -> list[str]:
-    """Per MLI layer, the C symbol of the tensor it writes, as `convert` names it by default
-    (`NAME_L3_conv_out`; `mlitool.emit.symbols`, the runtime's names reserved as convert does)."""
-    from mlitool.emit.symbols import make_symbols
-
-    syms = make_symbols(model, name, runtime=True, fast=fast)
-    return [syms.tensors[la.outputs[0]].name if la.outputs else "" for la in model.layers]
-
-
-def _symbol_column(t: Table, symbols: list[str]) -> Table:
-    """`t` with a "C symbol" column after its TFLite op type (else its layer) column, when its
-    rows are layers (not tensors); the terminal has no room for it (files and pages have)."""
-    keys = [c.key for c in t.columns]
-    pos = next((keys.index(k) for k in ("layer", "position") if k in keys), None)
-    if pos is None or "tensor" in keys:
-        return t
-    at = next((keys.index(k) + 1 for k in ("op_type", "kind") if k in keys), pos + 1)
-    col = Column("c_symbol", "C symbol", terminal=False, html=True)
-
-    def sym(p) -> str | None:
-        return symbols[p] if isinstance(p, int) and 0 <= p < len(symbols) else None
-
-    rows = tuple((*r[:at], sym(r[pos]), *r[at:]) for r in t.rows)
-    return replace(t, columns=(*t.columns[:at], col, *t.columns[at:]), rows=rows)
-
-
-def _symbol_notes(c: Chart, symbols: list[str]) -> Chart:
-    found = [_LABEL.match(cat) for cat in c.categories]
-    if not found or not all(found) or c.notes:
-        return c
-    return replace(c, notes=tuple(symbols[int(m.group(1))] for m in found))
-
-
-def with_symbols(report: Report, symbols: list[str]) -> Report:
-    """Every per-layer table and chart with the layer's C symbol beside it: a column in the
-    tables, the tooltips of the charts."""
-    sections = tuple(
-        replace(
-            s,
-            tables=tuple(_symbol_column(t, symbols) for t in s.tables),
-            charts=tuple(_symbol_notes(c, symbols) for c in s.charts),
-        )
-        for s in report.sections
-    )
-    return replace(report, sections=sections)
-
 
 # --- summary -----------------------------------------------------------------------------------
 
@@ -147,115 +86,6 @@ _ROM_PARTS = (
     ("structs", "tensor structs"),
     ("config", "config structs"),
 )
-
-
-_GROUPS = {
-    "conv2d": "conv",
-    "transpose_conv2d": "conv",
-    "group_conv2d": "conv",
-    "depthwise_conv2d": "depthwise",
-    "avepool": "pooling",
-    "maxpool": "pooling",
-    "fully_connected": "fc",
-    "lstm_cell": "recurrent",
-    "gru_cell": "recurrent",
-    "fallback": "fallback",
-    **{k: "activation" for k in ("relu", "leaky_relu", "prelu", "sigm", "tanh", "softmax")},
-    **{k: "activation" for k in ("l2_normalize", "argmax")},
-    **{k: "data movement" for k in ("convert", "copy", "concat", "padding", "permute", "view")},
-}
-
-
-def layer_group(kind: str) -> str:
-    """The colour group of a layer kind in the arena charts (`mlitool.report.svg`)."""
-    return "eltwise" if kind.startswith("eltwise_") else _GROUPS.get(kind, kind)
-
-
-def _writers(model: MliModel) -> dict[str, str]:
-    """Root buffer -> the colour group of the first layer that writes it (model inputs:
-    "input")."""
-    out: dict[str, str] = {}
-    for layer in model.layers:
-        for n in layer.outputs:
-            out.setdefault(root_of(model, n), layer_group(layer.kind))
-    for n in model.inputs:
-        out[root_of(model, n)] = "input"
-    return out
-
-
-def _bound_label(value: int, what: str = "") -> str:
-    return f"lower bound{what}: {value:,} B (most bytes alive at once)"
-
-
-def _plan_chart(
-    id: str, title: str, rows: list[tuple[str, str, int, int, int, int]], bound: int, layers: int
-) -> Chart:
-    """An arena chart of (name, group, first, last, offset, size) rectangles."""
-    return Chart(
-        id,
-        title,
-        "intervals",
-        tuple(r[0] for r in rows),
-        tuple(
-            Series(k, tuple(r[i] for r in rows))
-            for i, k in enumerate(("first", "last", "offset", "size"), start=2)
-        ),
-        x_label="layer (from the one that writes a buffer to the last that reads it)",
-        y_label="offset [bytes]",
-        precision=0,
-        groups=tuple(r[1] for r in rows),
-        lines=((bound, _bound_label(bound)),),
-        layers=layers,
-    )
-
-
-def fast_buffer_contents(model: MliModel, plan: FastPlan) -> list[Buffer]:
-    """What occupies the fast buffer, as buffers with lifetimes: the resident activations,
-    each layer's staged copies (one block, "staging N"), the look-up tables (all along)."""
-    end = max(len(model.layers) - 1, 0)
-    bufs = [p.buffer for p in plan.resident.placements]
-    for pos, st in enumerate(plan.layers):
-        extent = max((s.offset + s.bytes for s in st.slots), default=plan.staging_offset)
-        if extent > plan.staging_offset:
-            bufs.append(Buffer(f"staging {pos}", extent - plan.staging_offset, pos, pos))
-    bufs += [Buffer(f"{k} table", 2 * LUT_LENGTHS[k], 0, end) for k in plan.luts]
-    return bufs
-
-
-def _arena_charts(model: MliModel, arena: ArenaPlan, fast: FastPlan | None) -> list[Chart]:
-    """The arena chart (one arena), or the fast buffer's and, when it is used, the slow
-    arena's; buffers coloured by the kind of layer that writes them, the lower bound drawn."""
-    group, n = _writers(model), len(model.layers)
-
-    def rows(plan: ArenaPlan):
-        return [
-            (p.buffer.name, group.get(p.buffer.name, "input"), p.buffer.first, p.buffer.last)
-            + (p.offset, p.buffer.size)
-            for p in plan.placements
-        ]
-
-    if fast is None:
-        title = f"Activation arena: {arena.arena_bytes:,} bytes over the layers"
-        return [_plan_chart("arena-plan", title, rows(arena), arena.lower_bound, n)]
-    contents = fast_buffer_contents(model, fast)
-    extra = [
-        (b.name, "staging" if b.name.startswith("staging") else "tables", b.first, b.last)
-        + (
-            fast.luts[b.name[: -len(" table")]]
-            if b.name.endswith(" table")
-            else fast.staging_offset,
-        )
-        + (b.size,)
-        for b in contents[len(fast.resident.placements) :]
-    ]
-    title = f"Fast buffer: {fast.fast_bytes:,} of {fast.budget:,} bytes over the layers"
-    bound = live_lower_bound(contents, fast.align)
-    charts = [_plan_chart("arena-plan", title, rows(fast.resident) + extra, bound, n)]
-    if fast.slow.placements:
-        title = f"Slow arena: {fast.slow_bytes:,} bytes over the layers"
-        slow = fast.slow
-        charts.append(_plan_chart("arena-plan-slow", title, rows(slow), slow.lower_bound, n))
-    return charts
 
 
 def fast_memory_tables(model: MliModel, plan: FastPlan):
@@ -371,7 +201,7 @@ def memory_section(model: MliModel, mem: MemoryReport, fast: FastPlan | None = N
         y_label="bytes",
         precision=0,
     )
-    plans = _arena_charts(model, mem.arena, fast)
+    plans = arena_charts(model, mem.arena, fast)
     tables = (rom, totals, compare, arena, ram)
     if fast is not None:
         tables += fast_memory_tables(model, fast)

@@ -13,11 +13,11 @@ import pytest
 
 from mlitool.convert import EmitOptions, convert
 from mlitool.pipeline import ModelOptions
+from mlitool.report.chart_pages import chart_svgs
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.document import Chart, Column, Report, Section, Series, make_table
 from mlitool.report.html import render_html
 from mlitool.report.render import render_markdown
-from mlitool.report.svg import chart_svgs
 from tests.support.paths import SAMPLES
 
 

@@ -9,10 +9,10 @@ import re
 
 import pytest
 
+from mlitool.report.chart_pages import chart_svg
 from mlitool.report.document import Chart, Column, Report, Section, Series, make_table
 from mlitool.report.html import render_html
 from mlitool.report.render import csv_files, render_json, render_markdown, terminal_text
-from mlitool.report.svg import chart_svg
 from tests.support.paths import SAMPLES
 
 # Plot area: x from 78, y from 64 to 284 (220 px); tick labels end at x = 72, 4 px below y.

@@ -18,7 +18,7 @@ from mlitool.pipeline import ModelOptions, load
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.html import render_html
 from mlitool.report.render import render_json, render_markdown
-from mlitool.report.svg import GROUP_COLOURS
+from mlitool.report.svg_arena import GROUP_COLOURS
 from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
 
@@ -183,8 +183,8 @@ def test_fast_and_slow_charts_lower_bounds():
 
 
 def _interval_chart(groups, line: float) -> str:
+    from mlitool.report.chart_pages import chart_svg
     from mlitool.report.document import Chart, Series
-    from mlitool.report.svg import chart_svg
 
     n = len(groups)
     values = {"first": [0] * n, "last": [1] * n, "offset": [10 * i for i in range(n)]}

@@ -3,8 +3,8 @@ layout: plot area from x = 78 (left margin), y = 64 (top) to 284 (64 + 220 px); 
 
 from __future__ import annotations
 
+from mlitool.report.chart_pages import chart_svg
 from mlitool.report.document import Chart, Series
-from mlitool.report.svg import chart_svg
 
 
 def test_range_chart_axes_grid_and_whiskers():
