@@ -30,6 +30,17 @@ _HEADER = re.compile(r"mlitool-crc 1 layers=(\d+) samples=(\d+) (ROUND_MODE=\w+ 
 _LINE = re.compile(r"crc (\d+) (\d+) (\d+) ([0-9a-fA-F]{8})")
 
 
+def crc32_nibble_table() -> list[int]:
+    """The 16-entry table of zlib's CRC-32 (reflected 0xEDB88320) taken four bits at a time:
+    the self-test's C computes the same CRCs as `layer_crcs` with 64 bytes of table."""
+    table = []
+    for c in range(16):
+        for _ in range(4):
+            c = (c >> 1) ^ (0xEDB88320 if c & 1 else 0)
+        table.append(c)
+    return table
+
+
 def layer_crcs(model: MliModel, values: dict[str, np.ndarray], n: int) -> np.ndarray:
     """(n, layers) uint32: the CRC of every layer's outputs per sample, from the executor's
     values ({MLI tensor name: (n,) + shape containers}, as `run_model(keep=True)` gives them)."""

@@ -23,7 +23,7 @@ from typing import Iterator
 
 import numpy as np
 
-from mlitool.crclog import HEADER
+from mlitool.crclog import HEADER, crc32_nibble_table
 from mlitool.emit import cdata
 from mlitool.emit.names import comment_text, join
 from mlitool.emit.symbols import Symbols
@@ -262,7 +262,7 @@ class SelfTest:
         ).encode()
         yield self._build_check().encode()
         yield from self._arrays()
-        nibbles = ", ".join(f"0x{_crc_nibble(i):08x}u" for i in range(16))
+        nibbles = ", ".join(f"0x{c:08x}u" for c in crc32_nibble_table())
         input_copies = "\n".join(
             f"        {s['tensor_crc']}_copy({rt.input}({k}u), "
             f"{join(p, 'st_in', str(k))} + sample_i * "
@@ -392,10 +392,3 @@ int {self.fn_arena}({self._arena_params()}, unsigned *layer, unsigned *sample) {
     return code;
 }}
 """.encode()
-
-
-def _crc_nibble(i: int) -> int:
-    c = i
-    for _ in range(4):
-        c = (c >> 1) ^ (0xEDB88320 if c & 1 else 0)
-    return c
