@@ -9,15 +9,20 @@ or late: the layers after its first change need none), and each tensor's once pe
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import math
 from typing import Any
 
 import numpy as np
 
+_SCALARS = (int, str, bool, type(None))  # exactly these types: none of the cases below
+
 
 def _canon(v: Any) -> Any:
     """A comparable, hashable form of lowering's objects (arrays by their bytes)."""
+    if type(v) in _SCALARS:  # most values: a fast path to the last line
+        return repr(v)
     if isinstance(v, np.ndarray):
         return ("array", v.dtype.str, v.shape, hashlib.sha1(np.ascontiguousarray(v)).hexdigest())
     if isinstance(v, dict):
@@ -25,12 +30,15 @@ def _canon(v: Any) -> Any:
     if isinstance(v, (list, tuple)):
         return tuple(_canon(x) for x in v)
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return (type(v).__name__,) + tuple(
-            _canon(getattr(v, f.name)) for f in dataclasses.fields(v) if f.name != "notes"
-        )
+        return (type(v).__name__,) + tuple(_canon(getattr(v, f)) for f in _fields(type(v)))
     if isinstance(v, float) and math.isnan(v):
         return "nan"
     return repr(v)
+
+
+@functools.cache
+def _fields(cls: type) -> tuple[str, ...]:
+    return tuple(f.name for f in dataclasses.fields(cls) if f.name != "notes")
 
 
 class Prints:
