@@ -76,3 +76,19 @@ def test_fingerprints_computed_as_far_as_compared(E):
     assert other.common(one) == first
     assert len(other._layers) == len(one._layers) == first + 1  # none after the first change
     assert Prints(one.mli).common(one) == len(one) == len(one._layers)
+
+
+@pytest.mark.parametrize("field, change", [("frac_bits", lambda v: v + 1), ("layout", str.lower)])
+def test_a_changed_scalar_changes_the_digest(E, field, change):
+    """An int or a str of a tensor differs: the layers compute the same only up to its writer."""
+    import dataclasses
+
+    from mlitool.tune.prints import Prints
+
+    mli = E._lower_mix(E.context(), A).mli
+    convert = mli.layers[5]  # the conversion into op 5's FX16 input
+    assert (convert.index, convert.kind) == (5, "convert")
+    t = mli.tensor(convert.outputs[0])
+    other = {t.name: dataclasses.replace(t, **{field: change(getattr(t, field))})}
+    changed = dataclasses.replace(mli, tensors={**mli.tensors, **other})
+    assert Prints(changed).common(Prints(mli)) == 5
