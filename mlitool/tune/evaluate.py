@@ -4,8 +4,10 @@ SNR against float, max LSB against tflite mode, top-1 accuracy against the label
 by batch as verify sums them.
 
 Only what changed is run again: the layers before the first layer that differs from the
-current mix (by a fingerprint of the call and every tensor it touches) keep the current mix's
-values, kept per batch in this process (`_base`). `evaluate` runs in worker processes with
+current mix (by a fingerprint of the call and every tensor it touches, `prints`) keep the
+current mix's values, kept per batch in this process (`_base`); the current mix's own values
+are run the same way from the previous one's. Each mix is lowered once: `size` keeps what it
+lowers for `evaluate` until the current mix changes. `evaluate` runs in worker processes with
 --jobs > 1 and reads the search's `job` through `context()`; each mix is evaluated whole in one
 process, so the figures do not depend on --jobs.
 """
@@ -13,14 +15,11 @@ process, so the figures do not depend on --jobs.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import math
 from typing import Any
-
-import numpy as np
 
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.plumbing.parallel import context
+from mlitool.tune.prints import Prints
 from mlitool.verify.metrics import finite
 from mlitool.verify.stats import LabelStats, LsbStats, RealStats
 
@@ -99,100 +98,148 @@ def job(model_path, graph, base, s, ranges, model_opts, opts) -> dict[str, Any]:
     }
 
 
-_base: dict[str, Any] = {}  # this process's current mix: its key, model, fingerprints, values
+# This process's current mix: its key, `low` (lowered), and once run, its `values` per batch
+# (every tensor) and the layer calls that took (`run`); until then `prev`, the last mix run.
+_base: dict[str, Any] = {}
+# The mixes `size` lowered from the current mix (key -> `_Lowered`, or None: refused), run by
+# `evaluate` without lowering them again; dropped when the current mix changes (a new step).
+_lowered: dict[tuple, Any] = {}
+
+
+@dataclasses.dataclass
+class _Lowered:
+    mli: Any
+    footprint: dict
+    prints: Prints
 
 
 def reset() -> None:
     """Forget the current mix kept in this process (another model's, when tune runs twice)."""
     _base.clear()
+    _lowered.clear()
 
 
 def evaluate(task: tuple[tuple, tuple]) -> dict | None:
     """Figures of the mix `task[1]`, re-running only what differs from the mix `task[0]`;
     None when lowering refuses the mix or it lowers to the current model."""
     from mlitool.execute import mli_bridge as B
-    from mlitool.execute.mli_exec import run_layers
 
     c = context()
     base_key, key = task
-    if _base.get("key") != base_key:
-        mli = _lower(c, base_key)
-        values = []
-        for a, b in c["batches"]:
-            chunk = {k: v[a:b] for k, v in c["data"].items()}
-            _, raw = B.run_mli(c["graph"], mli, chunk, c["arith"], keep=True)
+    _switch(c, base_key)
+    base, values = _base["low"], _values(c)
+    if key == base_key:
+        return figures(c, base.mli, values, _base["run"], base.footprint)
+    low = _lowered[key] if key in _lowered else _lower_mix(c, key)
+    if low is None:
+        return None
+    if low.prints.common(base.prints) == len(low.prints) == len(base.prints):
+        return None
+    primary = B.primary_tensors(c["graph"], low.mli)
+    wanted = {primary[i] for i in c["outs"]} | {primary[j] for j in c["units"].values()}
+    values, run = _run_from(c, base, values, low, keep=False, wanted=wanted)
+    return figures(c, low.mli, values, run, low.footprint)
+
+
+def size(task: tuple[tuple, tuple]) -> dict | None:
+    """RAM and ROM of the mix `task[1]` from its memory plan, without running it (None:
+    lowering refuses it): what a move from the mix `task[0]` costs, cheaply. The lowered
+    model is kept for `evaluate` while `task[0]` is the current mix."""
+    c = context()
+    base_key, key = task
+    _switch(c, base_key)
+    if key not in _lowered:
+        _lowered[key] = _lower_mix(c, key)
+    low = _lowered[key]
+    return None if low is None else {k: low.footprint[k] for k in ("ram_bytes", "rom_bytes")}
+
+
+def _switch(c: dict, base_key: tuple) -> None:
+    """Make `base_key` this process's current mix (lowered by `size` if it was a move)."""
+    if _base.get("key") == base_key:
+        return
+    prev = dict(_base) if "values" in _base else _base.get("prev")
+    low = _lowered.get(base_key) or _lower_mix(c, base_key, refused=False)
+    _lowered.clear()
+    _base.clear()
+    _base.update(key=base_key, low=low, prev=prev)
+
+
+def _values(c: dict) -> list[dict]:
+    """The current mix's values per batch, run once: from the last mix run, only the layers
+    after those they share (a whole run for the first)."""
+    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.mli_exec import run_model
+
+    if "values" not in _base:
+        prev, mli = _base.pop("prev"), _base["low"].mli
+        if prev is None:
+            values = []
+            for a, b in c["batches"]:
+                inputs = B.model_inputs(c["graph"], mli, {k: v[a:b] for k, v in c["data"].items()})
+                values.append(run_model(mli, inputs, c["arith"], keep=True))
+            run = len(mli.layers) * len(values)
+        else:
+            values, run = _run_from(c, prev["low"], prev["values"], _base["low"], True, None)
+        for raw in values:
             for v in raw.values():
                 v.flags.writeable = False  # shared with every candidate's run
-            values.append(raw)
-        _base.clear()
-        _base.update(key=base_key, mli=mli, prints=_fingerprints(mli), values=values)
-        _base["figures"] = figures(c, mli, values, len(mli.layers) * len(values))
-    if key == base_key:
-        return _base["figures"]
-    try:
-        mli = _lower(c, key)
-    except (UnsupportedError, OptionError):  # this op cannot take this format here
-        return None
-    prints = _fingerprints(mli)
-    same = 0
-    for a, b in zip(_base["prints"], prints):
-        if a != b:
-            break
-        same += 1
-    if same == len(prints) == len(_base["prints"]):
-        return None
-    kept = {name for la in _base["mli"].layers[:same] for name in la.outputs}
+        _base.update(values=values, run=run)
+    return _base["values"]
+
+
+def _run_from(c: dict, old: _Lowered, were: list[dict], low: _Lowered, keep: bool, wanted):
+    """The values per batch of the model `low`, those of the layers it shares with `old` taken
+    from `old`'s values per batch (`were`); and the layer calls run."""
+    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.mli_exec import run_layers
+
+    mli = low.mli
+    same = low.prints.common(old.prints)
+    kept = {name for la in old.mli.layers[:same] for name in la.outputs}
     inputs_same = {
         name
         for name in mli.inputs
-        if name in _base["mli"].tensors
-        and _tensor_print(_base["mli"], name) == _tensor_print(mli, name)
+        if name in old.mli.tensors and old.prints.tensor(name) == low.prints.tensor(name)
     }
-    primary = B.primary_tensors(c["graph"], mli)
-    wanted = {primary[i] for i in c["outs"]} | {primary[j] for j in c["units"].values()}
     values = []
-    for (a, b), cached in zip(c["batches"], _base["values"]):
+    for (a, b), cached in zip(c["batches"], were):
         seed = {k: v for k, v in cached.items() if k in kept or k in inputs_same}
         if len(inputs_same) < len(mli.inputs):
             chunk = {k: v[a:b] for k, v in c["data"].items()}
             fresh = B.model_inputs(c["graph"], mli, chunk)
             seed.update({k: v for k, v in fresh.items() if k not in inputs_same})
-        run_layers(mli, mli.layers[same:], seed, c["arith"], b - a, keep=False, wanted=wanted)
+        run_layers(mli, mli.layers[same:], seed, c["arith"], b - a, keep=keep, wanted=wanted)
         values.append(seed)
-    return figures(c, mli, values, (len(mli.layers) - same) * len(values))
+    return values, (len(mli.layers) - same) * len(values)
 
 
-def size(key: tuple) -> dict | None:
-    """RAM and ROM of the mix `key` from its memory plan, without running it (None: lowering
-    refuses it): what a move costs, cheaply."""
+def _lower_mix(c: dict, key: tuple, refused: bool = True) -> _Lowered | None:
+    """The mix `key` lowered, with its memory plan; None when lowering refuses it (raised
+    instead without `refused`)."""
     from mlitool.footprint import footprint
-
-    c = context()
-    try:
-        fp = footprint(c["graph"], _lower(c, key), c["fast_memory"])
-    except (UnsupportedError, OptionError):
-        return None
-    return {"ram_bytes": fp["ram_bytes"], "rom_bytes": fp["rom_bytes"]}
-
-
-def _lower(c: dict, key: tuple):
     from mlitool.mli.lower import lower
 
-    return lower(
-        c["graph"],
-        format="sa8",
-        overrides=dict(key),
-        source=c["source"],
-        ranges_remedy="give tune real inputs to calibrate on (--calibration DATA)",
-        **c["lower"],
-    )
+    try:
+        mli = lower(
+            c["graph"],
+            format="sa8",
+            overrides=dict(key),
+            source=c["source"],
+            ranges_remedy="give tune real inputs to calibrate on (--calibration DATA)",
+            **c["lower"],
+        )
+    except (UnsupportedError, OptionError):  # this op cannot take this format here
+        if not refused:
+            raise
+        return None
+    return _Lowered(mli, footprint(c["graph"], mli, c["fast_memory"]), Prints(mli))
 
 
-def figures(c: dict, mli, values: list[dict], run: int) -> dict[str, Any]:
+def figures(c: dict, mli, values: list[dict], run: int, fp: dict) -> dict[str, Any]:
     """The output figures of one mix from its MLI values per batch, summed batch by batch as
     verify sums them (so verify on the written config gives the same numbers)."""
     from mlitool.execute import mli_bridge as B
-    from mlitool.footprint import footprint
 
     graph = c["graph"]
     primary = B.primary_tensors(graph, mli)
@@ -215,7 +262,6 @@ def figures(c: dict, mli, values: list[dict], run: int) -> dict[str, Any]:
                 lsb[i].merge(one_lsb)
             if ref["labels"] is not None and i == c["labelled"]:
                 acc.add(real, ref["labels"])
-    fp = footprint(graph, mli, c["fast_memory"])
     lsbs = [s.max_lsb for s in lsb.values() if s.count]
     # each output as verify's document gives it: what `verdict.judge` reads
     outputs = [
@@ -236,38 +282,3 @@ def figures(c: dict, mli, values: list[dict], run: int) -> dict[str, Any]:
         "layers_run": run,  # layer calls run, of the `layers_total` a whole run makes
         "layers_total": len(mli.layers) * len(values),
     }
-
-
-def _canon(v: Any) -> Any:
-    """A comparable, hashable form of lowering's objects (arrays by their bytes)."""
-    if isinstance(v, np.ndarray):
-        return ("array", v.dtype.str, v.shape, hashlib.sha1(np.ascontiguousarray(v)).hexdigest())
-    if isinstance(v, dict):
-        return tuple((repr(k), _canon(x)) for k, x in v.items())
-    if isinstance(v, (list, tuple)):
-        return tuple(_canon(x) for x in v)
-    if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return (type(v).__name__,) + tuple(
-            _canon(getattr(v, f.name)) for f in dataclasses.fields(v) if f.name != "notes"
-        )
-    if isinstance(v, float) and math.isnan(v):
-        return "nan"
-    return repr(v)
-
-
-def _tensor_print(mli, name: str) -> Any:
-    t = mli.tensor(name)
-    own = _canon(t)
-    return own if t.buffer is None or t.buffer == name else (own, _canon(mli.tensor(t.buffer)))
-
-
-def _fingerprints(mli) -> list[str]:
-    """One digest per layer: the call and every tensor it touches. Two models compute the same
-    values up to their first differing digest."""
-    out = []
-    for la in mli.layers:
-        names = [*la.inputs, *la.outputs, *(n for n in (la.weights, la.bias) if n)]
-        names += list(la.params.values()) + (list(la.calls.views) if la.calls else [])
-        whole = (_canon(la), tuple(_tensor_print(mli, n) for n in names))
-        out.append(hashlib.sha1(repr(whole).encode()).hexdigest())
-    return out

@@ -108,7 +108,7 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
         return lambda moves: evaluate(mix, [{**mix, **m} for m in moves], advance)
 
     def sizes_from(mix: dict):
-        return lambda moves: list(run(E.size, [key({**mix, **m}) for m in moves]))
+        return lambda moves: list(run(E.size, [(key(mix), key({**mix, **m})) for m in moves]))
 
     def record(move: dict, new: dict, mix: dict, before: dict) -> None:
         changes = [X.change(graph, ops[i], mix, f) for i, f in move.items()]
