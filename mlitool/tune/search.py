@@ -9,9 +9,9 @@
    moves that could be it (`choose.pruned`). When no single move closes any distance, the
    pairs are run; when none of them does either, and SNR or top-1 accuracy is among the
    targets missed, the best SNR gain per byte is taken (top-1 over few samples moves in
-   steps). Otherwise (e.g. only --max-lsb missed:
-   fx formats keep more bits than tflite's int8 arithmetic, promotions do not bring the
-   outputs nearer it) the search stops, and says why.
+   steps). Otherwise (e.g. only --max-lsb missed: fx formats keep more bits than tflite's
+   int8 arithmetic, promotions do not bring the outputs nearer it) the search stops, and says
+   why.
 4. Repeat until every target is met or no move helps. If then all fx16 is nearer the targets
    (conversions around lone fx16 layers can cost more than they give), the search continues
    from all fx16. Once met, every promoted op is tried one or two formats down; those that
