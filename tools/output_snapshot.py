@@ -3,9 +3,9 @@
     python tools/output_snapshot.py OUT.json [--quick]
     python tools/output_snapshot.py --diff A.json B.json
 
-Converts every model of samples/ and ../shared/models in sa8 / fx16 / fx8w16d (MLI 2.0) and fx16
-(MLI 1.1, 1.0), with and without --no-runtime (float models with --weights-only, the float CNN
-sample also calibrated), and runs `verify --json` (which runs every executor mode) and
+Converts every model of samples/, ../shared/models and tests/corpus in sa8 / fx16 / fx8w16d (MLI 2.0) and fx16
+(MLI 1.1, 1.0), with and without --no-runtime (float models with --weights-only, float models
+with a calibration file beside them also calibrated), and runs `verify --json` (which runs every executor mode) and
 `report --json` on the shared int8 models; records the SHA-256 of each file written, or the exit
 code and stderr of a refusal. Run by hand (minutes), not in CI.
 """
@@ -50,7 +50,10 @@ def models(quick: bool) -> list[Path]:
     found = sorted((ROOT / "samples").glob("*.tflite"))
     if not quick:
         found += sorted((ROOT / "samples" / "ops").glob("*.tflite"))
-    return found + sorted(SHARED.glob("*/*.tflite"))
+    found += sorted(SHARED.glob("*/*.tflite"))
+    if not quick:
+        found += sorted((ROOT / "tests" / "corpus").glob("*.tflite"))
+    return found
 
 
 def snapshot(quick: bool) -> dict[str, object]:
@@ -61,8 +64,11 @@ def snapshot(quick: bool) -> dict[str, object]:
         # Float models: weights only, and the calibrated CNN sample.
         floats = "float" in model.name or "hybrid" in model.name
         settings = [["--weights-only"]] if floats else [[]]
+        calibration = model.with_name(model.stem + "_calib.npy")
         if model.name == "cnn_float.tflite":
-            settings.append(["--calibration", ROOT / "samples" / "cnn_calib.npy"])
+            calibration = ROOT / "samples" / "cnn_calib.npy"
+        if floats and calibration.exists():
+            settings.append(["--calibration", calibration])
         for fmt, mli in CONVERTS:
             for extra in (s + r for s in settings for r in ([], ["--no-runtime"])):
                 with tempfile.TemporaryDirectory() as tmp:
