@@ -30,10 +30,10 @@ from mlitool.plumbing.parallel import one_blas_thread  # noqa: E402
 
 one_blas_thread()  # as the CLI, before numpy loads
 
-from mlitool.execute.graph import run_graph  # noqa: E402
-from mlitool.execute.inputs import random_inputs  # noqa: E402
-from mlitool.execute.mli_bridge import run_mli  # noqa: E402
-from mlitool.execute.presets import BUILD_PRESETS  # noqa: E402
+from mlitool.execute.mli.bridge import run_mli  # noqa: E402
+from mlitool.execute.mli.presets import BUILD_PRESETS  # noqa: E402
+from mlitool.execute.reference.graph import run_graph  # noqa: E402
+from mlitool.execute.reference.inputs import random_inputs  # noqa: E402
 from mlitool.mli.lower import lower  # noqa: E402
 from mlitool.tflite.reader import read_model  # noqa: E402
 

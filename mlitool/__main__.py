@@ -1,3 +1,3 @@
-from mlitool.cli import main
+from mlitool.cli.entry import main
 
 main()

@@ -46,7 +46,7 @@ def collect_ranges(
 ) -> dict[int, tuple[float, float]]:
     """{tensor index: (min, max)} of every non-constant float tensor over the calibration data
     (`data`: a batch array for a single-input model, or {input name/position/index: batch})."""
-    from mlitool.execute.graph import run_graph, unsupported_ops
+    from mlitool.execute.reference.graph import run_graph, unsupported_ops
     from mlitool.plumbing.parallel import batch_size
 
     if method not in METHODS:

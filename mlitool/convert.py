@@ -35,7 +35,7 @@ def default_name(model_path: Path) -> str:
 
 def verified_build(opts: ModelOptions) -> str:
     """The MLI build the emitted header names: "ROUND_MODE=UP FULL_ACCU=OFF" for the default."""
-    from mlitool.execute.presets import describe
+    from mlitool.execute.mli.presets import describe
 
     return describe(opts.arith())
 
@@ -80,7 +80,7 @@ def convert(
         fast_memory=fast_memory,
     )
     result = summary(mli, written)
-    from mlitool.footprint import footprint, footprint_text
+    from mlitool.footprint.summary import footprint, footprint_text
 
     result["footprint"] = footprint(graph, mli, fast_memory)
     result["summary"] = footprint_text(result["footprint"])
@@ -112,9 +112,9 @@ def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptio
         )
     from mlitool.crclog import layer_crcs
     from mlitool.emit.selftest import SelfTestData
-    from mlitool.execute.inputs import random_inputs
-    from mlitool.execute.mli_bridge import model_inputs
-    from mlitool.execute.mli_exec import run_model
+    from mlitool.execute.mli.bridge import model_inputs
+    from mlitool.execute.mli.walker import run_model
+    from mlitool.execute.reference.inputs import random_inputs
 
     if emit_opts.selftest_input is not None:
         from mlitool.datafile import load_inputs

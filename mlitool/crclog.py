@@ -62,7 +62,7 @@ def layer_crcs(model: MliModel, values: dict[str, np.ndarray], n: int) -> np.nda
 
 def expected_crcs(model: MliModel, inputs: dict[str, np.ndarray], arith) -> np.ndarray:
     """`layer_crcs` of the `mli` executor on MLI input containers with the build's arithmetic."""
-    from mlitool.execute.mli_exec import run_model
+    from mlitool.execute.mli.walker import run_model
 
     n = next(iter(inputs.values())).shape[0]
     return layer_crcs(model, run_model(model, inputs, arith, keep=True), n)

@@ -88,3 +88,17 @@ def transpose_conv_padding(
     """
     _, before, _ = tflite_padding(padding, out_size, filter_size, stride)
     return before, (in_size - 1) * stride + filter_size - before - out_size
+
+
+def nearest_sources(out_size: int, in_size: int, align: bool, half: bool) -> np.ndarray:
+    """Source index of each output row or column, in TFLite's float32 arithmetic."""
+    f32 = np.float32
+    if align and out_size > 1:
+        scale = f32(in_size - 1) / f32(out_size - 1)
+    else:
+        scale = f32(in_size) / f32(out_size)
+    pos = (np.arange(out_size, dtype=f32) + f32(0.5 if half else 0.0)) * scale
+    # align_corners rounds half away from zero, otherwise floor
+    src = np.trunc(pos + np.copysign(f32(0.5), pos)) if align else np.floor(pos)
+    src = np.minimum(src.astype(np.int64), in_size - 1)
+    return np.maximum(src, 0) if half else src

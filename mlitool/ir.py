@@ -40,6 +40,10 @@ import numpy as np
 
 from mlitool import opspec
 
+# The option a float island's op carries once fused onto int8 tensors (a graph pass): its 256
+# results over -128..127, as DEQUANTIZE -> op -> QUANTIZE computes them; its tflite kernel reads it.
+ISLAND_TABLE = "island_table"
+
 
 @dataclass(frozen=True)
 class Quant:

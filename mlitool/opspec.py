@@ -2,11 +2,14 @@
 
 One `OpSpec` per op holds its input slots by name, arity, options table, element types, the MLI
 layer kind it becomes (or none), its validation shape check, support checks, lowering rule and
-executor kernels. The built-in ops are registered by `mlitool.optable`, which the stages that
-dispatch on an op (validation, the support check, lowering, inspect, the executors) import;
-this module imports nothing of mlitool, so the functions an OpSpec names can read it.
+executor kernels. The built-in ops are registered by their families (`mlitool/ops/<family>/`),
+which the entry points load once (`mlitool.ops.families.load()`); the stages that dispatch on an
+op (validation, the support check, lowering, inspect, the executors) read this registry and never
+import a family. This module imports nothing of mlitool, so the functions an OpSpec names can
+read it.
 
-Adding an op is one `register(OpSpec(...))`: every per-op table is derived from the registry.
+Adding an op is one `register(OpSpec(...))` in its family: every per-op table is derived from
+the registry.
 """
 
 from __future__ import annotations
@@ -104,15 +107,21 @@ def registered(spec: OpSpec) -> Iterator[OpSpec]:
         del REGISTRY[spec.name]
 
 
+def _loaded() -> dict[str, OpSpec]:
+    if not REGISTRY:  # every lookup would say "unknown op": a missing load, not a bad model
+        raise RuntimeError("no op families loaded: call mlitool.ops.families.load() first")
+    return REGISTRY
+
+
 def get(op_type: str) -> OpSpec | None:
     """The spec of `op_type`, None for an op mlitool does not know."""
-    return REGISTRY.get(op_type)
+    return _loaded().get(op_type)
 
 
 def spec(op_type: str) -> OpSpec:
     """The spec of a known op (KeyError otherwise)."""
     try:
-        return REGISTRY[op_type]
+        return _loaded()[op_type]
     except KeyError:
         raise KeyError(f"no OpSpec for op {op_type!r}") from None
 

@@ -8,10 +8,13 @@ from pathlib import Path
 
 from mlitool import ir
 from mlitool.errors import OptionError, UnsupportedError
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.target import DEFAULT, Target, check_options
 from mlitool.mli.types import MliModel
+from mlitool.ops import families
 from mlitool.plumbing.progress import Progress
+
+families.load()  # the entry point of every command: the op registry, once
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class ModelOptions:
 
     def arith(self) -> Arith:
         """The arithmetic of the chosen build (OptionError on a bad name)."""
-        from mlitool.execute.presets import arith_for
+        from mlitool.execute.mli.presets import arith_for
 
         return arith_for(self.build, self.round_mode, self.accu)
 

@@ -75,7 +75,7 @@ def execute(
         "crc": opts.dump_crc,
     }
     if opts.mode == "mli":
-        from mlitool.execute.presets import describe
+        from mlitool.execute.mli.presets import describe
         from mlitool.pipeline import lower_model
 
         job["arith"] = model_opts.arith()
@@ -145,11 +145,11 @@ def _run_batch(start: int, stop: int) -> dict[str, np.ndarray]:
     batch = {k: v[start:stop] for k, v in c["inputs"].items()}
     raw: dict = {}
     if c["mode"] in ("float", "tflite"):
-        from mlitool.execute.graph import run_graph
+        from mlitool.execute.reference.graph import run_graph
 
         values = run_graph(graph, batch, c["mode"], keep=c["keep"])
     else:
-        from mlitool.execute.mli_bridge import run_mli
+        from mlitool.execute.mli.bridge import run_mli
 
         values, raw = run_mli(graph, c["mli"], batch, c["arith"], keep=c["keep"] or c["crc"])
     out = {graph.tensors[i].name: np.asarray(values[i]) for i in graph.outputs}

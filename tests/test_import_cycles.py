@@ -1,9 +1,14 @@
-"""No import cycle in mlitool/: every module-level and function-level import of an mlitool module
-is an edge; the strongly connected components of that graph must all be single modules."""
+"""No import cycle in mlitool/, between modules or between packages: every module-level and
+function-level import of an mlitool module is an edge, to that module and to the `__init__` of
+each package above it (Python runs those first); the strongly connected components of that
+graph, and of the graph of packages it induces, must all be single nodes. Package `__init__`
+files only hand names on, no folder holds more than 25 modules, no module more than 600 lines."""
 
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,7 +53,38 @@ def import_graph(package_dir: Path) -> dict[str, set[str]]:
                     found = known(target)
                     if found and found != module:
                         edges[module].add(found)
+                    # importing a.b.c runs a/__init__ and a/b/__init__ first
+                    parent = (found or "").rpartition(".")[0]
+                    while parent and parent != top:
+                        if parent != module and parent in modules:
+                            edges[module].add(parent)
+                        parent = parent.rpartition(".")[0]
     return edges
+
+
+def package_graph(edges: dict[str, set[str]], top: str = "mlitool") -> dict[str, set[str]]:
+    """The edges between packages that `edges` induce. A module of a subpackage stands for its
+    package; a package's `__init__` is a node of its own (`pkg.__init__`: importing any module
+    of the package runs it, so it must not import the package's modules); a module at the top
+    (mlitool/ir.py...) is a node of its own: the top folder is a namespace, not a layer."""
+    packages = {m for m in edges if any(o.startswith(m + ".") for o in edges)}
+
+    def node(module: str) -> str:
+        if module in packages:
+            return module + ".__init__"
+        parent = module.rpartition(".")[0]
+        return module if parent == top else parent
+
+    graph: dict[str, set[str]] = {}
+    for module, targets in edges.items():
+        graph.setdefault(node(module), set())
+        for target in targets:
+            if node(target) != node(module):
+                graph[node(module)].add(node(target))
+    for targets in list(graph.values()):
+        for t in targets:
+            graph.setdefault(t, set())
+    return graph
 
 
 def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
@@ -98,8 +134,69 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
 
 def test_mlitool_has_no_import_cycle():
     edges = import_graph(ROOT / "mlitool")
-    assert "mlitool.execute.call" in edges["mlitool.execute.float_ops"]  # the graph is read
+    # the graph is read, parent packages included
+    assert "mlitool.execute.reference.call" in edges["mlitool.ops.conv.float_mode"]
+    assert "mlitool.execute.reference" in edges["mlitool.ops.conv.float_mode"]
     assert cycles(edges) == []
+
+
+def test_no_import_cycle_between_packages():
+    graph = package_graph(import_graph(ROOT / "mlitool"))
+    assert "mlitool.execute.reference" in graph["mlitool.ops.conv"]  # the graph is read
+    assert cycles(graph) == []
+
+
+def test_the_stages_never_import_an_op_family():
+    """Only the entry points load the families (`mlitool.ops.families`); everything else reads
+    the registry (`mlitool.opspec`)."""
+    edges = import_graph(ROOT / "mlitool")
+    entries = {"mlitool.pipeline", "mlitool.ops.families", "mlitool.cli.inspect_cmd"}
+    users = sorted(
+        module
+        for module, targets in edges.items()
+        if not module.startswith("mlitool.ops.")
+        and module not in entries
+        and any(t.startswith("mlitool.ops.") for t in targets)
+    )
+    assert users == []
+
+
+def test_package_inits_only_hand_names_on():
+    inits = {
+        str(p.relative_to(ROOT)): len(p.read_text().splitlines())
+        for p in (ROOT / "mlitool").rglob("__init__.py")
+    }
+    assert len(inits) > 10 and {p: n for p, n in inits.items() if n > 40} == {}
+
+
+def test_folders_and_modules_have_a_sane_size():
+    """One job per module, not a line limit: these are sanity bounds."""
+    folders: dict[str, int] = {}
+    for p in (ROOT / "mlitool").rglob("*.py"):
+        folders[str(p.parent.relative_to(ROOT))] = (
+            folders.get(str(p.parent.relative_to(ROOT)), 0) + 1
+        )
+    assert {f: n for f, n in folders.items() if n > 25} == {}
+    long = {
+        str(p.relative_to(ROOT)): n
+        for p in (ROOT / "mlitool").rglob("*.py")
+        if (n := len(p.read_text().splitlines())) > 600
+    }
+    assert long == {}
+
+
+def test_reading_a_model_loads_few_modules():
+    """`mlitool.tflite.reader` needs the IR and the registry, not lowering or the executors."""
+    code = (
+        "import sys, mlitool.tflite.reader; "
+        "print(sorted(m for m in sys.modules if m.startswith('mlitool')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = eval(out.stdout)  # a list of str
+    assert len(loaded) <= 35, loaded
+    assert not [
+        m for m in loaded if m.startswith(("mlitool.execute", "mlitool.mli", "mlitool.ops."))
+    ]
 
 
 def test_nothing_below_imports_the_cli():
@@ -113,7 +210,7 @@ def test_nothing_below_imports_the_cli():
         and module != "mlitool.__main__"
         and any(t == "mlitool.cli" or t.startswith("mlitool.cli.") for t in targets)
     )
-    assert "mlitool.cli.commands.run" in edges and "mlitool.plumbing.fsio" in edges
+    assert "mlitool.cli.run_cmd" in edges and "mlitool.plumbing.fsio" in edges
     assert users == []
 
 
@@ -136,4 +233,23 @@ def test_a_cycle_is_found(tmp_path):
     (pkg / "d.py").write_text("from pkg import a\n")
     edges = import_graph(pkg)
     assert edges["pkg.sub.b"] == {"pkg.c"} and edges["pkg.d"] == {"pkg.a"}
+    assert edges["pkg.a"] == {"pkg.sub", "pkg.sub.b"}  # pkg/sub/__init__ runs first
     assert cycles(edges) == [["pkg.a", "pkg.c", "pkg.sub.b"]]
+
+
+def test_a_cycle_between_packages_is_found(tmp_path):
+    """No module cycle, but the package `sub` imports `other` and `other` imports `sub`'s
+    __init__, which is where the knot of issue 33 was (`from pkg import mod` runs pkg/__init__)."""
+    pkg = tmp_path / "pkg"
+    for sub in ("sub", "other"):
+        (pkg / sub).mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "sub" / "__init__.py").write_text("from pkg.sub import y\n")
+    (pkg / "sub" / "x.py").write_text("")
+    (pkg / "sub" / "y.py").write_text("")
+    (pkg / "other" / "__init__.py").write_text("")
+    (pkg / "other" / "z.py").write_text("from pkg.sub import x\n")
+    (pkg / "sub" / "w.py").write_text("def f():\n    from pkg.other import z\n")
+    edges = import_graph(pkg)
+    assert cycles(edges) == []
+    assert cycles(package_graph(edges, "pkg")) == [["pkg.other", "pkg.sub", "pkg.sub.__init__"]]

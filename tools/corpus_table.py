@@ -37,7 +37,7 @@ COLUMNS = ["sa8", "fx16"]
 
 def mlitool(args: list[str]) -> tuple[int, str]:
     """Exit code and stderr of one in-process CLI call."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

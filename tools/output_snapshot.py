@@ -26,7 +26,7 @@ CONVERTS = [("sa8", "2.0"), ("fx16", "2.0"), ("fx8w16d", "2.0"), ("fx16", "1.1")
 
 
 def _mlitool(args: list[str]) -> tuple[int, str, str]:
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -10,8 +10,13 @@ import sys
 
 import typer
 
-from mlitool.cli.app import _state
-from mlitool.cli.commands import app
+from mlitool.cli.app import _state, app
+
+# The commands register on the app; the import order is the order of the commands in --help.
+# isort: off
+from mlitool.cli import inspect_cmd, convert_cmd, run_cmd, verify_cmd, report_cmd, tune_cmd  # noqa: F401
+
+# isort: on
 from mlitool.errors import EXIT_INTERNAL, MlitoolError, OptionError
 from mlitool.plumbing.notices import one_line as _one_line
 

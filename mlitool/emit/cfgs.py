@@ -7,9 +7,9 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from mlitool import fallback
 from mlitool.emit.dialect import ptr_member
 from mlitool.errors import UnsupportedError
+from mlitool.mli import fallback
 from mlitool.mli.target import Target
 
 RELU_NAMES = ("MLI_RELU_NONE", "MLI_RELU_GEN", "MLI_RELU_1", "MLI_RELU_6")

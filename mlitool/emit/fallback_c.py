@@ -4,8 +4,8 @@ models link together."""
 
 from __future__ import annotations
 
-from mlitool import fallback
 from mlitool.emit.symbols import Symbols
+from mlitool.mli import fallback
 from mlitool.mli.types import MliModel
 
 

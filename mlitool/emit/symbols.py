@@ -16,9 +16,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from mlitool import fallback
 from mlitool.emit.names import NameTable, c_identifier, join
 from mlitool.errors import OptionError
+from mlitool.mli import fallback
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliModel
 

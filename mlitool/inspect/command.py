@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
 from mlitool.inspect.runs_as import runs_as
@@ -169,7 +169,7 @@ def _op_row(
             else {"kind": "per-axis" if q.per_axis else "per-tensor", "axis": q.axis},
         }
     outs = [fg.tensors[i] for i in (now or op).outputs if i >= 0]
-    lowered = (now or op).type in optable.lowered_ops()
+    lowered = (now or op).type in opspec.lowered_ops()
     return {
         "index": op.index,
         "type": op.type,

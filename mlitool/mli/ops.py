@@ -1,7 +1,7 @@
 """Facts about MLI layer kinds: which multiply-accumulate weights, and the quantization
 parameters each MLI kernel leaves in its output tensor.
 
-Which TFLite op becomes which layer kind is its OpSpec's (mlitool/optable/); the kernel
+Which TFLite op becomes which layer kind is its OpSpec's (mlitool/ops/); the kernel
 function names per MLI version are in kernels.py.
 """
 

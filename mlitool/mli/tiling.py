@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlitool.fallback.lut import LUT8
+from mlitool.mli import fallback
 from mlitool.mli.types import MliLayer, MliModel, row_major_strides
 
 ELEMENTWISE = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
@@ -31,7 +31,9 @@ ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool", *ELEMENTWISE, *
 
 
 def _per_element(layer: MliLayer) -> bool:
-    return layer.kind in PER_ELEMENT or layer.kernel == LUT8.kernel
+    if layer.kind == "fallback":
+        return fallback.kernel(layer.kernel).per_element
+    return layer.kind in PER_ELEMENT
 
 
 def _one_row_kernel(layer: MliLayer) -> bool:

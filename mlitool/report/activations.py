@@ -24,8 +24,8 @@ def observe_activations(
 ) -> dict[str, ActivationObservation]:
     """{MLI tensor name: observation} over the batched `inputs` (float executor, batch by
     batch); `progress(1)` after each batch."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import run_graph
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.reference.graph import run_graph
 
     primary = {
         i: name

@@ -12,11 +12,11 @@ import os
 from dataclasses import dataclass
 
 from mlitool import ir
+from mlitool.footprint.memory import memory_report
 from mlitool.mli.placement import FastPlan
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table
 from mlitool.report.layer_names import layer_label
-from mlitool.report.memory import memory_report
 from mlitool.report.quant_section import quant_section, quant_stats
 from mlitool.report.quant_stats import DEFAULT_SNR_THRESHOLD_DB, ActivationObservation
 from mlitool.report.sections import memory_section, summary_section

@@ -6,12 +6,12 @@ from __future__ import annotations
 import os
 
 from mlitool import ir
+from mlitool.footprint.memory import MemoryReport
 from mlitool.mli.placement import FastPlan, plan_figures
 from mlitool.mli.types import MliModel
 from mlitool.report.arena_charts import arena_charts
 from mlitool.report.document import Chart, Section, Series, make_table
 from mlitool.report.layer_names import layer_label
-from mlitool.report.memory import MemoryReport
 
 # --- summary -----------------------------------------------------------------------------------
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.ops import WEIGHTED_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.verify.classes import classifier_outputs
@@ -44,7 +44,7 @@ class LayerSensitivity:
 def mac_ops(graph: ir.Graph, model: MliModel) -> list[tuple[ir.Op, int, str]]:
     """(op, position of its MAC layer, kind) of every op lowered to a MAC kernel or an LSTM
     cell, graph order."""
-    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.mli import bridge as B
 
     primary = B.primary_tensors(graph, model)
     position = {id(layer): pos for pos, layer in enumerate(model.layers)}
@@ -69,7 +69,7 @@ class _FloatTail:
         self, ref: dict[int, np.ndarray], op: ir.Op, value: np.ndarray, n: int
     ) -> dict[int, np.ndarray]:
         """The graph outputs when `op`'s first output is `value` instead of its reference."""
-        from mlitool.execute.graph import run_op
+        from mlitool.execute.reference.graph import run_op
 
         values = dict(ref)  # shallow: reference arrays are never written
         values[op.outputs[0]] = value
@@ -94,8 +94,8 @@ def layer_sensitivity(
     """Sensitivity of every MAC op (see the module docstring) over the batched `inputs`
     ({input name / position / tensor index: array}). `progress(k)` is called after each
     (op, batch) step with k = 1."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import run_graph
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.reference.graph import run_graph
 
     ops = mac_ops(graph, model)
     groups = B.layers_by_op(model)

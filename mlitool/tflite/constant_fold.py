@@ -25,9 +25,9 @@ import dataclasses
 
 import numpy as np
 
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
-from mlitool.execute.call import Call
+from mlitool.execute.reference.call import Call
 from mlitool.tflite.validate import runtime_shaped
 from mlitool.tflite.validate_ops import arity, options_table
 
@@ -96,7 +96,7 @@ def _dead(g: ir.Graph) -> list[ir.Op]:
 
 
 def _sound(g: ir.Graph, op: ir.Op) -> bool:
-    spec = optable.get(op.type)
+    spec = opspec.get(op.type)
     return (
         spec is not None
         and spec.slots is not None
@@ -121,7 +121,7 @@ def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
             return False
     elif not all(t.is_constant for t in ins):
         return False
-    kernel = optable.spec(op.type).run[1]
+    kernel = opspec.spec(op.type).run[1]
     if kernel is None:
         return False
     try:
@@ -153,7 +153,7 @@ def _infer_shapes(g: ir.Graph, op: ir.Op, run_time: dict[int, str], unknown: set
         or not _sound(g, op)
     ):
         return False
-    shapes = optable.spec(op.type).shapes
+    shapes = opspec.spec(op.type).shapes
     if op.type == "RESHAPE":
         if not _reshape_shape(g, op):
             return False

@@ -22,8 +22,8 @@ import dataclasses
 
 import numpy as np
 
-from mlitool import ir, optable
-from mlitool.execute.unary import ISLAND_TABLE
+from mlitool import ir, opspec
+from mlitool.ir import ISLAND_TABLE
 from mlitool.tflite.upsampling import REWRITTEN_FROM
 
 
@@ -39,7 +39,7 @@ _WITH_CONSTANTS = ("POW",)
 def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
     """A fallback op whose output element is a function of the same element of its first input:
     a unary op, or one of `_WITH_CONSTANTS` whose other inputs are one-value constants."""
-    spec = optable.get(op.type)
+    spec = opspec.get(op.type)
     if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
         return False
     if spec.slots == ("input",):
@@ -104,7 +104,7 @@ def _island(graph: ir.Graph, op: ir.Op, consumers) -> tuple[ir.Op, ir.Op] | None
 def _table(graph: ir.Graph, chain: tuple[ir.Op, ...]) -> np.ndarray:
     """The chain's int8 result for every input -128..127: the three ops run by tflite mode on a
     256-element copy of their tensors."""
-    from mlitool.execute.graph import run_graph
+    from mlitool.execute.reference.graph import run_graph
 
     index: dict[int, int] = {}
     tensors: list[ir.Tensor] = []

@@ -19,7 +19,7 @@ import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.errors import ModelFormatError
 
 # Checked reads; the schema's vtable slots and layouts (checked by tests/reader/test_reader_slots)
@@ -212,7 +212,7 @@ class _Reader:
         per-tensor weights: TFLite runs it, its kernels never read the bias's scales but add
         it in units of input scale x weight scale. Those become its scales."""
         for op in ops:
-            spec = optable.get(op.type)
+            spec = opspec.get(op.type)
             if spec is None or not spec.mac:  # MAC ops: integer bias in those units
                 continue
             x, w, b = (

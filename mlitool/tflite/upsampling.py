@@ -26,7 +26,7 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir
-from mlitool.execute.shape_ops import nearest_sources
+from mlitool.geometry import nearest_sources
 
 REWRITTEN_FROM = "rewritten_from"  # option of the new op: labels of the ops it replaces
 _MOVES = ("EXPAND_DIMS", "RESHAPE", "TILE")

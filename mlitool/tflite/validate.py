@@ -29,7 +29,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.errors import ModelFormatError, UnsupportedError
 from mlitool.tflite.validate_ops import (
     OpCheck,
@@ -170,7 +170,7 @@ GRAPH_CHECKS: tuple[GraphCheck, ...] = (
 def op_checks(op_type: str) -> tuple[OpCheck, ...]:
     """The checks of an op after its arity, in order; its OpSpec's shape check last (first for
     an op whose rescales are internal: the LSTM's types are read through its slots)."""
-    spec = optable.get(op_type)
+    spec = opspec.get(op_type)
     shapes = (spec.shapes,) if spec.shapes else ()
     if not spec.rescale:
         return (options_table, *shapes, activation_types)
@@ -206,7 +206,7 @@ def problems(g: ir.Graph) -> list[Problem]:
     found = [p for check in GRAPH_CHECKS for p in check(g)]
     dynamic: dict[int, str] | None = None  # computed on the first failed shape check
     for op in g.ops:
-        spec = optable.get(op.type)
+        spec = opspec.get(op.type)
         if spec is None or spec.slots is None:
             continue
         head = list(arity(g, op))
@@ -235,7 +235,7 @@ def normalise_output_shapes(g: ir.Graph) -> list[str]:
     keep = set(g.inputs) | set(g.outputs)
     dynamic: dict[int, str] | None = None
     for op in g.ops:
-        spec = optable.get(op.type)
+        spec = opspec.get(op.type)
         if (
             spec is None
             or spec.slots is None

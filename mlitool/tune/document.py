@@ -14,7 +14,7 @@ def document(
 ) -> dict[str, Any]:
     """The search's record as tune's JSON document: the settings, every step (the Pareto
     table), the chosen mix with the step and gain of each layer's format, the verdict."""
-    from mlitool.execute.presets import describe
+    from mlitool.execute.mli.presets import describe
     from mlitool.verify.document import _input_note
 
     t = opts.targets

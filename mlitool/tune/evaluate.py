@@ -27,9 +27,9 @@ from mlitool.verify.stats import LabelStats, LsbStats, RealStats
 def job(model_path, graph, base, s, ranges, model_opts, opts) -> dict[str, Any]:
     """What every evaluation reads (`context()`): the graph, how to lower it, the samples in
     batches and the float / tflite references at the outputs (computed once)."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import cannot_run, run_graph
-    from mlitool.execute.inputs import sample_inputs
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.reference.graph import cannot_run, run_graph
+    from mlitool.execute.reference.inputs import sample_inputs
     from mlitool.plumbing.parallel import batch_ranges, batch_size
     from mlitool.verify.command import _is_int, classifier_outputs
 
@@ -122,7 +122,7 @@ def reset() -> None:
 def evaluate(task: tuple[tuple, tuple]) -> dict | None:
     """Figures of the mix `task[1]`, re-running only what differs from the mix `task[0]`;
     None when lowering refuses the mix or it lowers to the current model."""
-    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.mli import bridge as B
 
     c = context()
     base_key, key = task
@@ -168,8 +168,8 @@ def _switch(c: dict, base_key: tuple) -> None:
 def _values(c: dict) -> list[dict]:
     """The current mix's values per batch, run once: from the last mix run, only the layers
     after those they share (a whole run for the first)."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.mli_exec import run_model
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.mli.walker import run_model
 
     if "values" not in _base:
         prev, mli = _base.pop("prev"), _base["low"].mli
@@ -191,8 +191,8 @@ def _values(c: dict) -> list[dict]:
 def _run_from(c: dict, old: _Lowered, were: list[dict], low: _Lowered, keep: bool, wanted):
     """The values per batch of the model `low`, those of the layers it shares with `old` taken
     from `old`'s values per batch (`were`); and the layer calls run."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.mli_exec import run_layers
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.mli.walker import run_layers
 
     mli = low.mli
     same = low.prints.common(old.prints)
@@ -217,7 +217,7 @@ def _run_from(c: dict, old: _Lowered, were: list[dict], low: _Lowered, keep: boo
 def _lower_mix(c: dict, key: tuple, refused: bool = True) -> _Lowered | None:
     """The mix `key` lowered, with its memory plan; None when lowering refuses it (raised
     instead without `refused`)."""
-    from mlitool.footprint import footprint
+    from mlitool.footprint.summary import footprint
     from mlitool.mli.lower import lower
 
     try:
@@ -239,7 +239,7 @@ def _lower_mix(c: dict, key: tuple, refused: bool = True) -> _Lowered | None:
 def figures(c: dict, mli, values: list[dict], run: int, fp: dict) -> dict[str, Any]:
     """The output figures of one mix from its MLI values per batch, summed batch by batch as
     verify sums them (so verify on the written config gives the same numbers)."""
-    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.mli import bridge as B
 
     graph = c["graph"]
     primary = B.primary_tensors(graph, mli)

@@ -18,7 +18,7 @@ RANK = {f: k for k, f in enumerate(FORMATS)}
 def candidates(graph: ir.Graph, base) -> dict[int, tuple[str, ...]]:
     """op index -> the formats above sa8 it may take, for each op of `base` (the all-sa8
     MliModel) that runs a kernel."""
-    from mlitool.execute import mli_bridge as B
+    from mlitool.execute.mli import bridge as B
 
     groups = B.layers_by_op(base)
     out = {}

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from mlitool.errors import InputDataError
-from mlitool.execute.mli_intops import CONVERGENT, UP, Arith
+from mlitool.execute.mli.kernels.intops import CONVERGENT, UP, Arith
 from mlitool.pipeline import ModelOptions
 
 BUILDS = [Arith(r, a) for r in (UP, CONVERGENT) for a in (False, True)]
@@ -29,9 +29,9 @@ def compare_board_log(
     The inputs are those of the self-test: the first samples of `input_file`, else the seeded
     random inputs of `convert --selftest` (seed 0 unless `seed`)."""
     from mlitool.crclog import expected_crcs, parse_log
-    from mlitool.execute.inputs import random_inputs
-    from mlitool.execute.mli_bridge import model_inputs
-    from mlitool.execute.presets import describe
+    from mlitool.execute.mli.bridge import model_inputs
+    from mlitool.execute.mli.presets import describe
+    from mlitool.execute.reference.inputs import random_inputs
     from mlitool.pipeline import load
 
     try:

@@ -29,7 +29,7 @@ from typing import Any
 
 from mlitool import ir
 from mlitool.errors import OptionError
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel
 from mlitool.pipeline import ModelOptions, load
@@ -106,10 +106,10 @@ def compare(
     model_path: Path, graph: ir.Graph, mli: MliModel, arith: Arith, opts: VerifyOptions
 ) -> dict[str, Any]:
     """Run the comparison of an already lowered model with `arith`."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import cannot_run
-    from mlitool.execute.inputs import sample_inputs
-    from mlitool.execute.mli_exec import check_mli_version
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.mli.walker import check_mli_version
+    from mlitool.execute.reference.graph import cannot_run
+    from mlitool.execute.reference.inputs import sample_inputs
 
     check_mli_version(mli)
     data = sample_inputs(graph, opts.input, opts.samples, opts.seed)
@@ -224,8 +224,8 @@ def _out_stats() -> dict[str, Any]:
 
 def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, dict]]:
     """The figures of samples start..stop alone (in a worker process with --jobs > 1)."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import prepare_input, run_graph
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.reference.graph import prepare_input, run_graph
 
     c = context()
     graph, mli, arith, primary, groups = c["graph"], c["mli"], c["arith"], c["primary"], c["groups"]

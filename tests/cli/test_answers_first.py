@@ -12,7 +12,7 @@ from tests.support.paths import SAMPLES, shared_path
 
 
 def run_main(args, capsys, monkeypatch=None):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     with pytest.raises(SystemExit) as exc:
         main([str(a) for a in args])

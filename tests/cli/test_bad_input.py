@@ -22,7 +22,7 @@ MODELS = (
 
 def run_main(args, capsys):
     """Run the CLI in-process; (exit code, stdout, stderr)."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     with pytest.raises(SystemExit) as exc:
         main(list(args))

@@ -73,7 +73,7 @@ def test_file_size_limit_leaves_nothing(tmp_path):
         "import resource, signal, sys\n"
         "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
         "resource.setrlimit(resource.RLIMIT_FSIZE, (2000, 2000))\n"
-        "from mlitool.cli import main\n"
+        "from mlitool.cli.entry import main\n"
         "main(sys.argv[1:])\n"
     )
     proc = subprocess.run(
@@ -123,7 +123,7 @@ def test_killed_convert_leaves_no_partial_file_and_the_next_run_cleans_up(tmp_pa
         "def killed(fd):\n"
         "    os.kill(os.getpid(), signal.SIGKILL)\n"
         "fsio._Fsync = killed\n"
-        "from mlitool.cli import main\n"
+        "from mlitool.cli.entry import main\n"
         "main(sys.argv[1:])\n"
     )
     proc = subprocess.run(

@@ -14,7 +14,7 @@ import pytest
 # Runs mlitool in a fresh interpreter and prints the heavy modules it imported.
 RUNNER = """
 import json, sys
-from mlitool.cli import main
+from mlitool.cli.entry import main
 try:
     main(sys.argv[1:])
 except SystemExit:

@@ -257,7 +257,7 @@ def test_rescale_factor_bound(factor, tmp_path, capsys):
     """TFLite saturates multipliers of 2^30 and more (QuantizeMultiplier: shift > 30), which
     `tflite` mode does not reproduce: refused as unsupported from 2^30 on; below, tflite mode
     equals LiteRT."""
-    from mlitool.execute.graph import run_graph
+    from mlitool.execute.reference.graph import run_graph
     from mlitool.pipeline import read
 
     def edit(t, ops):  # conv factor: input 0.05 x weights 0.03 (channel 2) / output

@@ -17,9 +17,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines
 from mlitool.emit.names import RESERVED, NameTable, c_identifier, comment_text
+from mlitool.emit.writer import emit
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.plumbing.fsio import write_files_atomically
@@ -313,7 +313,7 @@ def test_output_is_byte_identical_across_runs_and_hash_seeds(tmp_path):
     script = (
         "import sys; sys.path[:0] = [{root!r}]\n"
         "from tests.support.emit_models import mli2_model, HOSTILE_NAMES\n"
-        "from mlitool.emit import emit\n"
+        "from mlitool.emit.writer import emit\n"
         "emit(mli2_model('sa8', HOSTILE_NAMES), sys.argv[1], 'm')\n"
     ).format(root=str(ROOT))
     for seed in ("1", "98765"):

@@ -14,10 +14,10 @@ from hypothesis import strategies as st
 
 import mlitool.emit.writer as writer
 import mlitool.plumbing.fsio as fsio
-from mlitool.emit import emit
 from mlitool.emit.cdata import int_lines, int_texts
 from mlitool.emit.manifest import dumps
 from mlitool.emit.names import comment_text
+from mlitool.emit.writer import emit
 from mlitool.errors import OutputError
 from tests.support.emit_models import mli2_model
 

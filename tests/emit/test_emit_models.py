@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from mlitool.emit import emit
+from mlitool.emit.writer import emit
 from tests.support.emit_probe import expected_lines, probe_source
 from tests.support.paths import mli_cflags, shared_path
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
@@ -91,8 +91,8 @@ def test_broadcast_on_the_real_library(name, fmt, mli_builds, tmp_path):
 
 def test_mli_mode_follows_tflite_mode(tmp_path):
     """The sliced calls compute the broadcast op: within 1 LSB of TFLite's arithmetic."""
-    from mlitool.execute.mli_bridge import run_mli
-    from mlitool.execute.presets import arith_for
+    from mlitool.execute.mli.bridge import run_mli
+    from mlitool.execute.mli.presets import arith_for
 
     path = _model(tmp_path, "se_channel_scale")
     g = read(path).main

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H

@@ -11,10 +11,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
-from mlitool.execute.mli_bridge import run_mli
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.mli.lower import lower, unsupported_ops
 from mlitool.mli.target import MLI11
 from mlitool.pipeline import read

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower import lower, unsupported_ops
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H

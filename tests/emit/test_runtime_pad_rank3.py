@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_bridge import run_mli
-from mlitool.execute.presets import arith_for
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.presets import arith_for
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H

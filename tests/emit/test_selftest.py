@@ -175,7 +175,7 @@ def test_a_corrupted_weight_byte_is_found_at_the_layer_that_reads_it(mli_builds,
     (code, sample, layer), text = board(objs, mli_builds["UP", "OFF"], tmp_path / "bad")
     assert (code, sample, layer) == (1, 0, 5), text
     log = _write(tmp_path / "board.log", text)
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     with pytest.raises(SystemExit) as exc:
         main(["verify", str(model), "--board-log", str(log)])

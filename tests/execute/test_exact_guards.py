@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from mlitool.execute import exact_sums
-from mlitool.execute.mli_intops import CONVERGENT, UP, Arith
-from mlitool.execute.mli_kernels import mac, macquant
-from mlitool.execute.mli_kernels._window import Window
+from mlitool.execute.mli.kernels import mac, macquant
+from mlitool.execute.mli.kernels._window import Window
+from mlitool.execute.mli.kernels.intops import CONVERGENT, UP, Arith
 
 MODES = (UP, CONVERGENT)
 

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from mlitool.errors import InputDataError, UnsupportedError
-from mlitool.execute import tflite_fixedpoint as fp
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
+from mlitool.execute.reference import fixedpoint as fp
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.tflite.reader import read_model
 from tests.support.litert import reference_outputs
 from tests.support.paths import shared_path

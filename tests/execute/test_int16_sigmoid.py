@@ -10,9 +10,9 @@ import pytest
 
 from mlitool import oracle
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.tflite_params import checked_log2
-from mlitool.execute.tflite_sigmoid16 import SIGMOID_TABLE, input_rescale
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.params import checked_log2
+from mlitool.ops.activation.sigmoid16 import SIGMOID_TABLE, input_rescale
 from mlitool.pipeline import read
 from tests.support.litert import reference_outputs
 from tests.support.tflite_build import T, single_op_model

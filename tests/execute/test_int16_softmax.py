@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
-from mlitool.execute.tflite_softmax16 import lut_lookup
+from mlitool.execute.reference.graph import run_graph
+from mlitool.ops.activation.softmax16 import lut_lookup
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
@@ -136,7 +136,7 @@ def test_16x8_runs_on_the_real_library(name, fmt, mli_builds, tmp_path):
 
 
 def test_verify_shows_the_cost_in_int16_lsb(tmp_path, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = conv_model(tmp_path / "conv.tflite")
     with pytest.raises(SystemExit):
@@ -195,7 +195,7 @@ def fc_tail_model(path, tail="LOGISTIC"):
 def test_verify_compares_an_int16_logistic_with_tflite_mode(tmp_path, capsys):
     """tflite mode runs TFLite's int16 LOGISTIC, so verify gives LSB figures for it: MLI's
     own sigmoid table in fx16 is within 4 LSB of TFLite's (measured on 64 inputs)."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = fc_tail_model(tmp_path / "fc_logistic.tflite")
     with pytest.raises(SystemExit) as done:
@@ -212,7 +212,7 @@ def test_verify_without_a_tflite_reference_says_why(tmp_path, capsys):
     """A 16x8 model with an op tflite mode does not run (a power-of-two int16 ADD) converts
     and verifies against the float model; the document and the terminal name the op, and
     --max-lsb says why it has no reference."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = fc_tail_model(tmp_path / "fc_add.tflite", "ADD")
     with pytest.raises(SystemExit) as done:

@@ -11,8 +11,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels import mac
+from mlitool.execute.mli.kernels import mac
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 from tests.support.mli_build import CONFIGS, RUN_OPTIONS
 

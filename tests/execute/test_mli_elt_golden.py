@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement
+from mlitool.execute.mli.kernels import activations, convert_tensor, eltwise, movement
 from mlitool.mli.ops import output_params
 from tests.support.golden import MODES, arith_of, load
 from tests.support.paths import shared_path

@@ -8,9 +8,9 @@ import dataclasses
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels import activations, convert_tensor, eltwise, movement
-from mlitool.execute.mli_kernels.movement import _top_k
+from mlitool.execute.mli.kernels import activations, convert_tensor, eltwise, movement
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.mli.kernels.movement import _top_k
 from mlitool.mli.types import MliLayer, MliModel, Role
 from tests.support.golden import load
 from tests.support.paths import shared_path

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels import eltwise
+from mlitool.execute.mli.kernels import eltwise
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 
 PROBE = Path(__file__).parents[1] / "support" / "c" / "eltwise_fx_probe.c"

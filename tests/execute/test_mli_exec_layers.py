@@ -10,12 +10,12 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute import mli_bridge as B
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
-from mlitool.execute.mli_exec import run_model
-from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels import pool
+from mlitool.execute.mli import bridge as B
+from mlitool.execute.mli.kernels import pool
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.mli.walker import run_model
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
 from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, MliTensor, Role

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute import mli_bridge as B
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli import bridge as B
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.mli.lower import lower
 from mlitool.tflite.reader import read_model
 from mlitool.verify.metrics import snr_db

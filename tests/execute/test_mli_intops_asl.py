@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from mlitool.execute import mli_intops as intops
+from mlitool.execute.mli.kernels import intops as intops
 
 
 def _mli_asl(x: int, n: int, bits: int) -> int:

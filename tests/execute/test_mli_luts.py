@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_kernels import luts
+from mlitool.execute.mli.kernels import luts
 from tests.support.paths import shared_path
 
 

@@ -7,8 +7,8 @@ import pytest
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import exact_sums
-from mlitool.execute.mli_intops import Arith
-from mlitool.execute.mli_kernels import mac, macquant
+from mlitool.execute.mli.kernels import mac, macquant
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 from tests.support.golden import MODES, arith_of, load
 from tests.support.paths import shared_path

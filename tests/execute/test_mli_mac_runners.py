@@ -8,7 +8,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_kernels import mac, pool, rnn
+from mlitool.execute.mli.kernels import mac, pool, rnn
 from mlitool.mli.types import MliLayer, MliModel, Role
 from tests.support.golden import arith_of, load
 from tests.support.paths import shared_path

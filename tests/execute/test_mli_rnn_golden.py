@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.mli_kernels import rnn
+from mlitool.execute.mli.kernels import rnn
 from tests.support.golden import MODES, arith_of, load
 from tests.support.paths import shared_path
 

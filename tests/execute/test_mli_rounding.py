@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute import mli_intops
-from mlitool.execute.mli_intops import CONVERGENT, UP
-from mlitool.execute.mli_kernels import macquant
-from mlitool.execute.tflite_fixedpoint import rdbpot
+from mlitool.execute.mli.kernels import intops as mli_intops
+from mlitool.execute.mli.kernels import macquant
+from mlitool.execute.mli.kernels.intops import CONVERGENT, UP
+from mlitool.execute.reference.fixedpoint import rdbpot
 
 MODES = (UP, CONVERGENT)
 

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from mlitool.execute import repro
+from mlitool.execute.reference import repro
 
 
 def test_matmul_is_within_its_error_bound_of_the_exact_sum_and_row_independent():

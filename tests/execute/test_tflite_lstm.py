@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.gemmlowp16 import logistic_table, tanh_table
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.gemmlowp16 import logistic_table, tanh_table
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.litert import reference_outputs
 from tests.support.lstm_models import float_lstm_model, int8_lstm_model

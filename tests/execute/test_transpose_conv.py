@@ -10,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.tconv_models import INT8_CASES, WIDE_CASES, decoder_model, tconv_model
 
@@ -91,7 +91,7 @@ def test_decoder_block_tflite_mode_is_litert_at_every_layer(tmp_path):
 
 
 def _verify(path, fmt, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     with pytest.raises(SystemExit) as exc:
         main(["verify", str(path), "-f", fmt, "-n", "32", "--json"])

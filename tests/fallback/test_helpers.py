@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from mlitool.fallback import KERNELS, FallbackKernel, helper_names
-from mlitool.fallback.binary import BATCH_MATMUL8
-from mlitool.fallback.fixedpoint_c import FIXEDPOINT
-from mlitool.fallback.lut import LUT8
+from mlitool.mli.fallback import KERNELS, FallbackKernel, helper_names
+from mlitool.mli.fallback_fixedpoint import FIXEDPOINT
+from mlitool.ops.binary.c_kernel import BATCH_MATMUL8
+from mlitool.ops.unary.c_kernel import LUT8
 from tests.support import runtime_harness as H
 from tests.support.paths import ROOT
 

@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_bridge import run_mli
-from mlitool.execute.presets import arith_for
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.presets import arith_for
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
@@ -198,11 +198,11 @@ def test_c_exp_reciprocal_and_log_equal_the_executors(tmp_path):
     powers of two around them), raw Q0.31 / Q5.26 for raw."""
     import subprocess
 
-    from mlitool.execute import log_softmax as LX
-    from mlitool.execute import tflite_fixedpoint as fp
-    from mlitool.fallback import PRELUDE
-    from mlitool.fallback.fixedpoint_c import FIXEDPOINT
-    from mlitool.fallback.log_softmax import LOG_SOFTMAX8
+    from mlitool.execute.reference import fixedpoint as fp
+    from mlitool.mli.fallback import PRELUDE
+    from mlitool.mli.fallback_fixedpoint import FIXEDPOINT
+    from mlitool.ops.log_softmax import reference as LX
+    from mlitool.ops.log_softmax.c_kernel import LOG_SOFTMAX8
 
     unused = "static __attribute__((unused)) "
     prelude = (PRELUDE + FIXEDPOINT).replace("static ", "static __attribute__((unused)) ")

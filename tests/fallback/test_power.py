@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_bridge import run_mli
-from mlitool.execute.presets import arith_for
-from mlitool.execute.unary import ISLAND_TABLE
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.presets import arith_for
+from mlitool.execute.reference.graph import run_graph
+from mlitool.ir import ISLAND_TABLE
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from mlitool.tflite.reader import read_model

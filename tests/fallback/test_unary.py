@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_bridge import run_mli
-from mlitool.execute.presets import arith_for
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.presets import arith_for
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
@@ -227,7 +227,7 @@ def test_erfc64_matches_libm():
     """GELU's erfc (numpy, vectorised) against C's erfc: both sides of the 1.5 switch."""
     import math
 
-    from mlitool.execute.unary_ops import erfc64
+    from mlitool.ops.unary.functions import erfc64
 
     z = np.concatenate([np.linspace(-6.0, 26.0, 4001), [1.5, np.nextafter(1.5, 0), -1.5, 0.0]])
     want = np.array([math.erfc(v) for v in z])

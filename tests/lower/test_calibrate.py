@@ -8,8 +8,8 @@ import pytest
 
 from mlitool.calibrate import calibration_ranges, collect_ranges
 from mlitool.errors import InputDataError, OptionError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.pipeline import ModelOptions
 from mlitool.tflite.reader import read_model
 from mlitool.verify.command import VerifyOptions, verify

@@ -9,9 +9,9 @@ import json
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_bridge import run_mli
-from mlitool.execute.presets import arith_for
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.presets import arith_for
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import ModelOptions, load
 from tests.support.cli import run_main
 from tests.support.tflite_build import T, graph_model, options

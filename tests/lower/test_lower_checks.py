@@ -11,22 +11,13 @@ import numpy as np
 import pytest
 
 import mlitool
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import (
-    activations,
-    checks,
-    checks_recurrent,
-    concat,
-    lower,
-    mac,
-    movement,
-    recurrent,
-    support,
-    unsupported_ops,
-)
+from mlitool.mli.lower import checks, lower, support, unsupported_ops
 from mlitool.mli.ops import MAC_KINDS, OUTPUT_PARAMS
 from mlitool.mli.target import MLI2, target_of
+from mlitool.ops.activation import checks as activation_checks
+from mlitool.ops.movement import checks as movement_checks
 
 
 def _q(scale=0.1, zp=0):
@@ -102,7 +93,7 @@ CASES = [
     (
         one_op("SOFTMAX", [(1, 10)], (1, 10), beta=2.0),
         "2.0",
-        checks.softmax_beta_one,
+        activation_checks.softmax_beta_one,
         {"beta": 2.0},
         "softmax beta 2.0 != 1",
     ),
@@ -141,7 +132,7 @@ CASES = [
     (
         one_op("ARG_MAX", [(1, 300, 200), None], (1, 300), consts={1: np.array([2], np.int32)}),
         "2.0",
-        checks.argmax_row_starts_fit,
+        movement_checks.argmax_row_starts_fit,
         {"rows": 300, "size": 200, "last": 59800, "limit": 32767},
         "ARG_MAX over 300 rows of 200: MLI reports offsets from the tensor start, and row starts up "
         "to 59800 do not fit the int16 zero points that make them row-relative (at most 32767)",
@@ -154,7 +145,7 @@ CASES = [
             consts={1: np.array([[0, 0], [300, 0], [0, 0], [0, 0]], np.int32)},
         ),
         "2.0",
-        checks.pad_spatial,
+        movement_checks.pad_spatial,
         {},
         "PAD is lowered only for padding of H, W (and C on MLI 2.x) by 0..255 of a 4-D tensor, "
         "or (MLI 2.x) of T and C of a 3-D one",
@@ -167,7 +158,7 @@ CASES = [
             consts={1: np.array([[0, 0], [0, 0], [0, 0], [1, 1]], np.int32)},
         ),
         "1.1",
-        checks.pad_channels_need_mli2,
+        movement_checks.pad_channels_need_mli2,
         {},
         "padding the channel axis needs MLI 2.x (its mli_mov pads every dimension; MLI 1.x pads "
         "H and W only)",
@@ -175,7 +166,7 @@ CASES = [
     (
         one_op("SPLIT", [None, (1, 5, 2)], (1, 2, 2), consts={0: np.array([1], np.int32)}, n_out=2),
         "2.0",
-        checks.slice_expressible,
+        movement_checks.slice_expressible,
         {"reason": "SPLIT of dimension 5 into 2 parts"},
         "SPLIT of dimension 5 into 2 parts",
     ),
@@ -195,7 +186,7 @@ def test_refusal_is_the_checks_text(graph, version, check, fields, text):
 
 
 def test_every_registered_check_has_a_message():
-    registered = {c for spec in optable.REGISTRY.values() for c in spec.checks}
+    registered = {c for spec in opspec.REGISTRY.values() for c in spec.checks}
     registered |= {
         support.has_kernel,
         support.lowered,
@@ -209,30 +200,27 @@ def test_every_registered_check_has_a_message():
         assert checks.message(check, **{f: "X" for f in fields}).strip(), check.__name__
 
 
-def _fallback_lowering_modules() -> tuple:
-    """mlitool.mli.lower.fallback and its siblings fallback_*: the lowerings onto fallback C."""
-    import importlib
-    import pkgutil
-
-    import mlitool.mli.lower as pkg
-
-    names = [m.name for m in pkgutil.iter_modules(pkg.__path__) if m.name.startswith("fallback")]
-    return tuple(importlib.import_module(f"mlitool.mli.lower.{n}") for n in sorted(names))
+def _family(module_name: str) -> str | None:
+    """The op family a module belongs to (mlitool.ops.<family>...), None outside them."""
+    parts = module_name.split(".")
+    return parts[2] if parts[:2] == ["mlitool", "ops"] and len(parts) > 3 else None
 
 
 def test_every_lowered_op_has_a_lowering_and_a_kernel():
-    specs = [s for s in optable.REGISTRY.values() if s.kind is not None]
-    assert {s.name for s in specs} == optable.lowered_ops()
+    specs = [s for s in opspec.REGISTRY.values() if s.kind is not None]
+    assert {s.name for s in specs} == opspec.lowered_ops()
     # onto MLI kernels (SPACE_TO_DEPTH, DEPTH_TO_SPACE, PACK, UNPACK: compositions; EXPAND_DIMS: a
     # view)
     assert len([s for s in specs if s.kind != "fallback"]) == 40
-    fallbacks = _fallback_lowering_modules()
-    families = (mac, activations, movement, concat, recurrent, *fallbacks)
     for spec in specs:
+        # an op's lowering lives in an op family's folder; its checks there too, or among the
+        # checks every family shares (mli/lower/checks.py, ops/common)
         fn = spec.lower
-        assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
-        where = (checks, checks_recurrent, *fallbacks)
-        assert all(inspect.getmodule(c) in where for c in spec.checks)
+        assert _family(inspect.getmodule(fn).__name__), spec.name
+        assert fn.__name__.startswith("lower_") or fn.__qualname__.startswith("lower_"), spec.name
+        for c in spec.checks:
+            where = inspect.getmodule(c).__name__
+            assert _family(where) or where == checks.__name__, (spec.name, where)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert MLI2.formats_for(kind), kind
 

@@ -16,12 +16,12 @@ import subprocess
 import numpy as np
 import pytest
 
-from mlitool.emit import emit
+from mlitool.emit.writer import emit
 from mlitool.errors import UnsupportedError
-from mlitool.execute import mli_bridge as B
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli import bridge as B
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.mli.lower import lower
 from mlitool.mli.types import ElType, Role
 from mlitool.tflite.reader import read_model

@@ -135,7 +135,7 @@ def test_mli1_has_no_transpose_conv(tmp_path):
 
 
 def test_inspect_supports_it_and_counts_its_macs(tmp_path, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = tconv_model(tmp_path / "t.tflite")
     with pytest.raises(SystemExit) as exc:

@@ -12,11 +12,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from mlitool.emit import emit
+from mlitool.emit.writer import emit
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.mli_exec import run_model
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.mli.walker import run_model
+from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.arena import activation_buffers
 from mlitool.mli.lower import lower
 from mlitool.tflite.reader import parse_model, read_model

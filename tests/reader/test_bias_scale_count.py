@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support import bias_models as B
 
@@ -53,7 +53,7 @@ def test_float_mode_equals_litert(kind, tmp_path):
 @pytest.mark.parametrize("fmt", ["sa8", "fx16"])
 @pytest.mark.parametrize("kind", KINDS)
 def test_converts(kind, fmt, tmp_path, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = B.mismatched_bias_conv(tmp_path / f"{kind}.tflite", kind)
     with pytest.raises(SystemExit) as exc:

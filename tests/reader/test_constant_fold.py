@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.mli.lower import lower
 from mlitool.pipeline import read
 from mlitool.tflite.constant_fold import fold_constants

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from mlitool import oracle
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags

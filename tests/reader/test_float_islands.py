@@ -8,8 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
-from mlitool.execute.unary import ISLAND_TABLE
+from mlitool.execute.reference.graph import run_graph
+from mlitool.ir import ISLAND_TABLE
 from mlitool.pipeline import read
 from mlitool.tflite.reader import read_model
 from tests.support import runtime_harness as H

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.cli import run_main
 from tests.support.tflite_build import T, build, fc_spec, graph_model, options

@@ -39,7 +39,7 @@ EXPECTED_STYLE = {
 
 
 def run_main(args, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     with pytest.raises(SystemExit) as exc:
         main(list(args))
@@ -52,7 +52,7 @@ def case(request):
     """(model name, inspect --json document, interpreter) for one shared model."""
     from ai_edge_litert.interpreter import Interpreter
 
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = shared_path("models", request.param)
     capture = _Capture()
@@ -173,7 +173,7 @@ def test_style_matches_known_model_kind(case):
 
 
 def test_supported_flags(case):
-    from mlitool.optable import lowered_ops
+    from mlitool.opspec import lowered_ops
 
     _, doc, _ = case
     for row in doc["ops"]:
@@ -276,7 +276,7 @@ def test_internal_error_exit_1(tmp_path, capsys, monkeypatch):
 
 def test_help_and_version_do_not_import_heavy_modules():
     code = (
-        "import sys; from mlitool.cli.commands import app; "
+        "import sys; from mlitool.cli.entry import app; "
         "print(sorted(m for m in ('numpy', 'tflite', 'rich.table', 'mlitool.tflite.reader') "
         "if m in sys.modules))"
     )

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from mlitool import oracle
-from mlitool.execute.graph import run_graph
-from mlitool.execute.inputs import random_inputs
+from mlitool.execute.reference.graph import run_graph
+from mlitool.execute.reference.inputs import random_inputs
 from mlitool.pipeline import read
 from tests.cli.test_bad_input import run_main
 from tests.support.tflite_build import T, graph_model, options

@@ -82,7 +82,7 @@ def test_shares_are_percentages_for_people_and_shares_in_files():
 @pytest.fixture(scope="module")
 def cnn_report_and_verify(tmp_path_factory):
     """report and verify of cnn_int8 on the same 4 random inputs, through the CLI."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     out = tmp_path_factory.mktemp("cnn")
     model = SAMPLES / "cnn_int8.tflite"

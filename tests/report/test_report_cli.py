@@ -134,14 +134,14 @@ def test_int8_models_all_forms(name, fmt, n):
 
 @pytest.mark.parametrize("name", FLOAT, ids=lambda v: v.split("/")[-1])
 def test_float_models_with_calibration(name, tmp_path):
-    from mlitool.execute.inputs import random_inputs
+    from mlitool.execute.reference.inputs import random_inputs
     from mlitool.tflite.reader import read_model
 
     path = shared_path("models", name + ".tflite")
     graph = read_model(path).main
     calib = tmp_path / "calib.npy"
     np.save(calib, next(iter(random_inputs(graph, 8, seed=1).values())))
-    from mlitool.execute.mli_bridge import primary_tensors
+    from mlitool.execute.mli.bridge import primary_tensors
 
     model_opts = ModelOptions(calibration=calib)
     r = make_report(path, model_opts, ReportOptions(samples=2))
@@ -254,9 +254,9 @@ def _snr(ref, test) -> float:
 
 
 def test_output_snr_and_activation_figures_against_numpy():
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.graph import run_graph
-    from mlitool.execute.presets import arith_for
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.mli.presets import arith_for
+    from mlitool.execute.reference.graph import run_graph
 
     r = report_of(CNN, input=CNN_IN)
     graph, mli = load(CNN, ModelOptions())
@@ -293,11 +293,11 @@ def test_sensitivity_of_one_layer_recomputed():
     """The residual CNN: the depthwise layer's output feeds the block whose ADD also reads an
     earlier tensor. Recompute: float run, that layer alone through the MLI kernels (input
     encoded with the helper's FP32 conversion), then every later op in float again."""
-    from mlitool.execute import mli_bridge as B
-    from mlitool.execute.call import Call
-    from mlitool.execute.graph import kernels, run_graph
-    from mlitool.execute.mli_exec import run_layers
-    from mlitool.execute.presets import arith_for
+    from mlitool.execute.mli import bridge as B
+    from mlitool.execute.mli.presets import arith_for
+    from mlitool.execute.mli.walker import run_layers
+    from mlitool.execute.reference.call import Call
+    from mlitool.execute.reference.graph import kernels, run_graph
 
     r = report_of(CNN, input=CNN_IN)
     graph, mli = load(CNN, ModelOptions())

@@ -1,4 +1,4 @@
-"""ROM and RAM figures of `mlitool.report.memory`, checked independently:
+"""ROM and RAM figures of `mlitool.footprint.memory`, checked independently:
 struct sizes and ROM bytes against gcc (-m32, as the 32-bit ARC target lays structs out), the arena
 placement against an independent overlap check, a live-bytes lower bound and a brute-force optimum.
 """
@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from mlitool.footprint.cstructs import cfg_struct, tensor_struct
+from mlitool.footprint.memory import memory_report
 from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
 from mlitool.mli.target import MLI2, MLI11, target_of
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
-from mlitool.report.cstructs import cfg_struct, tensor_struct
-from mlitool.report.memory import memory_report
 from tests.support.paths import mli_cflags, shared_path
 from tests.support.report_checks import brute_force_arena
 

@@ -7,7 +7,7 @@ import pytest
 
 def run_main(args, capsys):
     """(exit code, stdout, stderr) of `mlitool ARGS` (paths may be Path objects)."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     with pytest.raises(SystemExit) as exc:
         main([str(a) for a in args])

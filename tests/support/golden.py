@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.types import ElType, MliTensor, Role
 
 MODES = ("UP_ACCU_OFF", "UP_ACCU_ON", "CONVERGENT_ACCU_OFF", "CONVERGENT_ACCU_ON")

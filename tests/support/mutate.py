@@ -279,7 +279,7 @@ class Outcome:
 
 def run_cli(args: list[str]) -> Outcome:
     """Run `mlitool ARGS` in this process; internal errors are run again with --debug to locate."""
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     def once(argv):
         err, out = io.StringIO(), io.StringIO()

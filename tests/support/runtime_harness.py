@@ -25,9 +25,9 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.emit.writer import emit
-from mlitool.execute.mli_bridge import model_inputs
-from mlitool.execute.mli_exec import run_model
-from mlitool.execute.mli_intops import Arith
+from mlitool.execute.mli.bridge import model_inputs
+from mlitool.execute.mli.kernels.intops import Arith
+from mlitool.execute.mli.walker import run_model
 from mlitool.mli.types import ElType, MliModel
 from mlitool.pipeline import ModelOptions, load
 

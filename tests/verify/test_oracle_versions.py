@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from mlitool import oracle
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.paths import ROOT
 

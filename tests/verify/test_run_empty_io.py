@@ -53,7 +53,7 @@ def test_litert_runs_them(tmp_path):
 
 @pytest.mark.parametrize("mode", ["mli", "float", "tflite"])
 def test_run_writes_no_outputs(mode, tmp_path, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = no_output_model(tmp_path / "m.tflite")
     q = np.arange(-6, 6).reshape(3, 1, 4)
@@ -99,7 +99,7 @@ def test_run_writes_no_outputs(mode, tmp_path, capsys):
     ],
 )
 def test_a_model_without_inputs_is_refused_as_unsupported(command, tmp_path, capsys):
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     path = no_input_model(tmp_path / "m.tflite")
     np.save(tmp_path / "x.npy", np.zeros((2, 1, 4), np.float32))

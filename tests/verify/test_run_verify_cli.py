@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from mlitool.execute.presets import arith_for
+from mlitool.execute.mli.presets import arith_for
 from mlitool.tflite.reader import read_model
 from tests.support.cli import run_main
 from tests.support.litert import reference_outputs

@@ -8,7 +8,7 @@ import json
 
 import numpy as np
 
-from mlitool.execute.graph import run_graph
+from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from mlitool.verify.command import classifier_outputs
 from tests.support.cli import run_main

@@ -11,14 +11,14 @@ Layout of this package: support.py (the support check) and checks.py (one named 
 refusal), builder.py (the state a lowering builds up), params.py (tensor parameters compared and
 copied, real values of constants), facts.py (what it reads off the graph), one
 module per op family (mac.py, activations.py, movement.py, recurrent.py). Which ops exist, what
-they become and the function that lowers each is their OpSpec (mlitool/optable/).
+they become and the function that lowers each is their OpSpec (mlitool/ops/).
 
 Public: `lower(graph, ...)`, `unsupported_ops(graph, target, layout)`, `check_supported`.
 """
 
 from __future__ import annotations
 
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.errors import MlitoolError, OptionError, RefusedOps, UnsupportedError
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import layer_kind
@@ -76,7 +76,7 @@ def lower(
             lost.update(op.outputs)
             continue
         try:  # a refusal leaves no pending state (passes decide across ops): any
-            optable.spec(op.type).lower(b, op, b.layer_format(op))  # other error is a bug
+            opspec.spec(op.type).lower(b, op, b.layer_format(op))  # other error is a bug
         except MlitoolError as exc:
             failed.append(_located(exc, op, b.layer_format(op)))
             lost.update(op.outputs)
@@ -154,7 +154,7 @@ def float_activations(graph: ir.Graph) -> list[int]:
     model: there --calibration and --weights-only change nothing)."""
     found: list[int] = []
     for op in graph.ops:
-        known = optable.get(op.type)  # an unknown op is the support check's to refuse
+        known = opspec.get(op.type)  # an unknown op is the support check's to refuse
         if known is not None and known.kind == "convert":  # QUANTIZE, DEQUANTIZE: float on one side
             continue
         for i in list(op.inputs) + list(op.outputs):

@@ -6,7 +6,7 @@ check's docstring, formatted with the fields it returns.
 
 from __future__ import annotations
 
-from mlitool import ir, optable
+from mlitool import ir, opspec
 from mlitool.mli.lower.checks import _OK, Subject, TensorCheck, message
 from mlitool.mli.lower.facts import rows_not_batch
 from mlitool.mli.target import DEFAULT, Target
@@ -16,13 +16,13 @@ from mlitool.mli.target import DEFAULT, Target
 
 def has_kernel(s: Subject):
     """no MLI kernel for this op"""
-    spec = optable.get(s.op.type)
+    spec = opspec.get(s.op.type)
     return _OK if spec is not None and (spec.kind or spec.not_lowered) else {}
 
 
 def lowered(s: Subject):
     """mlitool does not lower this op yet (MLI 2.x has {kernels})"""
-    kernels = optable.spec(s.op.type).not_lowered
+    kernels = opspec.spec(s.op.type).not_lowered
     return {"kernels": kernels} if kernels else _OK
 
 
@@ -46,10 +46,10 @@ def activation_type(s: Subject, t: ir.Tensor):
     ARG_MAX outputs are indices (any integer type); comparisons write, and SELECT reads, bool
     (one byte 0/1, SA8 with scale 1 and zero point 0)."""
     if t.dtype in ("int8", "float32") or (
-        optable.spec(s.op.type).index_outputs and t.index in s.op.outputs
+        opspec.spec(s.op.type).index_outputs and t.index in s.op.outputs
     ):
         return _OK
-    if t.dtype == "bool" and optable.spec(s.op.type).bools:
+    if t.dtype == "bool" and opspec.spec(s.op.type).bools:
         return _OK
     if (
         t.dtype == "int16"
@@ -69,7 +69,7 @@ def batch_one(s: Subject, t: ir.Tensor):
     it as an MLI dimension, so rank 4 at most) or it is the rows of a FULLY_CONNECTED."""
     if len(t.shape) < 2 or t.shape[0] == 1 or rows_not_batch(s.graph, s.op, t):
         return _OK
-    rows = optable.spec(s.op.type).leading_dims
+    rows = opspec.spec(s.op.type).leading_dims
     rows = rows(s.graph, s.op) if callable(rows) else rows
     if rows and s.layout == "hwc" and len(t.shape) <= 4:
         return _OK
@@ -87,7 +87,7 @@ TENSOR_CHECKS: tuple[TensorCheck, ...] = (activation_type, batch_one, rank_at_mo
 def fused_activation(s: Subject):
     """fused activation {act} has no MLI equivalent"""
     act = s.op.options.get("fused_activation", "NONE")
-    if not optable.spec(s.op.type).fused_activation:  # the LSTM's gate activation: its checks
+    if not opspec.spec(s.op.type).fused_activation:  # the LSTM's gate activation: its checks
         return _OK
     return _OK if act in ("NONE", "RELU", "RELU6", "RELU_N1_TO_1") else {"act": act}
 
@@ -102,7 +102,7 @@ def refusal(graph: ir.Graph, op: ir.Op, target: Target, layout: str) -> str | No
         fields = check(s)
         if fields is not None:
             return message(check, **fields)
-    spec = optable.spec(op.type)
+    spec = opspec.spec(op.type)
     # Slots that must be constants (weights, TRANSPOSE_CONV's output shape), not activations:
     # when they are not, the op's own check says so (the activation checks would only call
     # their type or batch wrong).

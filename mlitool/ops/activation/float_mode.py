@@ -1,0 +1,70 @@
+"""TODO docstring (execute.float_ops part)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.execute.reference import repro
+from mlitool.execute.reference.call import Call
+from mlitool.execute.reference.kernel_common import activated, real_input
+
+f32 = np.float32
+
+
+# --------------------------------------------------------------------------------------------
+# Convolutions, fully connected, pooling
+
+
+# --------------------------------------------------------------------------------------------
+# Element-wise
+
+
+def relu(c: Call):
+    return [np.maximum(real_input(c, 0), f32(0))]
+
+
+def relu6(c: Call):
+    return [np.clip(real_input(c, 0), f32(0), f32(6))]
+
+
+def relu_n1_to_1(c: Call):
+    return [np.clip(real_input(c, 0), f32(-1), f32(1))]
+
+
+def leaky_relu(c: Call):
+    x = real_input(c, 0)
+    return [np.where(x >= 0, x, x * f32(c.opt("alpha", 0.2)))]
+
+
+def prelu(c: Call):
+    x, a = (np.asarray(v, f32) for v in c.aligned(0, 1))
+    return [np.where(x >= 0, x, x * a)]
+
+
+def logistic(c: Call):
+    x = real_input(c, 0)
+    return [(f32(1) / (f32(1) + repro.exp(-x))).astype(f32)]
+
+
+def tanh(c: Call):
+    return [repro.tanh(real_input(c, 0))]
+
+
+def softmax(c: Call):
+    x = real_input(c, 0) * f32(c.opt("beta", 1.0))
+    e = repro.exp(x - x.max(axis=-1, keepdims=True))
+    return [(e / e.sum(axis=-1, keepdims=True)).astype(f32)]
+
+
+def l2_normalization(c: Call):
+    x = real_input(c, 0)
+    norm = np.sqrt(np.maximum((x * x).sum(axis=-1, keepdims=True), f32(1e-6)))
+    return activated(c, x / norm)
+
+
+# --------------------------------------------------------------------------------------------
+# Concatenation and padding (the fused activation / the padding value are float semantics)
+
+
+# --------------------------------------------------------------------------------------------
+# Recurrent

@@ -1,0 +1,77 @@
+"""OpSpecs of the binary ops MLI has no kernel for (DIV, SQUARED_DIFFERENCE, BATCH_MATMUL):
+lowered onto the `binary8` / `batch_matmul8` fallback C (`lower.py`, `c_kernel.py`), run by the
+executors with TFLite's arithmetic (`reference.py`, `batch_matmul.py`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.mli.lower import checks as C
+from mlitool.ops.binary import batch_matmul as BMM
+from mlitool.ops.binary import lower as FBB
+from mlitool.ops.binary import reference as BIN
+from mlitool.ops.common import fallback_checks as FB
+from mlitool.ops.common.register import fallback_op
+from mlitool.tflite import validate_ops as V
+
+_CHECKS = (*FB.CHECKS, C.one_operand_variable, FBB.operands_per_tensor)
+
+for _name, _options, _checks, _run in (
+    ("DIV", "DivOptions", (FBB.div_multiplier_in_range,), (BIN.float_div, BIN.tflite_div)),
+    (
+        "SQUARED_DIFFERENCE",
+        "SquaredDifferenceOptions",
+        (),
+        (BIN.float_squared_difference, BIN.tflite_squared_difference),
+    ),
+):
+    fallback_op(
+        _name,
+        ("input", "input2"),
+        options=_options,
+        all_data=True,
+        shapes=V.eltwise_shapes,
+        checks=(*_CHECKS, C.operands_broadcast, *_checks),
+        lower=FBB.lower_binary,
+        run=_run,
+    )
+
+
+def batch_matmul_shapes(g: ir.Graph, op: ir.Op) -> Iterator[V.Problem]:
+    """Batch dimensions broadcast, the depths agree, the output is [..., M, N]."""
+    x, w, out = g.tensors[op.inputs[0]], g.tensors[op.inputs[1]], g.tensors[op.outputs[0]]
+    if not (2 <= len(x.shape) <= 5 and 2 <= len(w.shape) <= 5):
+        yield V.Problem(f"operands of rank {len(x.shape)} and {len(w.shape)} (2..5)", op)
+        return
+    m, k = x.shape[-2:][:: -1 if op.options.get("adj_x") else 1]
+    k2, n = w.shape[-2:][:: -1 if op.options.get("adj_y") else 1]
+    try:
+        batch = np.broadcast_shapes(tuple(x.shape[:-2]), tuple(w.shape[:-2]))
+    except ValueError:
+        yield V.Problem(f"batch dimensions of {list(x.shape)} and {list(w.shape)} differ", op)
+        return
+    if k != k2:
+        yield V.Problem(f"depths {k} and {k2} differ", op)
+        return
+    want = (*batch, m, n)
+    if tuple(out.shape) != want:
+        yield V.Problem(
+            f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out, computed=want
+        )
+
+
+fallback_op(
+    "BATCH_MATMUL",
+    ("input", "input2"),
+    options="BatchMatMulOptions",
+    all_data=True,
+    fused_activation=False,
+    weights=("input2",),  # the inspect style reads input 2 as its weights
+    shapes=batch_matmul_shapes,
+    checks=_CHECKS,
+    lower=FBB.lower_batch_matmul,
+    run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
+)

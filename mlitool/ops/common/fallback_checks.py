@@ -1,0 +1,40 @@
+"""TODO docstring (mli.lower.fallback part)."""
+
+from __future__ import annotations
+
+from mlitool import ir
+from mlitool.mli.lower.builder import Builder
+from mlitool.mli.lower.checks import _OK, Subject
+from mlitool.mli.types import ElType
+
+SA8 = ElType.SA8
+
+
+# --- checks ----------------------------------------------------------------------------------
+
+
+def fallback_needs_mli2(s: Subject):
+    """no MLI kernel; mlitool's fallback C for it needs MLI 2.x tensors (convert with --mli 2.0)"""
+    return _OK if s.target.offers("fallback") else {}
+
+
+def fallback_int8(s: Subject):
+    """fallback C runs this op on int8 tensors only; tensor {name!r} is {dtype}"""
+    for i in (*s.op.inputs, *s.op.outputs):
+        t = s.graph.tensors[i] if i >= 0 else None
+        if t is not None and t.data is None and t.dtype not in ("int8", "float32"):
+            return {"name": t.name or f"#{i}", "dtype": t.dtype}
+    return _OK
+
+
+CHECKS = (fallback_needs_mli2, fallback_int8)
+
+
+# --- lowering --------------------------------------------------------------------------------
+
+
+def _sa8_params(b: Builder, op: ir.Op, idx: int) -> tuple[float, int]:
+    p = b.sa_params(idx)
+    if p is None:  # weights-only conversion of a float model: placeholders, as for any layer
+        return 1.0, 0
+    return p

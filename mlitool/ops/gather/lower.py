@@ -1,0 +1,115 @@
+"""TODO docstring (mli.lower.fallback_movement part)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir, opspec
+from mlitool.errors import UnsupportedError
+from mlitool.execute.reference.call import Call
+from mlitool.mli.lower import params as P
+from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.checks import _OK, Subject
+from mlitool.mli.lower.facts import const_values
+from mlitool.mli.types import ElType, MliTensor
+from mlitool.ops.common.fallback_checks import fallback_needs_mli2
+from mlitool.ops.gather.c_kernel import GATHER4
+
+# --- checks ----------------------------------------------------------------------------------
+
+
+def movement_types(s: Subject):
+    """fallback C moves int8 or int16 elements; tensor {name!r} is {dtype}"""
+    for i in (*s.op.inputs[:1], *s.op.outputs):
+        t = s.graph.tensors[i]
+        if t.data is None and t.dtype not in ("int8", "int16", "float32"):
+            return {"name": t.name or f"#{i}", "dtype": t.dtype}
+    return _OK
+
+
+def hwc_only(s: Subject):
+    """fallback C and compositions of this op are written for the HWC layout"""
+    return _OK if s.layout == "hwc" else {}
+
+
+CHECKS = (fallback_needs_mli2, movement_types, hwc_only)
+
+
+def gather_constant(s: Subject):
+    """GATHER with run-time indices or batch_dims {bd} (fallback C: constant indices, batch_dims 0)"""
+    bd = int(s.op.options.get("batch_dims", 0))
+    if const_values(s.graph, s.op.inputs[1]) is None or bd != 0:
+        return {"bd": bd}
+    return _OK
+
+
+# --- shared steps ----------------------------------------------------------------------------
+
+
+def _output(b: Builder, op: ir.Op, x: str, el: ElType) -> tuple[str, list]:
+    """The output of a raw copy: an int8 model's tensor keeps its parameters (TFLite copies raw
+    values whatever they are); otherwise it carries the input's."""
+    tin, tout = b.g.tensors[op.inputs[0]], b.g.tensors[op.outputs[0]]
+    if el == ElType.SA8 and tin.dtype == tout.dtype == "int8":
+        return b.produce(op.outputs[0], el).name, []
+    return b.kernel_output(op, op.outputs[0], el, P.copy_params(b.tensors[x]))
+
+
+def _fill(t: MliTensor) -> int:
+    return int(t.zero_point[0]) if t.el_type.is_sa else 0
+
+
+def _gather4(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what: str) -> None:
+    """A gather4 layer from index vectors along each TFLite input axis (the batch's is [0])."""
+    el = act_el(fmt)
+    x = b.use(op, op.inputs[0], el)
+    rank = len(b.g.tensors[op.inputs[0]].shape)
+    if rank >= 2:
+        vecs = vecs[1:]
+    vecs = [np.zeros(1, np.int64)] * (4 - len(vecs)) + [np.asarray(v) for v in vecs]
+    kout, pending = _output(b, op, x, el)
+    index = np.concatenate(vecs).astype(np.int32)
+    note = "gather4 index vectors, one per input axis (-1: fill)"
+    cfg = {f"n{d}": len(v) for d, v in enumerate(vecs)} | {"fill": _fill(b.tensors[kout])}
+    b.fallback(
+        op,
+        GATHER4,
+        [x],
+        [kout],
+        params={"index": b.sa_constant(f"{kout}_index", ElType.SA32, index, notes=[note])},
+        cfg=cfg,
+        notes=[f"no MLI kernel for {op.type}: fallback C ({what}, {index.size} indices)"],
+    )
+    b.finish(op, pending, f"{op.type} copies raw values")
+
+
+def _probe(b: Builder, op: ir.Op, shape: tuple[int, ...]) -> list[np.ndarray]:
+    """Index vectors of an op that picks elements along each axis independently, read off its
+    own tflite-mode kernel run on each axis's coordinates (viewed in `shape`, of the input's
+    rank). Refuses an op whose selection is not separable."""
+    g, src = b.g, b.g.tensors[op.inputs[0]]
+    kernel = opspec.spec(op.type).run[1]
+    coords = np.indices(src.shape, dtype=np.int32)
+    outs = [
+        np.asarray(kernel(Call(op, g, "tflite", {src.index: c[None]}, 1))[0]).reshape(shape)
+        for c in coords
+    ]
+    vecs = [o[(0,) * d + (slice(None),) + (0,) * (len(shape) - d - 1)] for d, o in enumerate(outs)]
+    grids = np.ix_(*vecs)
+    if not all(np.array_equal(np.broadcast_to(gr, shape), o) for gr, o in zip(grids, outs)):
+        raise UnsupportedError(f"{op.label}: its selection is not one index vector per axis")
+    return vecs
+
+
+# --- lowerings -------------------------------------------------------------------------------
+
+
+def lower_index_gather(b: Builder, op: ir.Op, fmt: str) -> None:
+    """TILE, RESIZE_NEAREST_NEIGHBOR, GATHER: one gather4 layer."""
+    shape = tuple(b.g.tensors[op.outputs[0]].shape)
+    if op.type == "GATHER":  # indices of any rank pick in row-major order: flatten them
+        src = b.g.tensors[op.inputs[0]].shape
+        axis = int(op.options.get("axis", 0)) % len(src)
+        n = int(np.asarray(const_values(b.g, op.inputs[1])).size)
+        shape = tuple(src[:axis]) + (n,) + tuple(src[axis + 1 :])
+    _gather4(b, op, fmt, _probe(b, op, shape), "per-axis index gather")

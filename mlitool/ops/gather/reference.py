@@ -1,0 +1,68 @@
+"""TODO docstring (execute.shape_ops part)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.errors import UnsupportedError
+from mlitool.execute.reference.call import Call
+from mlitool.geometry import nearest_sources
+
+
+def _ints(c: Call, i) -> list[int]:
+    return [int(v) for v in np.asarray(c.const(i)).reshape(-1)]
+
+
+def _axis(c: Call, axis: int, rank: int) -> int:
+    """`axis` of a rank-`rank` tensor as an axis of the batched array (sample axis first)."""
+    if not -rank <= axis < rank:
+        raise UnsupportedError(f"{c.op.label}: axis {axis} is outside rank {rank}")
+    return axis % rank + 1
+
+
+def gather(c: Call):
+    """output[p, i, q] = params[p, indices[i], q], with `batch_dims` leading axes shared by
+    params and indices (the sample axis is one more of them)."""
+    params, idx = c.x(0), np.asarray(c.x(1)).astype(np.int64)
+    rank = len(c.tin(0).shape)
+    ax = _axis(c, int(c.opt("axis", 0)), rank) - 1
+    bd = int(c.opt("batch_dims", 0)) % max(len(c.tin(1).shape) + 1, 1)
+    dim = params.shape[ax + 1]
+    if idx.size and (idx.min() < 0 or idx.max() >= dim):
+        raise UnsupportedError(f"{c.op.label}: an index is outside [0, {dim})")
+    lead = params.shape[: bd + 1]  # the shared batch axes, sample axis included
+    nb = int(np.prod(lead))
+    p = params.reshape(nb, int(np.prod(params.shape[bd + 1 : ax + 1])), dim, -1)
+    i = np.broadcast_to(idx, lead + idx.shape[bd + 1 :]).reshape(nb, -1)
+    out = p[np.arange(nb)[:, None, None], np.arange(p.shape[1])[None, :, None], i[:, None, :]]
+    want = params.shape[: ax + 1] + idx.shape[bd + 1 :] + params.shape[ax + 2 :]
+    return [np.ascontiguousarray(out).reshape(want)]
+
+
+def tile(c: Call):
+    reps = _ints(c, 1)
+    if any(r < 0 for r in reps):
+        raise UnsupportedError(f"{c.op.label}: negative multiples {reps}")
+    return [np.tile(c.x(0), [1, *reps])]
+
+
+def resize_nearest_neighbor(c: Call):
+    x = c.x(0)
+    if x.ndim != 5:
+        raise UnsupportedError(f"{c.op.label}: input of rank {x.ndim - 1}, expected 4")
+    oh, ow = _ints(c, 1)
+    align, half = bool(c.opt("align_corners", False)), bool(c.opt("half_pixel_centers", False))
+    rows = nearest_sources(oh, x.shape[2], align, half)
+    cols = nearest_sources(ow, x.shape[3], align, half)
+    return [np.ascontiguousarray(x[:, :, rows][:, :, :, cols])]
+
+
+def reverse_v2(c: Call):
+    """REVERSE_V2: the elements in reverse order along each axis listed (one kernel for both
+    modes: it moves elements)."""
+    x = np.asarray(c.x(0))
+    rank = x.ndim - 1  # the leading sample axis is not the tensor's
+    axes = sorted({int(a) % rank for a in np.asarray(c.const(1)).reshape(-1)}) if rank else []
+    if len(axes) != np.asarray(c.const(1)).size:
+        raise UnsupportedError(f"{c.op.label}: an axis listed twice")
+    return [np.ascontiguousarray(np.flip(x, axis=[a + 1 for a in axes]))]

@@ -1,0 +1,56 @@
+"""OpSpecs of the index gathers: GATHER, TILE, RESIZE_NEAREST_NEIGHBOR and REVERSE_V2 (the
+backward half of a Bidirectional RNN). Each output is its input's elements picked along each
+axis by index tables: the `gather4` fallback C (any element type), one kernel for both executor
+modes that also gives validation the output shape."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mlitool.ops.common.computed_shapes import computed_shapes
+from mlitool.ops.common.register import fallback_op
+from mlitool.ops.gather import lower as GL
+from mlitool.ops.gather import reference as R
+from mlitool.opspec import OpSpec
+
+
+def gather_op(
+    name: str,
+    slots: tuple[str, ...],
+    options: str,
+    kernel: Callable,
+    params: tuple[str, ...] = (),
+    checks: tuple[Callable, ...] = GL.CHECKS,
+) -> OpSpec:
+    """Register `name`, whose output is its input's elements picked along each axis by index
+    tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
+    validation the output shape."""
+    return fallback_op(
+        name,
+        slots,
+        quantized=False,
+        options=options,
+        params=params,
+        shapes=computed_shapes,
+        checks=checks,
+        lower=GL.lower_index_gather,
+        run=(kernel,) * 2,
+    )
+
+
+gather_op(
+    "GATHER",
+    ("input", "positions"),
+    "GatherOptions",
+    R.gather,
+    checks=(*GL.CHECKS, GL.gather_constant),
+)
+gather_op("TILE", ("input", "multiples"), "TileOptions", R.tile, params=("multiples",))
+gather_op(
+    "RESIZE_NEAREST_NEIGHBOR",
+    ("input", "size"),
+    "ResizeNearestNeighborOptions",
+    R.resize_nearest_neighbor,
+    params=("size",),
+)
+gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))

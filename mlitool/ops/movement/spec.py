@@ -1,0 +1,169 @@
+"""OpSpecs of the data-movement ops: CONCATENATION, PAD(V2), RESHAPE, SQUEEZE, EXPAND_DIMS,
+TRANSPOSE, ARG_MAX/ARG_MIN and the slices (SLICE, STRIDED_SLICE, SPLIT, SPLIT_V). Kernels of
+both modes `layout.py` (float `float_mode.py`, TFLite's `tflite_mode.py` where the modes
+differ), lowering onto MLI views, permutes, concatenation and padding (`lower.py`,
+`concat.py`), support checks `checks.py`."""
+
+from __future__ import annotations
+
+from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import facts
+from mlitool.ops.common.computed_shapes import computed_shapes
+from mlitool.ops.movement import checks as MC
+from mlitool.ops.movement import concat
+from mlitool.ops.movement import float_mode as F
+from mlitool.ops.movement import layout as LO
+from mlitool.ops.movement import lower as movement
+from mlitool.ops.movement import tflite_mode as T
+from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.tflite import validate_ops as V
+
+# Data movement: one arithmetic-free kernel for both execution modes.
+register(
+    OpSpec(
+        "CONCATENATION",
+        ("input",),
+        variadic=True,
+        options="ConcatenationOptions",
+        all_data=True,
+        quantized=True,
+        shapes=V.concat_shapes,
+        kind="concat",
+        reads_views=True,
+        checks=(MC.concat_inputs_variable, MC.concat_keeps_batch),
+        lower=concat.lower_concatenation,
+        run=(F.concatenation, T.concatenation),
+    )
+)
+_PAD = dict(quantized=True, kind="padding", lower=movement.lower_pad, run=(F.pad, T.pad))
+register(
+    OpSpec(
+        "PAD",
+        ("input", "paddings"),
+        options="PadOptions",
+        **_PAD,
+        checks=(MC.pad_spatial, MC.pad_channels_need_mli2),
+    )
+)
+register(
+    OpSpec(
+        "PADV2",
+        ("input", "paddings", "constant_values"),
+        optional=1,
+        options="PadV2Options",
+        **_PAD,
+        checks=(
+            MC.pad_spatial,
+            MC.pad_channels_need_mli2,
+            MC.pad_value_constant,
+            MC.float_pad_zero,
+        ),
+    )
+)
+# Views: the same elements in another shape (a leading dimension other than 1 is rows).
+_VIEW = dict(
+    shapes=V.same_size,
+    kind="view",
+    leading_dims=True,
+    lower=movement.lower_reshape,
+    run=(LO.reshape,) * 2,
+)
+register(
+    OpSpec(
+        "RESHAPE",
+        ("input", "shape"),
+        optional=1,
+        options="ReshapeOptions",
+        **_VIEW,
+    )
+)
+register(OpSpec("SQUEEZE", ("input",), options="SqueezeOptions", **_VIEW))
+register(
+    OpSpec("EXPAND_DIMS", ("input", "axis"), options="ExpandDimsOptions", params=("axis",), **_VIEW)
+)
+register(
+    OpSpec(
+        "TRANSPOSE",
+        ("input", "perm"),
+        options="TransposeOptions",
+        kind="permute",
+        leading_dims=facts.transpose_moves_units_only,
+        checks=(MC.transpose_keeps_batch,),
+        lower=movement.lower_transpose,
+        run=(LO.transpose,) * 2,
+    )
+)
+# Indices out (any integer type); MLI has a kernel for ARG_MAX only.
+_ARG_MAX = dict(
+    kind="argmax",
+    checks=(
+        C.kernel_needs_mli2,
+        MC.argmax_axis_constant,
+        MC.argmax_last_axis,
+        MC.argmax_row_starts_fit,
+    ),
+    lower=movement.lower_arg_max,
+)
+for _name, _options, _kernel, _mli in (
+    ("ARG_MAX", "ArgMaxOptions", LO.arg_max, _ARG_MAX),
+    ("ARG_MIN", "ArgMinOptions", LO.arg_min, {}),
+):
+    register(
+        OpSpec(
+            _name,
+            ("input", "axis"),
+            options=_options,
+            types=CONVERT,
+            index_outputs=True,
+            run=(_kernel,) * 2,
+            **_mli,
+        )
+    )
+
+# Slices: views of their input where MLI can address them (else mli_mov copies).
+_SLICE = dict(
+    kind="view",
+    checks=(MC.slice_expressible, MC.slice_keeps_batch),
+    lower=movement.lower_slice,
+    reads_views=True,
+)
+register(
+    OpSpec(
+        "SLICE",
+        ("input", "begin", "size"),
+        options="SliceOptions",
+        **_SLICE,
+        run=(LO.slice_op,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "STRIDED_SLICE",
+        ("input", "begin", "end", "strides"),
+        options="StridedSliceOptions",
+        params=("begin", "end", "strides"),
+        shapes=computed_shapes,
+        **_SLICE,
+        run=(LO.strided_slice,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "SPLIT",
+        ("axis", "input"),
+        outputs=(1, VARIADIC),
+        options="SplitOptions",
+        **_SLICE,
+        run=(LO.split,) * 2,
+    )
+)
+register(
+    OpSpec(
+        "SPLIT_V",
+        ("input", "size_splits", "axis"),
+        outputs=(1, VARIADIC),
+        options="SplitVOptions",
+        **_SLICE,
+        run=(LO.split_v,) * 2,
+    )
+)

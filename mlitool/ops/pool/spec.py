@@ -1,0 +1,30 @@
+"""OpSpecs of AVERAGE_POOL_2D and MAX_POOL_2D: MLI's pooling kernels (`lower.py`), float mode
+`float_mode.py`, TFLite's integer arithmetic `tflite_mode.py`."""
+
+from __future__ import annotations
+
+from mlitool.ops.pool import float_mode as F
+from mlitool.ops.pool import tflite_mode as T
+from mlitool.ops.pool.lower import lower_pool
+from mlitool.opspec import OpSpec, register
+from mlitool.tflite import validate_weighted as V
+
+_POOL = dict(
+    options="Pool2DOptions",
+    options_required=True,
+    quantized=True,
+    shapes=V.window_shapes,
+    lower=lower_pool,
+)
+register(
+    OpSpec(
+        "AVERAGE_POOL_2D",
+        ("input",),
+        **_POOL,
+        kind="avepool",
+        run=(F.average_pool_2d, T.average_pool_2d),
+    )
+)
+register(
+    OpSpec("MAX_POOL_2D", ("input",), **_POOL, kind="maxpool", run=(F.max_pool_2d, T.max_pool_2d))
+)

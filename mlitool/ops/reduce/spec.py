@@ -1,0 +1,39 @@
+"""OpSpecs of the reductions: MEAN (MLI's average pooling over H and W, the `reduce8` fallback C
+over other axes) and SUM, REDUCE_MAX, REDUCE_MIN (MLI has no kernel: the `reduce8` / `reduce16`
+fallback C, `c_kernel.py`), run by the executors with TFLite's arithmetic (`reference.py`)."""
+
+from __future__ import annotations
+
+from mlitool.ops.common.register import fallback_op
+from mlitool.ops.reduce import lower as RF
+from mlitool.ops.reduce import reference as RX
+from mlitool.opspec import OpSpec, register
+
+register(
+    OpSpec(
+        "MEAN",
+        ("input", "axis"),
+        options="ReducerOptions",
+        quantized=True,
+        kind="avepool",
+        checks=RF.CHECKS,
+        lower=RF.lower_mean,
+        run=(RX.float_kernel("MEAN"), RX.tflite_kernel("MEAN")),
+    )
+)
+
+
+def _reduction(name: str) -> None:
+    fallback_op(
+        name,
+        ("input", "axis"),
+        options="ReducerOptions",
+        checks=RF.CHECKS,
+        lower=RF.lower_reduce,
+        run=(RX.float_kernel(name), RX.tflite_kernel(name)),
+    )
+
+
+_reduction("SUM")
+_reduction("REDUCE_MAX")
+_reduction("REDUCE_MIN")

@@ -1,0 +1,60 @@
+"""OpSpecs of the shape-arithmetic ops: SHAPE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE
+(STRIDED_SLICE is a slice, in `movement`; GATHER and TILE are index gathers, in `gather`).
+
+Keras exports with a dynamic batch compute every Flatten / Reshape target with them on int32
+tensors; constant folding evaluates those with these kernels, so they leave the graph before
+the support check. One kernel serves both modes (`reference.py`): they move or count elements;
+PACK and UNPACK on activations become MLI concatenation and views.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from mlitool.ops.common.computed_shapes import computed_shapes
+from mlitool.ops.movement import checks as MC
+from mlitool.ops.movement import lower as movement
+from mlitool.ops.shape import reference as S
+from mlitool.ops.shape.lower import lower_pack
+from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+
+
+def _shape_op(name: str, slots: tuple[str, ...], options: str, kernel: Callable, **facts) -> None:
+    """Register `name`: one `kernel` for both modes, which also gives validation the output
+    shape; `facts`: its other OpSpec fields."""
+    register(
+        OpSpec(name, slots, options=options, shapes=computed_shapes, run=(kernel,) * 2, **facts)
+    )
+
+
+_shape_op("SHAPE", ("input",), "ShapeOptions", S.shape, types=CONVERT)
+_shape_op(
+    "PACK",
+    ("input",),
+    "PackOptions",
+    S.pack,
+    variadic=True,
+    options_required=True,
+    all_data=True,
+    kind="concat",
+    leading_dims=True,  # an unrolled RNN's time steps stacked in front: rows, not a batch
+    lower=lower_pack,
+)
+_shape_op(
+    "UNPACK",
+    ("input",),
+    "UnpackOptions",
+    S.unpack,
+    outputs=(1, VARIADIC),
+    options_required=True,
+    kind="view",
+    leading_dims=True,
+    checks=(MC.slice_keeps_batch,),
+    lower=movement.lower_slice,
+    reads_views=True,
+)
+_shape_op("REDUCE_PROD", ("input", "axis"), "ReducerOptions", S.reduce_prod, params=("axis",))
+_shape_op("CAST", ("input",), "CastOptions", S.cast, types=CONVERT)
+_shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
+_RANGE = ("start", "limit", "delta")
+_shape_op("RANGE", _RANGE, "RangeOptions", S.range_op, types=CONVERT, params=_RANGE)
