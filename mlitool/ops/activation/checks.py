@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.checks part)."""
+"""Support checks of the activations (each docstring is the refusal): SOFTMAX's beta and axis, PRELU's
+slope."""
 
 from __future__ import annotations
 

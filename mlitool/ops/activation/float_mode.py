@@ -1,4 +1,4 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernels of the activations: TFLite's float32 semantics on real values."""
 
 from __future__ import annotations
 
@@ -9,14 +9,6 @@ from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.kernel_common import activated, real_input
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
 
 
 def relu(c: Call):
@@ -60,11 +52,3 @@ def l2_normalization(c: Call):
     x = real_input(c, 0)
     norm = np.sqrt(np.maximum((x * x).sum(axis=-1, keepdims=True), f32(1e-6)))
     return activated(c, x / norm)
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.activations part)."""
+"""The activations lowered onto MLI kernels: ReLU (`mli_krn_relu`), LEAKY_RELU and PRELU (slope kernels), and
+the table kernels LOGISTIC, TANH, SOFTMAX, L2_NORMALIZATION, which write fixed output parameters."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring (execute.tflite_ops part)."""
+"""`tflite` mode kernels of the activations: TFLite's integer reference arithmetic (int8; int16 through
+`sigmoid16.py` / `softmax16.py`), float tensors through the float kernels."""
 
 from __future__ import annotations
 
@@ -16,22 +17,6 @@ from mlitool.ops.activation.sigmoid16 import logistic_int16, tanh_int16
 from mlitool.ops.activation.softmax16 import softmax_int16
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
-# --------------------------------------------------------------------------------------------
-# Pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise arithmetic
-
-
-# --------------------------------------------------------------------------------------------
-# Activations
 
 
 def _relu_x(c: Call, act_min: float, act_max: float | None, float_kernel):
@@ -185,7 +170,3 @@ def l2_normalization(c: Call):
     mult, shift = fp.inv_sqrt_multiplier(acc, -1)
     y = fp.mul_by_quantized_multiplier(x, mult, shift + 7)
     return [np.clip(y, -128, 127).astype(np.int8)]
-
-
-# --------------------------------------------------------------------------------------------
-# Data movement, reductions, (de)quantization

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.fallback part)."""
+"""What every op lowered onto fallback C shares: the support checks (MLI 2.x tensors, int8
+activations) and the SA8 parameters the fallback lowerings compute with."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.checks part)."""
+"""Support checks of the MAC ops (each docstring is the refusal): constant weights, NHWC inputs,
+TRANSPOSE_CONV's geometry, FULLY_CONNECTED's rows, dilation on MLI 1.x."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernels of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED: float32
+sums in the order TFLite's reference kernels add (`repro.matmul`)."""
 
 from __future__ import annotations
 
@@ -18,10 +19,6 @@ from mlitool.execute.reference.kernel_common import (
 from mlitool.execute.reference.repro import matmul
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
 
 
 def conv_2d(c: Call):
@@ -60,15 +57,3 @@ def fully_connected(c: Call):
     depth = w.shape[-1]
     x = real_input(c, "input").reshape(-1, depth)
     return activated(c, plus_bias(c, matmul(x, w.reshape(-1, depth).T)))
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

@@ -1,4 +1,4 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernels of ADD, SUB, MUL, MAXIMUM, MINIMUM on float32 real values."""
 
 from __future__ import annotations
 
@@ -8,14 +8,6 @@ from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.kernel_common import activated
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
 
 
 def add(c: Call):
@@ -39,11 +31,3 @@ def maximum(c: Call):
 
 def minimum(c: Call):
     return [np.minimum(*c.aligned(0, 1))]
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.activations part)."""
+"""ADD, SUB, MUL, MAXIMUM, MINIMUM lowered onto `mli_krn_eltwise_*` (broadcasts MLI cannot take
+become one call per slice, or the `binary` family's C where MLI refuses the operands)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring (execute.tflite_ops part)."""
+"""`tflite` mode kernels of ADD, SUB, MUL, MAXIMUM, MINIMUM: TFLite's integer reference arithmetic."""
 
 from __future__ import annotations
 
@@ -15,18 +15,6 @@ from mlitool.execute.reference.params import (
 from mlitool.ops.elementwise import float_mode as float_ops
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
-# --------------------------------------------------------------------------------------------
-# Pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise arithmetic
 
 
 def _add_sub(c: Call, sign: int):
@@ -89,11 +77,3 @@ def maximum(c: Call):
 
 def minimum(c: Call):
     return _min_max(c, np.minimum, float_ops.minimum)
-
-
-# --------------------------------------------------------------------------------------------
-# Activations
-
-
-# --------------------------------------------------------------------------------------------
-# Data movement, reductions, (de)quantization

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.fallback_movement part)."""
+"""The index gathers lowered onto the `gather4` fallback C: the output's elements picked along each
+axis by index tables the lowering computes by running the op's own kernel on index grids."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring (execute.shape_ops part)."""
+"""Kernels of the index gathers, one for both executor modes (they move elements): GATHER, TILE,
+RESIZE_NEAREST_NEIGHBOR, REVERSE_V2."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.checks part)."""
+"""Support checks of the data-movement ops (each docstring is the refusal): ARG_MAX's axis, the
+transposes, concatenations, slices and paddings MLI can express."""
 
 from __future__ import annotations
 

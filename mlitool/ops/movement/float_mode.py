@@ -1,4 +1,5 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernels of CONCATENATION and PAD(V2): the fused activation and the padding value in
+float semantics."""
 
 from __future__ import annotations
 
@@ -11,18 +12,6 @@ from mlitool.ops.movement.layout import concat_parts, pad_with
 f32 = np.float32
 
 
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
 def concatenation(c: Call):
     parts = [c.x(i) for i in range(len(c.op.inputs))]
     return [activate(concat_parts(c, parts), c.opt("fused_activation"))]
@@ -33,7 +22,3 @@ def pad(c: Call):
     if c.has(2):
         value = np.asarray(c.const(2)).reshape(-1)[0]
     return pad_with(c, value)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

@@ -1,4 +1,5 @@
-"""TODO docstring (execute.tflite_ops part)."""
+"""`tflite` mode kernels of CONCATENATION and PAD(V2): TFLite's requantization of each input and the
+quantized padding value."""
 
 from __future__ import annotations
 
@@ -16,26 +17,6 @@ from mlitool.ops.movement import float_mode as float_ops
 from mlitool.ops.movement.layout import concat_parts, pad_with
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
-# --------------------------------------------------------------------------------------------
-# Pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise arithmetic
-
-
-# --------------------------------------------------------------------------------------------
-# Activations
-
-
-# --------------------------------------------------------------------------------------------
-# Data movement, reductions, (de)quantization
 
 
 def concatenation(c: Call):

@@ -1,4 +1,4 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernels of the pools over float32 windows."""
 
 from __future__ import annotations
 
@@ -9,10 +9,6 @@ from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.kernel_common import activated, merge_batch, real_input
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
 
 
 def _pool(c: Call, value):
@@ -32,15 +28,3 @@ def average_pool_2d(c: Call):
 def max_pool_2d(c: Call):
     _, v, _ = _pool(c, -np.inf)
     return activated(c, v.max(axis=(4, 5)))
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.activations part)."""
+"""AVERAGE_POOL_2D and MAX_POOL_2D lowered onto MLI's pooling kernels (a pool over the whole
+input of one row is a view of a reduced tensor)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""TODO docstring (execute.tflite_ops part)."""
+"""`tflite` mode kernels of the pools: TFLite's integer average (rounded division) and maximum."""
 
 from __future__ import annotations
 
@@ -13,14 +13,6 @@ from mlitool.execute.reference.params import (
 from mlitool.ops.pool import float_mode as float_ops
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
-# --------------------------------------------------------------------------------------------
-# Pooling
 
 
 def _pool_setup(c: Call):
@@ -56,15 +48,3 @@ def max_pool_2d(c: Call):
     m = v.max(axis=(4, 5)).astype(np.int64)
     lo, hi = activation_range(c.tout(), c.opt("fused_activation"))
     return [np.clip(m, lo, hi).astype(c.tout().dtype).reshape(c.out_shape())]
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise arithmetic
-
-
-# --------------------------------------------------------------------------------------------
-# Activations
-
-
-# --------------------------------------------------------------------------------------------
-# Data movement, reductions, (de)quantization

@@ -1,4 +1,5 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernel of QUANTIZE and DEQUANTIZE: the identity (float mode never re-quantizes an
+activation: it is the accuracy reference)."""
 
 from __future__ import annotations
 
@@ -10,22 +11,6 @@ from mlitool.execute.reference.kernel_common import real_input
 f32 = np.float32
 
 
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
-
-
 def identity(c: Call):
     """QUANTIZE / DEQUANTIZE in float mode: the real value passes unchanged."""
     return [real_input(c, 0)]
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

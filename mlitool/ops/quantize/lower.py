@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.activations part)."""
+"""QUANTIZE and DEQUANTIZE lowered onto `mli_hlp_convert_tensor` (a float side stays float only on
+MLI 2.x)."""
 
 from __future__ import annotations
 

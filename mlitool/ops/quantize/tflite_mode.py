@@ -1,4 +1,4 @@
-"""TODO docstring (execute.tflite_ops part)."""
+"""`tflite` mode kernels of QUANTIZE and DEQUANTIZE: TFLite's affine (re)quantization."""
 
 from __future__ import annotations
 
@@ -16,26 +16,6 @@ from mlitool.execute.reference.params import (
 )
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Helpers
-
-
-# --------------------------------------------------------------------------------------------
-# Pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise arithmetic
-
-
-# --------------------------------------------------------------------------------------------
-# Activations
-
-
-# --------------------------------------------------------------------------------------------
-# Data movement, reductions, (de)quantization
 
 
 def quantize(c: Call):

@@ -1,4 +1,4 @@
-"""TODO docstring (execute.float_ops part)."""
+"""`float` mode kernel of UNIDIRECTIONAL_SEQUENCE_LSTM: TFLite's float LSTM, step by step."""
 
 from __future__ import annotations
 
@@ -11,22 +11,6 @@ from mlitool.execute.reference.kernel_common import activate, real_input
 from mlitool.execute.reference.repro import matmul
 
 f32 = np.float32
-
-
-# --------------------------------------------------------------------------------------------
-# Convolutions, fully connected, pooling
-
-
-# --------------------------------------------------------------------------------------------
-# Element-wise
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent
 
 
 def _sigmoid(v: np.ndarray) -> np.ndarray:

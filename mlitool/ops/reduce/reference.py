@@ -149,11 +149,3 @@ def reduce_axes(c: Call) -> tuple[tuple[int, ...], bool]:
     nd = len(c.tin(0).shape)
     axes = np.asarray(c.const(1)).reshape(-1).astype(int)
     return tuple(sorted({int(a) % nd + 1 for a in axes})), bool(c.opt("keep_dims", False))
-
-
-# --------------------------------------------------------------------------------------------
-# Concatenation and padding (the fused activation / the padding value are float semantics)
-
-
-# --------------------------------------------------------------------------------------------
-# Recurrent

@@ -1,4 +1,6 @@
-"""TODO docstring (mli.lower.fallback_movement part)."""
+"""Lowerings of RESIZE_BILINEAR (the `resize_bilinear` fallback C), SPACE_TO_BATCH_ND /
+BATCH_TO_SPACE_ND (index gathers, `gather4`) and SPACE_TO_DEPTH / DEPTH_TO_SPACE (MLI permutes of
+a reshaped view)."""
 
 from __future__ import annotations
 

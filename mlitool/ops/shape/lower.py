@@ -1,4 +1,4 @@
-"""TODO docstring (mli.lower.fallback_movement part)."""
+"""PACK lowered as an MLI concatenation of its inputs, each viewed with the new axis."""
 
 from __future__ import annotations
 

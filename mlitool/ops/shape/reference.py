@@ -1,4 +1,5 @@
-"""TODO docstring (execute.shape_ops part)."""
+"""Kernels of the shape-arithmetic ops, one for both executor modes (they move or count elements):
+SHAPE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""TODO docstring (mli.lower.fallback part)."""
+"""The element-wise unary ops lowered onto the `lut8` fallback C: a 256-entry table of TFLite's int8
+results, computed by the tflite-mode kernel itself."""
 
 from __future__ import annotations
 
