@@ -46,7 +46,7 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
         300,
     ),
     "macquant": (
-        "mlitool/execute/mli_kernels/macquant.py",
+        "mlitool/execute/mli/kernels/macquant.py",
         [
             "tests/execute/test_exact_guards.py",
             "tests/execute/test_mli_rounding.py",
@@ -56,7 +56,7 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
         300,
     ),
     "eltwise": (
-        "mlitool/execute/mli_kernels/eltwise.py",
+        "mlitool/execute/mli/kernels/eltwise.py",
         [
             "tests/execute/test_mli_eltwise_limits.py",
             "tests/execute/test_mli_elt_golden.py",
@@ -64,15 +64,23 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
         ],
         300,
     ),
-    "tflite_lstm": ("mlitool/execute/tflite_lstm.py", ["tests/execute/test_tflite_lstm.py"], 300),
-    "gemmlowp16": ("mlitool/execute/gemmlowp16.py", ["tests/execute/test_tflite_lstm.py"], 300),
+    "tflite_lstm": (
+        "mlitool/ops/recurrent/tflite_mode.py",
+        ["tests/ops/recurrent/test_tflite_lstm.py"],
+        300,
+    ),
+    "gemmlowp16": (
+        "mlitool/execute/reference/gemmlowp16.py",
+        ["tests/ops/recurrent/test_tflite_lstm.py"],
+        300,
+    ),
     "mli_intops": (
-        "mlitool/execute/mli_intops.py",
+        "mlitool/execute/mli/kernels/intops.py",
         ["tests/execute/test_mli_rounding.py", "tests/execute/test_mli_intops_asl.py"],
         300,
     ),
     "tflite_fixedpoint": (
-        "mlitool/execute/tflite_fixedpoint.py",
+        "mlitool/execute/reference/fixedpoint.py",
         ["tests/execute/test_mli_rounding.py", "tests/execute/test_exec_tflite_ops.py"],
         300,
     ),

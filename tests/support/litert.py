@@ -21,7 +21,7 @@ def reference_outputs(
 def builtin_outputs(path, graph: ir.Graph, inputs: dict[int, np.ndarray]) -> np.ndarray:
     """The first output of LiteRT's builtin (optimized) kernels without delegates, batched over
     the first input: the reference where LiteRT's reference kernel is known to be wrong (its
-    int8 and int16 SUM; tests/fallback/test_reduce.py shows it)."""
+    int8 and int16 SUM; tests/ops/reduce/test_reduce.py shows it)."""
     litert = pytest.importorskip("ai_edge_litert.interpreter")
     it = litert.Interpreter(
         model_path=str(path),

@@ -11,7 +11,7 @@ by an integer multiplier (15 bits) with a rounding right shift. The output is Q0
 The table is data, not a formula: its entries sit up to 0.8 above round(65536 sigmoid(i / 24))
 (tuned for interpolation). They are the interpreter's observable values: LiteRT's TANH at
 input scale 2 / 12288 outputs entry k - 32768 at input 128 k, which is how
-tests/execute/test_int16_sigmoid.py measures all 256 back from LiteRT (and then checks both ops
+tests/ops/activation/test_int16_sigmoid.py measures all 256 back from LiteRT (and then checks both ops
 on all 65536 inputs).
 """
 

@@ -7,7 +7,7 @@ and tflite execution modes, as LiteRT's reference kernels compute them (reduce.c
   MultiplyByQuantizedMultiplier with Prepare()'s QuantizeMultiplier(in / out scale) with 1/count
   folded in (`mean_or_sum_multiplier`).
 - int8 / int16 SUM: LiteRT's reference SUM is broken for int8 (it sums [-1, -2] to -1; see
-  tests/fallback/test_reduce.py), so SUM is its builtin kernel's: in float32,
+  tests/ops/reduce/test_reduce.py), so SUM is its builtin kernel's: in float32,
   round(sum * (in / out scale) - zero point * scale * count) + output zero point, clamped
   (`sum_float_params`, `sum_float_rescale`).
 - REDUCE_MAX / REDUCE_MIN: TFLite requires equal input and output parameters; the result is the
