@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from mlitool import opspec
+from mlitool.ops import spec as opspec
 
 # The option a float island's op carries once fused onto int8 tensors (a graph pass): its 256
 # results over -128..127, as DEQUANTIZE -> op -> QUANTIZE computes them; its tflite kernel reads it.

@@ -6,15 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from mlitool import ir
+from mlitool import ir, op_families
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.target import DEFAULT, Target, check_options
 from mlitool.mli.types import MliModel
-from mlitool.ops import families
 from mlitool.plumbing.progress import Progress
 
-families.load()  # the entry point of every command: the op registry, once
+op_families.load()  # the entry point of every command: the op registry, once
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ one_blas_thread()  # as the CLI does, before numpy loads: in-process runs equal 
 
 import pytest  # noqa: E402
 
-from mlitool.ops import families  # noqa: E402
+from mlitool import op_families  # noqa: E402
 
-families.load()  # as the entry points do: tests call the stages directly
+op_families.load()  # as the entry points do: tests call the stages directly
 
 from tests.support.mli_build import MliBuild, MliUnavailable, build_mli  # noqa: E402
 from tests.support.paths import mli_unavailable  # noqa: E402

@@ -1,4 +1,4 @@
-"""The OpSpec registry (mlitool/opspec.py, mlitool/optable/): a toy op added through its OpSpec
+"""The OpSpec registry (mlitool/ops/spec.py, mlitool/optable/): a toy op added through its OpSpec
 alone flows through validation, the support check, lowering, inspect and the executors; and no
 per-op table is left outside the registry."""
 
@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 import mlitool
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.graph import run_graph
 from mlitool.inspect.command import summarize
 from mlitool.mli.lower import lower, unsupported_ops
+from mlitool.ops import spec as opspec
 from mlitool.ops.movement import layout as layout_ops
 from mlitool.ops.movement import lower as movement
 from mlitool.tflite import validate_ops

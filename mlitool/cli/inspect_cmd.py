@@ -13,10 +13,10 @@ from mlitool.cli.groups import grouped
 def inspect_cmd(model: opt.ModelArg, output=opt.OUTPUT) -> None:
     """Summarise a .tflite model: style, inputs/outputs, one row per op, totals.
     With -o DIR: DIR/STEM.inspect.json."""
+    from mlitool import op_families
     from mlitool.inspect.command import inspect_file
-    from mlitool.ops import families
 
-    families.load()
+    op_families.load()
     summary = inspect_file(model)
     d = out_dir(output.out)
     files = (d / f"{model.stem}.inspect.json",) if d else ()

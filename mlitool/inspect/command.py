@@ -7,10 +7,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
 from mlitool.inspect.runs_as import runs_as
+from mlitool.ops import spec as opspec
 from mlitool.pipeline import fold_model
 from mlitool.tflite.upsampling import REWRITTEN_FROM
 from mlitool.tflite.validate import problems

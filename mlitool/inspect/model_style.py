@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mlitool import ir, opspec
+from mlitool import ir
+from mlitool.ops import spec as opspec
 
 # Ops mlitool does not lower that carry weights (its own name their weight slots in their
 # OpSpec): their input 1 is a weight tensor; the LSTMs' first gate weights among inputs 1-4.

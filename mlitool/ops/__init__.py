@@ -1,2 +1,3 @@
-"""The op families: one folder per family (`ops/<family>/spec.py` registers its OpSpecs), loaded by
-`mlitool.ops.families.load()` from the entry points, never imported by the stages."""
+"""The op families: one folder per family whose `spec.py` registers its OpSpecs in the registry
+(`spec.py` here, which imports nothing of the pipeline). `mlitool.op_families.load()` loads them
+from the entry points; the stages read the registry and never import a family."""

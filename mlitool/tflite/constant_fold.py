@@ -25,9 +25,10 @@ import dataclasses
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
+from mlitool.ops import spec as opspec
 from mlitool.tflite.validate import runtime_shaped
 from mlitool.tflite.validate_ops import arity, options_table
 

@@ -22,8 +22,9 @@ import dataclasses
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.ir import ISLAND_TABLE
+from mlitool.ops import spec as opspec
 from mlitool.tflite.upsampling import REWRITTEN_FROM
 
 

@@ -19,8 +19,9 @@ import numpy as np
 import tflite
 from tflite.utils import BUILTIN_OPCODE2NAME
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import ModelFormatError
+from mlitool.ops import spec as opspec
 
 # Checked reads; the schema's vtable slots and layouts (checked by tests/reader/test_reader_slots)
 from mlitool.tflite.checked import (

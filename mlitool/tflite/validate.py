@@ -29,8 +29,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import ModelFormatError, UnsupportedError
+from mlitool.ops import spec as opspec
 from mlitool.tflite.validate_ops import (
     OpCheck,
     Problem,

@@ -10,8 +10,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlitool import ir, opspec
-from mlitool.opspec import CONVERT, VARIADIC, WIDEN
+from mlitool import ir
+from mlitool.ops import spec as opspec
+from mlitool.ops.spec import CONVERT, VARIADIC, WIDEN
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,9 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool import lstm_slots as lstm
+from mlitool.ops import spec as opspec
 from mlitool.tflite.validate_ops import Problem
 
 _BIAS_TYPES = {"int8": ("int32",), "uint8": ("int32",), "int16": ("int32", "int64")}

@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 import mlitool
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli.lower import checks, lower, support, unsupported_ops
 from mlitool.mli.ops import MAC_KINDS, OUTPUT_PARAMS
 from mlitool.mli.target import MLI2, target_of
+from mlitool.ops import spec as opspec
 from mlitool.ops.activation import checks as activation_checks
 from mlitool.ops.movement import checks as movement_checks
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli.lower import lower
 from mlitool.mli.passes import PASSES, run_passes
@@ -14,6 +14,7 @@ from mlitool.mli.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as
 from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.passes.pad_fusion import fuse_pad_into_conv as fuse
 from mlitool.mli.target import MLI2, MLI11
+from mlitool.ops import spec as opspec
 
 
 def q(scale, zp=0, axis=None):

@@ -173,7 +173,7 @@ def test_style_matches_known_model_kind(case):
 
 
 def test_supported_flags(case):
-    from mlitool.opspec import lowered_ops
+    from mlitool.ops.spec import lowered_ops
 
     _, doc, _ = case
     for row in doc["ops"]:

@@ -11,8 +11,9 @@ from typing import Callable
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
+from mlitool.ops import spec as opspec
 
 Kernel = Callable[["Call"], list]
 Slot = int | str  # an input slot: its index, or its name in the op's OpSpec

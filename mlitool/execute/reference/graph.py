@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import InputDataError, OptionError, UnsupportedError
 from mlitool.execute.reference.call import Call, Kernel
 from mlitool.execute.reference.params import affine_quantize
+from mlitool.ops import spec as opspec
 
 MODES = ("float", "tflite")
 

@@ -18,7 +18,7 @@ Public: `lower(graph, ...)`, `unsupported_ops(graph, target, layout)`, `check_su
 
 from __future__ import annotations
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import MlitoolError, OptionError, RefusedOps, UnsupportedError
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import layer_kind
@@ -26,6 +26,7 @@ from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.passes import run_passes
 from mlitool.mli.target import DEFAULT, Target
 from mlitool.mli.types import FORMATS, MliModel
+from mlitool.ops import spec as opspec
 
 __all__ = ["check_supported", "float_activations", "lower", "unsupported_ops"]
 

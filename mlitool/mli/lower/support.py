@@ -6,10 +6,11 @@ check's docstring, formatted with the fields it returns.
 
 from __future__ import annotations
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.mli.lower.checks import _OK, Subject, TensorCheck, message
 from mlitool.mli.lower.facts import rows_not_batch
 from mlitool.mli.target import DEFAULT, Target
+from mlitool.ops import spec as opspec
 
 # --- every op ------------------------------------------------------------------------------
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli import views as V
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliLayer, MliTensor, Role
+from mlitool.ops import spec as opspec
 
 
 class ViewSteps:

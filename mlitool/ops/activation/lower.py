@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
 from mlitool.mli.types import MliTensor, Role
+from mlitool.ops import spec as opspec
 
 # leaky_relu / prelu: an FX output takes its input's frac bits (ops.SAME_FX_FRAC_BITS)
 SAME_FRAC_BITS_NOTE = "frac bits of the input: MLI's FX kernel requires them equal"

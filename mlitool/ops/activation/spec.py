@@ -10,7 +10,7 @@ from mlitool.ops.activation import checks as AC
 from mlitool.ops.activation import float_mode as F
 from mlitool.ops.activation import lower as act
 from mlitool.ops.activation import tflite_mode as T
-from mlitool.opspec import SAME, WIDEN, OpSpec, register
+from mlitool.ops.spec import SAME, WIDEN, OpSpec, register
 from mlitool.tflite import validate_ops as V
 
 

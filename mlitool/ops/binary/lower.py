@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.execute.reference import fixedpoint as fp
 from mlitool.mli import quant as Q
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.types import ElType
+from mlitool.ops import spec as opspec
 from mlitool.ops.binary import batch_matmul as BMM
 from mlitool.ops.binary import reference as BIN
 from mlitool.ops.binary.c_kernel import BATCH_MATMUL8, BINARY8

@@ -10,7 +10,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
-from mlitool.opspec import spec
+from mlitool.ops.spec import spec
 from mlitool.tflite.validate_ops import Problem
 
 

@@ -4,7 +4,7 @@ arithmetic. Every family with such ops registers them through it."""
 
 from __future__ import annotations
 
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 
 
 def fallback_op(name: str, slots: tuple[str, ...], *, quantized: bool = True, **facts) -> OpSpec:

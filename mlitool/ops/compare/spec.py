@@ -13,7 +13,7 @@ from mlitool import ir
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.compare import lower as FC
 from mlitool.ops.compare import reference as X
-from mlitool.opspec import CONVERT
+from mlitool.ops.spec import CONVERT
 from mlitool.tflite import validate_ops as V
 
 

@@ -10,7 +10,7 @@ from mlitool.ops.conv import checks as CC
 from mlitool.ops.conv import float_mode as F
 from mlitool.ops.conv import lower
 from mlitool.ops.conv import tflite_mode as TM
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 from mlitool.tflite import validate_weighted as V
 
 _MAC = dict(

@@ -9,7 +9,7 @@ from mlitool.mli.lower import checks as C
 from mlitool.ops.elementwise import float_mode as F
 from mlitool.ops.elementwise import tflite_mode as T
 from mlitool.ops.elementwise.lower import lower_eltwise
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 from mlitool.tflite import validate_ops as V
 
 _ELTWISE = dict(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from mlitool import ir, opspec
+from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
 from mlitool.mli.lower import params as P
@@ -13,6 +13,7 @@ from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.types import ElType, MliTensor
+from mlitool.ops import spec as opspec
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2
 from mlitool.ops.gather.c_kernel import GATHER4
 

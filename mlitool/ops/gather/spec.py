@@ -11,7 +11,7 @@ from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.gather import reference as R
-from mlitool.opspec import OpSpec
+from mlitool.ops.spec import OpSpec
 
 
 def gather_op(

@@ -15,7 +15,7 @@ from mlitool.ops.movement import float_mode as F
 from mlitool.ops.movement import layout as LO
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.movement import tflite_mode as T
-from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
 from mlitool.tflite import validate_ops as V
 
 # Data movement: one arithmetic-free kernel for both execution modes.

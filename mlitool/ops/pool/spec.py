@@ -6,7 +6,7 @@ from __future__ import annotations
 from mlitool.ops.pool import float_mode as F
 from mlitool.ops.pool import tflite_mode as T
 from mlitool.ops.pool.lower import lower_pool
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 from mlitool.tflite import validate_weighted as V
 
 _POOL = dict(

@@ -8,7 +8,7 @@ from mlitool.mli.lower import checks as C
 from mlitool.ops.quantize import float_mode as F
 from mlitool.ops.quantize import tflite_mode as T
 from mlitool.ops.quantize.lower import lower_quantize
-from mlitool.opspec import CONVERT, OpSpec, register
+from mlitool.ops.spec import CONVERT, OpSpec, register
 from mlitool.tflite import validate_ops as V
 
 for _name, _tflite in (("QUANTIZE", T.quantize), ("DEQUANTIZE", T.dequantize)):

@@ -9,7 +9,7 @@ from mlitool.ops.recurrent import float_mode as F
 from mlitool.ops.recurrent import lower as recurrent
 from mlitool.ops.recurrent import tflite_mode as tflite_lstm
 from mlitool.ops.recurrent.checks import LSTM_CHECKS
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 from mlitool.tflite import validate_weighted as V
 
 # Optional slots sit between required ones: `lstm_shapes` checks which are present. Its

@@ -7,7 +7,7 @@ from __future__ import annotations
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.reduce import lower as RF
 from mlitool.ops.reduce import reference as RX
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 
 register(
     OpSpec(

@@ -10,7 +10,7 @@ from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.resize import lower as RL
 from mlitool.ops.resize import reference as R
-from mlitool.opspec import OpSpec, register
+from mlitool.ops.spec import OpSpec, register
 
 # One kernel serves both modes and gives validation the output shape.
 fallback_op(

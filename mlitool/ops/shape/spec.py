@@ -16,7 +16,7 @@ from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.shape import reference as S
 from mlitool.ops.shape.lower import lower_pack
-from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
 
 
 def _shape_op(name: str, slots: tuple[str, ...], options: str, kernel: Callable, **facts) -> None:

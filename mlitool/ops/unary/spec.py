@@ -11,12 +11,12 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.ops.common.register import fallback_op
+from mlitool.ops.spec import OpSpec
 from mlitool.ops.unary import functions as O
 from mlitool.ops.unary import lower as L
 from mlitool.ops.unary import lower_pow as LP
 from mlitool.ops.unary import power as P
 from mlitool.ops.unary import table as U
-from mlitool.opspec import OpSpec
 from mlitool.tflite import validate_ops as V
 
 

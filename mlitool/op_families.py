@@ -1,4 +1,4 @@
-"""The op families mlitool knows, loaded into the OpSpec registry (`mlitool.opspec`).
+"""The op families mlitool knows, loaded into the OpSpec registry (`mlitool.ops.spec`).
 
 Each family is a folder of `mlitool/ops/` holding its ops' OpSpecs (`spec.py`, which registers
 them), their float / tflite reference kernels, their lowering and, where MLI has no kernel,

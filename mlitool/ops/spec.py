@@ -3,7 +3,7 @@
 One `OpSpec` per op holds its input slots by name, arity, options table, element types, the MLI
 layer kind it becomes (or none), its validation shape check, support checks, lowering rule and
 executor kernels. The built-in ops are registered by their families (`mlitool/ops/<family>/`),
-which the entry points load once (`mlitool.ops.families.load()`); the stages that dispatch on an
+which the entry points load once (`mlitool.op_families.load()`); the stages that dispatch on an
 op (validation, the support check, lowering, inspect, the executors) read this registry and never
 import a family. This module imports nothing of mlitool, so the functions an OpSpec names can
 read it.
@@ -109,7 +109,7 @@ def registered(spec: OpSpec) -> Iterator[OpSpec]:
 
 def _loaded() -> dict[str, OpSpec]:
     if not REGISTRY:  # every lookup would say "unknown op": a missing load, not a bad model
-        raise RuntimeError("no op families loaded: call mlitool.ops.families.load() first")
+        raise RuntimeError("no op families loaded: call mlitool.op_families.load() first")
     return REGISTRY
 
 
