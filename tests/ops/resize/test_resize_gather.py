@@ -247,7 +247,7 @@ def test_keras_upsampling2d_converts_and_runs_bit_exact(tmp_path, mli_builds):
     RESHAPE, twice, between two CONV_2D; tflite mode vs LiteRT: tests/reader/test_upsampling):
     rewritten at import into one RESIZE_NEAREST_NEIGHBOR, one gather4 layer, whose C equals the
     executor in sa8 and fx16."""
-    path = Path(__file__).parents[1] / "fixtures" / "keras" / "upsample_int8.tflite"
+    path = Path(__file__).parents[2] / "fixtures" / "keras" / "upsample_int8.tflite"
     g = read(path).main
     for fmt in ("sa8", "fx16"):
         model = lower(g, format=fmt, mli_version="2.0", layout="hwc")
