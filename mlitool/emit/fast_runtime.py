@@ -24,14 +24,13 @@ from __future__ import annotations
 import dataclasses
 
 from mlitool.emit.dialect import ptr_member
-from mlitool.emit.fast_manifest import fast_memory_manifest
 from mlitool.emit.fast_slices import ChannelSlices
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime, create_lut
 from mlitool.emit.symbols import FastSymbols
 from mlitool.mli.arena import root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.placement import FastPlan, plan_fast_memory
+from mlitool.mli.placement import FastPlan, plan_fast_memory, plan_figures
 from mlitool.mli.staging import Staged
 from mlitool.mli.tiling import row_bytes
 from mlitool.mli.types import MliLayer
@@ -346,5 +345,37 @@ class FastRuntime(ChannelSlices, Runtime):
         doc = super().manifest()
         doc["functions"]["init"] = self.rt.init
         del doc["arena"]  # two buffers instead of one: see fast_memory
-        doc["fast_memory"] = fast_memory_manifest(self)
+        doc["fast_memory"] = self._fast_memory_manifest()
         return doc
+
+    def _fast_memory_manifest(self) -> dict:
+        """The manifest's `runtime.fast_memory`: the plan (budget, fast and slow bytes, staging,
+        where each buffer lives, per-layer bytes moved and tiles)."""
+        p, fs = self.fplan, self.fs
+        name = {k: i.sym.name for k, i in self.by_key.items()}
+        figures = plan_figures(p, self.model)
+        for row, st in zip(figures["layers"], p.layers):
+            row["activations_staged"] = [name[s.name] for s in st.activations]
+        return {
+            **figures,
+            "align": p.align,
+            "macros": {
+                "fast_bytes": fs.fast_bytes,
+                "slow_bytes": fs.slow_bytes,
+                "align": self.rt.arena_align,
+                "check_operands": fs.check_operands,
+            },
+            "luts": dict(p.luts),
+            "buffers": [
+                {
+                    "tensor": name[b.name],
+                    "name": b.name,
+                    "memory": self.fplan.home(b.name)[0],
+                    "offset": self.fplan.home(b.name)[1],
+                    "bytes": b.size,
+                    "first_layer": b.first,
+                    "last_layer": b.last,
+                }
+                for b in self._buffers()
+            ],
+        }
