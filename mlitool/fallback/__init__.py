@@ -14,8 +14,6 @@ Fallback kernels read and write SA8 tensors; in FX formats lowering converts aro
 
 from __future__ import annotations
 
-import numpy as np
-
 from mlitool.fallback.base import PREFIX, PRELUDE, FallbackKernel, helper_names
 from mlitool.fallback.binary import BATCH_MATMUL8, BINARY8
 from mlitool.fallback.compare import COMPARE8, SELECT8
@@ -25,62 +23,52 @@ from mlitool.fallback.log_softmax import LOG_SOFTMAX8
 from mlitool.fallback.lut import LUT8
 from mlitool.fallback.reduce import REDUCE8, REDUCE16
 from mlitool.fallback.resize import RESIZE_BILINEAR
-from mlitool.mli.types import MliLayer, MliModel
+from mlitool.mli.kinds import KINDS, PER_ELEMENT, register_fallback
+from mlitool.mli.types import MliModel
 
 __all__ = [
-    "KERNELS",
     "PREFIX",
     "PRELUDE",
     "FallbackKernel",
-    "cfg_fields",
     "helper_names",
     "helpers",
     "kernel",
     "used",
 ]
 
-# Every fallback kernel, by the name a layer's `kernel` holds.
-KERNELS: dict[str, FallbackKernel] = {
-    k.kernel: k
-    for k in (
-        LUT8,
-        BINARY8,
-        BATCH_MATMUL8,
-        REDUCE8,
-        REDUCE16,
-        GATHER4,
-        RESIZE_BILINEAR,
-        LOG_SOFTMAX8,
-        COMPARE8,
-        SELECT8,
-    )
-}
+# Every fallback kernel is an entry of the layer kinds table, under the name a layer's `kernel`
+# holds (mlitool.mli.kinds.KINDS; `kinds.fallback_kernels()` lists them). The table look-up runs
+# each output element from its input element alone: it tiles by rows as an activation does.
+register_fallback(LUT8, row_tiling=PER_ELEMENT)
+for _k in (
+    BINARY8,
+    BATCH_MATMUL8,
+    REDUCE8,
+    REDUCE16,
+    GATHER4,
+    RESIZE_BILINEAR,
+    LOG_SOFTMAX8,
+    COMPARE8,
+    SELECT8,
+):
+    register_fallback(_k)
 
 
 def kernel(name: str) -> FallbackKernel:
-    return KERNELS[name]
-
-
-def cfg_fields(cfg_type: str) -> list[tuple[str, str, str, None]] | None:
-    """The fields of a fallback config struct as `mlitool.mli.cfg_structs` lists them."""
-    for k in KERNELS.values():
-        if k.cfg_type == cfg_type:
-            return [(f, "i32", f, None) for f in k.cfg]
-    return None
+    """The fallback kernel a layer's `kernel` names (KeyError for none)."""
+    entry = KINDS[name]
+    if entry.fallback is None:
+        raise KeyError(f"{name!r} is not a fallback kernel")
+    return entry.fallback
 
 
 def used(model: MliModel) -> list[FallbackKernel]:
     """The fallback kernels `model` calls, sorted by name."""
     names = sorted({la.kernel for la in model.layers if la.kind == "fallback"})
-    return [KERNELS[n] for n in names]
+    return [kernel(n) for n in names]
 
 
 def helpers(kernels: list[FallbackKernel]) -> str:
     """The C of the static helpers `kernels` share, defined once in NAME.c: the prelude, and the
     fixed-point helpers where one of them uses those."""
     return PRELUDE + (FIXEDPOINT if any(k.fixedpoint for k in kernels) else "")
-
-
-def run_layer(layer: MliLayer, model: MliModel, xs: list, arith) -> np.ndarray:
-    """The `mli` executor's runner of kind "fallback"."""
-    return KERNELS[layer.kernel].run(layer, model, xs, arith)

@@ -7,10 +7,11 @@ import re
 
 import pytest
 
-from mlitool.fallback import KERNELS, FallbackKernel, helper_names
+from mlitool.fallback import FallbackKernel, helper_names
 from mlitool.fallback.binary import BATCH_MATMUL8
 from mlitool.fallback.fixedpoint_c import FIXEDPOINT
 from mlitool.fallback.lut import LUT8
+from mlitool.mli.kinds import fallback_kernels
 from tests.support import runtime_harness as H
 from tests.support.paths import ROOT
 
@@ -41,7 +42,7 @@ def test_prototype_and_fixed_point_use_are_read_from_the_c():
         "(const mli_tensor *lhs, const mli_tensor *rhs, const @CFG@ *cfg, mli_tensor *out)"
     )
     assert LUT8.signature == "(const mli_tensor *in, const mli_tensor *table, mli_tensor *out)"
-    uses = sorted(k.name for k in KERNELS.values() if k.fixedpoint)
+    uses = sorted(k.name for k in fallback_kernels().values() if k.fixedpoint)
     assert uses == ["batch_matmul8", "binary8", "log_softmax8", "reduce16", "reduce8"]
     one_call = "@STORAGE@mli_status @FN@(int32_t x) {\n    return @P@_clz(0u);\n}\n"
     assert FallbackKernel("k", "", one_call, run=None).fixedpoint
