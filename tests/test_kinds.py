@@ -5,6 +5,7 @@ it through `register_fallback`."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import pkgutil
 import re
@@ -14,6 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+import mlitool
 import mlitool.execute
 from mlitool import fallback
 from mlitool.mli import kinds
@@ -155,3 +157,29 @@ def test_fallback_kernels_are_entries_of_the_table():
     clash = _ToyKernel("lut8")  # another kernel under a registered kernel's name
     with pytest.raises(ValueError, match="'mlitool_lut8' is registered twice"):
         register_fallback(clash)
+
+
+# Collections naming three or more layer kinds outside the table, and why these remain.
+_ELSEWHERE = {
+    "execute/mli_kernels/activations.py",  # its LAYER_RUNNERS; the LUT kernels' SA8 outputs
+    "execute/mli_kernels/luts.py",  # the functions each look-up table samples (arithmetic)
+    "execute/mli_kernels/mac.py",  # its LAYER_RUNNERS (the table names the module)
+    "mli/lower/checks.py",  # the kinds whose 1.x refusal names MLI 2.x
+    "report/quant_section.py",  # the TFLite op whose per-axis dim a MAC kind's weights keep
+}
+
+
+def test_no_per_kind_table_outside_the_kinds_table():
+    root = Path(mlitool.__file__).parent
+    names = {name for name, k in KINDS.items() if k.fallback is None}
+    found = set()
+    for path in root.rglob("*.py"):
+        if path == root / "mli" / "kinds.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.Dict, ast.Set, ast.Tuple, ast.List)):
+                elts = node.keys if isinstance(node, ast.Dict) else node.elts
+                hits = {e.value for e in elts if isinstance(e, ast.Constant) and e.value in names}
+                if len(hits) >= 3:
+                    found.add(str(path.relative_to(root)))
+    assert found == _ELSEWHERE

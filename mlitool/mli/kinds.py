@@ -75,7 +75,15 @@ class LayerKind:
     weighted: bool = False  # does an op's weighted work (MAC kinds and the LSTM cell)
     lut: int = 0  # entries of its own MLI 2.x look-up table (0: none)
     lut_args: tuple[str, ...] | None = None  # tables its MLI 2.x kernel takes (default: its own)
+    # MLI 2.x kernels that require a contiguous input / output (1.x: every kernel)
+    dense_input: bool = False
+    dense_output: bool = False
+    word: str = ""  # the short word of its C symbols ("conv": NAME_L3_conv_out); "": its name
     fallback: Any = None  # the FallbackKernel of a fallback entry
+
+    @property
+    def symbol_word(self) -> str:
+        return self.word or self.name
 
     @property
     def luts(self) -> tuple[str, ...]:
@@ -180,6 +188,7 @@ _TABLE: list[LayerKind] = [
         {"hwc:sa8": "mli_krn_conv2d_nhwc_sa8_sa8_sa32"},
         "mli_conv2d_cfg",
         _conv_macs,
+        word="conv",
         chart="conv",
         row_tiling=WINDOW,
         channel_tiling=True,
@@ -191,6 +200,7 @@ _TABLE: list[LayerKind] = [
         {"hwc:sa8": "mli_krn_depthwise_conv2d_hwcn_sa8_sa8_sa32"},
         "mli_conv2d_cfg",
         _depthwise_macs,
+        word="dwconv",
         chart="depthwise",
         row_tiling=WINDOW,
     ),
@@ -201,6 +211,7 @@ _TABLE: list[LayerKind] = [
         {},
         "mli_conv2d_cfg",
         _depthwise_macs,
+        word="gconv",
         chart="conv",
     ),
     _mac_kind(
@@ -210,6 +221,7 @@ _TABLE: list[LayerKind] = [
         {},
         "mli_conv2d_cfg",
         _transpose_macs,
+        word="tconv",
         chart="conv",
     ),
     # fx8 fully connected is deprecated but still in the 2.0.2 library; fx8w16d is declared in
@@ -221,8 +233,11 @@ _TABLE: list[LayerKind] = [
         {"*:sa8": "mli_krn_fully_connected_sa8_sa8_sa32"},
         "mli_fully_connected_cfg",
         _fc_macs,
+        word="fc",
         chart="fc",
         channel_tiling=True,
+        dense_input=True,
+        dense_output=True,
     ),
     LayerKind(
         "lstm_cell",
@@ -232,11 +247,25 @@ _TABLE: list[LayerKind] = [
         runner_module=_MODULE + "rnn",
         weighted=True,
         lut_args=("tanh", "sigm"),
+        dense_input=True,
+        dense_output=True,
+        word="lstm",
     ),
     # executed (checked against the golden vectors), never lowered
-    LayerKind("gru_cell", "recurrent", runner_module=_MODULE + "rnn"),
     LayerKind(
-        "rnn_dense", "rnn_dense", cfg_structs=("mli_rnn_dense_cfg",), runner_module=_MODULE + "mac"
+        "gru_cell",
+        "recurrent",
+        runner_module=_MODULE + "rnn",
+        dense_input=True,
+        dense_output=True,
+    ),
+    LayerKind(
+        "rnn_dense",
+        "rnn_dense",
+        cfg_structs=("mli_rnn_dense_cfg",),
+        runner_module=_MODULE + "mac",
+        dense_input=True,
+        dense_output=True,
     ),
     *(
         LayerKind(
@@ -249,6 +278,7 @@ _TABLE: list[LayerKind] = [
             output_params=COPIES_INPUT if kind == "maxpool" else None,
             row_tiling=WINDOW,
             runner_module=_MODULE + "pool",
+            word="avgpool" if kind == "avepool" else "",
         )
         for kind in ("avepool", "maxpool")
     ),
@@ -260,6 +290,7 @@ _TABLE: list[LayerKind] = [
             mli1=_act1(f"mli_krn_eltwise_{op}_{{}}"),
             row_tiling=ELEMENTWISE,
             runner_module=_MODULE + "eltwise",
+            word=op,
         )
         for op in _ELT_OPS
     ),
@@ -329,6 +360,7 @@ _TABLE: list[LayerKind] = [
         output_params=FixedParams(0, 1, 7, 15),
         runner_module=_MODULE + "activations",
         lut=97,
+        word="l2norm",
     ),
     LayerKind(
         "argmax",
@@ -337,6 +369,7 @@ _TABLE: list[LayerKind] = [
         cfg_structs=("mli_argmax_cfg",),
         output_params=FixedParams(0, 1, 0),  # SA32 indices
         runner_module=_MODULE + "movement",
+        dense_output=True,
     ),
     LayerKind(
         "permute",
@@ -362,6 +395,7 @@ _TABLE: list[LayerKind] = [
         mli1=_by_layout1("mli_krn_padding2d_{lay}_{s}"),
         cfg_structs=("mli_mov_cfg_t", "mli_padding2d_cfg"),
         runner_module="mlitool.execute.mli_exec",
+        word="pad",
     ),
     LayerKind(
         "copy",
@@ -385,6 +419,7 @@ _TABLE: list[LayerKind] = [
         mli2=_one2(""),
         mli1=_any_layout({f: "" for f in _ACT_SUFFIX_1}),
         mli1_sa8={"*:sa8": ""},
+        dense_input=True,
     ),
     # Ops MLI lacks: mlitool's own C on SA8 tensors; the layer's `kernel` names its entry.
     LayerKind("fallback", "fallback", mli2=_one2("mlitool_fallback")),
