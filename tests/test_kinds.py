@@ -21,10 +21,9 @@ from mlitool import fallback
 from mlitool.mli import kinds
 from mlitool.mli.kinds import KINDS, PER_ELEMENT, kind_of, register_fallback
 from mlitool.mli.lower import lower
-from mlitool.mli.target import MLI2
 from mlitool.mli.types import MliLayer
 from mlitool.tflite.reader import read_model
-from tests.support.paths import SAMPLES, shared_path
+from tests.support.paths import SAMPLES, shared_models, shared_path
 
 # The MLI releases whose headers declare each C-name field's functions.
 RELEASES = {
@@ -69,14 +68,19 @@ def test_the_executor_runs_the_kinds_the_table_names_it_for():
     assert {k.name for k in KINDS.values() if k.runner() is None} == {"view", "fallback"}
 
 
-MODELS = sorted(SAMPLES.glob("*int8.tflite")) + sorted((SAMPLES / "ops").glob("*.tflite"))
+MODELS = (
+    sorted(SAMPLES.glob("*int8.tflite"))
+    + sorted((SAMPLES / "ops").glob("*.tflite"))
+    + shared_models("**/*int8.tflite")
+)
 
 
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
 @pytest.mark.parametrize("path", MODELS, ids=lambda p: Path(p).stem)
-def test_lowered_layers_carry_what_their_kind_says(path):
+def test_lowered_layers_carry_what_their_kind_says(path, fmt):
     graph = read_model(path).main
     ranges = {t.index: (-1.0, 1.0) for t in graph.tensors}
-    model = lower(graph, format="sa8", weights_only=False, ranges=ranges)
+    model = lower(graph, format=fmt, weights_only=False, ranges=ranges)
     for layer in model.layers:
         entry = kind_of(layer)
         where = f"layer {layer.index} ({layer.kind} {layer.kernel})"
@@ -84,7 +88,7 @@ def test_lowered_layers_carry_what_their_kind_says(path):
         assert layer.cfg_type is None or layer.cfg_type in entry.cfg_structs, where
         assert bool(layer.weights) == entry.mac, where
         if layer.kind != "fallback":
-            assert layer.kernel == MLI2.kernel(layer.kind, "sa8"), where
+            assert layer.kernel in entry.mli2.values(), where
 
 
 def _conv_products(w_ohwi, stride, in_hw=(9, 9)):
