@@ -48,8 +48,6 @@ WINDOW = "window"  # output row o reads input rows o*stride - padding_top + k*di
 ELEMENTWISE = "elementwise"  # operands of one shape: each tile reads the rows it writes
 PER_ELEMENT = "per element"  # one input; output element i a function of input element i alone
 
-# The MLI 2.x look-up tables (`mli_lut`, int16 entries) are created in this order: KINDS' order.
-
 MacCount = Callable[[tuple[int, ...], tuple[int, int]], int]
 
 
@@ -426,7 +424,8 @@ _TABLE: list[LayerKind] = [
 ]
 
 # Every layer kind by name, and every registered fallback kernel by the name its layers'
-# `kernel` holds.
+# `kernel` holds. The runtime creates the MLI 2.x look-up tables in this order (sigm, tanh,
+# softmax, l2_normalize: `kernels.LUT_LENGTHS`).
 KINDS: dict[str, LayerKind] = {k.name: k for k in _TABLE}
 
 
