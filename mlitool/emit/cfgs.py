@@ -1,5 +1,6 @@
 """Kernel config struct initializers: how the `MliLayer.cfg` keys (the golden-vector field names)
-fill the structs a target declares (their fields: `mlitool.mli.cfg_structs`).
+fill the structs a target declares (their fields: `mlitool.mli.cfg_structs`) and those of the
+fallback kernels (entries of the layer kinds table, `mlitool.mli.kinds`).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any
 
 from mlitool.emit.dialect import ptr_member
 from mlitool.errors import UnsupportedError
-from mlitool.mli import fallback
+from mlitool.mli.kinds import cfg_fields
 from mlitool.mli.target import Target
 
 RELU_NAMES = ("MLI_RELU_NONE", "MLI_RELU_GEN", "MLI_RELU_1", "MLI_RELU_6")
@@ -76,7 +77,7 @@ def _mov_padding(cfg: dict[str, Any]) -> dict[str, Any]:
 
 def cfg_initializer(target: Target, cfg_type: str, cfg: dict[str, Any], where: str) -> list[str]:
     """The designated-initializer items (`.field = value`) of one config struct, in order."""
-    fields = target.cfg_structs.get(cfg_type) or fallback.cfg_fields(cfg_type)
+    fields = cfg_fields(target.cfg_structs, cfg_type)
     if fields is None:
         raise UnsupportedError(f"{where}: MLI {target.version} has no config struct {cfg_type}")
     items = []

@@ -20,6 +20,7 @@ from mlitool.emit.names import NameTable, c_identifier, join
 from mlitool.errors import OptionError
 from mlitool.mli import fallback
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+from mlitool.mli.kinds import KINDS
 from mlitool.mli.types import MliModel
 
 # Suffixes of the names derived from a tensor's base name.
@@ -181,27 +182,11 @@ def check_not_shadowing(name: str, header: str) -> None:
         )
 
 
-# Short words for MLI layer kinds (others are used as they are).
-KIND_WORDS = {
-    "conv2d": "conv",
-    "depthwise_conv2d": "dwconv",
-    "group_conv2d": "gconv",
-    "transpose_conv2d": "tconv",
-    "fully_connected": "fc",
-    "avepool": "avgpool",
-    "eltwise_add": "add",
-    "eltwise_sub": "sub",
-    "eltwise_mul": "mul",
-    "eltwise_min": "min",
-    "eltwise_max": "max",
-    "l2_normalize": "l2norm",
-    "padding": "pad",
-    "lstm_cell": "lstm",
-}
-
-
 def layer_word(pos: int, kind: str) -> str:
-    return f"L{pos}_{c_identifier(KIND_WORDS.get(kind, kind), fallback='layer')}"
+    """The word of layer `pos`'s C symbols: its kind's short word (`mlitool.mli.kinds`)."""
+    entry = KINDS.get(kind)
+    word = entry.symbol_word if entry is not None else kind
+    return f"L{pos}_{c_identifier(word, fallback='layer')}"
 
 
 def tensor_roles(model: MliModel) -> dict[str, str]:

@@ -10,7 +10,8 @@ it. The `mli` executor runs `run`, the same integer arithmetic, from the same la
 The arithmetic is TFLite's: lowering computes every number from the model's own quantization,
 exactly as the tflite execution mode does, so C, executor and tflite mode agree by construction.
 Each op family defines its kernels beside its op (`mlitool/ops/<family>/c_kernel.py`) and
-registers them (`register_kernel`) when the families are loaded.
+registers them (`register_kernel`) when the families are loaded: each is an entry of the table of MLI
+layer kinds (`mlitool.mli.kinds`), which the emitter, the tiling and the `mli` executor read.
 Fallback kernels read and write SA8 tensors; in FX formats lowering converts around them.
 """
 
@@ -20,10 +21,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
 from mlitool.mli.fallback_fixedpoint import FIXEDPOINT
-from mlitool.mli.types import MliLayer, MliModel
+from mlitool.mli.kinds import KINDS, register_fallback
+from mlitool.mli.types import MliModel
 
 PREFIX = "mlitool_"
 
@@ -75,8 +75,6 @@ class FallbackKernel:
     c_source: str  # defines `@STORAGE@mli_status @FN@(...)`
     run: Callable
     cfg: tuple[str, ...] = ()  # int32 fields of its config struct, in order
-    # output element i is a function of input element i alone (tiling may split it anywhere)
-    per_element: bool = False
 
     @property
     def signature(self) -> str:
@@ -99,42 +97,29 @@ class FallbackKernel:
         return f"{PREFIX}{self.name}_cfg" if self.cfg else None
 
 
-# Every fallback kernel, by the name a layer's `kernel` holds (filled by the op families).
-KERNELS: dict[str, FallbackKernel] = {}
-
-
-def register_kernel(k: FallbackKernel) -> FallbackKernel:
-    """Add `k` (ValueError if its name is taken)."""
-    if k.kernel in KERNELS:
-        raise ValueError(f"fallback kernel {k.kernel} is registered twice")
-    KERNELS[k.kernel] = k
+def register_kernel(k: FallbackKernel, *, row_tiling: str | None = None) -> FallbackKernel:
+    """Enter `k` in the layer kinds table (`mlitool.mli.kinds.KINDS`) under the name its layers'
+    `kernel` holds; `row_tiling`: `kinds.PER_ELEMENT` where each output element is a function of
+    its input element alone (tiling may split it anywhere). Each family registers its own."""
+    register_fallback(k, row_tiling=row_tiling)
     return k
 
 
 def kernel(name: str) -> FallbackKernel:
-    return KERNELS[name]
-
-
-def cfg_fields(cfg_type: str) -> list[tuple[str, str, str, None]] | None:
-    """The fields of a fallback config struct as `mlitool.mli.cfg_structs` lists them."""
-    for k in KERNELS.values():
-        if k.cfg_type == cfg_type:
-            return [(f, "i32", f, None) for f in k.cfg]
-    return None
+    """The fallback kernel a layer's `kernel` names (KeyError for none)."""
+    entry = KINDS.get(name)
+    if entry is None or entry.fallback is None:
+        raise KeyError(f"{name!r} is not a fallback kernel")
+    return entry.fallback
 
 
 def used(model: MliModel) -> list[FallbackKernel]:
     """The fallback kernels `model` calls, sorted by name."""
     names = sorted({la.kernel for la in model.layers if la.kind == "fallback"})
-    return [KERNELS[n] for n in names]
+    return [kernel(n) for n in names]
 
 
 def helpers(kernels: list[FallbackKernel]) -> str:
     """The C of the static helpers `kernels` share, defined once in NAME.c: the prelude, and the
     fixed-point helpers where one of them uses those."""
     return PRELUDE + (FIXEDPOINT if any(k.fixedpoint for k in kernels) else "")
-
-
-def run_layer(layer: MliLayer, model: MliModel, xs: list, arith) -> np.ndarray:
-    """The `mli` executor's runner of kind "fallback"."""
-    return KERNELS[layer.kernel].run(layer, model, xs, arith)

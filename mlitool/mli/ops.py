@@ -1,8 +1,8 @@
-"""Facts about MLI layer kinds: which multiply-accumulate weights, and the quantization
-parameters each MLI kernel leaves in its output tensor.
+"""The quantization parameters each MLI kernel leaves in its output tensor (`output_params`), and
+views of the layer kinds table (`mlitool.mli.kinds`): which kinds multiply-accumulate weights.
 
-Which TFLite op becomes which layer kind is its OpSpec's (mlitool/ops/); the kernel
-function names per MLI version are in kernels.py.
+Which TFLite op becomes which layer kind is its OpSpec's (mlitool/optable/); every other fact
+about a kind is its `kinds.KINDS` entry.
 """
 
 from __future__ import annotations
@@ -11,46 +11,33 @@ import dataclasses
 
 import numpy as np
 
+from mlitool.mli.kinds import (
+    COPIES_INPUT,
+    KINDS,
+    SAME_FX_FRAC_BITS,
+    FixedParams,
+    kinds_where,
+)
 from mlitool.mli.types import MliTensor
 
+__all__ = [
+    "COPIES_INPUT",
+    "MAC_KINDS",
+    "OUTPUT_PARAMS",
+    "SAME_FX_FRAC_BITS",
+    "WEIGHTED_KINDS",
+    "FixedParams",
+    "output_params",
+]
+
+# Views of the kinds table (mlitool.mli.kinds), for the modules that ask these questions.
 # Layer kinds whose kernels multiply-accumulate weights (weights + bias tensors, MAC headroom).
-MAC_KINDS: frozenset[str] = frozenset(
-    {"conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d", "fully_connected"}
-)
+MAC_KINDS: frozenset[str] = frozenset(kinds_where(lambda k: k.mac))
 # Kinds that do an op's weighted work: its main layer (an LSTM's cell, not its state reset copy).
-WEIGHTED_KINDS: frozenset[str] = MAC_KINDS | {"lstm_cell"}
-
-
-# --- what a kernel leaves in its output tensor -------------------------------------------------
-
-
-@dataclasses.dataclass(frozen=True)
-class FixedParams:
-    """Parameters a kernel writes into its output tensor, whatever it held before
-    (golden `*_post_*` values): SA (zero point, scale, scale frac bits), FX frac bits."""
-
-    zero_point: int
-    scale: int
-    scale_frac_bits: int
-    fx_frac_bits: int | None = None
-
-
-COPIES_INPUT = "copies the input's"  # the kernel copies its input's parameters
-# MLI refuses FX input and output frac bits that differ (MLI_STATUS_SPEC_PARAM_MISMATCH): the
-# output takes the input's; SA8 outputs keep the model's parameters.
-SAME_FX_FRAC_BITS = "the input's FX frac bits"
-
+WEIGHTED_KINDS: frozenset[str] = frozenset(kinds_where(lambda k: k.weighted))
+# What each kernel leaves in its output tensor (FixedParams, COPIES_INPUT or SAME_FX_FRAC_BITS).
 OUTPUT_PARAMS: dict[str, FixedParams | str] = {
-    "relu": COPIES_INPUT,
-    "maxpool": COPIES_INPUT,
-    "permute": COPIES_INPUT,  # a per-axis dim follows the permutation
-    "sigm": FixedParams(-128, 1, 8, 15),
-    "tanh": FixedParams(0, 1, 7, 15),
-    "softmax": FixedParams(-128, 1, 8, 15),
-    "l2_normalize": FixedParams(0, 1, 7, 15),
-    "argmax": FixedParams(0, 1, 0),  # SA32 indices
-    "leaky_relu": SAME_FX_FRAC_BITS,
-    "prelu": SAME_FX_FRAC_BITS,
+    k.name: k.output_params for k in KINDS.values() if k.output_params is not None
 }
 
 

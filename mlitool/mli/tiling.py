@@ -11,7 +11,8 @@ sees the same taps, in the same order. Element-wise layers over operands of one 
 same with a one-row kernel: each tile reads the rows it writes. So are the per-element
 activations (relu, leaky_relu, prelu with a slope along the channels, the LUT kernels sigm and
 tanh, mli_hlp_convert_tensor and the fallback table look-up): every output element is a function
-of its input element alone, whatever the rows around it.
+of its input element alone, whatever the rows around it. Which kinds tile how is their entry's
+`row_tiling` / `channel_tiling` in the kinds table (`mlitool.mli.kinds`).
 """
 
 from __future__ import annotations
@@ -20,24 +21,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mlitool.mli import fallback
+from mlitool.mli.kinds import ELEMENTWISE, PER_ELEMENT, WINDOW, kind_of
 from mlitool.mli.types import MliLayer, MliModel, row_major_strides
 
-ELEMENTWISE = ("eltwise_add", "eltwise_sub", "eltwise_mul", "eltwise_min", "eltwise_max")
-# One input, the output element i a function of input element i alone (and of constants that
-# do not vary along the rows).
-PER_ELEMENT = ("relu", "leaky_relu", "prelu", "sigm", "tanh", "convert")
-ROW_TILED = ("conv2d", "depthwise_conv2d", "avepool", "maxpool", *ELEMENTWISE, *PER_ELEMENT)
+
+def _row_tiling(layer: MliLayer) -> str | None:
+    """The layer's class of tiling by rows (its kinds table entry's), None if it has none."""
+    entry = kind_of(layer)
+    return entry.row_tiling if entry is not None else None
 
 
 def _per_element(layer: MliLayer) -> bool:
-    if layer.kind == "fallback":
-        return fallback.kernel(layer.kernel).per_element
-    return layer.kind in PER_ELEMENT
+    return _row_tiling(layer) == PER_ELEMENT
+
+
+def _elementwise(layer: MliLayer) -> bool:
+    return _row_tiling(layer) == ELEMENTWISE
 
 
 def _one_row_kernel(layer: MliLayer) -> bool:
-    return layer.kind in ELEMENTWISE or _per_element(layer)
+    return _row_tiling(layer) in (ELEMENTWISE, PER_ELEMENT)
 
 
 @dataclass(frozen=True)
@@ -57,7 +60,7 @@ def _dense(model: MliModel, name: str) -> bool:
 
 def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
     """Why the layer cannot be tiled by output rows, or None if it can."""
-    if layer.kind not in ROW_TILED and not _per_element(layer):
+    if _row_tiling(layer) not in (WINDOW, ELEMENTWISE, PER_ELEMENT):
         return f"{layer.kind} layers are not tiled"
     if layer.calls is not None:
         return "it runs as one call per slice"
@@ -65,12 +68,12 @@ def untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
     out = model.tensors[layer.outputs[0]]
     if len(layer.outputs) != 1 or not all(_dense(model, n) for n in names):
         return "its operands are not dense HWC tensors"
-    if layer.kind in ELEMENTWISE and any(
+    if _elementwise(layer) and any(
         model.tensors[n].shape != out.shape or model.tensors[n].role.is_constant
         for n in layer.inputs
     ):
         return "its operands are not activations of one shape"
-    if layer.kind not in ELEMENTWISE and len(layer.inputs) != 1:
+    if not _elementwise(layer) and len(layer.inputs) != 1:
         return "it has more than one input"
     if _per_element(layer) and model.tensors[layer.inputs[0]].shape != out.shape:
         return "its input and output differ in shape"
@@ -114,13 +117,14 @@ def row_bytes(model: MliModel, name: str) -> int:
 
 # Tiling by output channels / neurons: each output channel is one dot product of its own weight
 # column (HWCN's N, FC's second dimension), bias and per-axis parameters, so a call on a slice
-# of them writes exactly those channels' bits; the output is a strided view of the slice.
-CHANNEL_TILED = ("conv2d", "fully_connected")
+# of them writes exactly those channels' bits; the output is a strided view of the slice
+# (the kinds with `channel_tiling`: conv2d, fully_connected).
 
 
 def channel_untileable_reason(model: MliModel, layer: MliLayer) -> str | None:
     """Why the layer cannot be tiled by output channels, or None if it can."""
-    if layer.kind not in CHANNEL_TILED:
+    entry = kind_of(layer)
+    if entry is None or not entry.channel_tiling:
         return f"{layer.kind} layers are not tiled by channels"
     if layer.calls is not None or len(layer.outputs) != 1 or not layer.weights:
         return "it runs as one call per slice"

@@ -207,11 +207,10 @@ class SliceCalls:
 class MliLayer:
     """One MLI kernel call.
 
-    `kind` is the kernel family ("conv2d", "depthwise_conv2d", "group_conv2d", "transpose_conv2d",
-    "fully_connected", "avepool", "maxpool", "eltwise_add", "eltwise_sub", "eltwise_mul",
-    "eltwise_min", "eltwise_max", "relu", "leaky_relu", "prelu", "sigm", "tanh", "softmax",
-    "l2_normalize", "argmax", "permute", "convert", "concat", "padding", "copy", "view"); `kernel`
-    is the C function the application calls (e.g. "mli_krn_conv2d_hwcn_sa8_sa8_sa32"), or "" for a "view"
+    `kind` is the kernel family, a key of the layer kinds table (`mlitool.mli.kinds.KINDS`:
+    "conv2d", "eltwise_add", "sigm", "permute", "view", "fallback", ...); `kernel`
+    is the C function the application calls (e.g. "mli_krn_conv2d_hwcn_sa8_sa8_sa32"; a fallback
+    layer's names its fallback kernel, e.g. "mlitool_lut8"), or "" for a "view"
     (reshape, squeeze, slices, concatenation: no call, the outputs are views of one buffer).
     `inputs` are activation tensor names in call order; constants go in `weights`, `bias` and
     `params` (role name -> tensor name, e.g. {"slope": ...}). `cfg_type` is the C struct

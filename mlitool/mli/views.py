@@ -23,12 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from mlitool.errors import UnsupportedError
+from mlitool.mli.kinds import KINDS
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliTensor, row_major_strides
-
-# 2.x layer kinds whose kernels require a contiguous input / output.
-DENSE_INPUT_KINDS = frozenset({"fully_connected", "rnn_dense", "lstm_cell", "gru_cell", "view"})
-DENSE_OUTPUT_KINDS = frozenset({"fully_connected", "argmax", "rnn_dense", "lstm_cell", "gru_cell"})
 
 
 def is_dense(t: MliTensor) -> bool:
@@ -37,11 +34,15 @@ def is_dense(t: MliTensor) -> bool:
 
 
 def needs_dense_input(kind: str, target: Target) -> bool:
-    return not target.strided_views or kind in DENSE_INPUT_KINDS
+    """The `kind` kernel reads only contiguous inputs (its kinds table entry's `dense_input`)."""
+    entry = KINDS.get(kind)
+    return not target.strided_views or (entry is not None and entry.dense_input)
 
 
 def needs_dense_output(kind: str, target: Target) -> bool:
-    return not target.strided_views or kind in DENSE_OUTPUT_KINDS
+    """The `kind` kernel writes only contiguous outputs (its kinds table entry's `dense_output`)."""
+    entry = KINDS.get(kind)
+    return not target.strided_views or (entry is not None and entry.dense_output)
 
 
 @dataclass(frozen=True)

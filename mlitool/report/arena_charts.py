@@ -6,30 +6,17 @@ from __future__ import annotations
 
 from mlitool.mli.arena import ArenaPlan, Buffer, live_lower_bound, root_of
 from mlitool.mli.kernels import LUT_LENGTHS
+from mlitool.mli.kinds import KINDS
 from mlitool.mli.placement import FastPlan
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Series
 
-_GROUPS = {
-    "conv2d": "conv",
-    "transpose_conv2d": "conv",
-    "group_conv2d": "conv",
-    "depthwise_conv2d": "depthwise",
-    "avepool": "pooling",
-    "maxpool": "pooling",
-    "fully_connected": "fc",
-    "lstm_cell": "recurrent",
-    "gru_cell": "recurrent",
-    "fallback": "fallback",
-    **{k: "activation" for k in ("relu", "leaky_relu", "prelu", "sigm", "tanh", "softmax")},
-    **{k: "activation" for k in ("l2_normalize", "argmax")},
-    **{k: "data movement" for k in ("convert", "copy", "concat", "padding", "permute", "view")},
-}
-
 
 def layer_group(kind: str) -> str:
-    """The colour group of a layer kind in the arena charts (`mlitool.report.svg_arena`)."""
-    return "eltwise" if kind.startswith("eltwise_") else _GROUPS.get(kind, kind)
+    """The colour group of a layer kind in the arena charts (`mlitool.report.svg_arena`): its
+    kinds table entry's `chart`."""
+    entry = KINDS.get(kind)
+    return entry.chart if entry is not None else kind
 
 
 def _writers(model: MliModel) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The static C helpers fallback kernels share (`mlitool.fallback.fixedpoint_c`) are defined
+"""The static C helpers fallback kernels share (`mlitool.mli.fallback_fixedpoint`) are defined
 once in NAME.c, however many kernels use them, and not at all where none does."""
 
 from __future__ import annotations
@@ -7,8 +7,9 @@ import re
 
 import pytest
 
-from mlitool.mli.fallback import KERNELS, FallbackKernel, helper_names
+from mlitool.mli.fallback import FallbackKernel, helper_names
 from mlitool.mli.fallback_fixedpoint import FIXEDPOINT
+from mlitool.mli.kinds import fallback_kernels
 from mlitool.ops.binary.c_kernel import BATCH_MATMUL8
 from mlitool.ops.unary.c_kernel import LUT8
 from tests.support import runtime_harness as H
@@ -41,7 +42,7 @@ def test_prototype_and_fixed_point_use_are_read_from_the_c():
         "(const mli_tensor *lhs, const mli_tensor *rhs, const @CFG@ *cfg, mli_tensor *out)"
     )
     assert LUT8.signature == "(const mli_tensor *in, const mli_tensor *table, mli_tensor *out)"
-    uses = sorted(k.name for k in KERNELS.values() if k.fixedpoint)
+    uses = sorted(k.name for k in fallback_kernels().values() if k.fixedpoint)
     assert uses == ["batch_matmul8", "binary8", "log_softmax8", "reduce16", "reduce8"]
     one_call = "@STORAGE@mli_status @FN@(int32_t x) {\n    return @P@_clz(0u);\n}\n"
     assert FallbackKernel("k", "", one_call, run=None).fixedpoint

@@ -21,7 +21,7 @@ import numpy as np
 from mlitool.errors import InputDataError, UnsupportedError
 from mlitool.execute.mli import view_layers as mli_view_layers
 from mlitool.execute.mli.kernels.intops import Arith
-from mlitool.mli import fallback
+from mlitool.mli.kinds import kind_of
 from mlitool.mli.types import MliLayer, MliModel, MliTensor, row_major_strides
 
 Runner = Callable[[MliLayer, MliModel, list, Arith], np.ndarray]
@@ -29,25 +29,17 @@ Runner = Callable[[MliLayer, MliModel, list, Arith], np.ndarray]
 _RUNNERS: dict[str, Runner] = {}
 
 
-def runners() -> dict[str, Runner]:
-    """Layer kind -> runner: the kernel modules' LAYER_RUNNERS plus the data-movement layers."""
-    if not _RUNNERS:
-        from mlitool.execute.mli.kernels import (
-            activations,
-            convert_tensor,
-            eltwise,
-            mac,
-            movement,
-            pool,
-            rnn,
-        )
-
-        for module in (mac, pool, eltwise, activations, movement, convert_tensor, rnn):
-            _RUNNERS.update(module.LAYER_RUNNERS)
-        _RUNNERS.update(concat=_concat, padding=_padding)
-        _RUNNERS.update(mli_view_layers.LAYER_RUNNERS)
-        _RUNNERS["fallback"] = fallback.run_layer
-    return _RUNNERS
+def runner_of(layer: MliLayer) -> Runner | None:
+    """The runner of a layer: its kinds table entry's (`mlitool.mli.kinds`; a fallback layer's
+    is its kernel's numpy twin), loaded once; None for a kind the executor cannot run."""
+    key = layer.kernel if layer.kind == "fallback" else layer.kind
+    if key not in _RUNNERS:
+        entry = kind_of(layer)
+        found = entry.runner() if entry is not None else None
+        if found is None:
+            return None
+        _RUNNERS[key] = found
+    return _RUNNERS[key]
 
 
 def _concat(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.ndarray:
@@ -88,6 +80,10 @@ def _padding(layer: MliLayer, model: MliModel, xs: list, arith: Arith) -> np.nda
     return res.astype(out.el_type.dtype, copy=False)
 
 
+# The runners of the data-movement kinds the table names this module for.
+LAYER_RUNNERS: dict[str, Runner] = {"concat": _concat, "padding": _padding}
+
+
 def check_mli_version(model: MliModel) -> None:
     if not model.target.executable:
         raise UnsupportedError(
@@ -117,7 +113,7 @@ def layer_inputs(layer: MliLayer, model: MliModel, values: dict[str, np.ndarray]
 
 
 def run_layer(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int) -> np.ndarray:
-    runner = runners().get(layer.kind)
+    runner = runner_of(layer)
     if runner is None:
         raise UnsupportedError(
             f"the mli executor has no kernel for layer {layer.index} "

@@ -12,6 +12,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.geometry import mli_window, tflite_padding, transpose_conv_padding
 from mlitool.mli import quant as Q
+from mlitool.mli.kinds import KINDS
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.passes.as_conv import AS_CONV, HWC_ROWS
@@ -240,15 +241,10 @@ def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, s
 
 
 def _macs(b: Builder, op: ir.Op, kind: str) -> int:
-    w = b.g.slot(op, "weights").shape
-    if kind == "fully_connected":
-        return int(w[1])
-    if op.type == "CONV_2D":
-        return int(w[1] * w[2] * w[3])
-    if op.type == "TRANSPOSE_CONV":  # one output sums ceil(K / stride) taps per axis
-        o = op.options
-        return int(-(-w[1] // o.get("stride_h", 1)) * -(-w[2] // o.get("stride_w", 1)) * w[3])
-    return int(w[1] * w[2])  # depthwise / group: 1 input
+    """MACs per output element: the kind's count (`mlitool.mli.kinds`) of the OHWI / MN weights."""
+    o = op.options
+    stride = (o.get("stride_h", 1), o.get("stride_w", 1))
+    return KINDS[kind].macs(b.g.slot(op, "weights").shape, stride)
 
 
 def _conv_fields(b: Builder, op: ir.Op, out: MliTensor, stride, pads, dilation) -> dict:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.mli.fallback import FallbackKernel, register_kernel
+from mlitool.mli.kinds import PER_ELEMENT
 
 
 def _run(layer, model, xs, arith) -> np.ndarray:
@@ -20,7 +21,6 @@ def _run(layer, model, xs, arith) -> np.ndarray:
 LUT8 = FallbackKernel(
     name="lut8",
     doc="int8 element-wise op through a 256-entry table: out[i] = table[in[i] + 128]",
-    per_element=True,
     c_source="""\
 @STORAGE@mli_status @FN@(const mli_tensor *in, const mli_tensor *table, mli_tensor *out) {
     const int8_t *x = in->data.mem.pi8;
@@ -43,4 +43,4 @@ def table_of(fn, x_dtype=np.int8) -> np.ndarray:
     return np.asarray(fn(x), dtype=np.int8).reshape(256)
 
 
-register_kernel(LUT8)
+register_kernel(LUT8, row_tiling=PER_ELEMENT)  # tiles by rows as an activation does
