@@ -125,10 +125,10 @@ _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {
     "execute/binary.py",  # the op selector of the binary8 fallback kernel (its C switch)
     "inspect/opstats.py",  # sequence ops for statistics, with ops mlitool does not know
-    "mli/passes/pad_fusion.py",  # convolutions PAD fuses into
+    "passes/pad_fusion.py",  # convolutions PAD fuses into
     "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)
-    "tflite/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
-    "tflite/dilated.py",  # the ops a dilated convolution through the batch is made of
+    "passes/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
+    "passes/dilated.py",  # the ops a dilated convolution through the batch is made of
     "verify/classes.py",  # ops that keep values, walked back from an output
 }
 

@@ -5,7 +5,7 @@ RESIZE_NEAREST_NEIGHBOR.
 They select, repeat or count elements; the only arithmetic (REDUCE_PROD, RANGE, CAST) is on
 unquantized tensors, done in the tensor's own type as TFLite's reference kernels do it. Output
 shapes are computed from the inputs, never read from the stored output tensor, so constant
-folding (`mlitool.tflite.constant_fold`) gets the shapes TFLite computes at run time.
+folding (`mlitool.passes.constant_fold`) gets the shapes TFLite computes at run time.
 """
 
 from __future__ import annotations

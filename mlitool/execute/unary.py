@@ -48,7 +48,7 @@ class Unary:
     def int8_function(self, op: ir.Op, qin: QParams, qout: QParams, tflite=True) -> Int8Fn:
         """TFLite's int8 arithmetic for these input / output parameters; with `tflite` False
         (a float model quantized by mlitool) the table of the real function. A float island
-        folded at import (`mlitool.tflite.islands`) carries its own table."""
+        folded at import (`mlitool.passes.islands`) carries its own table."""
         island = op.options.get(ISLAND_TABLE)
         if island is not None:
             table = np.asarray(island, dtype=np.int8)

@@ -3,7 +3,7 @@ REDUCE_PROD, CAST, FILL, RANGE, TILE, RESIZE_NEAREST_NEIGHBOR (STRIDED_SLICE is 
 `movement`).
 
 Keras exports with a dynamic batch compute every Flatten / Reshape target with them on int32
-tensors; constant folding (`mlitool.tflite.constant_fold`) evaluates those with these kernels,
+tensors; constant folding (`mlitool.passes.constant_fold`) evaluates those with these kernels,
 so they leave the graph before the support check. They have no MLI kernel (`lower`): those left
 on activations (TILE, RESIZE_NEAREST_NEIGHBOR, GATHER...) run in the executors only. One kernel
 serves both modes (`execute/shape_ops.py`): they move or count elements.

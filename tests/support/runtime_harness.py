@@ -29,7 +29,7 @@ from mlitool.execute.mli_bridge import model_inputs
 from mlitool.execute.mli_exec import run_model
 from mlitool.execute.mli_intops import Arith
 from mlitool.mli.types import ElType, MliModel
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 OUTPUT_TAG = 0x80000000
@@ -150,7 +150,7 @@ def convert(
         calibration=calibration,
         overrides=overrides or {},
     )
-    graph, model = load(model_path, opts)
+    graph, model = load(model_path, settle(opts))
     out.mkdir(parents=True, exist_ok=True)
     emit(
         model,

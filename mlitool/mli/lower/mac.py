@@ -22,9 +22,9 @@ from mlitool.mli.lower.mac_encoding import (
     sa32_bias,
     sa_weight_params,
 )
-from mlitool.mli.passes.as_conv import AS_CONV, HWC_ROWS
-from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
+from mlitool.passes.as_conv import AS_CONV, HWC_ROWS
+from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 
 
 def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:
