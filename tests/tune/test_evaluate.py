@@ -36,7 +36,9 @@ def _lowerings(monkeypatch) -> list:
     import mlitool.mli.lower as L
 
     calls, lower = [], L.lower
-    monkeypatch.setattr(L, "lower", lambda g, **kw: calls.append(kw["overrides"]) or lower(g, **kw))
+    monkeypatch.setattr(
+        L, "lower", lambda g, s, **kw: calls.append(s.overrides) or lower(g, s, **kw)
+    )
     return calls
 
 
