@@ -34,7 +34,7 @@ from mlitool.execute.mli.bridge import run_mli  # noqa: E402
 from mlitool.execute.mli.presets import BUILD_PRESETS  # noqa: E402
 from mlitool.execute.reference.graph import run_graph  # noqa: E402
 from mlitool.execute.reference.inputs import random_inputs  # noqa: E402
-from mlitool.mli.lower import lower  # noqa: E402
+from mlitool.mli.lower.driver import lower  # noqa: E402
 from mlitool.tflite.reader import read_model  # noqa: E402
 
 SHARED_MODELS = {

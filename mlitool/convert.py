@@ -8,7 +8,7 @@ from typing import Any
 
 from mlitool.errors import OptionError
 from mlitool.mli.types import MliModel
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, Settings, load, settle
 from mlitool.plumbing.progress import Progress
 
 
@@ -33,11 +33,11 @@ def default_name(model_path: Path) -> str:
     return stem if stem and not stem[0].isdigit() else f"model_{stem}"
 
 
-def verified_build(opts: ModelOptions) -> str:
+def verified_build(s: Settings) -> str:
     """The MLI build the emitted header names: "ROUND_MODE=UP FULL_ACCU=OFF" for the default."""
     from mlitool.execute.mli.presets import describe
 
-    return describe(opts.arith())
+    return describe(s.arith)
 
 
 def convert(
@@ -50,18 +50,18 @@ def convert(
     `progress` shows calibration, the one stage that can take long."""
     from mlitool.emit.symbols import check_file_name, check_not_shadowing
     from mlitool.emit.writer import emit
-    from mlitool.pipeline import resolve
     from mlitool.plumbing.fsio import make_dirs
 
     model_path = Path(model_path)
     name = emit_opts.name or default_name(model_path)
     check_file_name(name)  # refused before any work (emit checks again)
     check_not_shadowing(name, emit_opts.header)
-    fast_memory = resolve(opts).fast_memory
+    s = settle(opts)
+    fast_memory = s.fast_memory
     if fast_memory is not None and not emit_opts.runtime:
         raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
-    graph, mli = load(model_path, opts, progress=progress)
-    st = selftest_data(graph, mli, opts, emit_opts)
+    graph, mli = load(model_path, s, progress=progress)
+    st = selftest_data(graph, mli, s, emit_opts)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
         raise OptionError("--out exists and is not a directory", str(out))
@@ -75,12 +75,12 @@ def convert(
         section=emit_opts.section,
         single_header=emit_opts.single_header,
         runtime=emit_opts.runtime,
-        verified_build=verified_build(opts),
+        verified_build=verified_build(s),
         selftest=st,
         fast_memory=fast_memory,
     )
     result = summary(mli, written)
-    from mlitool.footprint.summary import footprint, footprint_text
+    from mlitool.footprint.summary.summary import footprint, footprint_text
 
     result["footprint"] = footprint(graph, mli, fast_memory)
     result["summary"] = footprint_text(result["footprint"])
@@ -92,15 +92,13 @@ def convert(
     return result
 
 
-def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptions):
+def selftest_data(graph, mli: MliModel, s: Settings, emit_opts: EmitOptions):
     """The self-test's inputs, expected CRCs (`mlitool.crclog`) and expected output bytes (the
     `mli` executor with the build the header names), or None when no self-test is asked for (--selftest, else the
     config's `selftest`; --selftest-input alone takes every sample of the file)."""
-    from mlitool.config import load_config
-
     n = emit_opts.selftest
     if n is None:
-        n = load_config(opts.config).selftest
+        n = s.file.selftest
     if n is None and emit_opts.selftest_input is None:
         return None
     if n is not None and n < 1:
@@ -132,10 +130,10 @@ def selftest_data(graph, mli: MliModel, opts: ModelOptions, emit_opts: EmitOptio
         given = random_inputs(graph, n, seed=0)
         source = "seeded random inputs over each input's range (seed 0)"
     inputs = model_inputs(graph, mli, given)
-    values = run_model(mli, inputs, opts.arith(), keep=True)  # one run: CRCs and outputs
+    values = run_model(mli, inputs, s.arith, keep=True)  # one run: CRCs and outputs
     crcs = layer_crcs(mli, values, next(iter(inputs.values())).shape[0])
     outputs = {name: values[name] for name in mli.outputs}
-    return SelfTestData(inputs, crcs, outputs, verified_build(opts), source)
+    return SelfTestData(inputs, crcs, outputs, verified_build(s), source)
 
 
 def summary(mli: MliModel, written: list[Path]) -> dict[str, Any]:

@@ -104,7 +104,7 @@ class Op:
     version: int = 1
     options_table: str | None = None  # the builtin options table's type, e.g. "Conv2DOptions"
     intermediates: tuple[int, ...] = ()  # tensors describing internal results (LSTM gates)
-    # Set by a graph pass (mlitool.mli.passes) on an op it made from a model's op (same index):
+    # Set by a graph pass (mlitool.passes) on an op it made from a model's op (same index):
     # that op. Labels, layers' op types and per-layer overrides name it, not the rewrite.
     origin: Op | None = None
 
@@ -166,12 +166,12 @@ class Model:
     description: str = ""
     signature_names: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # what the reader normalised
-    # Constant folding at import (mlitool.tflite.constant_fold): graph inputs whose dynamic
+    # Constant folding at import (mlitool.passes.constant_fold): graph inputs whose dynamic
     # batch was fixed to 1, ops evaluated into constants, ops removed as left without a reader.
     batch_fixed: list[str] = field(default_factory=list)
     folded_ops: list[str] = field(default_factory=list)
     removed_ops: list[str] = field(default_factory=list)
-    # Chains of ops rewritten at import as one op (mlitool.tflite.upsampling): {label of the
+    # Chains of ops rewritten at import as one op (mlitool.passes.upsampling): {label of the
     # new op: labels of the ops it replaces}.
     rewritten_ops: dict[str, list[str]] = field(default_factory=dict)
 

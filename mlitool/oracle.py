@@ -124,7 +124,7 @@ def run_litert(
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
-    # tensors a rewrite at import added (mlitool.tflite.dilated) are not in the file: left out
+    # tensors a rewrite at import added (mlitool.passes.dilated) are not in the file: left out
     in_file = {d["index"] for d in it.get_tensor_details()}
     res: dict[int, list] = {t: [] for t in tensors if t in in_file}
     for s in range(n):

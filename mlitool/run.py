@@ -76,11 +76,12 @@ def execute(
     }
     if opts.mode == "mli":
         from mlitool.execute.mli.presets import describe
-        from mlitool.pipeline import lower_model
+        from mlitool.pipeline import lower_model, settle
 
-        job["arith"] = model_opts.arith()
+        s = settle(model_opts)  # an MLI model only: the other modes take no MLI option
+        job["arith"] = s.arith
         job["mli"] = lower_model(
-            model, model_path, model_opts, executed_by="run --mode mli", progress=opts.progress
+            model, model_path, s, executed_by="run --mode mli", progress=opts.progress
         )
         summary.update(
             format=job["mli"].format,

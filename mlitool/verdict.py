@@ -2,7 +2,7 @@
 command that measures the same figures (`judge`).
 
 Thresholds come from the command line over the config file (`min_snr`, `max_lsb`,
-`min_accuracy`, `ram_budget`, `rom_budget`). RAM and ROM are `mlitool.footprint`'s figures; SNR
+`min_accuracy`, `ram_budget`, `rom_budget`). RAM and ROM are `mlitool.footprint.summary`'s figures; SNR
 and LSB those of every model output in verify's document; accuracy is mli mode's top-1 against
 `--labels`, in percent.
 """
@@ -84,7 +84,7 @@ class Measured:
 
 
 def measured(doc: dict[str, Any] | None, footprint: dict[str, Any] | None) -> Measured:
-    """The figures of verify's document `doc` and a `mlitool.footprint.footprint`."""
+    """The figures of verify's document `doc` and a `mlitool.footprint.summary.footprint`."""
     fp = footprint or {}
     outs = None
     acc = None

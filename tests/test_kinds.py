@@ -19,7 +19,7 @@ import mlitool
 import mlitool.execute
 from mlitool.mli import fallback, kinds
 from mlitool.mli.kinds import KINDS, PER_ELEMENT, kind_of, register_fallback
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.types import MliLayer
 from mlitool.tflite.reader import read_model
 from tests.support.paths import SAMPLES, shared_models, shared_path

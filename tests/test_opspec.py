@@ -1,4 +1,4 @@
-"""The OpSpec registry (mlitool/ops/spec.py, mlitool/optable/): a toy op added through its OpSpec
+"""The OpSpec registry (mlitool/ops/spec.py, mlitool/ops/): a toy op added through its OpSpec
 alone flows through validation, the support check, lowering, inspect and the executors; and no
 per-op table is left outside the registry."""
 
@@ -15,7 +15,8 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.graph import run_graph
 from mlitool.inspect.command import summarize
-from mlitool.mli.lower import lower, unsupported_ops
+from mlitool.mli.lower.driver import lower
+from mlitool.mli.lower.support import unsupported_ops
 from mlitool.ops import spec as opspec
 from mlitool.ops.movement import layout as layout_ops
 from mlitool.ops.movement import lower as movement
@@ -127,10 +128,10 @@ _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {
     "ops/binary/reference.py",  # binary8's op selector (its C switch): ADD... fall back to it
     "inspect/opstats.py",  # sequence ops for statistics, with ops mlitool does not know
-    "mli/passes/pad_fusion.py",  # convolutions PAD fuses into
+    "passes/pad_fusion.py",  # convolutions PAD fuses into
     "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)
-    "tflite/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
-    "tflite/dilated.py",  # the ops a dilated convolution through the batch is made of
+    "passes/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
+    "passes/dilated.py",  # the ops a dilated convolution through the batch is made of
     "verify/classes.py",  # ops that keep values, walked back from an output
 }
 

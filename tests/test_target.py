@@ -13,10 +13,10 @@ from mlitool import ir
 from mlitool.emit.dialect import Dialect
 from mlitool.emit.writer import dialect_for
 from mlitool.errors import OptionError
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.target import FORMAT_NAMES, MLI2, MLI10, MLI11, TARGETS
 from mlitool.mli.types import FORMATS
-from mlitool.pipeline import ModelOptions, resolve
+from mlitool.pipeline import ModelOptions, settle
 
 PACKAGE = Path(__file__).resolve().parents[1] / "mlitool"
 VERSIONS = set(TARGETS)  # "2.0", "1.1", "1.0"
@@ -123,11 +123,11 @@ def test_targets_name_their_versions_and_dialects():
     ],
 )
 def test_one_check_one_wording(options, message, tmp_path):
-    """`pipeline.resolve` (the commands) and `lower` (the library) refuse alike."""
+    """`settings.settle` (the commands) and `lower` (the library) refuse alike."""
     config = tmp_path / "mlitool.toml"
     config.write_text("")
     with pytest.raises(OptionError) as by_pipeline:
-        resolve(ModelOptions(config=config, **options))
+        settle(ModelOptions(config=config, **options))
     lower_kw = {{"mli": "mli_version"}.get(k, k): v for k, v in options.items()}
     with pytest.raises(OptionError) as by_lower:
         lower(ir.Graph("g", [], [], [], []), **lower_kw)

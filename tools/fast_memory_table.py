@@ -35,10 +35,10 @@ def default_models() -> list[Path]:
 def measure(path: Path, budgets: list[int], fmt: str = "sa8") -> list[dict]:
     from mlitool.errors import MlitoolError, UnsupportedError
     from mlitool.mli.placement import plan_figures, plan_model
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
     try:
-        _, model = load(path, ModelOptions(format=fmt))
+        _, model = load(path, settle(ModelOptions(format=fmt)))
     except MlitoolError as exc:
         return [
             {"model": path.stem, "budget": b, "format": fmt, "error": str(exc)} for b in budgets

@@ -1,4 +1,4 @@
-"""The C of the fallback kernels a model uses (`mlitool.fallback`): config typedefs and
+"""The C of the fallback kernels a model uses (`mlitool.mli.fallback`): config typedefs and
 prototypes for NAME.h, definitions for NAME.c, all under the model's prefix so that several
 models link together."""
 

@@ -95,7 +95,7 @@ class Symbols:
     fast: FastSymbols | None = None  # with a fast-memory plan
     input_lists: list[str | None] = field(default_factory=list)  # per layer: MLI 1.x concat
     scratch: list[str | None] = field(default_factory=list)  # per layer: recurrent cell scratch
-    # fallback kernels (mlitool.fallback): generic name -> this model's C function / cfg type
+    # fallback kernels (mlitool.mli.fallback): generic name -> this model's C function / cfg type
     fallbacks: dict[str, str] = field(default_factory=dict)
     fallback_types: dict[str, str] = field(default_factory=dict)
     fallback_helpers: str = ""  # prefix of their static helpers (NAME_fb_count, ...)

@@ -18,12 +18,13 @@ _INSERTED = ("convert", "relu")
 def runs_as(graph: ir.Graph) -> dict[int, str]:
     """Op index -> how it runs, for the graph as folded at import (what convert lowers); empty
     when the graph does not lower (the refusals say why)."""
-    from mlitool.mli.lower import lower
+    from mlitool.mli.lower.driver import lower
+    from mlitool.settings import settings_for
 
     model = None
     for fmt in ("sa8", "fx16"):  # fx16: 16x8 models
         try:
-            model = lower(graph, format=fmt, weights_only=True)
+            model = lower(graph, settings_for(fmt), weights_only=True)
             break
         except MlitoolError:
             continue

@@ -1,6 +1,6 @@
 """The kernel config structs each MLI version declares: their fields in declaration order (from
 the real `mli_types.h` of Release_2.0.2 / Release_1.1 / Release_1.0). Data only: `target` gives
-each `Target` its table, `mlitool.emit.cfgs` fills them, `mlitool.report.cstructs` sizes them;
+each `Target` its table, `mlitool.emit.cfgs` fills them, `mlitool.footprint.cstructs` sizes them;
 which layer kind carries which struct is its `cfg_structs` in `mlitool.mli.kinds`.
 """
 

@@ -1,6 +1,6 @@
 """C text of TFLite's (gemmlowp's) int32 fixed-point helpers, shared by the fallback kernels
 that call them (`FallbackKernel.fixedpoint`): NAME.c defines them once, named `@P@_<helper>`,
-after the prelude. Each is the C of its numpy twin in `mlitool.execute.tflite_fixedpoint`."""
+after the prelude. Each is the C of its numpy twin in `mlitool.execute.reference.fixedpoint`."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The quantization parameters each MLI kernel leaves in its output tensor (`output_params`), and
 views of the layer kinds table (`mlitool.mli.kinds`): which kinds multiply-accumulate weights.
 
-Which TFLite op becomes which layer kind is its OpSpec's (mlitool/optable/); every other fact
+Which TFLite op becomes which layer kind is its OpSpec's (mlitool/ops/); every other fact
 about a kind is its `kinds.KINDS` entry.
 """
 

@@ -4,7 +4,7 @@ comparing version strings.
 
 The version string ("2.0", "1.1", "1.0") stays data (options, config, the manifest, JSON); it is
 looked up here (`target_of`). `choose` is the one check of an option's value (the config file
-calls it, `pipeline.resolve` and `lower` through `check_options`), so an option is refused in one
+calls it, `settings.settle` and `settings_for` through `check_options`), so an option is refused in one
 wording; the CLI's enums take their choices from here for --help.
 `tests/test_target.py` keeps every other module free of version string comparisons.
 """
@@ -68,6 +68,10 @@ class Target:
 
     def __repr__(self) -> str:
         return f"Target({self.version!r})"
+
+    def __reduce__(self):
+        # one Target per version, in worker processes too (tune sends Settings to them)
+        return target_of, (self.version,)
 
     @property
     def default_layout(self) -> str:

@@ -244,7 +244,7 @@ class MliModel:
     outputs: list[str]
     warnings: list[str] = field(default_factory=list)
     config: str | None = None  # the settings file it was made with
-    # What constant folding at import did (mlitool.tflite.constant_fold): graph inputs whose
+    # What constant folding at import did (mlitool.passes.constant_fold): graph inputs whose
     # dynamic batch was fixed to 1, ops evaluated into constants, ops left without a reader.
     batch_fixed: list[str] = field(default_factory=list)
     folded_ops: list[str] = field(default_factory=list)

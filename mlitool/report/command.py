@@ -17,7 +17,7 @@ from pathlib import Path
 
 from mlitool.errors import OptionError
 from mlitool.mli.placement import plan_model
-from mlitool.pipeline import ModelOptions, load, resolve
+from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.plumbing.parallel import batch_size
 from mlitool.plumbing.progress import Progress, RichProgress, progress_for
 from mlitool.report.document import Report, Section
@@ -48,12 +48,11 @@ class ReportOptions:
     jobs: int | None = 1  # processes for the accuracy runs (None: every core)
 
 
-def _check(model_opts: ModelOptions, opts: ReportOptions) -> None:
+def _check(opts: ReportOptions) -> None:
     if opts.samples < 1:
         raise OptionError(f"--samples {opts.samples}: give at least 1")
     if opts.batch is not None and opts.batch < 1:
         raise OptionError(f"batch {opts.batch}: give at least 1")
-    model_opts.arith()  # bad build names fail before any work
 
 
 # --- the report --------------------------------------------------------------------------------
@@ -70,10 +69,11 @@ def make_report(
 
     model_path = Path(model_path)
     progress = progress or Progress()
-    _check(model_opts, opts)
-    opts = settled(opts, model_opts)
-    graph, mli = load(model_path, model_opts, calibrated_by="report", progress=progress)
-    budget = resolve(model_opts).fast_memory
+    _check(opts)
+    s = settle(model_opts)  # bad build names fail before any work
+    opts = settled(opts, s)
+    graph, mli = load(model_path, s, calibrated_by="report", progress=progress)
+    budget = s.fast_memory
     fast = None if budget is None else plan_model(mli, budget)  # exit 4 when it cannot fit
     note = extra_meta = accuracy = doc = None
     extra: list[Section] = []
@@ -87,7 +87,7 @@ def make_report(
         )
     else:
         extra_meta, extra, activations, doc, accuracy = _executed(
-            model_path, graph, mli, model_opts.arith(), opts, progress
+            model_path, graph, mli, s.arith, opts, progress
         )
     report = build_report(
         mli,
@@ -110,7 +110,7 @@ def make_report(
         report.warnings,
     )
     from mlitool.convert import default_name
-    from mlitool.footprint.summary import footprint, footprint_text
+    from mlitool.footprint.summary.summary import footprint, footprint_text
     from mlitool.report.layer_names import layer_symbols, with_symbols
 
     report = with_symbols(report, layer_symbols(mli, default_name(model_path), budget is not None))
@@ -165,7 +165,7 @@ def _executed(
 ) -> tuple[list, list[Section], dict]:
     from mlitool.execute.mli.presets import describe
     from mlitool.execute.reference.inputs import sample_inputs
-    from mlitool.footprint.summary import accuracy_text
+    from mlitool.footprint.summary.summary import accuracy_text
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
     from mlitool.report.activations import observe_activations
     from mlitool.report.sensitivity import layer_sensitivity, steps

@@ -24,7 +24,7 @@ from mlitool.verify.metrics import finite
 from mlitool.verify.stats import LabelStats, LsbStats, RealStats
 
 
-def job(model_path, graph, base, s, ranges, model_opts, opts) -> dict[str, Any]:
+def job(model_path, graph, base, s, ranges, opts) -> dict[str, Any]:
     """What every evaluation reads (`context()`): the graph, how to lower it, the samples in
     batches and the float / tflite references at the outputs (computed once)."""
     from mlitool.execute.mli import bridge as B
@@ -84,9 +84,10 @@ def job(model_path, graph, base, s, ranges, model_opts, opts) -> dict[str, Any]:
     return {
         "graph": graph,
         "source": str(model_path),
-        "lower": {"mli_version": s.target.version, "layout": s.layout, "ranges": ranges},
+        "settings": s,  # the mixes change its overrides only
+        "ranges": ranges,
         "fast_memory": s.fast_memory,
-        "arith": model_opts.arith(),
+        "arith": s.arith,
         "data": data,
         "batches": batches,
         "refs": refs,
@@ -217,17 +218,16 @@ def _run_from(c: dict, old: _Lowered, were: list[dict], low: _Lowered, keep: boo
 def _lower_mix(c: dict, key: tuple, refused: bool = True) -> _Lowered | None:
     """The mix `key` lowered, with its memory plan; None when lowering refuses it (raised
     instead without `refused`)."""
-    from mlitool.footprint.summary import footprint
-    from mlitool.mli.lower import lower
+    from mlitool.footprint.summary.summary import footprint
+    from mlitool.mli.lower.driver import lower
 
     try:
         mli = lower(
             c["graph"],
-            format="sa8",
-            overrides=dict(key),
+            dataclasses.replace(c["settings"], overrides=dict(key)),
+            ranges=c["ranges"],
             source=c["source"],
             ranges_remedy="give tune real inputs to calibrate on (--calibration DATA)",
-            **c["lower"],
         )
     except (UnsupportedError, OptionError):  # this op cannot take this format here
         if not refused:

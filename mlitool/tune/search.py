@@ -51,31 +51,32 @@ class TuneOptions:
 
 def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) -> dict[str, Any]:
     """Search (see the module docstring); returns the JSON-ready document."""
-    from mlitool.config import load_config
-    from mlitool.pipeline import calibrate, lower_model, read, resolve
+    from mlitool.pipeline import calibrate, lower_model, read, settle
     from mlitool.plumbing.parallel import check_jobs, task_pool
     from mlitool.tune import evaluate as E
 
     model_path = Path(model_path)
-    config = load_config(model_opts.config)
-    t, warnings = G.settle_targets(opts.targets, opts.labels, config)
+    s = settle(replace(model_opts, format="sa8", overrides={}))
+    t, warnings = G.settle_targets(opts.targets, opts.labels, s.file)
     opts = replace(opts, targets=t)
     jobs = check_jobs(opts.jobs)
     progress = opts.progress or Progress()
     model = read(model_path)
     graph = model.main
-    model_opts = replace(model_opts, format="sa8", overrides={})
-    s = resolve(model_opts)
     pins: dict[int, str] = {}
-    if config.overrides:  # tune chooses every layer's format itself
+    if s.file.overrides:  # tune chooses every layer's format itself
         pins = {op.index: "sa8" for op in graph.ops}
         warnings.append(f"the [[layer]] overrides of {s.config} are not used: tune chooses them")
-    ranges = calibrate(model, model_opts, s, progress)
+    ranges = calibrate(model, s, progress)
     base = lower_model(
-        model, model_path, replace(model_opts, overrides=pins), executed_by="tune", ranges=ranges
+        model,
+        model_path,
+        replace(s, overrides={**s.overrides, **pins}),
+        executed_by="tune",
+        ranges=ranges,
     )
     warnings[:0] = base.warnings
-    job = E.job(model_path, graph, base, s, ranges, model_opts, opts)
+    job = E.job(model_path, graph, base, s, ranges, opts)
     choices = X.candidates(graph, base)
     ops = {op.index: op for op in graph.ops}
     search = {

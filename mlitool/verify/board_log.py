@@ -32,14 +32,15 @@ def compare_board_log(
     from mlitool.execute.mli.bridge import model_inputs
     from mlitool.execute.mli.presets import describe
     from mlitool.execute.reference.inputs import random_inputs
-    from mlitool.pipeline import load
+    from mlitool.pipeline import load, settle
 
     try:
         text = Path(log_path).read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
         raise InputDataError(f"cannot read the board log: {exc.strerror}", str(log_path)) from None
     log = parse_log(text, str(log_path))
-    graph, mli = load(Path(model_path), model_opts)
+    s = settle(model_opts)
+    graph, mli = load(Path(model_path), s)
     layers = mli.layers
     if log.layers is not None and log.layers != len(layers):
         raise InputDataError(
@@ -60,7 +61,7 @@ def compare_board_log(
     inputs = model_inputs(graph, mli, given)
     keys = sorted(log.crcs)  # (sample, layer): the order the board ran them
     board = np.array([log.crcs[k][1] for k in keys], dtype=np.uint32)
-    expected = log.build or describe(model_opts.arith())
+    expected = log.build or describe(s.arith)
 
     def layer_doc(k: tuple[int, int]) -> dict[str, Any]:
         la = layers[k[1]]

@@ -32,7 +32,7 @@ from mlitool.errors import OptionError
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.ops import MAC_KINDS
 from mlitool.mli.types import MliModel
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, Settings, load, settle
 from mlitool.plumbing.parallel import batch_size, check_jobs, context, map_batches
 from mlitool.plumbing.progress import Progress
 from mlitool.verify.classes import classifier_outputs
@@ -83,22 +83,22 @@ def _is_int(t: ir.Tensor) -> bool:
 def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions) -> dict[str, Any]:
     """Read, lower and compare; returns a JSON-ready document (see `mlitool.verify.render`)."""
     model_path = Path(model_path)
-    arith = model_opts.arith()
-    opts = settled(opts, model_opts)
-    graph, mli = load(model_path, model_opts, executed_by="verify", progress=opts.progress)
-    return compare(model_path, graph, mli, arith, opts)
+    s = settle(model_opts)
+    opts = settled(opts, s)
+    graph, mli = load(model_path, s, executed_by="verify", progress=opts.progress)
+    return compare(model_path, graph, mli, s.arith, opts)
 
 
-def settled(opts, model_opts: ModelOptions):
+def settled(opts, s: Settings):
     """`opts` (VerifyOptions or ReportOptions) with its thresholds settled: the given ones over
     the config file's, sizes in bytes (`mlitool.verdict.settle`)."""
     from dataclasses import asdict, replace
 
-    from mlitool.config import load_config
-    from mlitool.verdict import Thresholds, settle
+    from mlitool.verdict import Thresholds
+    from mlitool.verdict import settle as settle_thresholds
 
     given = {f.name: getattr(opts, f.name) for f in fields(Thresholds)}
-    th = settle(**given, labels=opts.labels, config=load_config(model_opts.config))
+    th = settle_thresholds(**given, labels=opts.labels, config=s.file)
     return replace(opts, **asdict(th))
 
 

@@ -159,9 +159,9 @@ def test_a_prelu_whose_slope_varies_along_the_rows_is_not_row_tiled(tmp_path, ca
 
 def test_inserted_layers_are_named_after_the_op_they_serve():
     from mlitool.mli.placement import layer_label
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
-    _, model = load(CNN, ModelOptions(format="fx16"))
+    _, model = load(CNN, settle(ModelOptions(format="fx16")))
     labels = [layer_label(pos, la) for pos, la in enumerate(model.layers)]
     assert labels[4:6] == [
         "layer 4 (ADD, TFLite op 4)",

@@ -42,7 +42,7 @@ _graphs: dict = {}
 
 
 def _lowered(name: str, fmt: str, target: str, layout: str):
-    from mlitool.mli.lower import lower
+    from mlitool.mli.lower.driver import lower
     from mlitool.tflite.reader import read_model
 
     path = shared_path("models", name + ".tflite")

@@ -9,7 +9,7 @@ import pytest
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.graph import run_graph
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags

@@ -159,11 +159,11 @@ def least_budget(model) -> int:
 )
 def test_keras_fixtures_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
     from mlitool.mli.placement import plan_model
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
     path = CORPUS / f"{model}.tflite"
     if budget == "least":
-        _, mli = load(path, ModelOptions())
+        _, mli = load(path, settle(ModelOptions()))
         budget = least_budget(mli)
         assert plan_model(mli, budget).fast_bytes == budget  # fits, and with nothing to spare
     keys = [("UP", "OFF"), ("CONVERGENT", "ON"), ("UP", "ON"), ("CONVERGENT", "OFF")][:builds]
@@ -193,11 +193,11 @@ MORE_CASES = [
 )
 def test_more_shared_models_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
     from mlitool.mli.placement import plan_model
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
     path = _path(model)
     if budget == "least":
-        _, mli = load(path, ModelOptions())
+        _, mli = load(path, settle(ModelOptions()))
         budget = least_budget(mli)
         assert plan_model(mli, budget).fast_bytes == budget
     keys = [("UP", "OFF"), ("CONVERGENT", "ON"), ("UP", "ON"), ("CONVERGENT", "OFF")][:builds]
@@ -289,9 +289,9 @@ def test_plans_with_a_slow_arena_move_activations():
     """The cases above that claim a slow arena have one (else they would test nothing new)."""
     from mlitool.mli.kernels import LUT_LENGTHS, luts_of
     from mlitool.mli.placement import plan_fast_memory
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
-    _, model = load(SAMPLES / "cnn_int8.tflite", ModelOptions())
+    _, model = load(SAMPLES / "cnn_int8.tflite", settle(ModelOptions()))
     luts = [k for k in LUT_LENGTHS if any(k in luts_of(la.kind) for la in model.layers)]
     plan = plan_fast_memory(model, 24 * K, luts)
     # 24 KB cannot hold conv1's 32x32x16 output (16384 bytes) resident next to the 4096-byte

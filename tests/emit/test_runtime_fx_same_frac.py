@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags

@@ -15,7 +15,8 @@ from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.reference.graph import run_graph
 from mlitool.execute.reference.inputs import random_inputs
-from mlitool.mli.lower import lower, unsupported_ops
+from mlitool.mli.lower.driver import lower
+from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.target import MLI11
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H

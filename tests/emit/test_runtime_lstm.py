@@ -9,7 +9,8 @@ import pytest
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.graph import run_graph
-from mlitool.mli.lower import lower, unsupported_ops
+from mlitool.mli.lower.driver import lower
+from mlitool.mli.lower.support import unsupported_ops
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.lstm_models import int8_lstm_model

@@ -13,7 +13,7 @@ import subprocess
 
 import numpy as np
 
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 from tests.support import runtime_harness as H
 from tests.support.paths import SAMPLES, mli_cflags
 from tests.support.tflite_build import T, graph_model, options, single_op_model
@@ -161,7 +161,7 @@ def test_the_hook_sees_every_output_of_a_layer(mli_builds, tmp_path):
     bytes against the executor)."""
     path = _split_model(tmp_path)
     for fmt in ("sa8", "fx16"):
-        _, model = load(path, ModelOptions(format=fmt))
+        _, model = load(path, settle(ModelOptions(format=fmt)))
         assert [(la.kind, la.outputs) for la in model.layers] == [
             ("view", ["a", "b"]),
             ("eltwise_add", ["y"]),

@@ -17,7 +17,7 @@ from mlitool.execute.mli.walker import run_model
 from mlitool.execute.reference.graph import run_graph
 from mlitool.execute.reference.inputs import random_inputs
 from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.tflite.reader import read_model
 from mlitool.verify.metrics import snr_db

@@ -11,7 +11,7 @@ from mlitool.execute.mli import bridge as B
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.reference.graph import run_graph
 from mlitool.execute.reference.inputs import random_inputs
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.tflite.reader import read_model
 from mlitool.verify.metrics import snr_db
 from tests.support.paths import shared_path

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from tests.support.tflite_build import T, graph_model, options
 

@@ -65,9 +65,11 @@ def test_calibration_file_and_errors(cnn, tmp_path):
 
 def test_convert_uses_the_calibration(tmp_path):
     from mlitool.mli import quant as Q
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
-    _, mli = load(SAMPLES / "cnn_float.tflite", ModelOptions(calibration=SAMPLES / "cnn_calib.npy"))
+    _, mli = load(
+        SAMPLES / "cnn_float.tflite", settle(ModelOptions(calibration=SAMPLES / "cnn_calib.npy"))
+    )
     graph = read_model(str(SAMPLES / "cnn_float.tflite")).main
     ranges = calibration_ranges(graph, SAMPLES / "cnn_calib.npy")
     first = next(t for t in mli.tensors.values() if t.source_index == graph.ops[0].outputs[0])

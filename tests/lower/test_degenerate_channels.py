@@ -12,7 +12,7 @@ import pytest
 from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 from tests.support.cli import run_main
 from tests.support.tflite_build import T, graph_model, options
 
@@ -86,7 +86,7 @@ def test_channel_trained_to_zero_converts_to_sa8(int8, tmp_path, capsys):
     weights = next(t for t in manifest["tensors"] if t["role"] == "weights")
     assert any("channel(s) (1)" in n for n in weights["notes"])
     opts = ModelOptions(calibration=None if int8 else tmp_path / "x.npy")
-    graph, mli = load(path, opts)
+    graph, mli = load(path, settle(opts))
     w = next(t for t in mli.tensors.values() if t.role.value == "weights")
     assert not w.data[..., 1].any() and w.data[..., 0].any()  # HWCN: channel 1 all zero
     assert int(w.scale_frac_bits.max()) <= 127

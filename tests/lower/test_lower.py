@@ -12,7 +12,7 @@ from mlitool import ir
 from mlitool.config import load_config, parse_config
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.geometry import pool_hazard, safe_pool_axis, tflite_padding
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.types import ElType, Role
 from tests.support.paths import shared_path
 

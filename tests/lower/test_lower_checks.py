@@ -13,7 +13,9 @@ import pytest
 import mlitool
 from mlitool import ir
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import checks, lower, support, unsupported_ops
+from mlitool.mli.lower import checks, support
+from mlitool.mli.lower.driver import lower
+from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.ops import MAC_KINDS, OUTPUT_PARAMS
 from mlitool.mli.target import MLI2, target_of
 from mlitool.ops import spec as opspec

@@ -22,7 +22,7 @@ from mlitool.execute.mli import bridge as B
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.reference.graph import run_graph
 from mlitool.execute.reference.inputs import random_inputs
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.types import ElType, Role
 from mlitool.tflite.reader import read_model
 from tests.support.emit_probe import expected_lines, probe_source

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.ops import OUTPUT_PARAMS, output_params
 from mlitool.tflite.reader import read_model
 from tests.support.paths import SAMPLES, shared_models

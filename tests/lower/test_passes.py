@@ -1,5 +1,5 @@
-"""The graph passes (mlitool/mli/passes), each on a small hand-built graph, and the pass stage's
-place in `lower`."""
+"""The lowering-stage graph passes (mlitool/passes), each on a small hand-built graph, the one
+ordered list and its runner, and the lowering stage's place in `lower`."""
 
 from __future__ import annotations
 
@@ -8,13 +8,22 @@ import pytest
 
 from mlitool import ir
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import lower
-from mlitool.mli.passes import PASSES, run_passes
-from mlitool.mli.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
-from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
-from mlitool.mli.passes.pad_fusion import fuse_pad_into_conv as fuse
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.target import MLI2, MLI11
 from mlitool.ops import spec as opspec
+from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
+from mlitool.passes.constant_fold import fold_constants
+from mlitool.passes.context import PassContext
+from mlitool.passes.dilated import fuse_space_to_batch_conv
+from mlitool.passes.float16 import fold_float16_dequantize
+from mlitool.passes.islands import fuse_float_islands
+from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
+from mlitool.passes.runner import LOWERING, MODEL, PASSES, GraphPass, run_passes
+from mlitool.passes.upsampling import fuse_tiled_upsampling
+
+
+def fuse(graph, target):
+    return fuse_pad_into_conv(graph, PassContext(target))
 
 
 def q(scale, zp=0, axis=None):
@@ -104,22 +113,44 @@ def test_pad_not_fused(graph, target):
 def test_run_passes_in_order_on_a_copy():
     seen = []
 
-    def first(g, target):
-        seen.append(("first", len(g.ops)))
+    def first(g, ctx):
+        seen.append(("first", len(g.ops), ctx.target))
         return g
 
-    def drop_last(g, target):
+    def other_stage(g, ctx):
+        seen.append(("other stage", len(g.ops), ctx.target))
+        return g
+
+    def drop_last(g, ctx):
         """Drops the last op."""
-        seen.append(("drop", len(g.ops)))
+        seen.append(("drop", len(g.ops), ctx.target))
         g.ops.pop()
         return g
 
     g = pad_conv()
-    out = run_passes(g, MLI2, (first, drop_last))
-    assert seen == [("first", 2), ("drop", 2)]
+    passes = (
+        GraphPass(LOWERING, first),
+        GraphPass(MODEL, other_stage),
+        GraphPass(LOWERING, drop_last),
+    )
+    out = run_passes(g, PassContext(MLI2), LOWERING, passes)
+    assert seen == [("first", 2, MLI2), ("drop", 2, MLI2)]
     assert len(out.ops) == 1 and len(g.ops) == 2  # the caller's op list kept
-    assert PASSES == (fuse, depthwise_one_channel_as_conv, fc_rows_as_conv)
-    assert all(p.__doc__ for p in PASSES)
+
+
+def test_one_ordered_list_of_passes():
+    assert [p.run for p in PASSES] == [
+        fold_float16_dequantize,
+        fold_constants,
+        fuse_tiled_upsampling,
+        fuse_space_to_batch_conv,
+        fuse_float_islands,
+        fuse_pad_into_conv,
+        depthwise_one_channel_as_conv,
+        fc_rows_as_conv,
+    ]
+    assert [p.stage for p in PASSES] == [MODEL] * 5 + [LOWERING] * 3
+    assert all(p.run.__doc__ for p in PASSES)
 
 
 def test_lower_reads_the_rewritten_graph():

@@ -1,4 +1,4 @@
-"""The passes that make a conv2d of other ops (mlitool/mli/passes/as_conv.py), each on a small
+"""The passes that make a conv2d of other ops (mlitool/passes/as_conv.py), each on a small
 hand-built graph, and lowering's layers that keep naming the model's op."""
 
 from __future__ import annotations
@@ -6,15 +6,16 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool import ir
-from mlitool.mli.lower import lower
-from mlitool.mli.passes.as_conv import (
+from mlitool.mli.lower.driver import lower
+from mlitool.mli.target import MLI2
+from mlitool.passes.as_conv import (
     AS_CONV,
     HWC_ROWS,
     depthwise_one_channel_as_conv,
     fc_rows_as_conv,
 )
-from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING
-from mlitool.mli.target import MLI2
+from mlitool.passes.context import PassContext
+from mlitool.passes.pad_fusion import EXPLICIT_PADDING
 
 
 def q(scale, zp=0, axis=None):
@@ -50,7 +51,7 @@ def dw_graph(cin: int = 1, share: bool = False) -> ir.Graph:
 
 def test_depthwise_over_one_channel_becomes_conv():
     g = dw_graph()
-    out = depthwise_one_channel_as_conv(g, MLI2)
+    out = depthwise_one_channel_as_conv(g, PassContext(MLI2))
     (conv,) = out.ops
     assert (conv.index, conv.type, conv.inputs, conv.outputs) == (0, "CONV_2D", (0, 1, 2), (3,))
     assert conv.origin is g.ops[0] and conv.label == "op 0 (DEPTHWISE_CONV_2D)"
@@ -69,12 +70,12 @@ def test_depthwise_over_one_channel_becomes_conv():
 
 def test_depthwise_over_channels_stays():
     g = dw_graph(cin=4)
-    assert depthwise_one_channel_as_conv(g, MLI2) is g
+    assert depthwise_one_channel_as_conv(g, PassContext(MLI2)) is g
 
 
 def test_weights_a_kept_op_reads_become_a_new_tensor():
     g = dw_graph(share=True)
-    out = depthwise_one_channel_as_conv(g, MLI2)
+    out = depthwise_one_channel_as_conv(g, PassContext(MLI2))
     conv, kept = out.ops
     assert (conv.type, conv.inputs, kept.type, kept.inputs) == (
         "CONV_2D",
@@ -113,7 +114,7 @@ def fc_graph(in_shape=(3, 5), dtype="int8") -> ir.Graph:
 
 def test_fc_rows_become_a_pointwise_conv():
     g = fc_graph()
-    out = fc_rows_as_conv(g, MLI2)
+    out = fc_rows_as_conv(g, PassContext(MLI2))
     (conv,) = out.ops
     assert (conv.index, conv.type, conv.inputs, conv.outputs) == (0, "CONV_2D", (0, 1, 2), (3,))
     assert conv.origin is g.ops[0] and conv.model_type == "FULLY_CONNECTED"
@@ -137,7 +138,7 @@ def test_fc_rows_become_a_pointwise_conv():
 
 def test_fc_over_one_row_stays():
     g = fc_graph((1, 5))
-    assert fc_rows_as_conv(g, MLI2) is g
+    assert fc_rows_as_conv(g, PassContext(MLI2)) is g
 
 
 def test_layers_name_the_models_op_and_its_overrides_apply():

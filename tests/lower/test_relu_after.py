@@ -11,6 +11,7 @@ from mlitool.errors import UnsupportedError
 from mlitool.mli import kernels as K
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.types import ElType
+from mlitool.settings import settings_for
 
 
 def _builder(out_zp: int) -> tuple[Builder, ir.Op]:
@@ -20,7 +21,7 @@ def _builder(out_zp: int) -> tuple[Builder, ir.Op]:
         ir.Op(0, "ADD", (0, 1), (2,), {"fused_activation": "RELU"}),
         ir.Op(1, "ADD", (2, 1), (3,), {"fused_activation": "NONE"}),
     ]
-    b = Builder(ir.Graph("g", tensors, ops, [0, 1], [3]), "sa8", "2.0", "hwc", {}, False, {}, "")
+    b = Builder(ir.Graph("g", tensors, ops, [0, 1], [3]), settings_for(), False, {}, "")
     return b, ops[0]
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from mlitool import ir
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.mli.lower.facts import transpose_moves_units_only
 from mlitool.pipeline import read
 from tests.support.paths import ROOT

@@ -18,7 +18,7 @@ from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.mli.walker import run_model
 from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.arena import activation_buffers
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.tflite.reader import parse_model, read_model
 from tests.support import view_models
 from tests.support.paths import ROOT, mli_cflags
@@ -164,7 +164,7 @@ def test_mli1_channel_split_is_contiguous_in_chw_and_refused_in_hwc():
 
 
 def test_non_positive_strided_slice_step_is_unsupported():
-    from mlitool.mli.lower import unsupported_ops
+    from mlitool.mli.lower.support import unsupported_ops
     from mlitool.mli.views import strided_slice_box
 
     with pytest.raises(UnsupportedError, match="stride -1"):

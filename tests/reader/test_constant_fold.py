@@ -1,4 +1,4 @@
-"""Constant folding at import (mlitool/tflite/constant_fold.py): dynamic-batch shape arithmetic
+"""Constant folding at import (mlitool/passes/constant_fold.py): dynamic-batch shape arithmetic
 becomes constants, run-time shapes become the ones TFLite computes, and the folded graph runs in
 tflite mode exactly as LiteRT runs the file; `inspect` and the manifest say what was folded."""
 
@@ -13,9 +13,10 @@ import pytest
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.graph import run_graph
 from mlitool.execute.reference.inputs import random_inputs
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
+from mlitool.passes.constant_fold import fold_constants
+from mlitool.passes.context import PassContext
 from mlitool.pipeline import read
-from mlitool.tflite.constant_fold import fold_constants
 from mlitool.tflite.reader import read_model
 from tests.cli.test_bad_input import run_main
 from tests.support.litert import reference_outputs
@@ -145,7 +146,7 @@ def test_keras_upsampling_runs_in_tflite_mode_as_litert():
     shapes are TFLite's and tflite mode equals LiteRT at every op left (folding alone: on import
     the chain then becomes one RESIZE_NEAREST_NEIGHBOR, tests/reader/test_upsampling.py)."""
     path = KERAS / "upsample_int8.tflite"
-    g, _ = fold_constants(read_model(path).main)
+    g = fold_constants(read_model(path).main, PassContext())
     shapes = [(op.type, g.tensors[op.outputs[0]].shape) for op in g.ops]
     assert shapes == [
         ("CONV_2D", (1, 8, 8, 4)),

@@ -1,6 +1,6 @@
 """A dilated conv exported through the batch axis (SPACE_TO_BATCH_ND -> [EXPAND_DIMS] -> CONV_2D
 -> [RESHAPE] -> BATCH_TO_SPACE_ND) becomes one CONV_2D with dilation at import
-(mlitool/tflite/dilated.py): the rewritten graph in tflite mode equals LiteRT running the
+(mlitool/passes/dilated.py): the rewritten graph in tflite mode equals LiteRT running the
 original file, and its C equals the executor on the real MLI library."""
 
 from __future__ import annotations

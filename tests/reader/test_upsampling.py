@@ -1,5 +1,5 @@
 """Nearest upsampling built of EXPAND_DIMS / RESHAPE / TILE becomes one RESIZE_NEAREST_NEIGHBOR at
-import (mlitool/tflite/upsampling.py): the rewritten graph in tflite mode equals LiteRT running
+import (mlitool/passes/upsampling.py): the rewritten graph in tflite mode equals LiteRT running
 the original file (its builtin kernels: the reference resolver lacks int8 TILE), and `inspect`
 shows the rewrite."""
 

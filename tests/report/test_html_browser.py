@@ -15,7 +15,7 @@ import pytest
 
 from mlitool.mli.arena import model_arena
 from mlitool.mli.placement import plan_model
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.document import Report, Section, make_table
 from mlitool.report.html import render_html
@@ -102,7 +102,7 @@ def _measure(html: str, tmp_path, probe: str = PROBE, width: int = 1280):
 
 def _report(model) -> tuple[Report, int]:
     report = make_report(model, ModelOptions(), ReportOptions(samples=2))
-    _, mli = load(model, ModelOptions())
+    _, mli = load(model, settle(ModelOptions()))
     return report, len(model_arena(mli).placements)
 
 
@@ -132,7 +132,7 @@ def test_fast_memory_charts_fit_1280_px(tmp_path):
     m = _measure(render_html(report), tmp_path)
     assert m["page"] <= 1280
     charts = {c["id"]: c for c in m["charts"]}
-    _, mli = load(path, ModelOptions())
+    _, mli = load(path, settle(ModelOptions()))
     plan = plan_model(mli, 32 * 1024)
     assert charts["arena-plan-slow"]["buffers"] == len(plan.slow.placements) > 0
     assert charts["arena-plan"]["buffers"] > len(plan.resident.placements)  # + staging, tables
@@ -220,7 +220,7 @@ def test_charts_fit_their_box_show_every_layer_and_clip_no_text(model, width, tm
 
 def test_arena_rectangles_sit_at_the_planners_offsets():
     path = SAMPLES / "cnn_int8.tflite"
-    _, mli = load(path, ModelOptions())
+    _, mli = load(path, settle(ModelOptions()))
     plan = model_arena(mli)
     report = make_report(path, ModelOptions(), ReportOptions(accuracy=False))
     html = render_html(report)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 import pytest
 
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.report.command import Outputs, Progress, ReportOptions, make_report, output_files
 from mlitool.report.document import Report
 from mlitool.report.html import render_html
@@ -148,7 +148,7 @@ def test_float_models_with_calibration(name, tmp_path):
     _check_all_forms(r, _mac_positions(r))
     quant = _rows(_json(r), "quant-tensors")
     # activations holding an IR tensor's value carry observed figures (the float model ran)
-    primary = set(primary_tensors(*load(path, model_opts)).values())
+    primary = set(primary_tensors(*load(path, settle(model_opts))).values())
     acts = [
         row for row in quant if row["role"] in ("activation", "output") and row["tensor"] in primary
     ]
@@ -259,7 +259,7 @@ def test_output_snr_and_activation_figures_against_numpy():
     from mlitool.execute.reference.graph import run_graph
 
     r = report_of(CNN, input=CNN_IN)
-    graph, mli = load(CNN, ModelOptions())
+    graph, mli = load(CNN, settle(ModelOptions()))
     x = {0: np.load(CNN_IN)}
     fl = run_graph(graph, x, "float", keep=True)
     _, raw = B.run_mli(graph, mli, x, arith_for(), keep=True)
@@ -300,7 +300,7 @@ def test_sensitivity_of_one_layer_recomputed():
     from mlitool.execute.reference.graph import kernels, run_graph
 
     r = report_of(CNN, input=CNN_IN)
-    graph, mli = load(CNN, ModelOptions())
+    graph, mli = load(CNN, settle(ModelOptions()))
     x = {0: np.load(CNN_IN)}
     fl = run_graph(graph, x, "float", keep=True)
     pos = next(p for p, op in enumerate(graph.ops) if op.type == "DEPTHWISE_CONV_2D")
@@ -458,7 +458,7 @@ def test_cli_bad_and_unsupported_models(tmp_path, capsys):
 def test_report_lists_lowering_decisions_with_reasons(tmp_path):
     """Issue 7 / 6: where lowering inserted a copy, a convert or rewrote a pooling window, the
     report says which layer and why (the same notes the manifest carries)."""
-    from mlitool.mli.lower import lower
+    from mlitool.mli.lower.driver import lower
     from mlitool.report.sections import decisions_table
     from mlitool.tflite.reader import read_model
 

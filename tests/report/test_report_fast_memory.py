@@ -14,7 +14,7 @@ import pytest
 from mlitool.mli.arena import activation_buffers, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS
 from mlitool.mli.placement import plan_model
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.html import render_html
 from mlitool.report.render import render_json, render_markdown
@@ -83,7 +83,7 @@ def test_config_key_and_every_form(tmp_path, capsys, monkeypatch):
     args = ["report", SAMPLES / "cnn_int8.tflite", "--no-accuracy", "-o", "r"]
     code, out, err = run_main(args, capsys)
     assert code == 0, err
-    _, mli = load(SAMPLES / "cnn_int8.tflite", ModelOptions())
+    _, mli = load(SAMPLES / "cnn_int8.tflite", settle(ModelOptions()))
     plan = plan_model(mli, 16 * K)
     assert "fast buffer (NAME_FAST_BYTES)" in out and f"{plan.fast_bytes:,}" in out
     md = (tmp_path / "r" / "cnn_int8.report.md").read_text()
@@ -117,7 +117,7 @@ def _rects(html: str, chart: str) -> list[tuple[str, str]]:
 
 def test_one_arena_chart_colours_and_lower_bound():
     path = SAMPLES / "cnn_int8.tflite"
-    _, mli = load(path, ModelOptions())
+    _, mli = load(path, settle(ModelOptions()))
     report = make_report(path, ModelOptions(), ReportOptions(accuracy=False))
     chart = _charts(json.loads(render_json(report)))["arena-plan"]
     bufs = activation_buffers(mli)
@@ -150,7 +150,7 @@ def test_one_arena_chart_colours_and_lower_bound():
 
 def test_fast_and_slow_charts_lower_bounds():
     path = _vww()
-    _, mli = load(path, ModelOptions())
+    _, mli = load(path, settle(ModelOptions()))
     plan = plan_model(mli, 32 * K)
     report = make_report(path, ModelOptions(fast_memory="32K"), ReportOptions(accuracy=False))
     charts = _charts(json.loads(render_json(report)))

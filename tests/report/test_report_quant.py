@@ -141,7 +141,7 @@ def test_in_mli_layout_picks_the_permutation():
 
 def test_real_model_weight_snr_against_direct_computation():
     """kws int8: MLI weights against TFLite's dequantized int8 weights, per layer."""
-    from mlitool.mli.lower import lower
+    from mlitool.mli.lower.driver import lower
     from mlitool.report.quant_section import quant_stats
     from mlitool.tflite.reader import read_model
 

@@ -177,7 +177,7 @@ def test_document_rejects_bad_input():
 
 @pytest.fixture(scope="module")
 def resnet_report():
-    from mlitool.mli.lower import lower
+    from mlitool.mli.lower.driver import lower
     from mlitool.tflite.reader import read_model
 
     path = shared_path("models", "mlperf_tiny", "resnet8_int8.tflite")

@@ -29,7 +29,7 @@ from mlitool.execute.mli.bridge import model_inputs
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.mli.walker import run_model
 from mlitool.mli.types import ElType, MliModel
-from mlitool.pipeline import ModelOptions, load
+from mlitool.pipeline import ModelOptions, load, settle
 
 STRICT = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic"]
 OUTPUT_TAG = 0x80000000
@@ -150,7 +150,7 @@ def convert(
         calibration=calibration,
         overrides=overrides or {},
     )
-    graph, model = load(model_path, opts)
+    graph, model = load(model_path, settle(opts))
     out.mkdir(parents=True, exist_ok=True)
     emit(
         model,

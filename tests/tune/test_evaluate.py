@@ -16,16 +16,16 @@ B = ((5, "fx16"), (7, "fx8w16d"))  # and op 7 (FULLY_CONNECTED) in fx8w16d
 @pytest.fixture
 def E():
     """The evaluation module with the search's job for CNN installed (8 samples, batches of 3)."""
-    from mlitool.pipeline import ModelOptions, lower_model, read, resolve
+    from mlitool.pipeline import ModelOptions, lower_model, read, settle
     from mlitool.plumbing.parallel import _install
     from mlitool.tune import evaluate as E
     from mlitool.tune.search import Targets, TuneOptions
 
     model = read(CNN)
     opts = ModelOptions(format="sa8")
-    base = lower_model(model, CNN, opts, executed_by="tune")
+    base = lower_model(model, CNN, settle(opts), executed_by="tune")
     tune_opts = TuneOptions(Targets(min_snr=1.0), samples=8, batch=3)
-    _install(E.job(CNN, model.main, base, resolve(opts), None, opts, tune_opts))
+    _install(E.job(CNN, model.main, base, settle(opts), None, tune_opts))
     E.reset()
     yield E
     E.reset()
@@ -36,7 +36,9 @@ def _lowerings(monkeypatch) -> list:
     import mlitool.mli.lower as L
 
     calls, lower = [], L.lower
-    monkeypatch.setattr(L, "lower", lambda g, **kw: calls.append(kw["overrides"]) or lower(g, **kw))
+    monkeypatch.setattr(
+        L, "lower", lambda g, s, **kw: calls.append(s.overrides) or lower(g, s, **kw)
+    )
     return calls
 
 

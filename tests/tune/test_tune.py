@@ -134,16 +134,16 @@ def test_jobs_give_the_same_document(tmp_path, capsys):
 def test_reused_prefix_equals_a_whole_run(capsys):
     """A mix evaluated from another (its first layers' values reused) has the figures a whole
     run of it gives."""
-    from mlitool.pipeline import ModelOptions, lower_model, read, resolve
+    from mlitool.pipeline import ModelOptions, lower_model, read, settle
     from mlitool.plumbing.parallel import _install
     from mlitool.tune import evaluate as E
     from mlitool.tune.search import Targets, TuneOptions
 
     model = read(CNN)
     opts = ModelOptions(format="sa8")
-    base = lower_model(model, CNN, opts, executed_by="tune")
+    base = lower_model(model, CNN, settle(opts), executed_by="tune")
     tune_opts = TuneOptions(Targets(min_snr=1.0), samples=8, batch=3)
-    _install(E.job(CNN, model.main, base, resolve(opts), None, opts, tune_opts))
+    _install(E.job(CNN, model.main, base, settle(opts), None, tune_opts))
     mix = ((5, "fx16"), (7, "fx8w16d"))
     whole = E.evaluate((mix, mix))
     E.reset()

@@ -8,7 +8,7 @@ Format variants that a consumer's layers make (converts inserted before another 
 that consumer and are not primary.
 
 Crossing over:
-* real values -> MLI: `mli_hlp_convert_tensor` from FP32 (`execute.mli_kernels.convert_tensor`),
+* real values -> MLI: `mli_hlp_convert_tensor` from FP32 (`execute.mli.kernels.convert_tensor`),
   i.e. what an application using MLI's own helper would feed.
 * model dtype (int8) -> SA8 with the model's own parameters: the same integers (identity).
   Otherwise the integers are dequantized with the model's parameters, then converted as above.

@@ -1,7 +1,7 @@
 """The `mli` execution mode: run the MliModel that `convert` emits, layer by layer.
 
 The walker only routes arrays: every number comes from the MliModel (the same objects the C
-emitter writes) and every computation from the kernel modules in `mlitool.execute.mli_kernels`.
+emitter writes) and every computation from the kernel modules in `mlitool.execute.mli.kernels`.
 Activation arrays carry a leading sample dimension; values are the integer containers of each
 tensor's element type (float32 for FP32 tensors), in the tensor's MLI shape. Constant operands
 (Role.PARAM tensors in a layer's `inputs`, e.g. the constant of an ADD) are passed as their

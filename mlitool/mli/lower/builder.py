@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -23,8 +24,10 @@ from mlitool.mli import quant as Q
 from mlitool.mli.lower.params import same_params
 from mlitool.mli.lower.view_steps import ViewSteps
 from mlitool.mli.lower.zero_tensors import ZeroTensors
-from mlitool.mli.target import check_options
 from mlitool.mli.types import FORMATS, ElType, MliLayer, MliTensor, Role
+
+if TYPE_CHECKING:
+    from mlitool.settings import Settings
 
 RELU_TYPES = {"RELU": K.RELU_GEN, "RELU6": K.RELU_6, "RELU_N1_TO_1": K.RELU_1}
 
@@ -38,18 +41,15 @@ class Builder(ViewSteps, ZeroTensors):
     def __init__(
         self,
         graph: ir.Graph,
-        fmt: str,
-        mli_version: str,
-        layout: str,
-        overrides: dict,
+        settings: Settings,
         weights_only: bool,
         ranges: dict,
         source: str,
     ):
-        self.target, layout = check_options(fmt, mli_version, layout.lower(), overrides)
-        self.g, self.fmt, self.layout = graph, fmt, layout
+        self.target, self.layout = settings.target, settings.layout
+        self.g, self.fmt = graph, settings.format
         self.weights_only, self.ranges, self.source = weights_only, ranges, source
-        self.overrides = dict(overrides)
+        self.overrides = dict(settings.overrides)
         self.tensors: dict[str, MliTensor] = {}
         self.layers: list[MliLayer] = []
         self.primary: dict[int, str] = {}  # TFLite tensor -> its MLI tensor
@@ -128,7 +128,7 @@ class Builder(ViewSteps, ZeroTensors):
         return layer
 
     def fallback(self, op: ir.Op, kernel, inputs, outputs, **kw) -> MliLayer:
-        """A layer running fallback C (`mlitool.fallback.FallbackKernel`) instead of MLI."""
+        """A layer running fallback C (`mlitool.mli.fallback.FallbackKernel`) instead of MLI."""
         if not self.target.offers("fallback"):
             raise self.no_kernel(op, "fallback", self.layer_format(op))
         layer = MliLayer(

@@ -2,7 +2,7 @@
 
 A check takes a `Subject` (graph, op, MLI version, layout) and returns None when the op passes,
 else the fields its docstring's first paragraph is formatted with: that text is the message.
-An op's OpSpec lists its checks in order (mlitool/optable/); support.py runs the common checks
+An op's OpSpec lists its checks in order (mlitool/ops/); support.py runs the common checks
 then those, and reports the first refusal.
 """
 

@@ -10,8 +10,8 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli import views as V
 from mlitool.mli.lower.params import real
-from mlitool.mli.passes.as_conv import depthwise_as_conv, fc_as_conv, fc_rows
 from mlitool.ops import spec as opspec
+from mlitool.passes.as_conv import depthwise_as_conv, fc_as_conv, fc_rows
 
 # The per-row zero points that turn argmax offsets into indices are int16.
 ARGMAX_MAX_ZERO_POINT = 32767

@@ -4,7 +4,7 @@ TFLite's broadcasting; `batch_matmul8`: int8 BATCH_MATMUL.
 Shapes are aligned right, as TFLite broadcasts (an operand's missing leading dimensions are 1);
 an operand's extent-1 dimension repeats its element, through a zero stride. Strides come from
 each tensor's mem_stride, so the operands may be views. The arithmetic is that of
-`mlitool.execute.binary` / `mlitool.execute.batch_matmul` on the same config, whose fields the
+`mlitool.ops.binary.reference` / `mlitool.ops.binary.batch_matmul` on the same config, whose fields the
 lowering computes as TFLite's Prepare() does.
 """
 

@@ -3,7 +3,7 @@ ADD, SUB, MUL, MAXIMUM, MINIMUM where MLI's route refuses (an activation broadca
 constant: MLI's element-wise kernels take equal shapes or a scalar, and the runtime moves views
 of activations only). Both operands keep their own shapes (a constant is not materialized at the
 output's); the kernel broadcasts. Every number of the config is computed here as TFLite's
-Prepare() computes it (`mlitool.execute.binary`, `mlitool.execute.batch_matmul`).
+Prepare() computes it (`mlitool.ops.binary.reference`, `mlitool.ops.binary.batch_matmul`).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from mlitool.ops.binary.c_kernel import BATCH_MATMUL8, BINARY8
 from mlitool.ops.common import fallback_checks as FB
 
 SA8 = ElType.SA8
-# DIV's last shift (mlitool.execute.binary) is covered for output multipliers in this range
+# DIV's last shift (mlitool.ops.binary.reference) is covered for output multipliers in this range
 DIV_SHIFTS = (-24, 22)
 
 

@@ -3,7 +3,7 @@ right-aligned broadcasting of every operand against the output.
 
 A bool tensor is one byte, 0 or 1: in MLI an SA8 tensor of scale 1 and zero point 0. compare8
 computes TFLite's reference arithmetic from the config lowering derives from the operands'
-parameters (`mlitool.execute.compare.scaling`): ((x + offset) << 8), a rounding doubling high
+parameters (`mlitool.ops.compare.reference.scaling`): ((x + offset) << 8), a rounding doubling high
 multiply by the multiplier, a rounding right shift by -shift; then the comparison `op`.
 """
 
@@ -76,7 +76,7 @@ static int32_t @FN@_scaled(int32_t x, int32_t offset, int32_t mult, int32_t shif
         int32_t u = @FN@_scaled(a[@FN@_at(in1, out, i)], cfg->offset1, cfg->mult1, cfg->shift1);
         int32_t v = @FN@_scaled(b[@FN@_at(in2, out, i)], cfg->offset2, cfg->mult2, cfg->shift2);
         int r;
-        switch (cfg->op) { /* the order of mlitool.execute.compare.CODES */
+        switch (cfg->op) { /* the order of mlitool.ops.compare.reference.CODES */
         case 0: r = u == v; break;
         case 1: r = u != v; break;
         case 2: r = u > v; break;

@@ -1,8 +1,8 @@
-"""Comparisons and SELECT / SELECT_V2 lowered onto fallback C (`mlitool.fallback.compare`).
+"""Comparisons and SELECT / SELECT_V2 lowered onto fallback C (`mlitool.ops.compare.c_kernel`).
 
 A bool tensor (a comparison's output, a SELECT's condition) is one byte, 0 or 1, held in MLI as
 an SA8 tensor of scale 1 and zero point 0. The comparison's config is what TFLite's Prepare
-derives from the operands' int8 parameters (`mlitool.execute.compare.scaling`); SELECT copies
+derives from the operands' int8 parameters (`mlitool.ops.compare.reference.scaling`); SELECT copies
 int8 values unchanged, as TFLite does.
 """
 
@@ -102,7 +102,7 @@ def _output(b: Builder, op: ir.Op) -> MliTensor:
 
 
 def comparison(code: int):
-    """The lowering of the comparison `code` (`mlitool.execute.compare.CODES`)."""
+    """The lowering of the comparison `code` (`mlitool.ops.compare.reference.CODES`)."""
 
     def lower_compare(b: Builder, op: ir.Op, fmt: str) -> None:
         """GREATER, ..., EQUAL of two int8 operands: the rescaled operands compared

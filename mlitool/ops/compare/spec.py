@@ -63,7 +63,7 @@ def select_shapes(g: ir.Graph, op: ir.Op) -> Iterator[V.Problem]:
         )
 
 
-# Each comparison with its code in mlitool.execute.compare.CODES (the fallback C's switch).
+# Each comparison with its code in mlitool.ops.compare.reference.CODES (the fallback C's switch).
 for _name, _code in (
     ("EQUAL", 0),
     ("NOT_EQUAL", 1),

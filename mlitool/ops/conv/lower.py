@@ -15,8 +15,6 @@ from mlitool.mli import quant as Q
 from mlitool.mli.kinds import KINDS
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import layer_kind
-from mlitool.mli.passes.as_conv import AS_CONV, HWC_ROWS
-from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.types import FORMATS, ElType, MliTensor, Role
 from mlitool.ops.conv.encoding import (
     clamp_degenerate,
@@ -26,6 +24,8 @@ from mlitool.ops.conv.encoding import (
     sa32_bias,
     sa_weight_params,
 )
+from mlitool.passes.as_conv import AS_CONV, HWC_ROWS
+from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 
 
 def lower_mac(b: Builder, op: ir.Op, fmt: str) -> None:

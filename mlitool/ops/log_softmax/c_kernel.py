@@ -2,7 +2,7 @@
 
 cfg: `multiplier` / `shift` scale input differences to Q5.26, `reverse_multiplier` /
 `reverse_shift` take a Q5.26 value back to input steps, `diff_min` is the smallest difference
-that counts; lowering computes them as TFLite's Prepare() does (`mlitool.execute.log_softmax.
+that counts; lowering computes them as TFLite's Prepare() does (`mlitool.ops.log_softmax.reference.
 prepare`). Per row: the max; the Q12.19 sum of gemmlowp's exp of every difference; TFLite's
 fixed-point log of it; each output is (difference in Q5.26 - log) rounded to Q4 + 127, or -128
 at or below the difference that maps to log - 32. Integer arithmetic only; the numpy twin is

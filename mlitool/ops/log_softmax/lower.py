@@ -1,5 +1,5 @@
 """LOG_SOFTMAX onto the `log_softmax8` fallback C: TFLite's int8 arithmetic over the last axis,
-its numbers computed here by `mlitool.execute.log_softmax.prepare` from the input scale, as
+its numbers computed here by `mlitool.ops.log_softmax.reference.prepare` from the input scale, as
 TFLite's Prepare() does. The kernel writes TFLite's fixed output parameters (scale 16/256, zero
 point 127); where the model wants others (a calibrated float model) a convert follows.
 """

@@ -10,7 +10,7 @@ kernels compute it.
   (`log_x_ge_1`), and writes (difference - log) in Q4 rounded, + 127; differences at or below
   the reverse-scaled (log - 32) give -128.
 
-The fallback C (`mlitool.fallback.log_softmax`) computes the same integers from `prepare`'s
+The fallback C (`mlitool.ops.log_softmax.c_kernel`) computes the same integers from `prepare`'s
 numbers, and its numpy twin is `log_softmax_int8` itself.
 """
 

@@ -7,7 +7,7 @@ MultiplyByQuantizedMultiplier(acc - `bias`, `multiplier`, `shift`) + `out_zp` (M
 input zero point * count, the multiplier with 1/count folded in as TFLite's QuantizedMeanOrSum;
 MAX / MIN of a calibrated float model: `bias` = input zero point); 2, float32 as LiteRT's builtin
 SUM: roundf(acc * `fscale` + `fbias`) + `out_zp` (float32 bit patterns in int32 fields).
-Lowering computes them as TFLite does (`mlitool.execute.reduce`). Output element o is the o-th
+Lowering computes them as TFLite does (`mlitool.ops.reduce.reference`). Output element o is the o-th
 in row-major order of the kept dimensions: its order in the output with or without keep_dims.
 """
 

@@ -13,7 +13,7 @@ and tflite execution modes, as LiteRT's reference kernels compute them (reduce.c
 - REDUCE_MAX / REDUCE_MIN: TFLite requires equal input and output parameters; the result is the
   largest (smallest) stored value.
 
-The fallback lowering (`mlitool.mli.lower.fallback_reduce`) takes its multiplier from
+The fallback lowering (`mlitool.ops.reduce.lower`) takes its multiplier from
 `mean_or_sum_multiplier`, so C, the mli executor and tflite mode compute one thing.
 """
 

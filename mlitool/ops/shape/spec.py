@@ -2,9 +2,10 @@
 (STRIDED_SLICE is a slice, in `movement`; GATHER and TILE are index gathers, in `gather`).
 
 Keras exports with a dynamic batch compute every Flatten / Reshape target with them on int32
-tensors; constant folding evaluates those with these kernels, so they leave the graph before
-the support check. One kernel serves both modes (`reference.py`): they move or count elements;
-PACK and UNPACK on activations become MLI concatenation and views.
+tensors; constant folding (`mlitool.passes.constant_fold`) evaluates those with these kernels,
+so they leave the graph before the support check. One kernel serves both modes
+(`reference.py`): they move or count elements; PACK and UNPACK on activations become MLI
+concatenation and views.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The element-wise unary ops besides ELU (`mlitool.optable.unary` registers them): their float32 functions and
+"""The element-wise unary ops besides ELU (`mlitool.ops.unary.spec` registers them): their float32 functions and
 TFLite's int8 arithmetic as functions of the int8 input values.
 
 HARD_SWISH, RSQRT, SQRT, ABS and NEG compute in integers (or, SQRT, in float32 per element)

@@ -3,7 +3,7 @@
 TFLite's POW kernel takes float32 (std::pow per element, with broadcasting) and int32 only; an
 int8 model holds it as a float island (DEQUANTIZE -> POW(x, constant) -> QUANTIZE), which import
 folds into the op on the int8 tensors carrying the island's 256 results
-(`mlitool.tflite.islands`, `ISLAND_TABLE`): tflite mode reads that table.
+(`mlitool.passes.islands`, `ISLAND_TABLE`): tflite mode reads that table.
 """
 
 from __future__ import annotations

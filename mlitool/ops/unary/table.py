@@ -2,7 +2,7 @@
 
 Each `Unary` gives the op's real function (float mode, float32 as TFLite's float kernels) and,
 for int8 tensors, TFLite's integer arithmetic as a function of the int8 input values. The
-fallback lowering tabulates that same function over -128..127 (`mlitool.fallback.lut`), so the
+fallback lowering tabulates that same function over -128..127 (`mlitool.ops.unary.c_kernel`), so the
 emitted C, the `mli` executor and tflite mode compute one thing.
 
 `lut_populate` is TFLite's table construction for the ops its int8 kernels evaluate in float
@@ -31,7 +31,7 @@ ISLAND_TABLE = ir.ISLAND_TABLE  # the option a fused float island carries
 
 @dataclass(frozen=True)
 class Unary:
-    """One element-wise unary op; `mlitool.optable` registers it (`unary_op`)."""
+    """One element-wise unary op; `mlitool.ops` registers it (`unary_op`)."""
 
     name: str  # the TFLite op
     real: Callable[[np.ndarray], np.ndarray]  # float32 -> float32
@@ -48,7 +48,7 @@ class Unary:
     def int8_function(self, op: ir.Op, qin: QParams, qout: QParams, tflite=True) -> Int8Fn:
         """TFLite's int8 arithmetic for these input / output parameters; with `tflite` False
         (a float model quantized by mlitool) the table of the real function. A float island
-        folded at import (`mlitool.tflite.islands`) carries its own table."""
+        folded at import (`mlitool.passes.islands`) carries its own table."""
         island = op.options.get(ISLAND_TABLE)
         if island is not None:
             table = np.asarray(island, dtype=np.int8)

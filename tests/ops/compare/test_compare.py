@@ -13,7 +13,7 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
@@ -230,7 +230,7 @@ def test_calibrated_select_follows_the_float_model(tmp_path):
     """Where every condition agrees with the float model's, the output is that of the float
     model within 2.5 LSB (RELU, SELECT and RELU each requantize once); copying x and y with
     their own calibrated parameters is off by 32 LSB on this data."""
-    from mlitool.pipeline import ModelOptions, load
+    from mlitool.pipeline import ModelOptions, load, settle
 
     path = _chain_model(tmp_path, float32=True)
     rng = np.random.default_rng(4)
@@ -238,7 +238,7 @@ def test_calibrated_select_follows_the_float_model(tmp_path):
     np.savez(
         cal, **{n: rng.uniform(-3, 3, (16, 1, 4, 4, 8)).astype(np.float32) for n in ("t0", "t1")}
     )
-    g, model = load(path, ModelOptions(format="sa8", calibration=cal))
+    g, model = load(path, settle(ModelOptions(format="sa8", calibration=cal)))
     xs = {i: rng.uniform(-3, 3, (64, 1, 4, 4, 8)).astype(np.float32) for i in g.inputs}
     ours, _ = run_mli(g, model, xs, arith_for("vpx"), keep=True)
     ref = run_graph(g, xs, "float", keep=True)

@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from mlitool.errors import UnsupportedError
-from mlitool.mli.lower import lower, unsupported_ops
+from mlitool.mli.lower.driver import lower
+from mlitool.mli.lower.support import unsupported_ops
 from mlitool.mli.target import MLI11
 from mlitool.pipeline import read
 from tests.support.tconv_models import PADDING, tconv_model, tconv_tensors

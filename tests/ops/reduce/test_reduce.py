@@ -12,7 +12,7 @@ import pytest
 from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import builtin_outputs, reduce_reference, reference_outputs

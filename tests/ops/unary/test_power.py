@@ -13,7 +13,7 @@ from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
 from mlitool.ir import ISLAND_TABLE
-from mlitool.mli.lower import lower
+from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from mlitool.tflite.reader import read_model
 from tests.support import runtime_harness as H

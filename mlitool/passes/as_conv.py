@@ -8,8 +8,8 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir
-from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING
-from mlitool.mli.target import Target
+from mlitool.passes.context import PassContext
+from mlitool.passes.pad_fusion import EXPLICIT_PADDING
 
 # Options a rewritten op carries (read by mac.py):
 AS_CONV = "as_conv"  # why the model's op runs as conv2d, for the layer's notes
@@ -37,7 +37,7 @@ def fc_as_conv(graph: ir.Graph, op: ir.Op) -> bool:
     return op.type == "FULLY_CONNECTED" and fc_rows(graph, op) > 1
 
 
-def depthwise_one_channel_as_conv(graph: ir.Graph, target: Target) -> ir.Graph:
+def depthwise_one_channel_as_conv(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     """DEPTHWISE_CONV_2D over one input channel (weights (1, Kh, Kw, Cout)) becomes a CONV_2D
     with weights (Cout, Kh, Kw, 1), per-axis quantization moved from axis 3 to 0; same options.
 
@@ -56,7 +56,7 @@ def depthwise_one_channel_as_conv(graph: ir.Graph, target: Target) -> ir.Graph:
     return _rewrite(graph, depthwise_as_conv, rewrite)
 
 
-def fc_rows_as_conv(graph: ir.Graph, target: Target) -> ir.Graph:
+def fc_rows_as_conv(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     """FULLY_CONNECTED over several rows (weights (M, N)) becomes a 1x1 CONV_2D with weights
     (M, 1, 1, N), stride 1, no padding, the same fused activation, and `hwc_rows` = rows: its
     input and output stay the model's tensors, which lowering shows to the kernel as

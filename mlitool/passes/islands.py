@@ -11,7 +11,7 @@ DEQUANTIZE in float32, the float kernel, QUANTIZE's division and rounding). tfli
 `mli` executor and the fallback C (`lut8`) then read that table; float mode runs the op's
 float function on the real values, as before.
 
-It runs at import (`pipeline.fold_model`) for the reason the upsampling rewrite does: every
+It is a model-stage pass (`runner.PASSES`) for the reason the upsampling rewrite does: every
 stage sees one graph. The op keeps its own index; DEQUANTIZE and QUANTIZE are listed as the ops
 it replaces (`REWRITTEN_FROM`, `inspect`).
 """
@@ -25,7 +25,8 @@ import numpy as np
 from mlitool import ir
 from mlitool.ir import ISLAND_TABLE
 from mlitool.ops import spec as opspec
-from mlitool.tflite.upsampling import REWRITTEN_FROM
+from mlitool.passes.context import PassContext
+from mlitool.passes.upsampling import REWRITTEN_FROM
 
 
 def _per_tensor_int8(t: ir.Tensor) -> bool:
@@ -51,9 +52,10 @@ def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
     )
 
 
-def fuse_float_islands(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[str]]]:
-    """(`graph` with each DEQUANTIZE -> element-wise op -> QUANTIZE of int8 tensors replaced by
-    the op on the int8 tensors, {label of the op: labels of the ops it replaces}). A DEQUANTIZE
+def fuse_float_islands(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
+    """`graph` with each DEQUANTIZE -> element-wise op -> QUANTIZE of int8 tensors replaced by
+    the op on the int8 tensors (`ctx.rewritten`: label of the op -> labels of the ops it
+    replaces). A DEQUANTIZE
     read by several such islands goes with them, only when every reader is one."""
     consumers, outputs = graph.consumers(), set(graph.outputs)
     replaced: dict[int, ir.Op | None] = {}
@@ -82,9 +84,10 @@ def fuse_float_islands(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[str]]]
             replaced.update({quant.index: None, op.index: fused})
             rewrites[fused.label] = labels
     if not rewrites:
-        return graph, {}
+        return graph
+    ctx.rewritten.update(rewrites)
     ops = [replaced.get(op.index, op) for op in graph.ops]
-    return dataclasses.replace(graph, ops=[o for o in ops if o is not None]), rewrites
+    return dataclasses.replace(graph, ops=[o for o in ops if o is not None])
 
 
 def _island(graph: ir.Graph, op: ir.Op, consumers) -> tuple[ir.Op, ir.Op] | None:

@@ -1,4 +1,4 @@
-"""Import-time folding: float16 weights behind DEQUANTIZE become float32 constants.
+"""Model pass: float16 weights behind DEQUANTIZE become float32 constants.
 
 TFLite's float16 quantization stores weights as float16 constants, each behind a DEQUANTIZE op
 that the interpreter evaluates once. Folding them at import makes the weights what every later
@@ -14,9 +14,10 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir
+from mlitool.passes.context import PassContext
 
 
-def fold_float16_dequantize(graph: ir.Graph) -> ir.Graph:
+def fold_float16_dequantize(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     """`graph` with every DEQUANTIZE of a float16 constant folded into a float32 constant (the
     same graph when there is none; the file's graph is left as read)."""
     tensors, keep = list(graph.tensors), []

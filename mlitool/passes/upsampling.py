@@ -10,9 +10,9 @@ the chain moves elements, not by op names: the chain is run on the elements' own
 compared with the positions TFLite's resize computes (`shape_ops.nearest_sources`, its float32
 arithmetic), so the rewrite is exact, and every dtype and quantization is kept (both copy bytes).
 
-Why at import (`pipeline.fold_model`, after constant folding): every stage then sees the one op
+Why in the model stage (`runner.PASSES`, after constant folding): every stage then sees the one op
 (validation, the support check, lowering, inspect, the executors), so no consumer meets the TILE
-the chain contained, which has no lowering of its own; the graph passes of `mlitool.mli.passes`
+the chain contained, which has no lowering of its own; the lowering-stage passes
 run after the support check, which would refuse that TILE first. It runs after constant folding
 because the RESHAPE targets of a dynamic-batch export are only known then. The new op keeps the
 index of the chain's first op (as `inspect` shows it and config overrides name it) and lists the
@@ -27,14 +27,16 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.geometry import nearest_sources
+from mlitool.passes.context import PassContext
 
 REWRITTEN_FROM = "rewritten_from"  # option of the new op: labels of the ops it replaces
 _MOVES = ("EXPAND_DIMS", "RESHAPE", "TILE")
 
 
-def fuse_tiled_upsampling(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[str]]]:
-    """(`graph` with each nearest-upsampling chain replaced by one RESIZE_NEAREST_NEIGHBOR,
-    {label of the new op: labels of the ops it replaces}); the same graph when there is none."""
+def fuse_tiled_upsampling(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
+    """`graph` with each nearest-upsampling chain replaced by one RESIZE_NEAREST_NEIGHBOR
+    (`ctx.rewritten`: label of the new op -> labels of the ops it replaces); the same graph
+    when there is none."""
     consumers = graph.consumers()
     tensors, replaced, rewrites = list(graph.tensors), {}, {}
     for op in graph.ops:
@@ -61,9 +63,10 @@ def fuse_tiled_upsampling(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[str
         replaced[op.index] = resize
         rewrites[resize.label] = labels
     if not rewrites:
-        return graph, {}
+        return graph
+    ctx.rewritten.update(rewrites)
     ops = [replaced.get(op.index, op) for op in graph.ops]
-    return dataclasses.replace(graph, tensors=tensors, ops=[op for op in ops if op]), rewrites
+    return dataclasses.replace(graph, tensors=tensors, ops=[op for op in ops if op])
 
 
 def _chain(graph: ir.Graph, first: ir.Op, consumers) -> list[ir.Op]:

@@ -15,7 +15,7 @@ chain by the conv alone with dilation b, on the chain's input, where that is exa
 Each output is the same sum of the same integer products with the same per-channel requantization,
 so the result is bit for bit what TFLite computes. The conv keeps its index; the
 EXPAND_DIMS / RESHAPE around it stay (views), writing new tensors of the right shapes; S2B and B2S are listed as
-replaced (`REWRITTEN_FROM`, `inspect`). Runs at import (`pipeline.fold_model`) after constant
+replaced (`REWRITTEN_FROM`, `inspect`). A model-stage pass (`runner.PASSES`) after constant
 folding, like the upsampling rewrite, so every stage sees the one graph.
 """
 
@@ -26,12 +26,13 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir
-from mlitool.tflite.upsampling import REWRITTEN_FROM, _same_type
+from mlitool.passes.context import PassContext
+from mlitool.passes.upsampling import REWRITTEN_FROM, _same_type
 
 
-def fuse_space_to_batch_conv(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[str]]]:
-    """(`graph` with each S2B -> conv -> B2S chain replaced by one dilated CONV_2D,
-    {label of the conv: labels of the ops it replaces})."""
+def fuse_space_to_batch_conv(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
+    """`graph` with each S2B -> conv -> B2S chain replaced by one dilated CONV_2D
+    (`ctx.rewritten`: label of the conv -> labels of the ops it replaces)."""
     consumers = graph.consumers()
     tensors, new_ops, rewrites = list(graph.tensors), {}, {}
     for op in graph.ops:
@@ -43,9 +44,10 @@ def fuse_space_to_batch_conv(graph: ir.Graph) -> tuple[ir.Graph, dict[str, list[
         chain, block = found
         rewrites.update(_rewrite(graph, chain, block, tensors, new_ops))
     if not rewrites:
-        return graph, {}
+        return graph
+    ctx.rewritten.update(rewrites)
     ops = [new_ops.get(op.index, op) for op in graph.ops]
-    return dataclasses.replace(graph, tensors=tensors, ops=[o for o in ops if o]), rewrites
+    return dataclasses.replace(graph, tensors=tensors, ops=[o for o in ops if o])
 
 
 def _const(graph: ir.Graph, op: ir.Op, slot: int) -> np.ndarray | None:

@@ -8,14 +8,14 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.geometry import tflite_padding
-from mlitool.mli.target import Target
+from mlitool.passes.context import PassContext
 
 # Options a fused convolution carries (read by mac.py):
 EXPLICIT_PADDING = "explicit_padding"  # (top, bottom, left, right): replaces TFLite's padding
 FUSED_PAD = "fused_pad"  # the label of the PAD op taken in, for the layer's note
 
 
-def fuse_pad_into_conv(graph: ir.Graph, target: Target) -> ir.Graph:
+def fuse_pad_into_conv(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     """PAD / PADV2 -> CONV_2D / DEPTHWISE_CONV_2D becomes the convolution alone, reading the PAD's
     input, with the total padding (the PAD's plus the convolution's own SAME padding) in its
     `explicit_padding` option; the PAD op is dropped.
@@ -25,7 +25,7 @@ def fuse_pad_into_conv(graph: ir.Graph, target: Target) -> ir.Graph:
     (`fuses_pad_into_conv`), the PAD's output is read by that convolution alone (not a model
     output), pads H and W only, fills real zero, and each side stays smaller than the kernel's
     extent (MLI's limit)."""
-    if not target.fuses_pad_into_conv:
+    if not ctx.target.fuses_pad_into_conv:
         return graph
     consumers = graph.consumers()
     fused: dict[int, ir.Op] = {}  # conv index -> the rewritten conv

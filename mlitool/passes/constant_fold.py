@@ -1,4 +1,4 @@
-"""Constant folding at import: shape arithmetic of dynamic-batch exports becomes constants.
+"""Constant folding (a model-stage pass): shape arithmetic of dynamic-batch exports becomes constants.
 
 Keras exports with a dynamic batch (shape signature -1 in the batch) compute every Flatten /
 Reshape target at run time: SHAPE -> STRIDED_SLICE -> PACK -> RESHAPE on int32 tensors (also
@@ -12,8 +12,8 @@ shape its validation check computes.
 
 Why here, right after reading and before validation (`pipeline.read`, for every command): the
 validation refuses the run-time shapes this resolves, and every later stage (validation, the
-support check, lowering, the executors) then sees one static graph; the graph passes of
-`mlitool.mli.passes` run after the support check, which is too late. An op is evaluated only
+support check, lowering, the executors) then sees one static graph; the lowering-stage passes
+run after the support check, which is too late. An op is evaluated only
 when its arity and options are sound and its kernel accepts it; otherwise it is left for the
 validation to report. Op indices keep the file's numbering (as `inspect` shows them and config
 overrides name them).
@@ -29,6 +29,7 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
 from mlitool.ops import spec as opspec
+from mlitool.passes.context import PassContext
 from mlitool.tflite.validate import runtime_shaped
 from mlitool.tflite.validate_ops import arity, options_table
 
@@ -43,9 +44,17 @@ class Folding:
     removed: tuple[str, ...] = ()
 
 
-def fold_constants(graph: ir.Graph) -> tuple[ir.Graph, Folding]:
-    """(`graph` with its batch fixed to 1 and its constant ops folded, what changed); the same
-    graph when nothing changes (the file's graph is left as read)."""
+def fold_constants(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
+    """`graph` with its batch fixed to 1 and its constant ops folded, what changed recorded in
+    `ctx`; the same graph when nothing changes (the file's graph is left as read)."""
+    g, done = _fold_constants(graph)
+    ctx.batch_fixed += done.batch_fixed
+    ctx.folded += done.folded
+    ctx.removed += done.removed
+    return g
+
+
+def _fold_constants(graph: ir.Graph) -> tuple[ir.Graph, Folding]:
     tensors = [_batch_fixed(t) for t in graph.tensors]
     batch = tuple(graph.tensors[i].name for i in graph.inputs if tensors[i] is not graph.tensors[i])
     g = dataclasses.replace(graph, tensors=tensors, ops=list(graph.ops))

@@ -1,0 +1,91 @@
+"""The graph passes, IR -> IR rewrites, in one ordered list (`PASSES`) run by one runner.
+
+Each pass is a function `(graph, ctx) -> graph` (`context.PassContext`) with a docstring saying
+what it rewrites and why, and belongs to one stage:
+
+- `MODEL`: right after reading, for every command (`pipeline.read`, and `inspect`, which shows
+  what they did): float16 weights folded, constant ops folded (the batch fixed to 1), nearest
+  upsampling and dilated convolutions through the batch as one op, an int8 model's float
+  islands as the int8 op. What they change every later stage sees: validation, the support
+  check, lowering, the executors. No option is settled yet: `ctx.target` is None.
+- `LOWERING`: between the support check and lowering (`mli.lower.driver`), with the target:
+  PAD fusion, ops MLI runs as conv2d.
+
+They run in the order of `PASSES` (one list, as Vela's graph optimiser lists its rewrites), each
+stage on a shallow copy: the caller's graph (which inspect, report and the executors read) is
+never changed.
+
+A rewritten op keeps its index; an op a pass makes of another (a different type) has that
+model's op as its `origin` (ir.Op), so layers, labels and per-layer overrides still name the
+model's op. What a pass decided for lowering it records in the op's options (documented by the
+pass). The support check, `facts.layer_kind` and inspect read the model's graph: the
+predicates that choose a rewrite live with the pass (as_conv.py), and layer_kind asks them.
+
+Lowering then selects kernels and encodes numbers. What stays there: a fused activation a
+kernel cannot apply (`Builder.relu_after`). As a pass it would be a RELU op after the kernel,
+reading a new pre-activation tensor, and the emitted bytes would change: MLI tensors are
+defined in the .c and listed in the .json in the order lowering makes them, and today the
+model's output comes first (before the weights, bias and the `_pre_act` copy of a one-row
+FULLY_CONNECTED on MLI 1.x); the kernel op, lowered before the inserted RELU, would make its
+pre-activation tensor first and the output last. The copy also carries parameters lowering
+sets after encoding (FX frac bits lowered for the accumulator, max pool's `_krn` output whose
+convert then follows the relu), and a RELU lowered on its own notes the parameters it copies.
+Keeping those bytes would take lowering one op while looking at the next: the cross-op state
+this stage removes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import NamedTuple
+
+from mlitool import ir
+from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
+from mlitool.passes.constant_fold import fold_constants
+from mlitool.passes.context import PassContext
+from mlitool.passes.dilated import fuse_space_to_batch_conv
+from mlitool.passes.float16 import fold_float16_dequantize
+from mlitool.passes.islands import fuse_float_islands
+from mlitool.passes.pad_fusion import fuse_pad_into_conv
+from mlitool.passes.upsampling import fuse_tiled_upsampling
+
+__all__ = ["LOWERING", "MODEL", "PASSES", "GraphPass", "run_passes"]
+
+MODEL = "model"  # after reading, for every command
+LOWERING = "lowering"  # on lowering's copy, with the target
+
+
+class GraphPass(NamedTuple):
+    stage: str  # MODEL | LOWERING
+    run: Callable[[ir.Graph, PassContext], ir.Graph]
+
+
+PASSES = (
+    GraphPass(MODEL, fold_float16_dequantize),
+    GraphPass(MODEL, fold_constants),
+    GraphPass(MODEL, fuse_tiled_upsampling),  # after folding: RESHAPE targets known
+    GraphPass(MODEL, fuse_space_to_batch_conv),
+    GraphPass(MODEL, fuse_float_islands),
+    GraphPass(LOWERING, fuse_pad_into_conv),
+    GraphPass(LOWERING, depthwise_one_channel_as_conv),
+    GraphPass(LOWERING, fc_rows_as_conv),
+)
+
+
+def run_passes(
+    graph: ir.Graph, ctx: PassContext, stage: str, passes: tuple[GraphPass, ...] = PASSES
+) -> ir.Graph:
+    """`graph` rewritten in order by the `passes` of `stage` (a shallow copy: tensors and
+    untouched ops are shared, the op list is the copy's own); what they did is in `ctx`."""
+    g = dataclasses.replace(
+        graph,
+        ops=list(graph.ops),
+        tensors=list(graph.tensors),
+        inputs=list(graph.inputs),
+        outputs=list(graph.outputs),
+    )
+    for p in passes:
+        if p.stage == stage:
+            g = p.run(g, ctx)
+    return g
