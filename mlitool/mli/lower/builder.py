@@ -4,8 +4,10 @@
 tensor (`primary`, plus format `variants`). Its steps: `produce` / `use` activation tensors
 (inserting "convert" layers where the format changes), `kernel_output` / `finish` where a kernel
 leaves other output parameters than the model expects, `relu_after` for fused activations a
-kernel cannot apply, and the encoding of constant operands; views and copies come from
-`ViewSteps` (view_steps.py).
+kernel cannot apply, and the encoding of constant operands; views and copies (`view_layer`: a
+layer without a call that shows a tensor in another shape, `mov`: an mli_mov copy, `derived`
+tensors, `dense` / `dense_view`: a contiguous copy where a strided view cannot be used,
+`shaped_output`, `consumer_needs_dense`); FX frac bits of all-zero tensors (`zero_frac_bits`).
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.mli import kernels as K
 from mlitool.mli import quant as Q
+from mlitool.mli import views as V
+from mlitool.mli.lower.facts import all_zero, layer_kind
+from mlitool.mli.lower.params import real as real_values
 from mlitool.mli.lower.params import same_params
-from mlitool.mli.lower.view_steps import ViewSteps
-from mlitool.mli.lower.zero_tensors import ZeroTensors
 from mlitool.mli.types import FORMATS, ElType, MliLayer, MliTensor, Role
+from mlitool.ops import spec as opspec
 
 if TYPE_CHECKING:
     from mlitool.settings import Settings
@@ -37,7 +41,7 @@ def act_el(fmt: str) -> ElType:
     return FORMATS[fmt][0]
 
 
-class Builder(ViewSteps, ZeroTensors):
+class Builder:
     def __init__(
         self,
         graph: ir.Graph,
@@ -389,3 +393,156 @@ class Builder(ViewSteps, ZeroTensors):
             q, _ = Q.fx_quantize(np.array(value), m.frac_bits, el.bits)
         m.data = np.asarray(q).reshape(())
         return self.add(m)
+
+    # --- views and copies ------------------------------------------------------------------
+
+    def view_layer(self, op: ir.Op, src: str, dst: str, why: str) -> None:
+        s, d = self.tensors[src], self.tensors[dst]
+        d.buffer = s.buffer or s.name
+        d.offset = s.offset
+        self.no_call_layer(op, [src], [dst], [f"view: {why}; no call, shares {d.buffer}'s memory"])
+
+    def no_call_layer(self, op: ir.Op, inputs: list[str], outputs: list[str], notes: list[str]):
+        """A "view" layer: no kernel call, its outputs are views the caller has placed."""
+        self.layers.append(
+            MliLayer(
+                index=op.index,
+                op_type=op.model_type,
+                kind="view",
+                kernel="",
+                inputs=inputs,
+                outputs=outputs,
+                notes=notes,
+            )
+        )
+
+    def mov(self, op: ir.Op, fmt: str, src: str, dst: str, offset, size, step, why: str) -> None:
+        kernel = self.target.kernel("copy", fmt, self.layout)
+        if kernel is None:
+            hint = ", --layout chw makes channel slices contiguous" if self.layout == "hwc" else ""
+            raise UnsupportedError(
+                f"{op.label}: {why}; MLI {self.target.version} has no copy kernel "
+                f"(mli_mov_* is MLI 2.x{hint})"
+            )
+        self.layers.append(
+            MliLayer(
+                index=op.index,
+                op_type=op.model_type,
+                kind="copy",
+                kernel=kernel,
+                inputs=[src],
+                outputs=[dst],
+                cfg_type="mli_mov_cfg_t",
+                cfg=V.mov_cfg(list(offset), list(size), list(step)),
+                notes=[f"copy: {why}"],
+            )
+        )
+
+    def derived(self, src: MliTensor, name: str, **changes) -> MliTensor:
+        """A new activation tensor like `src` (same parameters), registered; `changes` as for
+        dataclasses.replace (row-major strides unless given)."""
+        fields = {"role": Role.ACTIVATION, "mem_stride": None, "notes": [], **changes}
+        t = dataclasses.replace(src, name=name, **fields)
+        t.__post_init__()
+        self.add(t)
+        return t
+
+    def dense(self, op: ir.Op, fmt: str, src: MliTensor, why: str) -> MliTensor:
+        """`src` itself when it is dense, else a contiguous copy of it (mli_mov)."""
+        if V.is_dense(src):
+            return src
+        dense = self.derived(
+            src,
+            f"{src.name}_dense",
+            buffer=None,
+            offset=0,
+            capacity=None,
+            notes=["dense copy of a strided view"],
+        )
+        self.mov(op, fmt, src.name, dense.name, [0] * src.rank, src.shape, [1] * src.rank, why)
+        return dense
+
+    def dense_view(
+        self, op: ir.Op, fmt: str, src_name: str, shape: tuple[int, ...], why: str
+    ) -> str:
+        """`src` seen in `shape` (same elements, row-major): a view layer, after a dense copy
+        (mli_mov) when `src` is itself a strided view."""
+        src = self.dense(
+            op,
+            fmt,
+            self.tensors[src_name],
+            f"{why}: a view of a strided tensor needs a contiguous one",
+        )
+        if tuple(shape) == src.shape:
+            return src.name
+        t = self.derived(
+            src,
+            f"{src.name}_as_{'x'.join(map(str, shape))}",
+            shape=tuple(shape),
+            layout="HWC" if len(shape) == 3 else "",
+            notes=[why],
+        )
+        self.view_layer(op, src.name, t.name, why)
+        return t.name
+
+    def shaped_output(self, out: MliTensor, shape: tuple[int, ...], suffix: str) -> str:
+        """A tensor `NAME_suffix` a kernel writes in `shape` that a view layer then shows as
+        `out` (same elements, row-major)."""
+        return self.derived(
+            out,
+            f"{out.name}_{suffix}",
+            shape=shape,
+            layout="HWC" if len(shape) == 3 else "",
+            notes=[f"kernel output; '{out.name}' is a view of it"],
+        ).name
+
+    def consumer_needs_dense(self, idx: int, skip: ir.Op | None = None) -> str | None:
+        """Why TFLite tensor `idx` must stay contiguous (a model output, or a consumer whose
+        kernel needs it), or None."""
+        if idx in self.g.outputs:
+            return "model outputs are dense buffers the application reads"
+        for c in self.g.consumers().get(idx, []):
+            if c is skip or opspec.spec(c.type).reads_views:
+                continue  # views of strided tensors / mov copies are fine
+            kind = layer_kind(self.g, c)
+            if V.needs_dense_input(kind, self.target):
+                return f"its consumer {c.label} ({kind}) needs a contiguous input"
+        return None
+
+    # --- all-zero tensors in FX formats: any frac bits represent them exactly, but their scale
+    # may ask for more than C holds (a 16x8 GRU's zero state of scale 3.6e-43: 141 frac bits)
+    def zero_frac_bits(self, m: MliTensor, el: ElType) -> bool:
+        """Set FX frac bits on `m` when its TFLite tensor holds only zeros (returns whether it
+        does): any frac bits represent it, but its scale may ask for 141 (a GRU's zero state of
+        scale 3.6e-43), which C cannot hold. Read by an element-wise kernel, it takes the frac
+        bits of the other operand (else of the output), so the kernel shifts nothing more than
+        for that operand alone; otherwise those of a zero range."""
+        idx = m.source_index
+        if idx is None or not self._all_zero(idx):
+            return False
+        m.frac_bits, why = el.bits - 1, "those of a zero range"
+        for op in self._consumers.get(idx, [])[:1]:  # set by _all_zero
+            if not layer_kind(self.g, op).startswith("eltwise_"):
+                continue
+            others = [i for i in op.inputs[:2] if i != idx] + list(op.outputs[:1])
+            for j in others:
+                f = self._plain_frac_bits(j, el)
+                if f is not None and not self._all_zero(j):
+                    role = "output" if j in op.outputs else "other operand"
+                    m.frac_bits, why = f, f"those of the {role} of {op.label}"
+                    break
+        m.notes.append(f"all values are zero: any frac bits are exact; {m.frac_bits}, {why}")
+        return True
+
+    def _all_zero(self, idx: int) -> bool:
+        if self._producers is None:
+            self._producers, self._consumers = self.g.producers(), self.g.consumers()
+        return all_zero(self.g, idx, self.ranges, self._producers, self._zeros)
+
+    def _plain_frac_bits(self, idx: int, el: ElType) -> int | None:
+        """The frac bits TFLite tensor `idx` takes from its values or range (None: unknown)."""
+        t = self.g.tensors[idx]
+        if t.data is not None:
+            return Q.fx_frac_bits(np.max(np.abs(real_values(t)), initial=0.0), el.bits)
+        r = self.value_range(idx)
+        return None if r is None else Q.fx_frac_bits(max(abs(r[0]), abs(r[1])), el.bits)
