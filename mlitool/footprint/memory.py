@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mlitool import ir
-from mlitool.footprint.summary.cstructs import cfg_struct_bytes, tensor_struct_bytes
+from mlitool.footprint.cstructs import cfg_struct_bytes, tensor_struct_bytes
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of

@@ -17,7 +17,7 @@ from mlitool.mli.types import MliModel
 
 def footprint(graph: ir.Graph, mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]:
     """{"ram_bytes", "rom_bytes", "macs", "arena": {...}}: the arena as the runtime binds it."""
-    from mlitool.footprint.summary.memory import rom_bytes
+    from mlitool.footprint.memory import rom_bytes
     from mlitool.inspect.opstats import graph_totals
 
     if fast_memory is None:

@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass
 
 from mlitool import ir
-from mlitool.footprint.summary.memory import memory_report
+from mlitool.footprint.memory import memory_report
 from mlitool.mli.placement import FastPlan
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from mlitool import ir
-from mlitool.footprint.summary.memory import MemoryReport
+from mlitool.footprint.memory import MemoryReport
 from mlitool.mli.placement import FastPlan, plan_figures
 from mlitool.mli.types import MliModel
 from mlitool.report.arena_charts import arena_charts

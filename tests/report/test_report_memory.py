@@ -1,4 +1,4 @@
-"""ROM and RAM figures of `mlitool.footprint.summary.memory`, checked independently:
+"""ROM and RAM figures of `mlitool.footprint.memory`, checked independently:
 struct sizes and ROM bytes against gcc (-m32, as the 32-bit ARC target lays structs out), the arena
 placement against an independent overlap check, a live-bytes lower bound and a brute-force optimum.
 """
@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mlitool.footprint.summary.cstructs import cfg_struct, tensor_struct
-from mlitool.footprint.summary.memory import memory_report
+from mlitool.footprint.cstructs import cfg_struct, tensor_struct
+from mlitool.footprint.memory import memory_report
 from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
 from mlitool.mli.target import MLI2, MLI11, target_of
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
