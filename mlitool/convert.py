@@ -80,7 +80,7 @@ def convert(
         fast_memory=fast_memory,
     )
     result = summary(mli, written)
-    from mlitool.footprint.summary.summary import footprint, footprint_text
+    from mlitool.footprint.summary import footprint, footprint_text
 
     result["footprint"] = footprint(graph, mli, fast_memory)
     result["summary"] = footprint_text(result["footprint"])

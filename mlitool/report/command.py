@@ -110,7 +110,7 @@ def make_report(
         report.warnings,
     )
     from mlitool.convert import default_name
-    from mlitool.footprint.summary.summary import footprint, footprint_text
+    from mlitool.footprint.summary import footprint, footprint_text
     from mlitool.report.layer_names import layer_symbols, with_symbols
 
     report = with_symbols(report, layer_symbols(mli, default_name(model_path), budget is not None))
@@ -165,7 +165,7 @@ def _executed(
 ) -> tuple[list, list[Section], dict]:
     from mlitool.execute.mli.presets import describe
     from mlitool.execute.reference.inputs import sample_inputs
-    from mlitool.footprint.summary.summary import accuracy_text
+    from mlitool.footprint.summary import accuracy_text
     from mlitool.report.accuracy import accuracy_from_verify, sensitivity_section
     from mlitool.report.activations import observe_activations
     from mlitool.report.sensitivity import layer_sensitivity, steps

@@ -218,7 +218,7 @@ def _run_from(c: dict, old: _Lowered, were: list[dict], low: _Lowered, keep: boo
 def _lower_mix(c: dict, key: tuple, refused: bool = True) -> _Lowered | None:
     """The mix `key` lowered, with its memory plan; None when lowering refuses it (raised
     instead without `refused`)."""
-    from mlitool.footprint.summary.summary import footprint
+    from mlitool.footprint.summary import footprint
     from mlitool.mli.lower.driver import lower
 
     try:

@@ -46,7 +46,7 @@ def build_document(
     """The document from the comparison's `job` (what every batch was run with: the model, its
     ops and groups, the arith), `rows` and `outs` (the figures summed over the `n` samples)."""
     from mlitool.execute.mli.presets import describe
-    from mlitool.footprint.summary.summary import footprint
+    from mlitool.footprint.summary import footprint
     from mlitool.verify.classes import top1_blank
     from mlitool.verify.metrics import finite
 
@@ -206,7 +206,7 @@ def summary(doc: dict[str, Any], th: Thresholds, word: str, reasons: list[str]) 
     """The answer first, as one line: the verdict (`mlitool.verdict.judge`: FAIL with the
     thresholds missed, PASS, UNCHECKED when none was given), RAM, ROM, MACs and the output
     figures."""
-    from mlitool.footprint.summary.summary import accuracy_text, footprint_text
+    from mlitool.footprint.summary import accuracy_text, footprint_text
 
     given = th.given()
     if word == "FAIL":
