@@ -76,7 +76,7 @@ static int32_t @FN@_scaled(int32_t x, int32_t offset, int32_t mult, int32_t shif
         int32_t u = @FN@_scaled(a[@FN@_at(in1, out, i)], cfg->offset1, cfg->mult1, cfg->shift1);
         int32_t v = @FN@_scaled(b[@FN@_at(in2, out, i)], cfg->offset2, cfg->mult2, cfg->shift2);
         int r;
-        switch (cfg->op) { /* the order of mlitool.ops.compare.reference.CODES */
+        switch (cfg->op) { /* the order of mlitool.execute.compare.CODES */
         case 0: r = u == v; break;
         case 1: r = u != v; break;
         case 2: r = u > v; break;
