@@ -10,6 +10,7 @@ from pathlib import Path
 from mlitool import ir, op_families
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.mli.types import MliModel
+from mlitool.passes.runner import fold_model
 from mlitool.plumbing.progress import Progress
 from mlitool.settings import ModelOptions, Settings, settle
 
@@ -123,20 +124,6 @@ def read(model_path: Path) -> ir.Model:
     fold_model(model)
     check_graph(model.main, str(model_path))
     return model
-
-
-def fold_model(model: ir.Model) -> None:
-    """Rewrite `model`'s main graph by the model-stage graph passes (`mlitool.passes.runner`),
-    as every command sees it; what they did is recorded on the model."""
-    from mlitool.passes.context import PassContext
-    from mlitool.passes.runner import MODEL, run_passes
-
-    ctx = PassContext()
-    model.subgraphs[0] = run_passes(model.main, ctx, MODEL)
-    model.rewritten_ops = dict(ctx.rewritten)
-    model.batch_fixed = list(ctx.batch_fixed)
-    model.folded_ops = list(ctx.folded)
-    model.removed_ops = list(ctx.removed)
 
 
 def load(

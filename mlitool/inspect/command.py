@@ -12,8 +12,8 @@ from mlitool.inspect.model_style import detect_style, stored_constant, weight_in
 from mlitool.inspect.opstats import graph_totals, op_stats
 from mlitool.inspect.runs_as import runs_as
 from mlitool.ops import spec as opspec
+from mlitool.passes.runner import fold_model
 from mlitool.passes.upsampling import REWRITTEN_FROM
-from mlitool.pipeline import fold_model
 from mlitool.tflite.validate import problems
 
 
@@ -29,7 +29,7 @@ def summarize(model: ir.Model) -> dict[str, Any]:
     g = model.main
     producers = g.producers()
     stats = [op_stats(g, op, producers) for op in g.ops]
-    # convert validates and lowers the graph the model-stage passes made (pipeline.fold_model)
+    # convert validates and lowers the graph the model-stage passes made (passes.runner.fold_model)
     folded = ir.Model(model.path, [g])
     fold_model(folded)
     found = problems(folded.main)

@@ -6,7 +6,8 @@ Conventions:
   integer constants (shapes, axes, paddings, permutations) are configuration, not parameters.
   Weights stored compressed behind a DEQUANTIZE are counted at the DEQUANTIZE, once.
 * Weight bytes are the stored bytes of those parameters (int4 packs two per byte).
-* MACs (multiply-accumulates per inference) are counted for the matrix ops only:
+* MACs (multiply-accumulates per inference) are counted for the matrix ops only, by their
+  OpSpec's `macs` (in their family; `FOREIGN_MACS` below for ops mlitool has no OpSpec for):
     CONV_2D           N*Ho*Wo*Co * Kh*Kw*Ci      (Ci from the filter, so grouped conv is right)
     DEPTHWISE_CONV_2D N*Ho*Wo*Co * Kh*Kw
     TRANSPOSE_CONV    N*Hi*Wi*Ci * Kh*Kw*Co
@@ -24,18 +25,9 @@ from dataclasses import dataclass
 
 from mlitool import ir
 from mlitool.inspect.model_style import stored_constant, weight_input
+from mlitool.ops import spec as opspec
 
 _FLOAT = frozenset({"float16", "float32", "float64", "bfloat16"})
-_SEQUENCE_OPS = frozenset(
-    {
-        "UNIDIRECTIONAL_SEQUENCE_LSTM",
-        "LSTM",
-        "BIDIRECTIONAL_SEQUENCE_LSTM",
-        "UNIDIRECTIONAL_SEQUENCE_RNN",
-        "RNN",
-        "SVDF",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -78,30 +70,28 @@ def op_macs(graph: ir.Graph, op: ir.Op, producers: dict[int, ir.Op] | None = Non
     out = _shape(graph, op.outputs[0] if op.outputs else -1)
     if wshape is None or out is None:
         return 0
-    kind = op.type
-    if kind == "CONV_2D" and len(wshape) == 4:
-        return _prod(out) * wshape[1] * wshape[2] * wshape[3]
-    if kind == "DEPTHWISE_CONV_2D" and len(wshape) == 4:
-        return _prod(out) * wshape[1] * wshape[2]
-    if kind == "FULLY_CONNECTED" and len(wshape) == 2:
-        return _prod(out) * wshape[1]
-    if kind == "TRANSPOSE_CONV" and len(wshape) == 4:
-        inp = _shape(graph, op.inputs[2]) if len(op.inputs) > 2 else None
-        return 0 if inp is None else _prod(inp) * wshape[0] * wshape[1] * wshape[2]
-    if kind == "CONV_3D" and len(wshape) == 5:
-        return _prod(out) * wshape[0] * wshape[1] * wshape[2] * wshape[3]
-    if kind == "BATCH_MATMUL":
-        lhs = _shape(graph, op.inputs[0])
-        if lhs is None or not lhs:
-            return 0
-        k = lhs[-2] if op.options.get("adj_x") else lhs[-1]
-        return _prod(out) * k
-    if kind in _SEQUENCE_OPS:
-        inp = _shape(graph, op.inputs[0])
-        rows = _prod(inp[:-1]) if inp else 0
-        matrices = (stored_constant(graph, i, producers)[0] for i in op.inputs[1:])
-        return rows * sum(m.size for m in matrices if m is not None and len(m.shape) == 2)
-    return 0
+    spec = opspec.get(op.type)
+    count = spec.macs if spec is not None and spec.macs is not None else FOREIGN_MACS.get(op.type)
+    return 0 if count is None else count(graph, op, tuple(wshape), tuple(out))
+
+
+def sequence_macs(graph: ir.Graph, op: ir.Op, weights: tuple, out: tuple) -> int:
+    """LSTM / RNN / SVDF: (input rows) * the sizes of its constant weight matrices."""
+    inp = _shape(graph, op.inputs[0])
+    rows = prod(inp[:-1]) if inp else 0
+    matrices = (stored_constant(graph, i)[0] for i in op.inputs[1:])
+    return rows * sum(m.size for m in matrices if m is not None and len(m.shape) == 2)
+
+
+def _conv_3d_macs(graph: ir.Graph, op: ir.Op, w: tuple, out: tuple) -> int:
+    return prod(out) * w[0] * w[1] * w[2] * w[3] if len(w) == 5 else 0
+
+
+# Ops mlitool has no OpSpec for, counted for inspect's statistics (the others: OpSpec.macs).
+FOREIGN_MACS = {
+    "CONV_3D": _conv_3d_macs,
+    **dict.fromkeys(("LSTM", "BIDIRECTIONAL_SEQUENCE_LSTM", "RNN", "SVDF"), sequence_macs),
+}
 
 
 def graph_totals(graph: ir.Graph, stats: list[OpStats] | None = None) -> dict[str, int]:
@@ -122,7 +112,7 @@ def _shape(graph: ir.Graph, index: int) -> tuple[int, ...] | None:
     return None if t is None else t.shape
 
 
-def _prod(shape) -> int:
+def prod(shape) -> int:
     n = 1
     for d in shape:
         n *= int(d)

@@ -58,6 +58,9 @@ class OpSpec:
     lower: Callable | None = None  # (builder, op, format) -> None
     run: tuple[Callable | None, Callable | None] = (None, None)  # (float, tflite) kernels
     weights: tuple[str, ...] = ()  # slots of its weights, first present wins
+    # Multiply-accumulates per inference: (graph, op, weights shape, output shape) -> int, for
+    # the ops that multiply weights (inspect and the reports count them; None: 0).
+    macs: Callable | None = None
     # A leading dimension other than 1 is rows or time steps, not a batch: the op's arithmetic
     # is per element (views, element-wise ops, activations), so lowering keeps that dimension.
     # True, or a predicate (graph, op) -> bool for ops where it depends on the instance.

@@ -89,3 +89,14 @@ def run_passes(
         if p.stage == stage:
             g = p.run(g, ctx)
     return g
+
+
+def fold_model(model: ir.Model) -> None:
+    """Rewrite `model`'s main graph by the model-stage passes, as every command sees it; what
+    they did is recorded on the model (shown by `inspect`, carried into the MLI model)."""
+    ctx = PassContext()
+    model.subgraphs[0] = run_passes(model.main, ctx, MODEL)
+    model.rewritten_ops = dict(ctx.rewritten)
+    model.batch_fixed = list(ctx.batch_fixed)
+    model.folded_ops = list(ctx.folded)
+    model.removed_ops = list(ctx.removed)

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from mlitool import ir
+from mlitool.inspect.opstats import prod
 from mlitool.mli.lower import checks as C
 from mlitool.ops.binary import batch_matmul as BMM
 from mlitool.ops.binary import lower as FBB
@@ -63,6 +64,14 @@ def batch_matmul_shapes(g: ir.Graph, op: ir.Op) -> Iterator[V.Problem]:
         )
 
 
+def batch_matmul_macs(g: ir.Graph, op: ir.Op, w: tuple, out: tuple) -> int:
+    """(output elements) * K, K the depth the two operands share."""
+    x = g.tensor(op.inputs[0])
+    if x is None or not x.shape:
+        return 0
+    return prod(out) * (x.shape[-2] if op.options.get("adj_x") else x.shape[-1])
+
+
 fallback_op(
     "BATCH_MATMUL",
     ("input", "input2"),
@@ -74,4 +83,5 @@ fallback_op(
     checks=_CHECKS,
     lower=FBB.lower_batch_matmul,
     run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
+    macs=batch_matmul_macs,
 )

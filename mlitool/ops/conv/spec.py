@@ -5,6 +5,8 @@ bias encodings `encoding.py`), support checks `checks.py`."""
 
 from __future__ import annotations
 
+from mlitool import ir
+from mlitool.inspect.opstats import prod
 from mlitool.mli.lower import checks as C
 from mlitool.ops.conv import checks as CC
 from mlitool.ops.conv import float_mode as F
@@ -12,6 +14,27 @@ from mlitool.ops.conv import lower
 from mlitool.ops.conv import tflite_mode as TM
 from mlitool.ops.spec import OpSpec, register
 from mlitool.tflite import validate_weighted as V
+
+
+# Multiply-accumulates per inference (inspect, reports), from the weights' and output's shapes.
+def _conv_macs(g: ir.Graph, op: ir.Op, w: tuple, out: tuple) -> int:
+    """N*Ho*Wo*Co * Kh*Kw*Ci (Ci from the filter, so a grouped convolution counts right)."""
+    return prod(out) * w[1] * w[2] * w[3] if len(w) == 4 else 0
+
+
+def _depthwise_macs(g: ir.Graph, op: ir.Op, w: tuple, out: tuple) -> int:
+    return prod(out) * w[1] * w[2] if len(w) == 4 else 0
+
+
+def _fc_macs(g: ir.Graph, op: ir.Op, w: tuple, out: tuple) -> int:
+    return prod(out) * w[1] if len(w) == 2 else 0
+
+
+def _transpose_conv_macs(g: ir.Graph, op: ir.Op, w: tuple, out: tuple) -> int:
+    """N*Hi*Wi*Ci * Kh*Kw*Co: every input element meets the whole filter once."""
+    x = g.tensor(op.inputs[2]) if len(op.inputs) > 2 else None
+    return prod(x.shape) * w[0] * w[1] * w[2] if x is not None and len(w) == 4 else 0
+
 
 _MAC = dict(
     optional=1,
@@ -25,7 +48,7 @@ _CONV = ("input", "weights", "bias")
 _MAC_INPUT = (CC.weights_constant, CC.input_nhwc)
 
 
-def _conv(name: str, options: str, kind: str, checks: tuple, run: tuple) -> None:
+def _conv(name: str, options: str, kind: str, checks: tuple, run: tuple, macs) -> None:
     """Register a convolution of NHWC windows; its options (stride, padding) must be there."""
     register(
         OpSpec(
@@ -38,11 +61,19 @@ def _conv(name: str, options: str, kind: str, checks: tuple, run: tuple) -> None
             kind=kind,
             checks=(*checks, *_MAC_INPUT),
             run=run,
+            macs=macs,
         )
     )
 
 
-_conv("CONV_2D", "Conv2DOptions", "conv2d", (CC.dilation_needs_mli2,), (F.conv_2d, TM.conv_2d))
+_conv(
+    "CONV_2D",
+    "Conv2DOptions",
+    "conv2d",
+    (CC.dilation_needs_mli2,),
+    (F.conv_2d, TM.conv_2d),
+    _conv_macs,
+)
 # Over one input channel a conv2d, with a channel multiplier a group_conv2d (facts.layer_kind).
 _conv(
     "DEPTHWISE_CONV_2D",
@@ -50,6 +81,7 @@ _conv(
     "depthwise_conv2d",
     (C.kernel_needs_mli2, CC.dilation_needs_mli2),
     (F.depthwise_conv_2d, TM.depthwise_conv_2d),
+    _depthwise_macs,
 )
 # Over several rows a 1x1 conv2d (facts.layer_kind).
 register(
@@ -62,6 +94,7 @@ register(
         kind="fully_connected",
         checks=(CC.fc_weights_matrix, CC.fc_input_rows, CC.fc_rows_need_hwc),
         run=(F.fully_connected, TM.fully_connected),
+        macs=_fc_macs,
     )
 )
 register(
@@ -83,5 +116,6 @@ register(
             CC.tconv_padding_within_kernel,
         ),
         run=(F.transpose_conv, TM.transpose_conv),
+        macs=_transpose_conv_macs,
     )
 )

@@ -5,6 +5,7 @@ checks `checks.py`), and UNIDIRECTIONAL_SEQUENCE_RNN (named, not lowered)."""
 from __future__ import annotations
 
 from mlitool import lstm_slots
+from mlitool.inspect.opstats import sequence_macs
 from mlitool.ops.recurrent import float_mode as F
 from mlitool.ops.recurrent import lower as recurrent
 from mlitool.ops.recurrent import tflite_mode as tflite_lstm
@@ -29,9 +30,12 @@ register(
         checks=LSTM_CHECKS,
         lower=recurrent.lower_lstm,
         run=(F.unidirectional_sequence_lstm, tflite_lstm.unidirectional_sequence_lstm),
+        macs=sequence_macs,
     )
 )
 
 # MLI 2.x has kernels that mlitool does not lower (yet): the support check names them. Not
 # validated (no slots), not executed.
-register(OpSpec("UNIDIRECTIONAL_SEQUENCE_RNN", not_lowered="mli_krn_rnn_dense_*"))
+register(
+    OpSpec("UNIDIRECTIONAL_SEQUENCE_RNN", not_lowered="mli_krn_rnn_dense_*", macs=sequence_macs)
+)
