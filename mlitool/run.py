@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from mlitool import op_families
 from mlitool.errors import OptionError
 from mlitool.pipeline import ModelOptions
 from mlitool.plumbing.parallel import batch_ranges, batch_size, check_jobs, context, map_batches
@@ -68,6 +69,7 @@ def execute(
         "warnings": list(model.warnings),
     }
     job = {
+        "setup": op_families.load,
         "graph": graph,
         "inputs": inputs,
         "mode": opts.mode,

@@ -166,6 +166,20 @@ def test_the_stages_never_import_an_op_family():
     assert users == []
 
 
+def test_only_the_entry_points_load_the_families():
+    """The main process's entry points, and the job contexts of worker processes (each worker is
+    a fresh interpreter, an entry point of its own: `plumbing.parallel` runs their `setup`)."""
+    edges = import_graph(ROOT / "mlitool")
+    loaders = sorted(m for m, targets in edges.items() if "mlitool.op_families" in targets)
+    assert loaders == [
+        "mlitool.cli.inspect_cmd",
+        "mlitool.pipeline",
+        "mlitool.run",
+        "mlitool.tune.evaluate",
+        "mlitool.verify.command",
+    ]
+
+
 def test_package_inits_only_hand_names_on():
     inits = {
         str(p.relative_to(ROOT)): len(p.read_text().splitlines())

@@ -57,6 +57,12 @@ def batch_ranges(n: int, size: int) -> list[tuple[int, int]]:
 
 
 def _install(context: dict[str, Any]) -> None:
+    """Give this process the job's context. A worker is a fresh interpreter, an entry point of
+    its own: the context's `setup` (a module-level callable, e.g. loading the op families as the
+    main process's entry point did) runs first."""
+    setup = context.get("setup")
+    if setup is not None:
+        setup()
     _context.clear()
     _context.update(context)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
+from mlitool import op_families
 from mlitool.errors import OptionError, UnsupportedError
 from mlitool.plumbing.parallel import context
 from mlitool.tune.prints import Prints
@@ -82,6 +83,7 @@ def job(model_path, graph, base, s, ranges, opts) -> dict[str, Any]:
             }
         )
     return {
+        "setup": op_families.load,
         "graph": graph,
         "source": str(model_path),
         "settings": s,  # the mixes change its overrides only

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from mlitool import ir
+from mlitool import ir, op_families
 from mlitool.errors import OptionError
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.mli.ops import MAC_KINDS
@@ -170,6 +170,7 @@ def compare(
     rows = {op.index: _Row() for op in ops}
     outs = {i: _out_stats() for i in graph.outputs if i in primary}
     job = {
+        "setup": op_families.load,
         "model_path": model_path,
         "graph": graph,
         "mli": mli,

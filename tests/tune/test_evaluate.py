@@ -33,7 +33,7 @@ def E():
 
 def _lowerings(monkeypatch) -> list:
     """The mixes `lower` is called for from now on."""
-    import mlitool.mli.lower as L
+    import mlitool.mli.lower.driver as L
 
     calls, lower = [], L.lower
     monkeypatch.setattr(
