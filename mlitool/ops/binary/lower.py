@@ -85,7 +85,7 @@ def _operand(b: Builder, op: ir.Op, idx: int, out_rank: int) -> tuple[str, tuple
     parameter in its own shape (aligned to the output's rank, leading ones dropped)."""
     t = b.g.tensors[idx]
     if t.data is None:
-        return b.use(op, idx, SA8), FB._sa8_params(b, op, idx)
+        return b.use(op, idx, SA8), FB.sa8_params(b, op, idx)
     q = _int8_quant(t)
     if q is not None:
         data = np.asarray(t.data, np.int8)
@@ -107,7 +107,7 @@ def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:
     rank = len(b.g.tensors[out_idx].shape)
     (x, q1), (y, q2) = (_operand(b, op, i, rank) for i in op.inputs[:2])
     out = b.produce(out_idx, SA8)
-    qo = FB._sa8_params(b, op, out_idx)
+    qo = FB.sa8_params(b, op, out_idx)
     act = _act_range(*qo, op.options.get("fused_activation", "NONE"))
     # TFLite's MAXIMUM / MINIMUM compare raw values; a calibrated float model's differ in scale
     raw = all(b.g.tensors[i].dtype == "int8" for i in (*op.inputs[:2], out_idx))
@@ -127,7 +127,7 @@ def lower_batch_matmul(b: Builder, op: ir.Op, fmt: str) -> None:
     rank = max(len(b.g.tensors[i].shape) for i in (*op.inputs[:2], out_idx))
     (x, ql), (w, qr) = (_operand(b, op, i, rank) for i in op.inputs[:2])
     out = b.produce(out_idx, SA8)
-    qo = FB._sa8_params(b, op, out_idx)
+    qo = FB.sa8_params(b, op, out_idx)
     adj = bool(op.options.get("adj_x", False)), bool(op.options.get("adj_y", False))
     cfg = BMM.int8_params(ql, qr, qo, *adj)
     b.fallback(

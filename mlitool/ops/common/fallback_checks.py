@@ -34,7 +34,7 @@ CHECKS = (fallback_needs_mli2, fallback_int8)
 # --- lowering --------------------------------------------------------------------------------
 
 
-def _sa8_params(b: Builder, op: ir.Op, idx: int) -> tuple[float, int]:
+def sa8_params(b: Builder, op: ir.Op, idx: int) -> tuple[float, int]:
     p = b.sa_params(idx)
     if p is None:  # weights-only conversion of a float model: placeholders, as for any layer
         return 1.0, 0

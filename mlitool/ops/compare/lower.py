@@ -18,7 +18,7 @@ from mlitool.mli import quant as Q
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType, MliTensor, Role
-from mlitool.ops.common.fallback_checks import _sa8_params, fallback_needs_mli2
+from mlitool.ops.common.fallback_checks import fallback_needs_mli2, sa8_params
 from mlitool.ops.compare import c_kernel as K
 from mlitool.ops.compare.reference import scaling
 
@@ -75,7 +75,7 @@ def _operand(b: Builder, op: ir.Op, idx: int) -> tuple[str, tuple[float, int]]:
     t = b.g.tensors[idx]
     if t.data is None:
         name = b.use(op, idx, SA8)
-        p = (1.0, 0) if t.dtype == "bool" else _sa8_params(b, op, idx)
+        p = (1.0, 0) if t.dtype == "bool" else sa8_params(b, op, idx)
         return name, p
     # right-aligned broadcasting: leading 1s beyond the output's MLI rank go, nothing else
     shape, rank = tuple(t.shape), len(b.mli_shape(b.g.tensors[op.outputs[0]].shape))
@@ -147,7 +147,7 @@ def lower_select(b: Builder, op: ir.Op, fmt: str) -> None:
         _bool_act(b, b.tensors[cond])
     out = _output(b, op)
     notes = [f"no MLI kernel for {op.type}: fallback C (copies int8 values, as TFLite does)"]
-    qo = _sa8_params(b, op, op.outputs[0])
+    qo = sa8_params(b, op, op.outputs[0])
     if b.g.tensors[op.outputs[0]].dtype == "float32":
         # a calibrated float model: x and y get the output's parameters first
         x, y = (_requantized(b, op, n, q, qo) for n, q in ((x, qx), (y, qy)))

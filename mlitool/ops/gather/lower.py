@@ -48,7 +48,7 @@ def gather_constant(s: Subject):
 # --- shared steps ----------------------------------------------------------------------------
 
 
-def _output(b: Builder, op: ir.Op, x: str, el: ElType) -> tuple[str, list]:
+def gather_output(b: Builder, op: ir.Op, x: str, el: ElType) -> tuple[str, list]:
     """The output of a raw copy: an int8 model's tensor keeps its parameters (TFLite copies raw
     values whatever they are); otherwise it carries the input's."""
     tin, tout = b.g.tensors[op.inputs[0]], b.g.tensors[op.outputs[0]]
@@ -61,7 +61,7 @@ def _fill(t: MliTensor) -> int:
     return int(t.zero_point[0]) if t.el_type.is_sa else 0
 
 
-def _gather4(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what: str) -> None:
+def gather4_layers(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what: str) -> None:
     """A gather4 layer from index vectors along each TFLite input axis (the batch's is [0])."""
     el = act_el(fmt)
     x = b.use(op, op.inputs[0], el)
@@ -69,7 +69,7 @@ def _gather4(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what: str)
     if rank >= 2:
         vecs = vecs[1:]
     vecs = [np.zeros(1, np.int64)] * (4 - len(vecs)) + [np.asarray(v) for v in vecs]
-    kout, pending = _output(b, op, x, el)
+    kout, pending = gather_output(b, op, x, el)
     index = np.concatenate(vecs).astype(np.int32)
     note = "gather4 index vectors, one per input axis (-1: fill)"
     cfg = {f"n{d}": len(v) for d, v in enumerate(vecs)} | {"fill": _fill(b.tensors[kout])}
@@ -114,4 +114,4 @@ def lower_index_gather(b: Builder, op: ir.Op, fmt: str) -> None:
         axis = int(op.options.get("axis", 0)) % len(src)
         n = int(np.asarray(const_values(b.g, op.inputs[1])).size)
         shape = tuple(src[:axis]) + (n,) + tuple(src[axis + 1 :])
-    _gather4(b, op, fmt, _probe(b, op, shape), "per-axis index gather")
+    gather4_layers(b, op, fmt, _probe(b, op, shape), "per-axis index gather")

@@ -64,7 +64,7 @@ def lower_log_softmax(b: Builder, op: ir.Op, fmt: str) -> None:
     parameters are not TFLite's fixed ones."""
     in_idx = op.inputs[0]
     x = b.use(op, in_idx, SA8)
-    scale, _ = FB._sa8_params(b, op, in_idx)
+    scale, _ = FB.sa8_params(b, op, in_idx)
     p = LX.prepare(scale)
     kout, pending = b.kernel_output(
         op, op.outputs[0], SA8, lambda t: b.set_sa(t, LX.OUT_SCALE, LX.OUT_ZP)

@@ -93,7 +93,7 @@ def lower_reduce(b: Builder, op: ir.Op, fmt: str) -> None:
     if el == FX16:  # scale 2^-frac_bits, zero point 0
         (s_in, z_in), (s_out, z_out) = (2.0 ** -b.tensors[x].frac_bits, 0), (2.0**-out.frac_bits, 0)
     else:
-        (s_in, z_in), (s_out, z_out) = FB._sa8_params(b, op, in_idx), FB._sa8_params(b, op, out_idx)
+        (s_in, z_in), (s_out, z_out) = FB.sa8_params(b, op, in_idx), FB.sa8_params(b, op, out_idx)
     mode = mode_of(op.type)
     count = b.g.tensors[in_idx].size // max(b.g.tensors[out_idx].size, 1)
     cfg = {"mode": R.MODE[mode], "axes": _mli_axes(b, op), "out_zp": z_out, "fscale": 0, "fbias": 0}

@@ -10,7 +10,7 @@ from mlitool import ir
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.facts import const_values
-from mlitool.ops.gather.lower import _gather4, _output
+from mlitool.ops.gather.lower import gather4_layers, gather_output
 from mlitool.ops.resize.c_kernel import RESIZE_BILINEAR
 from mlitool.ops.resize.reference import scale_10
 
@@ -34,7 +34,7 @@ def lower_resize_bilinear(b: Builder, op: ir.Op, fmt: str) -> None:
         "scale_w": scale_10(w, ow, align),
         "half_pixel": int(bool(op.options.get("half_pixel_centers", False))),
     }
-    kout, pending = _output(b, op, x, el)
+    kout, pending = gather_output(b, op, x, el)
     b.fallback(
         op,
         RESIZE_BILINEAR,
@@ -58,7 +58,7 @@ def lower_batch_space(b: Builder, op: ir.Op, fmt: str) -> None:
             vecs[d] = np.concatenate([np.full(lo, -1), np.arange(shape[d]), np.full(hi, -1)])
         else:
             vecs[d] = np.arange(lo, shape[d] - hi)
-    _gather4(b, op, fmt, vecs, "pad" if op.type == "SPACE_TO_BATCH_ND" else "crop")
+    gather4_layers(b, op, fmt, vecs, "pad" if op.type == "SPACE_TO_BATCH_ND" else "crop")
 
 
 def lower_depth_space(b: Builder, op: ir.Op, fmt: str) -> None:

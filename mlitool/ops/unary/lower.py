@@ -7,7 +7,7 @@ from mlitool import ir
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
-from mlitool.ops.common.fallback_checks import _sa8_params, fallback_int8, fallback_needs_mli2
+from mlitool.ops.common.fallback_checks import fallback_int8, fallback_needs_mli2, sa8_params
 from mlitool.ops.unary import c_kernel as lut
 from mlitool.ops.unary.table import Unary
 
@@ -35,18 +35,19 @@ def lower_unary_lut(u: Unary):
     inputs, in a table (`lut8`)."""
 
     def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
-        _lower_lut(b, op, u)
+        lower_table(b, op, u)
 
     return lower_lut
 
 
-def _lower_lut(b: Builder, op: ir.Op, u: Unary) -> None:
+def lower_table(b: Builder, op: ir.Op, u: Unary) -> None:
+    """`op` as a `lut8` layer: the table of `u`'s TFLite results over -128..127."""
     in_idx, out_idx = op.inputs[0], op.outputs[0]
     x = b.use(op, in_idx, SA8)
     out = b.produce(out_idx, SA8)
     # An int8 model's table is TFLite's int8 arithmetic; a float model's, its real function.
     tflite = b.g.tensors[in_idx].dtype == "int8"
-    qin, qout = _sa8_params(b, op, in_idx), _sa8_params(b, op, out_idx)
+    qin, qout = sa8_params(b, op, in_idx), sa8_params(b, op, out_idx)
     fn = u.int8_function(op, qin, qout, tflite=tflite)
     note = f"{op.type} of every int8 input -128..127, as TFLite computes it"
     table = b.sa_constant(f"{out.name}_table", SA8, lut.table_of(fn), notes=[note])

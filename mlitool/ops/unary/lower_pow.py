@@ -1,5 +1,5 @@
 """Lowering of POW with a constant exponent of one value: x ** e of every int8 input in a
-256-entry table (`lut8`), as for the unary ops (`fallback._lower_lut`)."""
+256-entry table (`lut8`), as for the unary ops (`fallback.lower_lut`)."""
 
 from __future__ import annotations
 
@@ -29,4 +29,4 @@ CHECKS = (*FB.UNARY_CHECKS, pow_exponent_constant)
 
 def lower_pow(b: Builder, op: ir.Op, fmt: str) -> None:
     e = np.float32(_exponent(b.g, op)[0])
-    FB._lower_lut(b, op, Unary("POW", lambda x: pow_real(x, e)))
+    FB.lower_table(b, op, Unary("POW", lambda x: pow_real(x, e)))
