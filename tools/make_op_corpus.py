@@ -677,6 +677,88 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
             "what": "GREATER then LOGICAL_NOT, bool output",
         },
     )
+    # 16x8 ops the converter refuses ("Unsupported input type INT16": PRELU, SELECT_V2,
+    # DYNAMIC_UPDATE_SLICE) or writes with an unquantized float32 constant that LiteRT and TFLite
+    # Micro refuse (GREATER's threshold, PADV2's pad value): int16 activations, zero point 0.
+    a = {"scale": 1 / 4096, "zero_point": 0}  # activations in [-8, 8)
+    shape = [1, 8, 8, 4]
+
+    def i16(name: str, data=None, shp=None):
+        return T(shp or shape, "int16", name=name, data=data, **a)
+
+    def builder_16x8(name, tensors, ops, outputs, what):
+        out[f"{name}_builder_int16.tflite"] = (
+            graph_model(tensors, ops, [0], outputs),
+            {
+                "op": name.upper(),
+                "variant": I16,
+                "dtype": "int16",
+                "input_range": [-8, 8],
+                "what": what,
+            },
+        )
+
+    thr = np.array([1024], np.int16)  # 0.25
+    builder_16x8(
+        "greater",
+        [i16("x"), i16("thr", thr, [1]), T(shape, "bool", name="cond"), i16("out")],
+        [("GREATER", [0, 1], [2], None), ("SELECT_V2", [2, 0, 1], [3], None)],
+        [3],
+        "GREATER against an int16 constant, then SELECT_V2",
+    )
+    builder_16x8(
+        "select_v2",
+        [
+            i16("x"),
+            i16("zero", np.zeros(1, np.int16), [1]),
+            T(shape, "bool", name="cond"),
+            i16(
+                "y", (np.arange(4) * 1000 - 2000).astype(np.int16).reshape(1, 1, 1, 4), [1, 1, 1, 4]
+            ),
+            i16("out"),
+        ],
+        [("GREATER", [0, 1], [2], None), ("SELECT_V2", [2, 0, 3], [4], None)],
+        [4],
+        "SELECT_V2(x > 0, x, per-channel constant), broadcast",
+    )
+    pads = np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32)
+    builder_16x8(
+        "padv2",
+        [
+            i16("x"),
+            T([4, 2], "int32", name="pads", data=pads),
+            i16("value", np.array([2048], np.int16), [1]),
+            i16("out", shp=[1, 10, 10, 4]),
+        ],
+        [("PADV2", [0, 1, 2], [3], None)],
+        [3],
+        "PADV2 with an int16 pad value of 0.5",
+    )
+    alpha = np.array([13, 26, 38, 51], np.int8).reshape(1, 1, 4)  # 0.1 .. 0.4
+    builder_16x8(
+        "prelu",
+        [
+            i16("x"),
+            T([1, 1, 4], "int8", name="alpha", data=alpha, scale=1 / 128, zero_point=0),
+            i16("out"),
+        ],
+        [("PRELU", [0, 1], [2], None)],
+        [2],
+        "PRELU, int16 input, int8 alpha per channel (TFLite Micro's 16x8 PRELU)",
+    )
+    upd = np.full((1, 2, 2, 4), 2048, np.int16)
+    builder_16x8(
+        "dynamic_update_slice",
+        [
+            i16("x"),
+            i16("update", upd, [1, 2, 2, 4]),
+            T([4], "int32", name="start", data=np.array([0, 3, 2, 0], np.int32)),
+            i16("out"),
+        ],
+        [("DYNAMIC_UPDATE_SLICE", [0, 1, 2], [3], None)],
+        [3],
+        "a constant 2x2 update at [0, 3, 2, 0]",
+    )
     # EXPAND_DIMS and SQUEEZE: the converter writes RESHAPE for both when the shapes are static.
     for dtype, variant, q in (
         ("float32", F, {}),
