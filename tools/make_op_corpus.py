@@ -88,6 +88,7 @@ def layer(ctor: Callable, **kw) -> Callable[[], Callable]:
 
 
 ALL = (F, I8, I16)
+BOOL = {F: "bool", I8: "bool"}  # ops on the bool tensors a comparison makes, in either variant
 FI = (F, I8)
 
 
@@ -403,11 +404,11 @@ CASES: list[Case] = [
         dynamic=True,
     ),
     # --- comparisons, logic, select (bool tensors inside the model)
-    Case("equal", "EQUAL", fn(lambda x: tf.where(tf.equal(tf.round(x * 2.0), 1.0), x, -x)), FI),
+    Case("equal", "EQUAL", fn(lambda x: tf.where(tf.equal(tf.minimum(x, 0.5), 0.5), x, -x)), FI),
     Case(
         "not_equal",
         "NOT_EQUAL",
-        fn(lambda x: tf.where(tf.not_equal(tf.round(x * 2.0), 1.0), x, -x)),
+        fn(lambda x: tf.where(tf.not_equal(tf.minimum(x, 0.5), 0.5), x, -x)),
         FI,
     ),
     Case("greater", "GREATER", fn(lambda x: tf.where(x > 0.25, x, 0.5 * x)), ALL),
@@ -425,24 +426,28 @@ CASES: list[Case] = [
         "LOGICAL_AND",
         fn(lambda x: tf.where(tf.logical_and(x > -0.5, x < 0.5), x, -x)),
         FI,
+        op_dtype=BOOL,
     ),
     Case(
         "logical_or",
         "LOGICAL_OR",
         fn(lambda x: tf.where(tf.logical_or(x < -0.5, x > 0.5), x, -x)),
         FI,
+        op_dtype=BOOL,
     ),
     Case(
         "reduce_all",
         "REDUCE_ALL",
         fn(lambda x: tf.where(tf.reduce_all(x > -0.9, axis=-1, keepdims=True), x, -x)),
         FI,
+        op_dtype=BOOL,
     ),
     Case(
         "cast_bool_float",
         "CAST",
         fn(lambda x: tf.cast(x > 0.0, tf.float32) * x),
         FI,
+        op_dtype=BOOL,
         what="bool -> float32",
     ),
     # --- int32 tensors

@@ -2,6 +2,7 @@
 each op run, does tflite mode equal LiteRT, does float mode run.
 
     python tools/op_corpus_table.py [--corpus DIR] [--only SUBSTR ...] [--json FILE] [--md FILE]
+    python tools/op_corpus_table.py --from-json FILE [--md FILE]   # re-render a measured run
 
 For every file of DIR/corpus.json, in process with the mlitool of this tree (PYTHONPATH=$PWD):
 - `convert`: int8 files in sa8, 16x8 files in fx16, float32 files in sa8 with --weights-only;
@@ -9,9 +10,13 @@ For every file of DIR/corpus.json, in process with the mlitool of this tree (PYT
 - `run --mode tflite` on one seeded input against the LiteRT interpreter's reference kernels, as
   tools/corpus_table.py compares (the same integers; float32 outputs: the same bits);
 - `run --mode float` on the same input: runs or refused; on float32 files also compared with LiteRT.
-A file is *refused* when convert fails, *not checkable* when it converts but tflite mode refuses
-it (verify then has no TFLite reference), *differs* when tflite mode runs but disagrees with LiteRT,
-*fine* otherwise. Runs with mlitool's own environment (no TensorFlow).
+A file is *refused* when convert fails for the op under test (*blocked by another op* when the
+refusal names only other ops of the file), *not checkable* when it converts but tflite mode refuses
+it (verify then has no TFLite reference), *differs* when tflite mode runs but disagrees with LiteRT
+(*float32 rounding* when float outputs differ within tests/corpus_check's bound, rtol 1e-5 and
+atol 1e-6), *fine* when equal, *invalid file* when LiteRT cannot prepare the file either (a
+converter artifact). Where tflite mode and LiteRT's reference kernels differ, LiteRT's builtin
+kernels are compared too. Runs with mlitool's own environment (no TensorFlow).
 """
 
 from __future__ import annotations
@@ -78,7 +83,7 @@ def brief(text: str, width: int = 110) -> str:
     for part in text.split("; "):
         part = re.sub(r"^\d+ op\(s\) cannot be lowered[^:]*:?\s*", "", part)
         part = re.sub(r"^graph '[^']*': (tflite|float) mode cannot run", "cannot run:", part)
-        ops = list(dict.fromkeys(re.findall(r"op \d+ \((\w+)\)|(\w+) \(op \d+\)", part)))
+        ops = list(dict.fromkeys(re.findall(r"op \d+ \((\w+)\)|(\w+) \(ops? \d+", part)))
         names = ", ".join(dict.fromkeys(a or b for a, b in ops))
         why = re.sub(r"\d+ ops?: .*$", "", part)  # the list of ops, given as names
         why = re.sub(r"op \d+ \(\w+\):? ?", "", why)
@@ -155,13 +160,34 @@ def compare(got: dict, want: dict) -> dict:
         worst = max(worst, float(np.nanmax(diff, initial=0.0)))
     if ndiff == 0:
         return {"status": "equal"}
-    return {"status": "differs", "reason": f"{ndiff} of {total} elements differ, max {worst:g}"}
+    why = f"{ndiff} of {total} elements differ, max {worst:g}"
+    floats = all(w.dtype.kind == "f" for w in want.values())
+    # tests/corpus_check's bound for float models: float32 rounding (summation order, libm).
+    close = floats and all(
+        np.allclose(np.asarray(got[k]).reshape(w.shape), w, rtol=1e-5, atol=1e-6)
+        for k, w in want.items()
+    )
+    return {"status": "float32 rounding" if close else "differs", "reason": why}
 
 
-def litert(path: Path, x: np.ndarray) -> tuple[dict, str]:
+def litert(path: Path, x: np.ndarray, builtin: bool = False) -> tuple[dict, str]:
+    """LiteRT's outputs: the reference kernels as mlitool's oracle loads them, or (builtin) the
+    builtin kernels without delegates."""
+    from ai_edge_litert import interpreter as litert_api
+
     from mlitool.oracle import interpreter
 
-    it, kernels = interpreter(path)
+    if builtin:
+        it, kernels = (
+            litert_api.Interpreter(
+                model_path=str(path),
+                experimental_op_resolver_type=litert_api.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES,
+                num_threads=1,
+            ),
+            "builtin",
+        )
+    else:
+        it, kernels = interpreter(path)
     it.allocate_tensors()
     (d,) = it.get_input_details()
     it.set_tensor(d["index"], x.reshape(d["shape"]))
@@ -173,6 +199,7 @@ def measure(corpus: Path, name: str, entry: dict) -> dict:
     path = corpus / name
     seed = zlib.crc32(name.encode())
     row = {"file": name, "op": entry["op"], "dtype": entry["dtype"], "variant": entry["variant"]}
+    row["ops"] = entry["ops"]
     row["runs_as"] = runs_as(inspect(path), entry["op"])
     x = input_array(path, entry, seed)
     with tempfile.TemporaryDirectory() as td:
@@ -195,6 +222,10 @@ def measure(corpus: Path, name: str, entry: dict) -> dict:
             row["tflite"] = {"status": "no LiteRT", "reason": row["litert_kernels"]}
         else:
             row["tflite"] = compare(got, want)
+            if row["tflite"]["status"] != "equal" and row["litert_kernels"].startswith("reference"):
+                # Which kernel is off: LiteRT's builtin kernels are what TFLite users run.
+                other = compare(got, litert(path, x, builtin=True)[0])
+                row["tflite"]["vs_litert_builtin"] = other["status"]
         got, why = run_mode(path, x, tmp, "float")
         if why is not None:
             row["float"] = {"status": "refused", "reason": why}
@@ -202,11 +233,24 @@ def measure(corpus: Path, name: str, entry: dict) -> dict:
             row["float"] = compare(got, want)
         else:
             row["float"] = {"status": "runs"}
+    # The file is refused for its own op when inspect refuses it, when the reason names it, or
+    # when the reason names no op at all; else another op of the file blocks it.
+    named = row["convert"].get("reason", "")
+    names = re.findall(r"op \d+ \((\w+)\)|(\w+) \(ops? \d+|^(\w+):", named)
+    mine = (
+        "refused" in row["runs_as"]["op"]
+        or re.search(rf"\b{entry['op']}\b", named)
+        or not any(a or b or c for a, b, c in names)
+    )
     row["verdict"] = (
-        "refused"
+        "invalid file"  # LiteRT cannot prepare it either: a converter artifact
+        if row["litert_kernels"].startswith("LiteRT error")
+        else ("refused" if mine else "blocked by another op")
         if not row["convert"]["ok"]
         else "not checkable"
         if row["tflite"]["status"] in ("refused", "no LiteRT")
+        else "float32 rounding"
+        if row["tflite"]["status"] == "float32 rounding"
         else "differs"
         if row["tflite"]["status"] != "equal"
         else "fine"
@@ -227,6 +271,8 @@ def markdown(rows: list[dict]) -> str:
         how = ", ".join(r["runs_as"]["op"])
         conv = "ok" if r["convert"]["ok"] else brief(r["convert"]["reason"])
         t = cell(r["tflite"])
+        if r["tflite"].get("vs_litert_builtin") == "equal":
+            t += "; equals LiteRT's builtin kernels"
         if not str(r.get("litert_kernels", "reference")).startswith("reference"):
             t += " (LiteRT builtin kernels)"
         stem = r["file"].removesuffix(".tflite")
@@ -236,11 +282,75 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+CONTRACT = ROOT / "tools" / "tflm_ops.json"
+COLUMNS = ["float32", "int8", "int16", "int32", "bool"]
+SHORT = {
+    "refused": "refused",
+    "blocked by another op": "blocked",
+    "not checkable": "not checkable",
+    "differs": "differs",
+    "float32 rounding": "rounding",
+    "fine": "fine",
+}
+
+
+def contract_table(rows: list[dict]) -> str:
+    """One row per op of tools/tflm_ops.json: per dtype TFLite Micro runs it at, how the op runs
+    and the verdict of its files at that dtype ('no file': not in the corpus yet)."""
+    contract = json.loads(CONTRACT.read_text())
+    ops = dict(contract["ops"])
+    ops.update(contract.get("custom_ops", {}))
+    lines = [
+        "| op | TFLite Micro dtypes | " + " | ".join(COLUMNS) + " | in other files |",
+        "|---|---|" + "---|" * (len(COLUMNS) + 1),
+    ]
+    for op, facts in sorted(ops.items()):
+        tflm = [{"16x8": "int16"}.get(d, d) for d in facts["dtypes"]]
+        cells = []
+        for dtype in COLUMNS:
+            mine = [r for r in rows if r["op"] == op and r["dtype"] == dtype]
+            mine = [r for r in mine if r["verdict"] != "invalid file"]
+            if not mine:
+                cells.append("no file" if dtype in tflm else "")
+                continue
+            how = [h for r in mine for h in r["runs_as"]["op"] if h != "refused"]
+            worst = min(mine, key=lambda r: ORDER.index(r["verdict"]))
+            tally = Counter(r["verdict"] for r in mine)
+            head = ", ".join(f"{SHORT[v]} {tally[v]}" for v in ORDER if tally[v])
+            if len(mine) == 1:
+                head = SHORT[worst["verdict"]]
+            why = ", ".join(dict.fromkeys(how))
+            if worst["verdict"] in ("refused", "blocked by another op"):
+                why = brief(worst["convert"].get("reason", ""), 60)
+            elif worst["verdict"] == "not checkable":
+                why = brief(worst["tflite"].get("reason", ""), 60)
+            cells.append(f"{head}: {why}")
+        others = [r for r in rows if r["op"] != op and op in r.get("ops", [])]
+        also = f"{len(others)} ({others[0]['file'].removesuffix('.tflite')}, …)" if others else ""
+        lines.append(
+            f"| {op} | {', '.join(facts['dtypes'])} | " + " | ".join(cells) + f" | {also} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+ORDER = [
+    "refused",
+    "blocked by another op",
+    "not checkable",
+    "differs",
+    "float32 rounding",
+    "fine",
+    "invalid file",
+]
+
+
 def summary(rows: list[dict]) -> dict:
     files = Counter(r["verdict"] for r in rows)
-    order = ["refused", "not checkable", "differs", "fine"]
+    order = ORDER
     per_op: dict[tuple[str, str], str] = {}  # an op at a dtype takes its worst file's verdict
     for r in rows:
+        if r["verdict"] == "invalid file":
+            continue
         key = (r["op"], r["dtype"])
         old = per_op.get(key, "fine")
         per_op[key] = min(old, r["verdict"], key=order.index)
@@ -258,12 +368,14 @@ def summary(rows: list[dict]) -> dict:
 
 
 def summary_text(s: dict) -> str:
-    f, o = s["files_by_verdict"], s["op_dtypes_by_verdict"]
+    def counts(d: dict) -> str:
+        return ", ".join(f"{n} {k}" for k, n in d.items() if n)
+
     return (
-        f"{s['files']} files: {f['refused']} refused, {f['not checkable']} not checkable, "
-        f"{f['differs']} differ from LiteRT, {f['fine']} fine. {s['op_dtypes']} op x dtype pairs "
-        f"(the worst file of each): {o['refused']} refused, {o['not checkable']} not checkable, "
-        f"{o['differs']} differ, {o['fine']} fine. {s['ops_all_fine']} of {s['ops']} ops fine at every dtype measured.\n"
+        f"{s['files']} files: {counts(s['files_by_verdict'])}.\n\n"
+        f"{s['op_dtypes']} op x dtype pairs (each its worst valid file): "
+        f"{counts(s['op_dtypes_by_verdict'])}.\n\n"
+        f"{s['ops_all_fine']} of {s['ops']} ops fine at every dtype measured.\n"
     )
 
 
@@ -273,7 +385,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--only", nargs="*", default=[], help="files whose name contains one of these")
     ap.add_argument("--json", type=Path, help="write every figure and full reason here")
     ap.add_argument("--md", type=Path, help="also write the table and summary here")
+    ap.add_argument("--from-json", type=Path, help="render the rows of an earlier --json run")
     args = ap.parse_args(argv)
+    if args.from_json:
+        rows = json.loads(args.from_json.read_text())["rows"]
+        return render(rows, args)
     files = json.loads((args.corpus / "corpus.json").read_text())["files"]
     rows = []
     for name, entry in files.items():
@@ -297,8 +413,21 @@ def main(argv: list[str] | None = None) -> int:
                     "verdict": "refused",
                 }
             )
+    return render(rows, args)
+
+
+def render(rows: list[dict], args: argparse.Namespace) -> int:
     s = summary(rows)
-    text = markdown(rows) + "\n" + summary_text(s)
+    text = (
+        "Measured by `tools/op_corpus_table.py` (see its docstring and tests/corpus_ops/README.md):"
+        " convert (int8: sa8; 16x8: fx16; float32: sa8 --weights-only), how the op under test"
+        " runs (`inspect`), tflite mode against LiteRT, float mode.\n\n"
+        + summary_text(s)
+        + "\n## Per op of TFLite Micro's resolver\n\n"
+        + contract_table(rows)
+        + "\n## Per file\n\n"
+        + markdown(rows)
+    )
     print(text, end="")
     if args.md:
         args.md.write_text(text)
