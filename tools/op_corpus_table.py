@@ -15,7 +15,7 @@ refusal names only other ops of the file), *not checkable* when it converts but 
 it (verify then has no TFLite reference), *differs* when tflite mode runs but disagrees with LiteRT
 (*float32 rounding* when float outputs differ within tests/corpus_check's bound, rtol 1e-5 and
 atol 1e-6), *fine* when equal, *invalid file* when LiteRT cannot prepare the file either (a
-converter artifact). Where tflite mode and LiteRT's reference kernels differ, LiteRT's builtin
+converter artifact; a LiteRT kernel that fails when invoked lacks the dtype). Where tflite mode and LiteRT's reference kernels differ, LiteRT's builtin
 kernels are compared too. Runs with mlitool's own environment (no TensorFlow).
 """
 
@@ -245,6 +245,7 @@ def measure(corpus: Path, name: str, entry: dict) -> dict:
     row["verdict"] = (
         "invalid file"  # LiteRT cannot prepare it either: a converter artifact
         if row["litert_kernels"].startswith("LiteRT error")
+        and "failed to prepare" in row["litert_kernels"]
         else ("refused" if mine else "blocked by another op")
         if not row["convert"]["ok"]
         else "not checkable"
