@@ -779,6 +779,83 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
         [3],
         "a constant 2x2 update at [0, 3, 2, 0]",
     )
+    # SVDF (TFLite Micro's keyword_scrambled example): rank 2, 2 units, memory 5, on [1, 8]
+    # frames; the activation state is a variable tensor of zeros (one invoke from a reset state).
+    svdf = options("SVDFOptions", rank=2, fusedActivationFunction=0)
+    wf = rng.uniform(-1, 1, size=(4, 8)).astype(np.float32)
+    wt = rng.uniform(-1, 1, size=(4, 5)).astype(np.float32)
+    bias = rng.uniform(-0.5, 0.5, size=(2,)).astype(np.float32)
+    out["svdf_float32.tflite"] = (
+        graph_model(
+            [
+                T([1, 8], "float32", name="x"),
+                T([4, 8], "float32", data=wf, name="weights_feature"),
+                T([4, 5], "float32", data=wt, name="weights_time"),
+                T([2], "float32", data=bias, name="bias"),
+                T([1, 20], "float32", name="state", is_variable=True),
+                T([1, 2], "float32", name="out"),
+            ],
+            [("SVDF", [0, 1, 2, 3, 4], [5], svdf)],
+            [0],
+            [5],
+        ),
+        {
+            "op": "SVDF",
+            "variant": F,
+            "dtype": "float32",
+            "input_range": [-1, 1],
+            "what": "rank 2, 2 units, memory 5, state reset to zeros",
+        },
+    )
+    s_in, s_wf, s_wt, s_state, s_out = 1 / 128, 1 / 127, 1 / 32767, 1 / 4096, 1 / 16
+    out["svdf_int8.tflite"] = (
+        graph_model(
+            [
+                T([1, 8], "int8", name="x", scale=s_in, zero_point=0),
+                T([4, 8], "int8", data=np.round(wf / s_wf), name="weights_feature", scale=s_wf),
+                T([4, 5], "int16", data=np.round(wt / s_wt), name="weights_time", scale=s_wt),
+                T(
+                    [2],
+                    "int32",
+                    data=np.round(bias / (s_state * s_wt)),
+                    name="bias",
+                    scale=s_state * s_wt,
+                ),
+                T([1, 20], "int16", name="state", is_variable=True, scale=s_state),
+                T([1, 2], "int8", name="out", scale=s_out, zero_point=0),
+            ],
+            # LiteRT's integer SVDF runs with a fused RELU only (as the keyword example has it)
+            [
+                (
+                    "SVDF",
+                    [0, 1, 2, 3, 4],
+                    [5],
+                    options("SVDFOptions", rank=2, fusedActivationFunction=1),
+                )
+            ],
+            [0],
+            [5],
+        ),
+        {
+            "op": "SVDF",
+            "variant": I8,
+            "dtype": "int8",
+            "input_range": [-1, 1],
+            "what": "full-integer SVDF as TFLite Micro runs it: int8 input / weights_feature, int16"
+            " weights_time and state, int32 bias, fused RELU",
+        },
+    )
+    out["detection_postprocess_float32.tflite"] = (
+        detection_postprocess(rng),
+        {
+            "op": "TFLite_Detection_PostProcess",
+            "variant": F,
+            "dtype": "float32",
+            "input_range": [-1, 1],
+            "what": "custom op of SSD detectors: 6 anchors, 2 classes + background, fast NMS, 3"
+            " detections; box encodings the input, class scores and anchors constant",
+        },
+    )
     # EXPAND_DIMS and SQUEEZE: the converter writes RESHAPE for both when the shapes are static.
     for dtype, variant, q in (
         ("float32", F, {}),
@@ -821,9 +898,47 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
     return out
 
 
+def detection_postprocess(rng: np.random.Generator) -> bytes:
+    """TFLite_Detection_PostProcess as SSD exports write it (the options of TFLite Micro's test
+    model): box encodings [1, 6, 4] (the model's input), class scores [1, 6, 3] and anchors
+    [6, 4] constant; outputs boxes [1, 3, 4], classes [1, 3], scores [1, 3], count [1]."""
+    import tflite
+    from flatbuffers import flexbuffers
+
+    from tests.support.tflite_build import Buf, Code, Op, Spec, T, build
+
+    scores = rng.uniform(0, 1, size=(1, 6, 3)).astype(np.float32)
+    centers = np.stack(np.meshgrid([0.25, 0.75], [0.2, 0.5, 0.8], indexing="ij"), -1).reshape(6, 2)
+    anchors = np.concatenate([centers, np.full((6, 2), 0.4)], axis=1).astype(np.float32)
+    opts = {
+        "max_detections": 3,
+        "max_classes_per_detection": 1,
+        "detections_per_class": 1,
+        "use_regular_nms": False,
+        "nms_score_threshold": 0.3,
+        "nms_iou_threshold": 0.5,
+        "num_classes": 2,
+        "y_scale": 10.0,
+        "x_scale": 10.0,
+        "h_scale": 5.0,
+        "w_scale": 5.0,
+    }
+    tensors = [
+        T([1, 6, 4], "float32", name="box_encodings"),
+        T([1, 6, 3], "float32", name="class_predictions", buffer=1),
+        T([6, 4], "float32", name="anchors", buffer=2),
+        T([1, 3, 4], "float32", name="detection_boxes"),
+        T([1, 3], "float32", name="detection_classes"),
+        T([1, 3], "float32", name="detection_scores"),
+        T([1], "float32", name="num_detections"),
+    ]
+    op = Op(0, [0, 1, 2], [3, 4, 5, 6], custom_options=bytes(flexbuffers.Dumps(opts)))
+    code = Code(builtin=tflite.BuiltinOperator.CUSTOM, custom="TFLite_Detection_PostProcess")
+    buffers = [Buf(), Buf(scores.tobytes()), Buf(anchors.tobytes())]
+    return build(Spec(tensors, [op], [code], buffers, inputs=[0], outputs=[3, 4, 5, 6]))
+
+
 NOT_MADE = {
-    "SVDF": "the converter writes SVDF from no TF graph (TFLM's keyword_scrambled example comes from an old TOCO model); a builder model needs the variable activation-state tensor and its int8/int16 quantization, left for the SVDF work",
-    "TFLite_Detection_PostProcess": "custom op written by the TF Object Detection API export, not by the converter from a TF graph; a builder model needs its flexbuffer custom options (10 fields), left for the detection work",
     "SHAPE": "no model of its own: the converter folds it into a constant unless the shape is dynamic; it appears in fill_* and broadcast_args_* (dynamic batch)",
     "EXPAND_DIMS / SQUEEZE (converter)": "with static shapes the converter writes RESHAPE for tf.expand_dims / tf.squeeze; the files expand_dims_builder_* / squeeze_builder_* are builder-made",
     "SELECT": "not in TFLite Micro's resolver (it registers SELECT_V2 only), yet the converter writes SELECT for tf.where with operands of one shape (see equal_*, greater_*, logical_*)",

@@ -115,6 +115,7 @@ def runs_as(doc: dict, op: str) -> dict:
         return {"op": [f"inspect failed: {doc['error']}"], "unsupported": []}
     mine, bad = [], []
     for row in doc.get("ops", []):
+        kind = row.get("custom_code") or row["type"]  # a custom op by its name
         rewritten = row.get("rewritten") or {}
         how = (
             row.get("runs_as")
@@ -123,9 +124,9 @@ def runs_as(doc: dict, op: str) -> dict:
             or "supported"
         )
         if not row.get("supported"):
-            bad.append(f"{row['type']}: {row.get('unsupported_reason') or 'unsupported'}")
+            bad.append(f"{kind}: {row.get('unsupported_reason') or 'unsupported'}")
             how = "refused"
-        if row["type"] == op and how not in mine:
+        if kind == op and how not in mine:
             mine.append(how)
     return {"op": mine or ["(not in the file)"], "unsupported": bad}
 
