@@ -59,6 +59,7 @@ class Op:
     outputs: list[int]
     options: Options | None = None
     intermediates: list[int] | None = None
+    custom_options: bytes | None = None  # a custom op's options (flexbuffer bytes)
 
 
 @dataclass
@@ -154,6 +155,9 @@ def build(spec: Spec) -> bytes:
         ins, outs = ivec(op.inputs), ivec(op.outputs)
         inter = ivec(op.intermediates) if op.intermediates is not None else None
         opts = _options_table(b, op.options) if op.options is not None else None
+        custom_opts = None
+        if op.custom_options is not None:
+            custom_opts = ivec(np.frombuffer(op.custom_options, np.uint8), np.uint8)
         Operator.Start(b)
         Operator.AddOpcodeIndex(b, op.opcode)
         Operator.AddInputs(b, ins)
@@ -163,6 +167,8 @@ def build(spec: Spec) -> bytes:
         if opts is not None:
             Operator.AddBuiltinOptionsType(b, getattr(tflite.BuiltinOptions, op.options.name))
             Operator.AddBuiltinOptions(b, opts)
+        if custom_opts is not None:
+            Operator.AddCustomOptions(b, custom_opts)  # format 0: flexbuffers
         ops.append(Operator.End(b))
 
     sg_name = b.CreateString("main")
