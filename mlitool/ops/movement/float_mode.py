@@ -9,8 +9,6 @@ from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.kernel_common import activate
 from mlitool.ops.movement.layout import concat_parts, pad_with
 
-f32 = np.float32
-
 
 def concatenation(c: Call):
     parts = [c.x(i) for i in range(len(c.op.inputs))]

@@ -12,8 +12,6 @@ from mlitool.execute.reference.params import (
 )
 from mlitool.ops.pool import float_mode as float_ops
 
-f32 = np.float32
-
 
 def _pool_setup(c: Call):
     x = merge_batch(c.x(0))

@@ -3,12 +3,8 @@ activation: it is the accuracy reference)."""
 
 from __future__ import annotations
 
-import numpy as np
-
 from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.kernel_common import real_input
-
-f32 = np.float32
 
 
 def identity(c: Call):

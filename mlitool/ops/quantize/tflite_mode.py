@@ -15,8 +15,6 @@ from mlitool.execute.reference.params import (
     zp_of,
 )
 
-f32 = np.float32
-
 
 def quantize(c: Call):
     in_t, out_t = c.tin(0), c.tout()
