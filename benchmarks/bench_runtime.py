@@ -34,7 +34,7 @@ from mlitool.emit.writer import emit  # noqa: E402
 from mlitool.execute.mli.bridge import run_mli  # noqa: E402
 from mlitool.execute.mli.kernels.intops import Arith  # noqa: E402
 from mlitool.execute.reference.inputs import random_inputs  # noqa: E402
-from mlitool.mli.arena import model_arena  # noqa: E402
+from mlitool.mli.memory.arena import model_arena  # noqa: E402
 from mlitool.pipeline import ModelOptions, load  # noqa: E402
 from tests.support.mli_build import MliUnavailable, build_mli  # noqa: E402
 

@@ -86,7 +86,7 @@ TARGETS: dict[str, tuple[str, list[str], int]] = {
     ),
     # runtime, arena
     "runtime": ("mlitool/emit/runtime.py", ["tests/emit/test_runtime_api.py"], 900),
-    "arena": ("mlitool/mli/arena.py", ["tests/report/test_report_memory.py"], 300),
+    "arena": ("mlitool/mli/memory/arena.py", ["tests/report/test_report_memory.py"], 300),
     # streaming statistics
     "stats": (
         "mlitool/verify/stats.py",

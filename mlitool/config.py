@@ -86,7 +86,7 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
         raise OptionError(f"selftest = {st!r}: give the number of test inputs (1 or more)", path)
     cfg.selftest = st
     if "fast_memory" in table:
-        from mlitool.mli.placement import parse_size
+        from mlitool.mli.memory.placement import parse_size
 
         try:
             cfg.fast_memory = parse_size(table["fast_memory"], "fast_memory")
@@ -129,7 +129,7 @@ def parse_config(data: dict, path: str = "<config>") -> Config:
 
 def _thresholds(table: dict, path: str) -> dict:
     """The verdict thresholds the table sets, checked (sizes parsed to bytes)."""
-    from mlitool.mli.placement import parse_size
+    from mlitool.mli.memory.placement import parse_size
 
     out = {}
     for key in sorted(_THRESHOLDS & set(table)):

@@ -81,7 +81,7 @@ def settle(opts: ModelOptions) -> Settings:
     )
     fast = cfg.fast_memory
     if opts.fast_memory is not None:
-        from mlitool.mli.placement import parse_size
+        from mlitool.mli.memory.placement import parse_size
 
         fast = parse_size(opts.fast_memory, "--fast-memory")
     if fast is not None and not target.mov_staging:

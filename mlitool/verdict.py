@@ -50,7 +50,7 @@ def settle(
     """The command line's thresholds over the config file's (`config`: a `mlitool.config.Config`
     or None). --min-accuracy needs --labels; the config's `min_accuracy` applies when they are
     given (the verdict names it as not measured otherwise)."""
-    from mlitool.mli.placement import parse_size
+    from mlitool.mli.memory.placement import parse_size
 
     if min_accuracy is not None and labels is None:
         raise OptionError(

@@ -9,7 +9,7 @@ Models: the given .tflite files, else every shared int8 model (../shared/models,
 $MLITOOL_SHARED/models) and the Keras fixtures the fast-memory tests use (tests/corpus), each
 converted as `convert` does by default (sa8, MLI 2.0) or in `--format` (fx16 and fx8w16d
 insert a relu after an ADD with a fused activation, and conversions around fallback C). The figures are the plan's
-(`mlitool.mli.placement.plan_figures`), the ones the manifest and `report --fast-memory` give; a
+(`mlitool.mli.memory.placement.plan_figures`), the ones the manifest and `report --fast-memory` give; a
 budget too small says the bytes the model needs at least. Prints a Markdown table.
 """
 
@@ -34,7 +34,7 @@ def default_models() -> list[Path]:
 
 def measure(path: Path, budgets: list[int], fmt: str = "sa8") -> list[dict]:
     from mlitool.errors import MlitoolError, UnsupportedError
-    from mlitool.mli.placement import plan_figures, plan_model
+    from mlitool.mli.memory.placement import plan_figures, plan_model
     from mlitool.pipeline import ModelOptions, load, settle
 
     try:
@@ -88,7 +88,7 @@ def markdown(rows: list[dict]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from mlitool.mli.placement import parse_size
+    from mlitool.mli.memory.placement import parse_size
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("models", nargs="*", type=Path)

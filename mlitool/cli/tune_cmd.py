@@ -39,7 +39,7 @@ def tune_cmd(
     import time
 
     from mlitool.errors import ThresholdError
-    from mlitool.mli.placement import parse_size
+    from mlitool.mli.memory.placement import parse_size
     from mlitool.plumbing.fsio import write_file_atomically
     from mlitool.tune.render import config_toml, html_page, render
     from mlitool.tune.search import Targets, TuneOptions, tune

@@ -1,7 +1,7 @@
 """The runtime of a `convert --fast-memory SIZE` conversion: every kernel operand in fast memory.
 
     NAME_init(fast, fast_bytes, slow, slow_bytes)
-        resident activations in `fast`, the others in `slow` (`mlitool.mli.placement`'s plan),
+        resident activations in `fast`, the others in `slow` (`mlitool.mli.memory.placement`'s plan),
         the look-up tables in `fast` too
     NAME_run()
         per layer: the constants it reads copied into the staging area of `fast` with
@@ -27,11 +27,11 @@ from mlitool.emit.dialect import ptr_member
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime, create_lut
 from mlitool.emit.symbols import FastSymbols
-from mlitool.mli.arena import root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.placement import FastPlan, plan_fast_memory, plan_figures
-from mlitool.mli.staging import Staged
-from mlitool.mli.tiling import row_bytes
+from mlitool.mli.memory.arena import root_of
+from mlitool.mli.memory.placement import FastPlan, plan_fast_memory, plan_figures
+from mlitool.mli.memory.staging import Staged
+from mlitool.mli.memory.tiling import row_bytes
 from mlitool.mli.types import MliLayer, row_major_strides
 
 
@@ -297,7 +297,7 @@ class FastRuntime(Runtime):
         return f"{arena} + {offset}u + tiles[t][{col}] * {row_bytes(self.model, name)}u"
 
     def _tiled_call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
-        """The kernel once per tile of output rows (`mlitool.mli.tiling`)."""
+        """The kernel once per tile of output rows (`mlitool.mli.memory.tiling`)."""
         st, fs = self.fplan.layers[pos], self.fs
         y, ops = layer.outputs[0], len(layer.inputs) + 1
         n, inner = len(st.tiles), indent + "        "
@@ -419,7 +419,7 @@ class FastRuntime(Runtime):
         ]
 
     def _channel_call(self, indent: str, fn: str, pos: int, layer: MliLayer) -> list[str]:
-        """The kernel once per slice of output channels (`mlitool.mli.tiling`): the slice's
+        """The kernel once per slice of output channels (`mlitool.mli.memory.tiling`): the slice's
         weights and bias staged, the output a strided view of its channels."""
         st, fs = self.fplan.layers[pos], self.fs
         y = self.model.tensors[layer.outputs[0]]

@@ -1,6 +1,6 @@
 """The runtime in the emitted sources: one call binds the network to an arena, one runs it.
 
-    NAME_init(arena, bytes)   every activation buffer at its offset in `mlitool.mli.arena`'s plan
+    NAME_init(arena, bytes)   every activation buffer at its offset in `mlitool.mli.memory.arena`'s plan
                               (the plan `report` shows), then the views into their buffers and,
                               on MLI 2.x, the look-up tables the LUT kernels take
     NAME_run()                every layer's kernel in model order, inserted converts, copies and
@@ -27,8 +27,8 @@ from mlitool.emit.analysis import Emission
 from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import RuntimeSymbols
 from mlitool.errors import UnsupportedError
-from mlitool.mli.arena import ArenaPlan, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+from mlitool.mli.memory.arena import ArenaPlan, model_arena
 from mlitool.mli.types import MliLayer
 
 

@@ -9,7 +9,7 @@ ROM, per layer (each constant counted once, at the first layer that uses it):
   The original `.tflite` weight bytes (constant tensor bytes in the IR graph) and the float32 size
   (parameters x 4) come along for comparison.
 
-RAM: the activation arena exactly as the emitted runtime binds it (`mlitool.mli.arena`: buffers,
+RAM: the activation arena exactly as the emitted runtime binds it (`mlitool.mli.memory.arena`: buffers,
 lifetimes, greedy-by-size placement). Activation `mli_tensor` structs are not `const` (the
 runtime sets data pointers, some kernels rewrite output parameters): they are RAM, reported
 beside the arena.
@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from mlitool import ir
 from mlitool.footprint.cstructs import cfg_struct_bytes, tensor_struct_bytes
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
-from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+from mlitool.mli.memory.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.types import MliModel, Role
 
 # --- ROM -------------------------------------------------------------------------------------

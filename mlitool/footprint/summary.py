@@ -21,11 +21,11 @@ def footprint(graph: ir.Graph, mli: MliModel, fast_memory: int | None = None) ->
     from mlitool.inspect.opstats import graph_totals
 
     if fast_memory is None:
-        from mlitool.mli.arena import model_arena
+        from mlitool.mli.memory.arena import model_arena
 
         arena = {"arena_bytes": model_arena(mli).arena_bytes}
     else:
-        from mlitool.mli.placement import plan_model
+        from mlitool.mli.memory.placement import plan_model
 
         plan = plan_model(mli, fast_memory)
         arena = {"fast_bytes": plan.fast_bytes, "slow_bytes": plan.slow_bytes}

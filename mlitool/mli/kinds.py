@@ -43,7 +43,7 @@ COPIES_INPUT = "copies the input's"  # the kernel copies its input's parameters
 # output takes the input's; SA8 outputs keep the model's parameters.
 SAME_FX_FRAC_BITS = "the input's FX frac bits"
 
-# --- tiling classes (mlitool.mli.tiling) -------------------------------------------------------
+# --- tiling classes (mlitool.mli.memory.tiling) ----------------------------------------------
 WINDOW = "window"  # output row o reads input rows o*stride - padding_top + k*dilation
 ELEMENTWISE = "elementwise"  # operands of one shape: each tile reads the rows it writes
 PER_ELEMENT = "per element"  # one input; output element i a function of input element i alone

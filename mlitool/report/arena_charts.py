@@ -4,10 +4,10 @@ tables, and the slow arena), coloured by the kind of layer that writes it."""
 
 from __future__ import annotations
 
-from mlitool.mli.arena import ArenaPlan, Buffer, live_lower_bound, root_of
 from mlitool.mli.kernels import LUT_LENGTHS
 from mlitool.mli.kinds import KINDS
-from mlitool.mli.placement import FastPlan
+from mlitool.mli.memory.arena import ArenaPlan, Buffer, live_lower_bound, root_of
+from mlitool.mli.memory.placement import FastPlan
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Series
 

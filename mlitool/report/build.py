@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from mlitool import ir
 from mlitool.footprint.memory import memory_report
-from mlitool.mli.placement import FastPlan
+from mlitool.mli.memory.placement import FastPlan
 from mlitool.mli.types import MliModel
 from mlitool.report.document import Chart, Column, Report, Section, Series, Table, make_table
 from mlitool.report.layer_names import layer_label

@@ -16,7 +16,7 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 
 from mlitool.errors import OptionError
-from mlitool.mli.placement import plan_model
+from mlitool.mli.memory.placement import plan_model
 from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.plumbing.parallel import batch_size
 from mlitool.plumbing.progress import Progress, RichProgress, progress_for

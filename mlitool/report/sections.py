@@ -7,7 +7,7 @@ import os
 
 from mlitool import ir
 from mlitool.footprint.memory import MemoryReport
-from mlitool.mli.placement import FastPlan, plan_figures
+from mlitool.mli.memory.placement import FastPlan, plan_figures
 from mlitool.mli.types import MliModel
 from mlitool.report.arena_charts import arena_charts
 from mlitool.report.document import Chart, Section, Series, make_table
@@ -89,7 +89,7 @@ _ROM_PARTS = (
 
 
 def fast_memory_tables(model: MliModel, plan: FastPlan):
-    """The plan's figures (`mlitool.mli.placement.plan_figures`, as the manifest gives them)
+    """The plan's figures (`mlitool.mli.memory.placement.plan_figures`, as the manifest gives them)
     and its bytes moved and tiles per layer."""
     fig = plan_figures(plan, model)
     items = [

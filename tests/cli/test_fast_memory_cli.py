@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from mlitool.errors import OptionError
-from mlitool.mli.placement import parse_size
+from mlitool.mli.memory.placement import parse_size
 from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
 from tests.support.tflite_build import T, graph_model
@@ -158,7 +158,7 @@ def test_a_prelu_whose_slope_varies_along_the_rows_is_not_row_tiled(tmp_path, ca
 
 
 def test_inserted_layers_are_named_after_the_op_they_serve():
-    from mlitool.mli.placement import layer_label
+    from mlitool.mli.memory.placement import layer_label
     from mlitool.pipeline import ModelOptions, load, settle
 
     _, model = load(CNN, settle(ModelOptions(format="fx16")))

@@ -147,7 +147,7 @@ KERAS_CASES = [
 def least_budget(model) -> int:
     """The smallest budget the model fits: the bytes the plan's refusal at 1 byte names."""
     from mlitool.errors import UnsupportedError
-    from mlitool.mli.placement import plan_model
+    from mlitool.mli.memory.placement import plan_model
 
     with pytest.raises(UnsupportedError) as refused:
         plan_model(model, 1)
@@ -158,7 +158,7 @@ def least_budget(model) -> int:
     "model,budget,builds", KERAS_CASES, ids=[_case_id(m, "sa8", b) for m, b, _ in KERAS_CASES]
 )
 def test_keras_fixtures_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
-    from mlitool.mli.placement import plan_model
+    from mlitool.mli.memory.placement import plan_model
     from mlitool.pipeline import ModelOptions, load, settle
 
     path = CORPUS / f"{model}.tflite"
@@ -192,7 +192,7 @@ MORE_CASES = [
     "model,budget,builds", MORE_CASES, ids=[_case_id(m, "sa8", b) for m, b, _ in MORE_CASES]
 )
 def test_more_shared_models_in_fast_memory(model, budget, builds, mli_builds, tmp_path):
-    from mlitool.mli.placement import plan_model
+    from mlitool.mli.memory.placement import plan_model
     from mlitool.pipeline import ModelOptions, load, settle
 
     path = _path(model)
@@ -288,7 +288,7 @@ def test_per_element_activations_in_row_tiles(fmt, tiles, mli_builds, tmp_path):
 def test_plans_with_a_slow_arena_move_activations():
     """The cases above that claim a slow arena have one (else they would test nothing new)."""
     from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-    from mlitool.mli.placement import plan_fast_memory
+    from mlitool.mli.memory.placement import plan_fast_memory
     from mlitool.pipeline import ModelOptions, load, settle
 
     _, model = load(SAMPLES / "cnn_int8.tflite", settle(ModelOptions()))

@@ -4,7 +4,7 @@ size, and the runtime runs bit-exact on the real MLI 2.0.2 library."""
 
 from __future__ import annotations
 
-from mlitool.mli.arena import model_arena
+from mlitool.mli.memory.arena import model_arena
 from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options

@@ -17,8 +17,8 @@ from mlitool.errors import UnsupportedError
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.mli.walker import run_model
 from mlitool.execute.reference.graph import run_graph
-from mlitool.mli.arena import activation_buffers
 from mlitool.mli.lower.driver import lower
+from mlitool.mli.memory.arena import activation_buffers
 from mlitool.tflite.reader import parse_model, read_model
 from tests.support import view_models
 from tests.support.paths import ROOT, mli_cflags

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from mlitool.mli.arena import model_arena
-from mlitool.mli.placement import plan_model
+from mlitool.mli.memory.arena import model_arena
+from mlitool.mli.memory.placement import plan_model
 from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.document import Report, Section, make_table

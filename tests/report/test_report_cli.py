@@ -218,7 +218,7 @@ def test_rom_against_convert_manifest(name, fmt, n, tmp_path):
     ids=["fc_int8", "hello_world", "micro_speech"],
 )
 def test_arena_against_brute_force(path):
-    from mlitool.mli.arena import Buffer
+    from mlitool.mli.memory.arena import Buffer
 
     path = shared_path("models", *path) if isinstance(path, tuple) else path
     r = report_of(path, samples=2)

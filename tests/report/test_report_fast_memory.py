@@ -11,9 +11,9 @@ import re
 
 import pytest
 
-from mlitool.mli.arena import activation_buffers, model_arena
 from mlitool.mli.kernels import LUT_LENGTHS
-from mlitool.mli.placement import plan_model
+from mlitool.mli.memory.arena import activation_buffers, model_arena
+from mlitool.mli.memory.placement import plan_model
 from mlitool.pipeline import ModelOptions, load, settle
 from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.html import render_html

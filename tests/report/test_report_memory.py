@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from mlitool.footprint.cstructs import cfg_struct, tensor_struct
 from mlitool.footprint.memory import memory_report
-from mlitool.mli.arena import Buffer, activation_buffers, plan_arena
+from mlitool.mli.memory.arena import Buffer, activation_buffers, plan_arena
 from mlitool.mli.target import MLI2, MLI11, target_of
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role
 from tests.support.paths import mli_cflags, shared_path

@@ -6,7 +6,7 @@ from __future__ import annotations
 import itertools
 from html.parser import HTMLParser
 
-from mlitool.mli.arena import Buffer
+from mlitool.mli.memory.arena import Buffer
 
 VOID = {
     "meta",

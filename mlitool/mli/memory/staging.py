@@ -1,4 +1,4 @@
-"""What one layer of the fast-memory plan (`mlitool.mli.placement`) copies into the staging
+"""What one layer of the fast-memory plan (`mlitool.mli.memory.placement`) copies into the staging
 area: a slot per constant it reads and per slow activation buffer it touches (or per row tile
 and channel slice of a tiled layer), their offsets, and the bytes those copies move."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from mlitool.mli.arena import root_of
-from mlitool.mli.tiling import Tile, channel_bytes, channel_tiles, row_bytes, row_tiles
+from mlitool.mli.memory.arena import root_of
+from mlitool.mli.memory.tiling import Tile, channel_bytes, channel_tiles, row_bytes, row_tiles
 from mlitool.mli.types import MliLayer, MliModel
 
 

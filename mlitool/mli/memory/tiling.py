@@ -1,4 +1,4 @@
-"""Tiling a layer by output rows, for the fast-memory plan (`mlitool.mli.placement`).
+"""Tiling a layer by output rows, for the fast-memory plan (`mlitool.mli.memory.placement`).
 
 A convolution, depthwise convolution or pooling layer over HWC activations computes output row
 `o` from input rows `o*stride - padding_top + k*dilation` (k < kernel height), zero padding where

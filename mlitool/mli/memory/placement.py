@@ -6,7 +6,7 @@ The fast buffer holds, in this order:
     [resident activations | staging area | look-up tables]
 
 - Resident activations: the buffers that stay in fast memory for their whole lifetime, placed
-  like the one-arena plan (`mlitool.mli.arena.plan_arena`) but only among themselves.
+  like the one-arena plan (`mlitool.mli.memory.arena.plan_arena`) but only among themselves.
 - The other activation buffers live in a slow arena (planned the same way). Before a layer that
   touches one, its bytes are copied into the staging area (unless the layer only writes it
   whole), and after the layer, when the layer wrote it, copied back.
@@ -21,7 +21,7 @@ back while it still fits. Keeping nothing resident needs the least fast memory (
 operands alone), so a model fits a budget at all exactly when that does.
 
 A layer whose operands alone do not fit is tiled by output rows where it can be
-(`mlitool.mli.tiling`): into the fewest tiles whose operands fit, each tile's input rows (with
+(`mlitool.mli.memory.tiling`): into the fewest tiles whose operands fit, each tile's input rows (with
 the halo) and output rows staged in turn, or viewed where the buffer is resident. A convolution
 or fully connected layer whose weights are too large is also cut into slices of output channels
 (neurons): each slice's weights and bias staged per call, the output a strided view of its
@@ -30,7 +30,7 @@ once per row tile. A layer that cannot be tiled, or does not fit even in tiles o
 channel, stops the plan (exit 4) naming the layer that needs the most, with its least bytes: the
 smallest budget the model fits.
 
-What each layer copies into the staging area, and the bytes that moves: `mlitool.mli.staging`.
+What each layer copies into the staging area, and the bytes that moves: `mlitool.mli.memory.staging`.
 """
 
 from __future__ import annotations
@@ -39,16 +39,16 @@ import re
 from dataclasses import dataclass
 
 from mlitool.errors import OptionError, UnsupportedError
-from mlitool.mli.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
-from mlitool.mli.staging import (
+from mlitool.mli.memory.arena import ArenaPlan, Buffer, activation_buffers, plan_arena, root_of
+from mlitool.mli.memory.staging import (
     LayerStaging,
     align_up,
     constant_bytes,
     layer_staging,
     staging_area_bytes,
 )
-from mlitool.mli.tiling import channel_untileable_reason, untileable_reason
+from mlitool.mli.memory.tiling import channel_untileable_reason, untileable_reason
 from mlitool.mli.types import MliLayer, MliModel
 
 _SIZE = re.compile(r"([0-9]+)\s*([KkMm]?)")
