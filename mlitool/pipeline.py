@@ -182,7 +182,10 @@ def fold_model(model: ir.Model) -> None:
     float32 constants, then constant ops (the batch fixed to 1), then nearest upsampling built
     of EXPAND_DIMS / TILE / RESHAPE into one RESIZE_NEAREST_NEIGHBOR, then dilated convs run
     through the batch (SPACE_TO_BATCH_ND ... BATCH_TO_SPACE_ND) into one CONV_2D, then an int8 model's float
-    islands (DEQUANTIZE -> element-wise op -> QUANTIZE) into the int8 op; recorded on the model."""
+    islands (DEQUANTIZE -> element-wise op -> QUANTIZE) into the int8 op; recorded on the model.
+    Last, int32 biases whose stored scale is not input x weight scale take that product, as
+    TFLite's kernels read them (one warning)."""
+    from mlitool.tflite.bias_scale import rescale_bias_as_tflite
     from mlitool.tflite.constant_fold import fold_constants
     from mlitool.tflite.dilated import fuse_space_to_batch_conv
     from mlitool.tflite.fold import fold_float16_dequantize
@@ -192,7 +195,9 @@ def fold_model(model: ir.Model) -> None:
     g, done = fold_constants(fold_float16_dequantize(model.main))
     g, upsampling = fuse_tiled_upsampling(g)
     g, dilated = fuse_space_to_batch_conv(g)
-    model.subgraphs[0], islands = fuse_float_islands(g)
+    g, islands = fuse_float_islands(g)
+    model.subgraphs[0], bias_warnings = rescale_bias_as_tflite(g)
+    model.warnings += bias_warnings
     model.rewritten_ops = {**upsampling, **dilated, **islands}
     model.batch_fixed = list(done.batch_fixed)
     model.folded_ops = list(done.folded)
