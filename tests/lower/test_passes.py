@@ -13,6 +13,7 @@ from mlitool.mli.passes import PASSES, run_passes
 from mlitool.mli.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.mli.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 from mlitool.mli.passes.pad_fusion import fuse_pad_into_conv as fuse
+from mlitool.mli.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.mli.target import MLI2, MLI11
 
 
@@ -117,7 +118,12 @@ def test_run_passes_in_order_on_a_copy():
     out = run_passes(g, MLI2, (first, drop_last))
     assert seen == [("first", 2), ("drop", 2)]
     assert len(out.ops) == 1 and len(g.ops) == 2  # the caller's op list kept
-    assert PASSES == (fuse, depthwise_one_channel_as_conv, fc_rows_as_conv)
+    assert PASSES == (
+        fuse,
+        fuse_lowest_pad_into_max_pool,
+        depthwise_one_channel_as_conv,
+        fc_rows_as_conv,
+    )
     assert all(p.__doc__ for p in PASSES)
 
 

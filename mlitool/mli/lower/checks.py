@@ -392,6 +392,10 @@ def pad_value_constant(s: Subject):
 
 
 def float_pad_zero(s: Subject):
-    """PADV2 of float data with a non-zero pad value (MLI pads with zeros)"""
+    """PADV2 of float data with a non-zero pad value (MLI pads with zeros), other than -inf
+    before a max pool, which takes it as its padding (passes.pool_padding)"""
+    from mlitool.mli.passes.pool_padding import max_pool_padding
+
     value = _pad_value(s)
-    return {} if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0 else _OK
+    nonzero = value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0
+    return {} if nonzero and max_pool_padding(s.graph, s.op) is None else _OK

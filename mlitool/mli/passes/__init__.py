@@ -29,11 +29,17 @@ import dataclasses
 from mlitool import ir
 from mlitool.mli.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.mli.passes.pad_fusion import fuse_pad_into_conv
+from mlitool.mli.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.mli.target import Target
 
 __all__ = ["PASSES", "run_passes"]
 
-PASSES = (fuse_pad_into_conv, depthwise_one_channel_as_conv, fc_rows_as_conv)
+PASSES = (
+    fuse_pad_into_conv,
+    fuse_lowest_pad_into_max_pool,
+    depthwise_one_channel_as_conv,
+    fc_rows_as_conv,
+)
 
 
 def run_passes(graph: ir.Graph, target: Target, passes=PASSES) -> ir.Graph:
