@@ -7,7 +7,8 @@ exactly that product, but not always: PT2E (litert-torch) writes 0.138 x input x
 FULLY_CONNECTED after an eval-mode Dropout (it keeps the Dropout's dropped rescale). On a device
 the file means the raw integers at input x weight scale, so that is what `rescale_bias_as_tflite`
 makes every stage read (lowering encodes the bias with its scale, fx formats dequantize it),
-with one warning for the file naming the ops whose stored scale disagrees.
+with one warning for the file naming the ops whose stored scale disagrees (on a channel whose
+bias is not zero: a zero bias is zero at any scale, and Keras' 16x8 files store such scales).
 
 It runs at import (`pipeline.fold_model`), like the other rewrites there: every stage sees one
 graph. The reader already does this for a bias whose scale count differs from its weights'
@@ -57,14 +58,18 @@ def rescale_bias_as_tflite(graph: ir.Graph) -> tuple[ir.Graph, list[str]]:
         if prod is None or stored.size not in (1, n) or np.any(prod <= 0):
             continue
         stored = np.broadcast_to(stored, (n,))
-        if np.all(np.abs(stored - prod) <= _SAME * np.minimum(stored, prod)):
+        raw = np.asarray(b.data).reshape(-1)
+        used = raw != 0 if raw.size == n else np.full(n, bool(np.any(raw)))
+        # a zero bias is zero at any scale: only the channels it moves can disagree
+        off = used & (np.abs(stored - prod) > _SAME * np.minimum(stored, prod))
+        if not off.any():
             continue
         if b.index in wanted and not np.array_equal(wanted[b.index], prod):
             wanted[b.index] = None  # shared by ops that disagree: keep the file's
             continue
         wanted.setdefault(b.index, prod)
         labels.setdefault(b.index, []).append(op.label)
-        ratios += list(stored / prod)
+        ratios += list(stored[off] / prod[off])
     wanted = {i: s for i, s in wanted.items() if s is not None}
     if not wanted:
         return graph, []

@@ -70,3 +70,13 @@ def test_converts_and_mli_mode_equals_litert(fmt, tmp_path, capsys):
         got_real = (got_real - 2) * B.FC_OUT_SCALE
     np.testing.assert_allclose(got_real, real, atol=B.FC_OUT_SCALE * 1.01)
     assert err.count("store an int32 bias scale") == 1
+
+
+def test_a_zero_bias_at_another_scale_is_left_alone(tmp_path):
+    """A zero bias is zero at any scale (TF's 16x8 converter stores such scales): no warning,
+    the file's scale kept."""
+    path = B.dropout_bias_fc(tmp_path / "fc.tflite", bias=np.zeros(8, np.int32))
+    model = read(path)
+    assert model.warnings == []
+    prod = float(np.float32(B.FC_IN_SCALE) * np.float32(B.FC_W_SCALE))
+    assert model.main.tensors[2].quant.scale.tolist() == [float(np.float32(B.DROPOUT_RATIO * prod))]
