@@ -77,7 +77,7 @@ register(
         ("input", "perm"),
         options="TransposeOptions",
         kind="permute",
-        leading_dims=facts.transpose_moves_units_only,
+        leading_dims=facts.transpose_leading_dims,
         checks=(C.transpose_keeps_batch,),
         lower=movement.lower_transpose,
         run=(LO.transpose,) * 2,
@@ -113,6 +113,7 @@ for _name, _options, _kernel, _mli in (
 # Slices: views of their input where MLI can address them (else mli_mov copies).
 _SLICE = dict(
     kind="view",
+    leading_dims=True,  # rows in front (a time-major RNN's steps): slice_keeps_batch decides
     checks=(C.slice_expressible, C.slice_keeps_batch),
     lower=movement.lower_slice,
     reads_views=True,

@@ -24,6 +24,7 @@ from mlitool.mli.lower.facts import (
     fc_rows,
     layer_kind,
     slice_boxes,
+    transpose_into_rows,
     transpose_moves_units_only,
 )
 from mlitool.mli.target import Target
@@ -325,6 +326,8 @@ def transpose_keeps_batch(s: Subject):
     perm = axis_list(s.graph, s.op)
     if perm is not None and transpose_moves_units_only(s.graph, s.op):
         return _OK  # a reshape
+    if s.layout == "hwc" and transpose_into_rows(s.graph, s.op):
+        return _OK  # batch 1 into rows, which the MLI output keeps
     return {} if perm is None or (len(s.input("input").shape) >= 2 and perm[0] != 0) else _OK
 
 
