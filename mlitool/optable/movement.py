@@ -24,6 +24,7 @@ register(
         quantized=True,
         shapes=V.concat_shapes,
         kind="concat",
+        leading_dims=facts.concat_into_rows,
         reads_views=True,
         checks=(C.concat_inputs_variable, C.concat_keeps_batch),
         lower=concat.lower_concatenation,

@@ -1,8 +1,9 @@
 """PyTorch's time-major RNN input as litert-torch writes it (issue 34): [1, C, T] -TRANSPOSE
-(2, 0, 1)-> [T, 1, C] -FULLY_CONNECTED (keep_num_dims)-> [T, 1, M] -SLICE per step-> [1, 1, M].
+(2, 0, 1)-> [T, 1, C] -FULLY_CONNECTED (keep_num_dims)-> [T, 1, M] -SLICE per step-> [1, 1, M] -CONCATENATION (axis 0)-> [2, 1, M].
 The leading T is rows, not a batch: the TRANSPOSE permutes the input seen in its full shape
 into an MLI output that keeps its rows, the FULLY_CONNECTED runs over T rows with a unit axis
-between, and each SLICE takes a row (before: "has batch 6 (MLI runs batch 1)"). tflite mode
+between, each SLICE takes a row and the CONCATENATION stacks rows again (before: "has batch 6
+(MLI runs batch 1)"). tflite mode
 equals LiteRT; the emitted C on the real MLI 2.0.2 library equals mli mode in the four builds."""
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ def time_major_fc(path):
         T([1, 1, M], name="step2", **out),
         T([3], dtype="int32", name="begin5", data=np.array([5, 0, 0])),
         T([1, 1, M], name="step5", **out),
+        T([2, 1, M], name="steps", **out),
     ]
     fc = options("FullyConnectedOptions", keepNumDims=True)
     ops = [
@@ -49,8 +51,9 @@ def time_major_fc(path):
         ("FULLY_CONNECTED", [2, 3, 4], [5], fc),
         ("SLICE", [5, 6, 7], [8], options("SliceOptions")),
         ("SLICE", [5, 9, 7], [10], options("SliceOptions")),
+        ("CONCATENATION", [8, 10], [11], options("ConcatenationOptions", axis=0)),
     ]
-    path.write_bytes(graph_model(tensors, ops, [0], [8, 10]))
+    path.write_bytes(graph_model(tensors, ops, [0], [8, 10, 11]))
     return path
 
 
@@ -61,9 +64,9 @@ def test_tflite_mode_equals_litert(tmp_path):
     path = time_major_fc(tmp_path / "m.tflite")
     g = read(path).main
     x = np.random.default_rng(8).integers(-128, 128, (8, 1, C, STEPS)).astype(np.int8)
-    want = run_litert(path, g, {0: x}, [2, 5, 8, 10])
+    want = run_litert(path, g, {0: x}, [2, 5, 8, 10, 11])
     got = run_graph(g, {0: x}, "tflite", keep=True)
-    for t in (2, 5, 8, 10):
+    for t in (2, 5, 8, 10, 11):
         assert np.array_equal(got[t].reshape(want[t].shape), want[t]), g.tensors[t].name
     assert np.mean((want[5] > -128) & (want[5] < 127)) > 0.8  # mostly not saturated
 

@@ -20,6 +20,7 @@ from mlitool.mli.lower.facts import (
     ARGMAX_MAX_ZERO_POINT,
     argmax_rows,
     axis_list,
+    concat_into_rows,
     const_values,
     fc_rows,
     layer_kind,
@@ -338,6 +339,8 @@ def concat_inputs_variable(s: Subject):
 
 def concat_keeps_batch(s: Subject):
     """concatenation along the batch dimension"""
+    if s.layout == "hwc" and concat_into_rows(s.graph, s.op):
+        return _OK  # into rows, which the MLI output keeps
     rank = len(s.output.shape)
     return {} if rank >= 2 and int(s.op.options.get("axis", 0)) % rank == 0 else _OK
 

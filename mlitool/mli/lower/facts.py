@@ -130,6 +130,15 @@ def transpose_into_rows(graph: ir.Graph, op: ir.Op) -> bool:
     return perm is not None and 2 <= len(x) <= 4 and x[0] == 1 and y[0] != 1
 
 
+def concat_into_rows(graph: ir.Graph, op: ir.Op) -> bool:
+    """A CONCATENATION along a leading axis into an output that leads with a dimension other
+    than 1 (a time-major RNN's steps stacked: 32 x [1, 1, N] -> [32, 1, N]): that dimension is
+    rows, which the MLI output keeps; batch-1 inputs are seen in their full shape."""
+    y = graph.tensors[op.outputs[0]].shape
+    axis = int(op.options.get("axis", 0)) % max(len(y), 1)
+    return 2 <= len(y) <= 4 and axis == 0 and y[0] != 1
+
+
 def transpose_leading_dims(graph: ir.Graph, op: ir.Op) -> bool:
     """TRANSPOSE's leading dimension is rows, not a batch: when it moves only unit axes (a
     reshape) or transposes a batch-1 tensor into rows."""
