@@ -22,7 +22,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from mlitool.emit import emit  # noqa: E402
+from mlitool.emit.writer import emit
 from mlitool.mli.types import ElType, MliLayer, MliModel, MliTensor, Role  # noqa: E402
 
 

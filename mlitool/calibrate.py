@@ -63,6 +63,11 @@ def collect_ranges(
         raise InputDataError(f"calibration inputs have sample counts {sorted(n)}")
     n = n.pop()
     batch = batch_size(graph, batch)
+    # A PADV2 of -inf before a max pool becomes the pool's padding (passes.pool_padding): its
+    # output's values that reach MLI are its input's.
+    from mlitool.passes.pool_padding import fills_lowest
+
+    padded_from = {op.outputs[0]: op.input("input") for op in graph.ops if fills_lowest(graph, op)}
     lows: dict[int, float] = {}
     highs: dict[int, float] = {}
     kept: dict[int, list[np.ndarray]] = {}
@@ -75,7 +80,7 @@ def collect_ranges(
             t = graph.tensors[idx]
             if t.is_constant or np.asarray(v).dtype.kind != "f":
                 continue
-            v = np.asarray(v, dtype=np.float64)
+            v = np.asarray(values.get(padded_from.get(idx), v), dtype=np.float64)
             if method == "minmax":
                 lows[idx] = float(np.minimum(lows.get(idx, np.inf), v.min()))  # NaN stays
                 highs[idx] = float(np.maximum(highs.get(idx, -np.inf), v.max()))

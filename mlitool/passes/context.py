@@ -4,7 +4,7 @@ Every pass is a function `(graph, ctx) -> graph` (`mlitool.passes.runner`). `ctx
 MLI target where it is known (the lowering stage); the model stage runs right after reading, for
 every command, before any option is settled, so it has none. What a pass did that later stages
 show (inspect, the manifest, the report) it adds to the context; the pipeline copies it onto the
-model (`ir.Model.rewritten_ops`, `batch_fixed`, `folded_ops`, `removed_ops`).
+model (`ir.Model.rewritten_ops`, `batch_fixed`, `folded_ops`, `removed_ops`, `warnings`).
 """
 
 from __future__ import annotations
@@ -24,3 +24,4 @@ class PassContext:
     batch_fixed: list[str] = field(default_factory=list)  # graph inputs whose batch became 1
     folded: list[str] = field(default_factory=list)  # labels of ops evaluated into constants
     removed: list[str] = field(default_factory=list)  # labels of ops left without a reader
+    warnings: list[str] = field(default_factory=list)  # what the user should know of a rewrite

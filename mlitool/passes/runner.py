@@ -42,12 +42,14 @@ from typing import NamedTuple
 
 from mlitool import ir
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
+from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
+from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
 __all__ = ["LOWERING", "MODEL", "PASSES", "GraphPass", "run_passes"]
@@ -67,7 +69,9 @@ PASSES = (
     GraphPass(MODEL, fuse_tiled_upsampling),  # after folding: RESHAPE targets known
     GraphPass(MODEL, fuse_space_to_batch_conv),
     GraphPass(MODEL, fuse_float_islands),
+    GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),
+    GraphPass(LOWERING, fuse_lowest_pad_into_max_pool),
     GraphPass(LOWERING, depthwise_one_channel_as_conv),
     GraphPass(LOWERING, fc_rows_as_conv),
 )
@@ -100,3 +104,4 @@ def fold_model(model: ir.Model) -> None:
     model.batch_fixed = list(ctx.batch_fixed)
     model.folded_ops = list(ctx.folded)
     model.removed_ops = list(ctx.removed)
+    model.warnings += ctx.warnings

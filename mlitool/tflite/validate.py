@@ -151,9 +151,13 @@ def _integer_zeros(t: ir.Tensor) -> bool:
 
 
 def constants_finite(g: ir.Graph) -> Iterator[Problem]:
+    """NaN or inf in float constants, but for the infinity TFLite's exporters use: a PADV2's
+    fill (litert-torch writes PyTorch's max-pool padding as -inf)."""
+    infinite_ok = {op.inputs[2] for op in g.ops if op.type == "PADV2" and len(op.inputs) > 2}
     for t in g.tensors:
         if t.data is not None and t.data.dtype.kind == "f":
-            bad = np.count_nonzero(~np.isfinite(t.data))
+            finite = np.isfinite(t.data) | (np.isinf(t.data) if t.index in infinite_ok else False)
+            bad = np.count_nonzero(~finite)
             if bad:
                 yield Problem(f"constant data holds {bad} NaN or inf value(s)", tensor=t)
 

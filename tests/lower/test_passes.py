@@ -12,12 +12,14 @@ from mlitool.mli.lower.driver import lower
 from mlitool.mli.target import MLI2, MLI11
 from mlitool.ops import spec as opspec
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
+from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
+from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.runner import LOWERING, MODEL, PASSES, GraphPass, run_passes
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
@@ -145,11 +147,13 @@ def test_one_ordered_list_of_passes():
         fuse_tiled_upsampling,
         fuse_space_to_batch_conv,
         fuse_float_islands,
+        rescale_bias_as_tflite,
         fuse_pad_into_conv,
+        fuse_lowest_pad_into_max_pool,
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 5 + [LOWERING] * 3
+    assert [p.stage for p in PASSES] == [MODEL] * 6 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

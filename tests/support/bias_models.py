@@ -43,3 +43,46 @@ def mismatched_bias_conv(path, kind: str):
         )
     )
     return path
+
+
+# PT2E (litert-torch) writes a FULLY_CONNECTED bias scale of 0.138 x input x weight scale after
+# an eval-mode Dropout: same scale count as the weights, other values.
+DROPOUT_RATIO = 0.138
+FC_IN_SCALE, FC_W_SCALE, FC_OUT_SCALE = 0.02, 0.004, 0.05
+
+
+def dropout_bias_fc(path, bias: np.ndarray | None = None):
+    """int8 FULLY_CONNECTED [1,16] x [8,16]^T + bias [8] -> [1,8], the bias stored at
+    DROPOUT_RATIO x input x weight scale; its raw values (default: seeded, large enough to move
+    the output by many steps) or `bias`."""
+    rng = np.random.default_rng(34)
+    w = rng.integers(-127, 128, (8, 16)).astype(np.int8)
+    if bias is None:
+        bias = rng.integers(-40000, 40000, 8).astype(np.int32)
+    prod = float(np.float32(FC_IN_SCALE) * np.float32(FC_W_SCALE))
+    path.write_bytes(
+        single_op_model(
+            "FULLY_CONNECTED",
+            [
+                T([1, 16], scale=[FC_IN_SCALE], zero_point=[-4], name="x"),
+                T(
+                    [8, 16],
+                    scale=[FC_W_SCALE],
+                    zero_point=[0],
+                    name="w",
+                    data=w,
+                ),
+                T(
+                    [8],
+                    dtype="int32",
+                    scale=[DROPOUT_RATIO * prod],
+                    zero_point=[0],
+                    name="b",
+                    data=bias,
+                ),
+            ],
+            [T([1, 8], scale=[FC_OUT_SCALE], zero_point=[2], name="y")],
+            options("FullyConnectedOptions"),
+        )
+    )
+    return path

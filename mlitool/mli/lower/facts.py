@@ -55,11 +55,13 @@ def mean_is_pool(graph: ir.Graph, op: ir.Op) -> bool:
 
 
 def rows_not_batch(graph: ir.Graph, op: ir.Op, t: ir.Tensor) -> bool:
-    """A rank-2 [rows, N] input or [rows, M] output of a multi-row FULLY_CONNECTED: the first
-    dimension is rows of the matrix product, not a batch."""
+    """A [rows, N] input or [rows, M] output of a multi-row FULLY_CONNECTED (units between
+    allowed: PyTorch's time-major [T, 1, N]): the first dimension is rows of the matrix
+    product, not a batch."""
     return (
         op.type == "FULLY_CONNECTED"
-        and len(t.shape) == 2
+        and len(t.shape) >= 2
+        and all(d == 1 for d in t.shape[1:-1])
         and fc_rows(graph, op) > 1
         and t.size % fc_rows(graph, op) == 0
         and t.shape[0] == fc_rows(graph, op)
@@ -117,6 +119,31 @@ def transpose_moves_units_only(graph: ir.Graph, op: ir.Op) -> bool:
     shape = graph.tensors[op.inputs[0]].shape
     moved = [a for a in perm if shape[a] != 1]
     return moved == sorted(moved)
+
+
+def transpose_into_rows(graph: ir.Graph, op: ir.Op) -> bool:
+    """A TRANSPOSE of a batch-1 tensor whose output leads with a dimension other than 1
+    (PyTorch's time-major `x.permute(2, 0, 1)`: [1, C, T] -> [T, 1, C]): that dimension is rows
+    (the MLI output keeps every dimension), and the permute reads the input in its full TFLite
+    shape, batch axis included, with the model's permutation."""
+    perm = axis_list(graph, op)
+    x, y = graph.tensors[op.inputs[0]].shape, graph.tensors[op.outputs[0]].shape
+    return perm is not None and 2 <= len(x) <= 4 and x[0] == 1 and y[0] != 1
+
+
+def concat_into_rows(graph: ir.Graph, op: ir.Op) -> bool:
+    """A CONCATENATION along a leading axis into an output that leads with a dimension other
+    than 1 (a time-major RNN's steps stacked: 32 x [1, 1, N] -> [32, 1, N]): that dimension is
+    rows, which the MLI output keeps; batch-1 inputs are seen in their full shape."""
+    y = graph.tensors[op.outputs[0]].shape
+    axis = int(op.options.get("axis", 0)) % max(len(y), 1)
+    return 2 <= len(y) <= 4 and axis == 0 and y[0] != 1
+
+
+def transpose_leading_dims(graph: ir.Graph, op: ir.Op) -> bool:
+    """TRANSPOSE's leading dimension is rows, not a batch: when it moves only unit axes (a
+    reshape) or transposes a batch-1 tensor into rows."""
+    return transpose_moves_units_only(graph, op) or transpose_into_rows(graph, op)
 
 
 def all_zero(

@@ -11,8 +11,10 @@ from mlitool.mli.lower.facts import (
     ARGMAX_MAX_ZERO_POINT,
     argmax_rows,
     axis_list,
+    concat_into_rows,
     const_values,
     slice_boxes,
+    transpose_into_rows,
     transpose_moves_units_only,
 )
 
@@ -60,6 +62,8 @@ def transpose_keeps_batch(s: Subject):
     perm = axis_list(s.graph, s.op)
     if perm is not None and transpose_moves_units_only(s.graph, s.op):
         return _OK  # a reshape
+    if s.layout == "hwc" and transpose_into_rows(s.graph, s.op):
+        return _OK  # batch 1 into rows, which the MLI output keeps
     return {} if perm is None or (len(s.input("input").shape) >= 2 and perm[0] != 0) else _OK
 
 
@@ -70,6 +74,8 @@ def concat_inputs_variable(s: Subject):
 
 def concat_keeps_batch(s: Subject):
     """concatenation along the batch dimension"""
+    if s.layout == "hwc" and concat_into_rows(s.graph, s.op):
+        return _OK  # into rows, which the MLI output keeps
     rank = len(s.output.shape)
     return {} if rank >= 2 and int(s.op.options.get("axis", 0)) % rank == 0 else _OK
 
@@ -127,6 +133,10 @@ def pad_value_constant(s: Subject):
 
 
 def float_pad_zero(s: Subject):
-    """PADV2 of float data with a non-zero pad value (MLI pads with zeros)"""
+    """PADV2 of float data with a non-zero pad value (MLI pads with zeros), other than -inf
+    before a max pool, which takes it as its padding (passes.pool_padding)"""
+    from mlitool.passes.pool_padding import max_pool_padding
+
     value = _pad_value(s)
-    return {} if value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0 else _OK
+    nonzero = value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0
+    return {} if nonzero and max_pool_padding(s.graph, s.op) is None else _OK

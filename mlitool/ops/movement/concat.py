@@ -11,6 +11,7 @@ from mlitool.errors import SubtensorError
 from mlitool.mli import views as V
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.facts import concat_into_rows
 from mlitool.mli.subtensor import create_subtensor
 from mlitool.mli.types import MliTensor, Role
 
@@ -51,6 +52,14 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
     el = act_el(fmt)
     out = b.produce(op.outputs[0], el)
     ins = [b.use(op, i, el) for i in op.inputs]
+    if b.layout == "hwc" and concat_into_rows(b.g, op):  # batch-1 inputs in their full shape
+        why = "CONCATENATION into rows: the input with its leading axis"
+        ins = [
+            b.dense_view(op, fmt, n, b.g.tensors[i].shape, why)
+            if b.g.tensors[i].shape[0] == 1
+            else n
+            for n, i in zip(ins, op.inputs)
+        ]
     with b.relu_after(op, fmt, out.name) as kout:
         _concat(b, op, fmt, out, b.tensors[kout], ins)
 

@@ -21,6 +21,7 @@ from mlitool.mli.lower.facts import (
     axis_list,
     const_values,
     slice_boxes,
+    transpose_into_rows,
     transpose_moves_units_only,
 )
 from mlitool.mli.ops import output_params
@@ -135,6 +136,11 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     perm = axis_list(b.g, op)
     p = [a - 1 for a in perm[1:]] if len(perm) >= 2 else perm
+    if b.layout == "hwc" and transpose_into_rows(b.g, op):
+        # the output keeps its leading rows: permute the input seen in its full shape
+        shape = tuple(b.g.tensors[op.inputs[0]].shape)
+        x = b.dense_view(op, fmt, x, shape, "TRANSPOSE into rows reads the batch axis too")
+        p = list(perm)
     if b.layout == "chw" and len(p) == 3:
         c, cinv = (2, 0, 1), (1, 2, 0)
         p = [cinv[p[c[i]]] for i in range(3)]

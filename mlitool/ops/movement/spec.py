@@ -29,6 +29,7 @@ register(
         quantized=True,
         shapes=V.concat_shapes,
         kind="concat",
+        leading_dims=facts.concat_into_rows,
         reads_views=True,
         checks=(MC.concat_inputs_variable, MC.concat_keeps_batch),
         lower=concat.lower_concatenation,
@@ -87,7 +88,7 @@ register(
         ("input", "perm"),
         options="TransposeOptions",
         kind="permute",
-        leading_dims=facts.transpose_moves_units_only,
+        leading_dims=facts.transpose_leading_dims,
         checks=(MC.transpose_keeps_batch,),
         lower=movement.lower_transpose,
         run=(LO.transpose,) * 2,
@@ -123,6 +124,7 @@ for _name, _options, _kernel, _mli in (
 # Slices: views of their input where MLI can address them (else mli_mov copies).
 _SLICE = dict(
     kind="view",
+    leading_dims=True,  # rows in front (a time-major RNN's steps): slice_keeps_batch decides
     checks=(MC.slice_expressible, MC.slice_keeps_batch),
     lower=movement.lower_slice,
     reads_views=True,

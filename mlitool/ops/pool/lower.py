@@ -10,6 +10,7 @@ from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
 from mlitool.mli.lower.facts import layer_kind
 from mlitool.mli.types import ElType
+from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD
 
 
 def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
@@ -28,8 +29,13 @@ def lower_pool(b: Builder, op: ir.Op, fmt: str) -> None:
         o = op.options
         kh, kw, sh, sw = o["filter_h"], o["filter_w"], o["stride_h"], o["stride_w"]
         pad = o.get("padding", "VALID")
-    oh, pt, pb = tflite_padding(pad, in_shape[1], kh, sh)
-    ow, pl, pr = tflite_padding(pad, in_shape[2], kw, sw)
+    if EXPLICIT_PADDING in op.options:  # a PADV2 of the lowest value (passes.pool_padding)
+        pt, pb, pl, pr = op.options[EXPLICIT_PADDING]
+        oh, ow = (in_shape[1] + pt + pb - kh) // sh + 1, (in_shape[2] + pl + pr - kw) // sw + 1
+        notes.append(f"{op.options[FUSED_PAD]} (lowest-value padding) taken as the pool's padding")
+    else:
+        oh, pt, pb = tflite_padding(pad, in_shape[1], kh, sh)
+        ow, pl, pr = tflite_padding(pad, in_shape[2], kw, sw)
     geo = []
     for axis, (n, k, s, before, after, o_) in (
         ("height", (in_shape[1], kh, sh, pt, pb, oh)),

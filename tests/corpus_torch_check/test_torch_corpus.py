@@ -1,0 +1,143 @@
+"""Issue 34's measure on the PyTorch-export corpus (`tests/corpus_torch`, made by
+tools/make_torch_corpus.py with litert-torch, PT2E and ai-edge-quantizer): every file converts in
+sa8 and fx16 (float-input files both `--weights-only` and calibrated with their .npy); tflite
+mode equals LiteRT's reference kernels at every layer (float tensors: within 1e-4 of the
+tensor's largest magnitude: TFLite sums in another order, rounding carries from layer to layer);
+and the emitted C of every calibrated or int8 conversion, run on the real MLI 2.0.2 library in
+the four builds, equals mli mode at every layer.
+
+What fails today is listed below with its reason (mlitool's message) and runs as a strict
+xfail: a fix makes it pass, and the strict mark then fails until the entry is removed. tools/torch_corpus_table.py measures the same and writes the table (baseline.md).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+
+from mlitool import oracle
+from mlitool.execute.reference.graph import run_graph
+from mlitool.pipeline import ModelOptions, load, read, settle
+from tests.support import runtime_harness as H
+from tests.support.corpus import entries
+from tests.support.paths import ROOT, mli_cflags
+
+CORPUS = ROOT / "tests" / "corpus_torch"
+ENTRIES = entries(CORPUS)
+FORMATS = ("sa8", "fx16")
+
+# What fails today, by file (tests/corpus_torch/baseline.md has the whole table): a file that
+# does not convert fails in every format and way, and so its C check.
+ISLANDS = "refused: PT2E leaves float islands (DEQUANTIZE -> ADD / MUL / LOGISTIC ... -> QUANTIZE): 'float activations need value ranges'"  # noqa: E501
+DOES_NOT_CONVERT = {
+    **{f"{a}_pt2e_int8.tflite": ISLANDS for a in ("conv_gru_h0", "efficientnet_b0", "mnasnet", "mobilenet_v2", "mobilenet_v3_small", "resnet18")},
+}  # fmt: skip
+LAYERS_DIFFER = {
+    "ds_cnn_pt2e_qdq.tflite": "a float CONV_2D sum 1 ulp off LiteRT's (another order) lands on a QUANTIZE rounding edge: 1 LSB",  # noqa: E501
+}
+C_DIFFERS: dict[str, str] = {}
+
+
+def _known(test: str, name: str, fmt: str = "") -> str | None:
+    """Why `test` fails today on `name` in `fmt`, or None."""
+    if test == "layers":
+        return LAYERS_DIFFER.get(name)
+    return DOES_NOT_CONVERT.get(name) or (C_DIFFERS.get(f"{name}-{fmt}") if test == "c" else None)
+
+
+def _floats(entry: dict) -> bool:
+    return entry["inputs"][0]["dtype"] == "float32"
+
+
+def _ways(entry: dict) -> tuple[str, ...]:
+    return ("weights-only", "calibrated") if _floats(entry) else ("int8",)
+
+
+def _cases(test: str, params: list[tuple]) -> list:
+    """pytest params, each a strict xfail where it fails today (`_known`)."""
+    out = []
+    for p in params:
+        case_id = "-".join(p)
+        why = _known(test, *p[:2])
+        marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
+        out.append(pytest.param(*p, id=case_id, marks=marks))
+    return out
+
+
+LAYER_CASES = _cases("layers", [(n,) for n in sorted(ENTRIES)])
+CONVERT_CASES = _cases(
+    "convert",
+    [(n, f, w) for n, e in sorted(ENTRIES.items()) for f in FORMATS for w in _ways(e)],
+)
+C_CASES = _cases(
+    "c",
+    [(n, f) for n, e in sorted(ENTRIES.items()) for f in FORMATS],
+)
+
+
+def _options(name: str, fmt: str, way: str) -> ModelOptions:
+    entry = ENTRIES[name]
+    if way == "weights-only":
+        return ModelOptions(format=fmt, weights_only=True)
+    calibration = CORPUS / entry["calibration"] if _floats(entry) else None
+    return ModelOptions(format=fmt, calibration=calibration)
+
+
+@pytest.mark.parametrize("name", LAYER_CASES)
+def test_tflite_mode_equals_litert_at_every_layer(name):
+    ok, why = oracle.available()
+    if not ok:
+        pytest.skip(why)
+    path = CORPUS / name
+    g = read(path).main
+    rng = np.random.default_rng(zlib.crc32(name.encode()))  # the table's inputs
+    xs = {}
+    for i in g.inputs:
+        t = g.tensors[i]
+        shape = (2, *t.shape)
+        if np.dtype(t.dtype).kind == "f":
+            xs[i] = rng.uniform(-1, 1, shape).astype(t.dtype)
+        else:
+            info = np.iinfo(np.dtype(t.dtype))
+            xs[i] = rng.integers(info.min, info.max + 1, shape).astype(t.dtype)
+    every = [t for op in g.ops for t in op.outputs]
+    ours = run_graph(g, xs, "tflite", keep=True)
+    ref = oracle.run_litert(path, g, xs, every)
+    compared = 0
+    for t in filter(ref.__contains__, every):  # not: tensors a rewrite at import added
+        if t not in ours:
+            continue
+        want, got = ref[t].reshape(ours[t].shape), ours[t]
+        where = f"{name}: {g.tensors[t].name}"
+        if np.dtype(want.dtype).kind == "f":  # TFLite sums in another order
+            finite = np.abs(want[np.isfinite(want)])
+            atol = max(1e-4 * float(finite.max(initial=0.0)), 1e-6)
+            np.testing.assert_allclose(got, want, rtol=0, atol=atol, err_msg=where)
+        else:
+            np.testing.assert_array_equal(got, want, err_msg=where)
+        compared += 1
+    assert compared >= len(g.ops) // 2, f"{name}: only {compared} layers compared"
+
+
+@pytest.mark.parametrize("name,fmt,way", CONVERT_CASES)
+def test_converts(name, fmt, way, tmp_path):
+    graph, model = load(CORPUS / name, settle(_options(name, fmt, way)))
+    assert model.layers and len(model.outputs) == len(graph.outputs)
+
+
+@pytest.mark.parametrize("name,fmt", C_CASES)
+def test_the_c_equals_mli_mode(name, fmt, mli_builds, tmp_path):
+    entry = ENTRIES[name]
+    calibration = CORPUS / entry["calibration"] if _floats(entry) else None
+    results = H.run_case(
+        CORPUS / name,
+        fmt,
+        tmp_path / "out",
+        mli_builds,
+        mli_cflags("2.0"),
+        calibration=calibration,
+        samples=2,
+    )
+    H.assert_bit_exact(results)
