@@ -70,6 +70,7 @@ class Piece:
     section: str
     size: int
     origin: str
+    fill: int = 0  # of `size`: the alignment fill before the section
 
 
 def require() -> None:
@@ -181,7 +182,9 @@ def read_map(text: str) -> list[Piece]:
         if pending is not None:
             m = _ADDR.match(line)
             if m:
-                pieces.append(Piece(kind, pending, int(m.group(2), 16) + fill, m.group(3).strip()))
+                pieces.append(
+                    Piece(kind, pending, int(m.group(2), 16) + fill, m.group(3).strip(), fill)
+                )
                 fill = 0
             pending = None
             continue
@@ -202,7 +205,9 @@ def read_map(text: str) -> list[Piece]:
             if m.group(2) is None:
                 pending = m.group(1)
             else:
-                pieces.append(Piece(kind, m.group(1), int(m.group(3), 16) + fill, m.group(4)))
+                pieces.append(
+                    Piece(kind, m.group(1), int(m.group(3), 16) + fill, m.group(4).strip(), fill)
+                )
                 fill = 0
     return [p for p in pieces if p.size]
 
