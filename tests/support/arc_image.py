@@ -224,3 +224,36 @@ def sizes(pieces, origin_test) -> dict[str, int]:
 
 def from_mli(origin: str) -> bool:
     return "libmli.a(" in origin
+
+
+_MAIN = """#include "{name}.h"
+static unsigned char arena[{up}_ARENA_BYTES] __attribute__((aligned({up}_ARENA_ALIGN)));
+int main(void) {{
+    if ({name}_init(arena, sizeof arena) != MLI_STATUS_OK) return 1;
+    return {name}_run() != MLI_STATUS_OK;
+}}
+"""
+
+
+def link_model(src_dir: Path, name: str, work: Path) -> dict[str, dict[str, int]]:
+    """Cross-link the emitted `src_dir/name.c` with MLI and a main that inits the model on a
+    static arena and runs it once. Bytes per kind of the model's object ("model"), MLI's members
+    ("mli") and the main ("main", whose .bss is the arena)."""
+    library = build_mli()
+    main = work / f"{name}_main.c"
+    main.write_text(_MAIN.format(name=name, up=name.upper()))
+    model_o = compile_c(src_dir / f"{name}.c", work / f"{name}.o", [src_dir])
+    main_o = compile_c(main, work / f"{name}_main.o", [src_dir])
+    pieces = link([main_o, model_o], library, work / f"{name}.elf")
+    return {
+        "model": sizes(pieces, lambda o: o == str(model_o)),
+        "mli": sizes(pieces, from_mli),
+        "main": sizes(pieces, lambda o: o == str(main_o)),
+    }
+
+
+def undefined_mli(obj: Path) -> list[str]:
+    """The MLI functions an object calls (its undefined `mli_` symbols)."""
+    nm = GCC.replace("gcc-12", "nm")
+    out = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True, check=True).stdout
+    return sorted(w for line in out.splitlines() for w in line.split()[-1:] if w.startswith("mli_"))
