@@ -9,6 +9,8 @@ main that takes that function's address, with --gc-sections, and records the lib
 sections the link kept (.text, .rodata, .data; the map names them). A model's MLI code is then the
 union of its functions' sections, so code two kernels share counts once. Section bytes are rounded
 up to 4 (the alignment of ARC code and of MLI's tables; the map's fill shows no larger one).
+It also measures the C of each of mlitool's fallback kernels (`mlitool.fallback`) the same way:
+the model code the footprint adds for a model that uses one.
 
 Toolchain, target, flags and MLI build settings are tests/support/arc_image.py's and are written
 into the table. Needs Debian's gcc-12-arc-linux-gnu and g++-12-arc-linux-gnu, and cmake.
@@ -75,12 +77,57 @@ def measure_one(function: str, library: Path, work: Path) -> dict[str, int]:
     return {k: _round4(v) for k, v in kept.items()}
 
 
+def measure_fallback(work: Path) -> dict[str, int]:
+    """Bytes of code each fallback kernel's C (with the helpers it uses) adds, as the emitter
+    writes it into NAME.c, and of the fixed-point helpers alone (shared by the kernels that use
+    them: a model counts them once)."""
+    from mlitool import fallback
+
+    library = arc_image.build_mli()
+    out: dict[str, int] = {}
+    for name, k in sorted(fallback.KERNELS.items()):
+        out[name] = _fallback_bytes([k], work / name, library)
+    fixed = [k for k in fallback.KERNELS.values() if k.fixedpoint]
+    if len(fixed) >= 2:
+        pair = _fallback_bytes(fixed[:2], work / "pair", library)
+        out["fixedpoint_helpers"] = out[fixed[0].kernel] + out[fixed[1].kernel] - pair
+    return out
+
+
+def _fallback_bytes(kernels, d: Path, library: Path) -> int:
+    """Code of a C file holding `kernels` (as the emitter fills them in) that a main calling
+    each of them keeps."""
+    from mlitool import fallback
+
+    d.mkdir()
+    lines = ["#include <stdint.h>", '#include "mli_api.h"']
+    helpers = fallback.helpers(kernels).replace("@P@", "fb")
+    lines.append(helpers.replace("static ", "static __attribute__((unused)) "))
+    calls = []
+    for i, k in enumerate(kernels):
+        fn = f"fb_kernel{i}"
+        if k.cfg_type:
+            lines.append(f"typedef struct {{ {' '.join(f'int32_t {f};' for f in k.cfg)} }} cfg{i};")
+        src = k.c_source.replace("@STORAGE@", "").replace("@FN@", fn).replace("@P@", "fb")
+        lines.append(src.replace("@CFG@", f"cfg{i}"))
+        calls.append(f"keep[{i}] = (void *)&{fn};")
+    lines.append(f"void *volatile keep[{len(kernels)}];")
+    lines.append(f"int main(void) {{ {' '.join(calls)} return 0; }}")
+    src = d / "fb.c"
+    src.write_text("\n".join(lines) + "\n")
+    obj = arc_image.compile_c(src, d / "fb.o")
+    pieces = arc_image.link([obj], library, d / "fb.elf")
+    mine = [p for p in pieces if p.origin == str(obj) and p.kind in CODE_KINDS]
+    return sum(_round4(p.size - p.fill) for p in mine if p.section != ".text.main")
+
+
 def measure(workers: int = 2) -> dict:
     library = arc_image.build_mli()
     functions = public_functions(library)
     with tempfile.TemporaryDirectory(prefix="mli-code-") as tmp:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             kept = list(pool.map(lambda f: measure_one(f, library, Path(tmp)), functions))
+        fallback = measure_fallback(Path(tmp))
     sections: dict[str, int] = {}
     kernels: dict[str, dict] = {}
     for function, secs in zip(functions, kept):
@@ -100,6 +147,7 @@ def measure(workers: int = 2) -> dict:
         "ldflags": list(arc_image.LDFLAGS),
         "sections": sections,
         "functions": kernels,
+        "fallback": fallback,
     }
 
 
@@ -116,7 +164,10 @@ def main(argv=None) -> int:
     tmp = args.out.with_suffix(".tmp")
     tmp.write_text(json.dumps(table, indent=1, sort_keys=True) + "\n")
     tmp.replace(args.out)
-    print(f"{len(table['functions'])} functions, {len(table['sections'])} sections -> {args.out}")
+    print(
+        f"{len(table['functions'])} functions, {len(table['sections'])} sections, "
+        f"{len(table['fallback'])} fallback entries -> {args.out}"
+    )
     return 0
 
 

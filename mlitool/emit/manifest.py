@@ -88,6 +88,7 @@ def manifest_text(
     totals: dict[str, int],
     cfg_items: list,
     runtime: dict | None = None,
+    footprint: dict | None = None,
 ) -> str:
     by_key = {i.key: i for i in infos}
 
@@ -168,6 +169,8 @@ def manifest_text(
     }
     if runtime is not None:
         doc["runtime"] = runtime
+    if footprint is not None:
+        doc["footprint"] = footprint
     return dumps(doc) + "\n"
 
 

@@ -230,7 +230,9 @@ _MAIN = """#include "{name}.h"
 static unsigned char arena[{up}_ARENA_BYTES] __attribute__((aligned({up}_ARENA_ALIGN)));
 int main(void) {{
     if ({name}_init(arena, sizeof arena) != MLI_STATUS_OK) return 1;
-    return {name}_run() != MLI_STATUS_OK;
+    if ({name}_input(0u) == NULL) return 1;
+    if ({name}_run() != MLI_STATUS_OK) return 1;
+    return {name}_output(0u) == NULL;
 }}
 """
 
@@ -249,6 +251,11 @@ def link_model(src_dir: Path, name: str, work: Path) -> dict[str, dict[str, int]
         "model": sizes(pieces, lambda o: o == str(model_o)),
         "mli": sizes(pieces, from_mli),
         "main": sizes(pieces, lambda o: o == str(main_o)),
+        "functions": {
+            p.section.removeprefix(".text."): p.size
+            for p in pieces
+            if p.origin == str(model_o) and p.kind == "text"
+        },
     }
 
 
