@@ -70,8 +70,8 @@ def image_parts(mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]
 
 
 def footprint_text(fp: dict[str, Any]) -> str:
-    """ "RAM 67,827 B (arena 64,512 + structs 2,560 + bss 755), ROM 274,000 B (constants
-    251,244 + code 1,600 + structs 2,560 + MLI 18,272), 7,489,664 MACs"."""
+    """ "RAM 67,824 B (arena 64,512 + structs 2,560 + bss 752), ROM 263,263 B (constants
+    240,812 + code 1,619 + structs 2,560 + MLI 18,272), 7,489,664 MACs"."""
     ram, rom = fp["ram"], fp["rom"]
     where = (
         f"arena {ram['arena_bytes']:,}"

@@ -47,6 +47,8 @@ class Target:
     fx_frac_bits: tuple[int, int]  # range of fx.frac_bits (int8; 1.x: uint8)
     per_axis_bytes: tuple[int, int, int]  # bytes per channel of (zero points, scales, frac
     # bits) arrays of one per-axis tensor
+    shared_zero_points: bool  # per-axis constants whose zero points are all 0 point into one
+    # shared array: 2.x kernels read element 0 (mli_prv_quant_ref.h) and check the capacity
     # -- the kernels
     strided_views: bool  # kernels read and write through mem_stride (1.x ignore it,
     # so only contiguous views)
@@ -137,6 +139,7 @@ _MLI1 = {
     "float_tensors": False,
     "int16_scales": False,
     "fx_frac_bits": (0, 255),
+    "shared_zero_points": False,
     "strided_views": False,
     "hwcn_weights": False,
     "lut_kernels": False,
@@ -160,6 +163,7 @@ MLI2 = Target(
     int16_scales=True,
     fx_frac_bits=(-128, 127),
     per_axis_bytes=(2, 2, 1),
+    shared_zero_points=True,
     strided_views=True,
     hwcn_weights=True,
     lut_kernels=True,
