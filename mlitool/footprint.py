@@ -3,12 +3,12 @@
 
 The image the model links into (`mlitool.image` says where each part comes from):
 ROM = constants (`report.memory.rom_bytes`: constant data, per-axis arrays, const tensor and
-config structs, report's "constants") + model code (NAME_init, NAME_run, fallback kernels) +
-the .data image of the writable tensor structs + the MLI kernel code the model links.
-RAM = the activation arena the emitted header defines (`NAME_ARENA_BYTES`; with --fast-memory the
-fast and slow buffers, `NAME_FAST_BYTES` + `NAME_SLOW_BYTES`) + the writable structs + .bss
-(look-up tables, recurrent scratch, the runtime's flags). MACs: the TFLite graph's, as `inspect`
-counts them.
+config structs, report's "ROM total") + the const look-up tables + model code (NAME_init,
+NAME_run, fallback kernels) + the .data image of the writable tensor structs + the MLI kernel
+code the model links. RAM = the activation arena the emitted header defines
+(`NAME_ARENA_BYTES`; with --fast-memory the fast and slow buffers, `NAME_FAST_BYTES` +
+`NAME_SLOW_BYTES`) + the writable structs + .bss (recurrent scratch, the runtime's flags; with
+--fast-memory the tables' structs). MACs: the TFLite graph's, as `inspect` counts them.
 """
 
 from __future__ import annotations
@@ -56,6 +56,7 @@ def image_parts(mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]
     return {
         "rom": {
             "constants": rom_bytes(mli),
+            "lut_tables": image.lut_table_bytes(mli, fast_memory),
             "model_code": image.model_code_bytes(mli, fast_memory),
             "writable_structs": structs,
             "mli_code": mli_code or 0,
@@ -70,8 +71,8 @@ def image_parts(mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]
 
 
 def footprint_text(fp: dict[str, Any]) -> str:
-    """ "RAM 67,824 B (arena 64,512 + structs 2,560 + bss 752), ROM 263,263 B (constants
-    240,812 + code 1,619 + structs 2,560 + MLI 18,272), 7,489,664 MACs"."""
+    """ "RAM 67,076 B (arena 64,512 + structs 2,560 + bss 4), ROM 263,162 B (constants 240,812
+    + tables 748 + code 1,582 + structs 2,560 + MLI 17,460), 7,489,664 MACs"."""
     ram, rom = fp["ram"], fp["rom"]
     where = (
         f"arena {ram['arena_bytes']:,}"
@@ -81,7 +82,9 @@ def footprint_text(fp: dict[str, Any]) -> str:
     mli = f"MLI {rom['mli_code']:,}" if fp.get("mli_code_table") else "MLI code not counted"
     return (
         f"RAM {fp['ram_bytes']:,} B ({where} + structs {ram['writable_structs']:,} + bss "
-        f"{ram['bss']:,}), ROM {fp['rom_bytes']:,} B (constants {rom['constants']:,} + code "
+        f"{ram['bss']:,}), ROM {fp['rom_bytes']:,} B (constants {rom['constants']:,}"
+        + (f" + tables {rom['lut_tables']:,}" if rom.get("lut_tables") else "")
+        + f" + code "
         f"{rom['model_code']:,} + structs {rom['writable_structs']:,} + {mli}), "
         f"{fp['macs']:,} MACs"
     )

@@ -12,9 +12,10 @@ model's constants so that ROM and RAM are the linked image's (issue 36).
   C, measured per kernel into the same table.
 - Writable structs: one `mli_tensor` per activation tensor (NAME_init and views set their data
   pointers), in .data: the struct image is flash, the copy RAM.
-- .bss: the look-up tables MLI 2.x kernels take (`mli_lut` struct + int16 data, filled by
-  NAME_init), recurrent scratch, the ready flag; with --fast-memory the buffer pointers and the
-  staging tensors.
+- Look-up tables MLI 2.x kernels take: const data (int16 values + `mli_lut`) in ROM; with
+  --fast-memory NAME_init creates them in the fast buffer, their `mli_lut` structs in .bss.
+- .bss: recurrent scratch, the ready flag; with --fast-memory the buffer pointers, the tables'
+  structs and the staging tensors.
 """
 
 from __future__ import annotations
@@ -36,16 +37,18 @@ POINTER_BYTES = 4
 
 # Bytes of ARC HS code per thing the runtime emitter writes: least squares over the 27 int8
 # models of ../shared/models/mlperf_tiny and tests/corpus (tools/fit_model_code.py prints them and
-# each model's error: within 14 %, 1.7 % on vww and resnet8; the code is ~1 % of ROM).
+# each model's error: within 12 %, 1.2 % on vww and 0.6 % on resnet8; the code is ~1 % of ROM).
+# "lut" (a create_lut call in the fast-memory runtime's NAME_init) is from the fit before the
+# default runtime's tables became const data, when NAME_init created them too.
 CODE_BYTES = {
-    "base": 77.3,  # the functions' prologues, the ready check, the accessors
-    "arena_binding": 4.2,  # NAME_init: one tensor's data pointer = arena + offset
-    "lut": 52.4,  # NAME_init: fill one look-up table
-    "view_binding": 13.5,  # NAME_bind_views: one view's data pointer = its buffer's + offset
-    "call": 12.5,  # NAME_run: a kernel call and its status check
-    "argument": 6.6,  # NAME_run: one pointer argument of a call
-    "loop": 59.7,  # a loop of slice calls
-    "loop_binding": 4.4,  # a slice view moved in the loop
+    "base": 87.7,  # the functions' prologues, the ready check, the accessors
+    "arena_binding": 4.0,  # NAME_init: one tensor's data pointer = arena + offset
+    "lut": 52.4,  # NAME_init: fill one look-up table (--fast-memory)
+    "view_binding": 14.0,  # NAME_bind_views: one view's data pointer = its buffer's + offset
+    "call": 11.9,  # NAME_run: a kernel call and its status check
+    "argument": 6.8,  # NAME_run: one pointer argument of a call
+    "loop": 62.7,  # a loop of slice calls
+    "loop_binding": 1.7,  # a slice view moved in the loop
 }
 
 
@@ -62,7 +65,7 @@ def mli_functions(mli: MliModel, fast_plan=None) -> list[str]:
     from mlitool import fallback
 
     names = {la.kernel for la in mli.layers if la.kernel and la.kind != "fallback"}
-    if mli.target.lut_kernels:
+    if mli.target.lut_kernels and fast_plan is not None:  # else the tables are const data
         names |= {f"mli_krn_{k}_create_lut" for k in _lut_kinds(mli)}
     if fast_plan is not None and _stage_slots(fast_plan):  # the staging copy (mli_mov)
         names |= {"mli_mov_tensor_sync", "mli_mov_cfg_for_copy"}
@@ -98,7 +101,8 @@ def code_counts(mli: MliModel, fast_memory: int | None = None) -> dict[str, int]
         counts["arena_binding"] = len(model_arena(mli).placements)
     else:
         counts["arena_binding"] = sum(1 for t in mli.tensors.values() if _own_activation(t))
-    counts["lut"] = len(_lut_kinds(mli)) if mli.target.lut_kernels else 0
+    # NAME_init creates the tables only in fast memory; else they are const data
+    counts["lut"] = len(_lut_kinds(mli)) if mli.target.lut_kernels and fast_memory else 0
     counts["view_binding"] = sum(
         1 for t in mli.tensors.values() if not t.role.is_constant and t.buffer is not None
     )
@@ -151,6 +155,13 @@ def model_code_bytes(mli: MliModel, fast_memory: int | None = None) -> int:
     return runtime + fb
 
 
+def lut_table_bytes(mli: MliModel, fast_memory: int | None = None) -> int:
+    """The const look-up tables of the default runtime (int16 data + `mli_lut`): .rodata."""
+    if fast_memory is not None or not mli.target.lut_kernels:
+        return 0
+    return sum(2 * LUT_LENGTHS[k] + LUT_STRUCT_BYTES for k in _lut_kinds(mli))
+
+
 def writable_struct_bytes(mli: MliModel) -> int:
     """One `mli_tensor` per activation tensor (views too): .data."""
     from mlitool.report.cstructs import tensor_struct_bytes
@@ -163,12 +174,11 @@ def writable_struct_bytes(mli: MliModel) -> int:
 def bss_bytes(mli: MliModel, fast_plan=None) -> int:
     """Zero-initialised statics of the emitted runtime: .bss (`fast_plan`: the --fast-memory
     plan, `mlitool.mli.placement.plan_model`)."""
-    luts = _lut_kinds(mli) if mli.target.lut_kernels else set()
     scratch = sum(la.cfg.get("scratch_bytes", 0) for la in mli.layers)
-    total = READY_FLAG_BYTES + scratch + sum(LUT_STRUCT_BYTES for _ in luts)
-    if fast_plan is None:
-        total += sum(2 * LUT_LENGTHS[k] for k in luts)  # the tables; fast memory: in the arena
-    else:
+    total = READY_FLAG_BYTES + scratch
+    if fast_plan is not None:  # the tables' structs (their data is in the fast buffer)
+        luts = _lut_kinds(mli) if mli.target.lut_kernels else set()
+        total += LUT_STRUCT_BYTES * len(luts)
         from mlitool.report.cstructs import tensor_struct_bytes
 
         # the fast and slow buffer pointers, and the staging tensors of the emitted runtime

@@ -24,7 +24,6 @@ from mlitool import ir
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
 from mlitool.mli import zero_points
 from mlitool.mli.arena import ArenaPlan, Buffer, model_arena
-from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.types import MliModel, Role
 from mlitool.report.cstructs import cfg_struct_bytes, tensor_struct_bytes
 
@@ -198,10 +197,6 @@ def memory_report(
 
 
 def static_ram_bytes(model: MliModel) -> int:
-    """RAM outside the arena that the emitted runtime keeps: the int16 look-up tables MLI 2.x
-    kernels take (filled by NAME_init) and the scratch arrays of recurrent cells' configs."""
-    luts = set()
-    if model.target.lut_kernels:
-        luts = {k for layer in model.layers for k in luts_of(layer.kind)}
-    scratch = sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)
-    return 2 * sum(LUT_LENGTHS[k] for k in luts) + scratch
+    """RAM outside the arena that the emitted runtime keeps: the scratch arrays of recurrent
+    cells' configs (the look-up tables MLI 2.x kernels take are const data)."""
+    return sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)

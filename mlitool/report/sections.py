@@ -258,13 +258,14 @@ def _image_table(model: MliModel, fast: FastPlan | None):
     )
     rows = [
         ("ROM: constants", rom["constants"]),
+        ("ROM: look-up tables (const)", rom["lut_tables"]),
         ("ROM: model code (estimated)", rom["model_code"]),
         ("ROM: writable struct image (.data)", rom["writable_structs"]),
         ("ROM: MLI kernel code", rom["mli_code"] if parts["mli_code_table"] else None),
         ("ROM total (the footprint)", sum(rom.values())),
         *where,
         ("RAM: writable structs (.data)", ram["writable_structs"]),
-        ("RAM: .bss (tables, scratch, flags)", ram["bss"]),
+        ("RAM: .bss (scratch, flags)", ram["bss"]),
         ("RAM total (the footprint)", sum(ram.values())),
     ]
     kernels = ", ".join(parts["mli_functions"]) or "none"
@@ -286,7 +287,7 @@ def _ram_table(model: MliModel, mem: MemoryReport, fast: FastPlan | None):
             ("lower bound (most bytes alive at once)", mem.arena.lower_bound),
             ("no sharing (sum of buffers)", mem.arena.unshared_bytes),
             ("activation tensor structs", mem.activation_structs),
-            ("static RAM (tables, LSTM scratch)", mem.static_ram),
+            ("static RAM (LSTM scratch)", mem.static_ram),
             ("RAM total", mem.ram_total),
             ("alignment", mem.arena.align),
         ]

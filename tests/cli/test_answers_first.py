@@ -28,24 +28,26 @@ def test_convert_first_line_and_json_give_arena_rom_macs(tmp_path, capsys, monke
     doc = json.loads(out)
     fp = doc["footprint"]
     # RAM: read from the emitted files (arena 64,512 B + 32 activation mli_tensor x 80 B + the
-    # softmax table 716 B, its mli_lut 32 B and the ready flag 4 B).
+    # ready flag 4 B; the softmax table is const).
     ram = c_image.ram(tmp_path, "vww_96_int8")
-    assert ram == {"arena_bytes": 64512, "writable_structs": 2560, "bss": 752}
-    assert fp["ram"] == ram and fp["ram_bytes"] == 67824
+    assert ram == {"arena_bytes": 64512, "writable_structs": 2560, "bss": 4}
+    assert fp["ram"] == ram and fp["ram_bytes"] == 67076
     # ROM: report's constants (data 219,064 B + per-axis arrays + const structs and configs: 251,244
     # B with a zero-point array per constant, less the 10,944 B of all-zero ones, plus the one
     # shared array of 256 zeros, 512 B),
-    # the runtime's code (estimated; 1,596 B cross-linked for ARC HS), the struct image, and
-    # the MLI code of the functions the C calls (18,272 B cross-linked: tools/link_image.py).
+    # the const softmax table (358 x 2 B + its mli_lut 32 B), the runtime's code (estimated;
+    # 1,564 B cross-linked for ARC HS), the struct image, and the MLI code of the functions the
+    # C calls (17,460 B cross-linked: tools/link_image.py).
     c_text = (tmp_path / "vww_96_int8.c").read_text()
     assert fp["mli_functions"] == sorted(set(re.findall(r"\b(mli_\w+)\(", c_text)))
     assert fp["rom"] == {
         "constants": 240812,
-        "model_code": 1619,
+        "lut_tables": 748,
+        "model_code": 1582,
         "writable_structs": 2560,
-        "mli_code": 18272,
+        "mli_code": 17460,
     }
-    assert fp["rom_bytes"] == 263263 and fp["macs"] == 7489664
+    assert fp["rom_bytes"] == 263162 and fp["macs"] == 7489664
     assert fp["arena"] == {"arena_bytes": 64512} and doc["constant_bytes"] == 219064
     manifest = json.loads((tmp_path / "vww_96_int8.json").read_text())
     assert manifest["footprint"] == {k: fp[k] for k in manifest["footprint"]}
@@ -53,8 +55,9 @@ def test_convert_first_line_and_json_give_arena_rom_macs(tmp_path, capsys, monke
     monkeypatch.setenv("COLUMNS", "200")
     code, out, err = run_main(["convert", model, "-o", tmp_path], capsys)
     assert out.splitlines()[0] == (
-        "vww_96_int8: RAM 67,824 B (arena 64,512 + structs 2,560 + bss 752), ROM 263,263 B "
-        "(constants 240,812 + code 1,619 + structs 2,560 + MLI 18,272), 7,489,664 MACs"
+        "vww_96_int8: RAM 67,076 B (arena 64,512 + structs 2,560 + bss 4), ROM 263,162 B "
+        "(constants 240,812 + tables 748 + code 1,582 + structs 2,560 + MLI 17,460), "
+        "7,489,664 MACs"
     )
 
 
