@@ -19,12 +19,15 @@ from mlitool import ir
 from mlitool.mli.types import MliModel
 
 
-def footprint(graph: ir.Graph, mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]:
+def footprint(
+    graph: ir.Graph, mli: MliModel, fast_memory: int | None = None, specialize: bool = True
+) -> dict[str, Any]:
     """{"ram_bytes", "rom_bytes", "ram": {...}, "rom": {...}, "arena": {...}, "macs",
-    "mli_functions", "mli_code_table"}: each part named, the arena as the runtime binds it."""
+    "mli_functions", "mli_code_table"}: each part named, the arena as the runtime binds it;
+    `specialize`: the C calls the kernel-size specializations (convert's default)."""
     from mlitool.inspect.opstats import graph_totals
 
-    parts = image_parts(mli, fast_memory)
+    parts = image_parts(mli, fast_memory, specialize)
     return {
         "ram_bytes": sum(parts["ram"].values()),
         "rom_bytes": sum(parts["rom"].values()),
@@ -33,7 +36,9 @@ def footprint(graph: ir.Graph, mli: MliModel, fast_memory: int | None = None) ->
     }
 
 
-def image_parts(mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]:
+def image_parts(
+    mli: MliModel, fast_memory: int | None = None, specialize: bool = True
+) -> dict[str, Any]:
     """{"rom": {...}, "ram": {...}, "arena": {...}, "mli_functions", "mli_code_table"}: the parts
     of the linked image (`mlitool.image`), as the footprint, the manifest and `report` name them."""
     from mlitool import image
@@ -49,7 +54,7 @@ def image_parts(mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]
 
         plan = plan_model(mli, fast_memory)
         arena = {"fast_bytes": plan.fast_bytes, "slow_bytes": plan.slow_bytes}
-    functions = image.mli_functions(mli, plan)
+    functions = image.mli_functions(mli, plan, specialize)
     mli_code = image.mli_code_bytes(functions)
     structs = image.writable_struct_bytes(mli)
     table = image.code_table()
@@ -71,8 +76,8 @@ def image_parts(mli: MliModel, fast_memory: int | None = None) -> dict[str, Any]
 
 
 def footprint_text(fp: dict[str, Any]) -> str:
-    """ "RAM 67,076 B (arena 64,512 + structs 2,560 + bss 4), ROM 263,162 B (constants 240,812
-    + tables 748 + code 1,582 + structs 2,560 + MLI 17,460), 7,489,664 MACs"."""
+    """ "RAM 67,076 B (arena 64,512 + structs 2,560 + bss 4), ROM 265,218 B (constants 240,812
+    + tables 748 + code 1,582 + structs 2,560 + MLI 19,516), 7,489,664 MACs"."""
     ram, rom = fp["ram"], fp["rom"]
     where = (
         f"arena {ram['arena_bytes']:,}"

@@ -58,13 +58,18 @@ def code_table() -> dict[str, Any]:
     return json.loads(resources.files("mlitool").joinpath("data", TABLE).read_text())
 
 
-def mli_functions(mli: MliModel, fast_plan=None) -> list[str]:
-    """The MLI library functions the emitted C calls: each layer's kernel, the LUT builders of
+def mli_functions(mli: MliModel, fast_plan=None, specialize: bool = True) -> list[str]:
+    """The MLI library functions the emitted C calls: each layer's kernel (`specialize`: the
+    kernel-size specialization convert picks, `mlitool.mli.specialize`), the LUT builders of
     the tables NAME_init fills, the moves of the fast-memory runtime (`fast_plan`: its plan,
     `mlitool.mli.placement.plan_model`), the helpers fallback C uses."""
     from mlitool import fallback
+    from mlitool.mli.specialize import specialized_kernel
 
-    names = {la.kernel for la in mli.layers if la.kernel and la.kind != "fallback"}
+    def kernel(la) -> str:
+        return specialized_kernel(mli, la) if specialize else la.kernel
+
+    names = {kernel(la) for la in mli.layers if la.kernel and la.kind != "fallback"}
     if mli.target.lut_kernels and fast_plan is not None:  # else the tables are const data
         names |= {f"mli_krn_{k}_create_lut" for k in _lut_kinds(mli)}
     if fast_plan is not None and _stage_slots(fast_plan):  # the staging copy (mli_mov)

@@ -106,7 +106,7 @@ def emit(
             writer.cfg_items,
             {**rt.manifest(), **({"selftest": st.manifest()} if st else {})} if rt else None,
             # the linked image's parts (`mlitool.footprint`): the runtime's, so only with one
-            image_parts(model, fast_memory) if rt else None,
+            image_parts(model, fast_memory, specialize=False) if rt else None,  # as called
         ).encode("ascii")
 
     files = {out / f"{name}.h": writer.header()}
