@@ -21,6 +21,7 @@ from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symbols
 from mlitool.errors import OptionError
 from mlitool.footprint import image_parts
+from mlitool.mli.calls import kernel_calls
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliModel
 from mlitool.plumbing.fsio import write_files_atomically
@@ -107,6 +108,7 @@ def emit(
             {**rt.manifest(), **({"selftest": st.manifest()} if st else {})} if rt else None,
             # the linked image's parts (`mlitool.footprint`): the runtime's, so only with one
             image_parts(model, fast_memory, specialize=False) if rt else None,  # as called
+            kernel_calls(model, getattr(rt, "fplan", None)) if rt else None,
         ).encode("ascii")
 
     files = {out / f"{name}.h": writer.header()}
