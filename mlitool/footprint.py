@@ -62,7 +62,7 @@ def image_parts(
         "rom": {
             "constants": rom_bytes(mli),
             "lut_tables": image.lut_table_bytes(mli, fast_memory),
-            "model_code": image.model_code_bytes(mli, fast_memory),
+            "model_code": image.model_code_bytes(mli, plan),
             "writable_structs": structs,
             "mli_code": mli_code or 0,
         },

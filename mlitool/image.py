@@ -50,6 +50,15 @@ CODE_BYTES = {
     "loop": 62.7,  # a loop of slice calls
     "loop_binding": 1.7,  # a slice view moved in the loop
 }
+# The fast-memory runtime's code on top (and its tile tables, .rodata): least squares over vww,
+# resnet8, kws, ad01 and four corpus models (mobilenet_v2, unet, transformer, kws_conv1d)
+# at 16K-128K (tools/fit_model_code.py --fast-memory; within 660 B of each, ~1 % of ROM or less).
+FAST_CODE_BYTES = {
+    "fast_runtime": 258.4,  # the staging and operand-check helpers
+    "staged_copy": 36.8,  # one constant or activation copied into the fast buffer
+    "tiled_layer": 484.6,  # a layer run in row tiles: the tile loop and its table
+    "channel_sliced_layer": 324.4,  # a layer run in slices of output channels
+}
 
 
 @lru_cache(maxsize=1)
@@ -96,18 +105,25 @@ def mli_code_bytes(functions: list[str]) -> int | None:
     return sum(table["sections"][s] for s in sections)
 
 
-def code_counts(mli: MliModel, fast_memory: int | None = None) -> dict[str, int]:
-    """How many of each thing in `CODE_BYTES` the runtime emitter writes for `mli`."""
+def code_counts(mli: MliModel, fast_plan=None) -> dict[str, int]:
+    """How many of each thing in `CODE_BYTES` (and with `fast_plan`, the --fast-memory plan,
+    `FAST_CODE_BYTES`) the runtime emitter writes for `mli`."""
     from mlitool.mli.arena import model_arena
 
     counts = dict.fromkeys(CODE_BYTES, 0)
     counts["base"] = 1
-    if fast_memory is None:
+    if fast_plan is None:
         counts["arena_binding"] = len(model_arena(mli).placements)
     else:
         counts["arena_binding"] = sum(1 for t in mli.tensors.values() if _own_activation(t))
+        layers = fast_plan.layers
+        counts["fast_runtime"] = 1
+        counts["staged_copy"] = sum(len(st.constants) + len(st.activations) for st in layers)
+        counts["tiled_layer"] = sum(1 for st in layers if st.tiles)
+        counts["channel_sliced_layer"] = sum(1 for st in layers if st.chans)
     # NAME_init creates the tables only in fast memory; else they are const data
-    counts["lut"] = len(_lut_kinds(mli)) if mli.target.lut_kernels and fast_memory else 0
+    fast = fast_plan is not None
+    counts["lut"] = len(_lut_kinds(mli)) if mli.target.lut_kernels and fast else 0
     counts["view_binding"] = sum(
         1 for t in mli.tensors.values() if not t.role.is_constant and t.buffer is not None
     )
@@ -146,12 +162,13 @@ def _arguments(mli: MliModel, la) -> int:
     )
 
 
-def model_code_bytes(mli: MliModel, fast_memory: int | None = None) -> int:
+def model_code_bytes(mli: MliModel, fast_plan=None) -> int:
     """The estimated code of the model's runtime functions and of its fallback kernels."""
     from mlitool import fallback
 
-    counts = code_counts(mli, fast_memory)
-    runtime = round(sum(CODE_BYTES[k] * n for k, n in counts.items()))
+    counts = code_counts(mli, fast_plan)
+    per = {**CODE_BYTES, **FAST_CODE_BYTES}
+    runtime = round(sum(per[k] * n for k, n in counts.items()))
     measured = code_table().get("fallback", {})
     used = fallback.used(mli)
     fb = sum(measured.get(k.kernel, 0) for k in used)

@@ -7,6 +7,7 @@ Skips without the cross compiler; fails when CI is set (.ci/run installs it)."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -50,4 +51,32 @@ def test_footprint_within_3_percent_of_the_linked_image(arc, name, tmp_path, cap
         mli["text"] + mli["rodata"]
     )
     assert abs(fp["rom"]["model_code"] - m["text"]) <= 0.1 * m["text"]
+    assert fp["mli_functions"] == arc_image.undefined_mli(tmp_path / f"{name}.o")
+
+
+@pytest.mark.parametrize(
+    ("name", "budget"), [("vww_96_int8", "64K"), ("kws_ref_model_int8", "16K")]
+)
+def test_fast_memory_footprint_within_3_percent(arc, name, budget, tmp_path, capsys):
+    """--fast-memory: fast + slow buffers, the runtime's statics and its larger code."""
+    model = shared_path("models", "mlperf_tiny", f"{name}.tflite")
+    args = ["convert", model, "--target", "em", "--fast-memory", budget, "-o", tmp_path, "--json"]
+    code, out, err = run_main(args, capsys)
+    assert code == 0, err
+    fp = json.loads(out)["footprint"]
+    linked = arc_image.link_model(tmp_path, name, tmp_path, fast=True)
+    m, mli = linked["model"], linked["mli"]
+    header = (tmp_path / f"{name}.h").read_text()
+    buffers = sum(
+        int(re.search(rf"#define {name.upper()}_{which}_BYTES (\d+)u", header).group(1))
+        for which in ("FAST", "SLOW")
+    )
+    # the main's buffers: one byte longer each, each aligned to 16 (fill before both)
+    assert 2 <= linked["main"]["bss"] - buffers < 2 + 3 * 16
+    assert buffers == fp["ram"]["fast_bytes"] + fp["ram"]["slow_bytes"]
+    linked_rom = m["text"] + m["rodata"] + m["data"] + mli["text"] + mli["rodata"] + mli["data"]
+    linked_ram = buffers + m["data"] + m["bss"]
+    assert abs(fp["rom_bytes"] - linked_rom) <= 0.03 * linked_rom
+    assert abs(fp["ram_bytes"] - linked_ram) <= 0.03 * linked_ram
+    assert 0 <= m["bss"] - fp["ram"]["bss"] < 4
     assert fp["mli_functions"] == arc_image.undefined_mli(tmp_path / f"{name}.o")

@@ -237,13 +237,27 @@ int main(void) {{
 """
 
 
-def link_model(src_dir: Path, name: str, work: Path) -> dict[str, dict[str, int]]:
+_FAST_MAIN = """#include "{name}.h"
+static unsigned char fast[{up}_FAST_BYTES + 1u] __attribute__((aligned(16)));
+static unsigned char slow[{up}_SLOW_BYTES + 1u] __attribute__((aligned(16)));
+int main(void) {{
+    if ({name}_init(fast, {up}_FAST_BYTES, slow, {up}_SLOW_BYTES) != MLI_STATUS_OK) return 1;
+    if ({name}_input(0u) == NULL) return 1;
+    if ({name}_run() != MLI_STATUS_OK) return 1;
+    return {name}_output(0u) == NULL;
+}}
+"""
+
+
+def link_model(
+    src_dir: Path, name: str, work: Path, fast: bool = False
+) -> dict[str, dict[str, int]]:
     """Cross-link the emitted `src_dir/name.c` with MLI and a main that inits the model on a
     static arena and runs it once. Bytes per kind of the model's object ("model"), MLI's members
     ("mli") and the main ("main", whose .bss is the arena)."""
     library = build_mli()
     main = work / f"{name}_main.c"
-    main.write_text(_MAIN.format(name=name, up=name.upper()))
+    main.write_text((_FAST_MAIN if fast else _MAIN).format(name=name, up=name.upper()))
     model_o = compile_c(src_dir / f"{name}.c", work / f"{name}.o", [src_dir])
     main_o = compile_c(main, work / f"{name}_main.o", [src_dir])
     pieces = link([main_o, model_o], library, work / f"{name}.elf")
