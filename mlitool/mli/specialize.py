@@ -34,6 +34,8 @@ _PADDINGS = ("padding_left", "padding_right", "padding_top", "padding_bottom")
 def specialized_kernel(model: MliModel, layer: MliLayer) -> str:
     """The function TFLite Micro's rule calls for `layer` (its generic kernel where none fits)."""
     k, cfg = layer.kernel, layer.cfg
+    if not model.target.size_specializations:
+        return k
     if cfg.get("dilation_width", 1) != 1 or cfg.get("dilation_height", 1) != 1:
         return k
     if k in _POOLS:
