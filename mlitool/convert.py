@@ -25,6 +25,7 @@ class EmitOptions:
     runtime: bool = True  # NAME_init / NAME_run in the sources
     selftest: int | None = None  # NAME_selftest.c with this many inputs (None: the config's)
     selftest_input: Path | None = None  # real samples for it (else seeded random inputs)
+    specialize: bool = True  # call the kernel-size specializations TFLite Micro picks
 
 
 def default_name(model_path: Path) -> str:
@@ -61,6 +62,10 @@ def convert(
     if fast_memory is not None and not emit_opts.runtime:
         raise OptionError("--fast-memory plans the runtime; it cannot go with --no-runtime")
     graph, mli = load(model_path, s, progress=progress)
+    if emit_opts.specialize:
+        from mlitool.mli.specialize import specialize
+
+        mli = specialize(mli)
     st = selftest_data(graph, mli, s, emit_opts)
     out = Path(emit_opts.out)
     if out.exists() and not out.is_dir():
@@ -82,7 +87,7 @@ def convert(
     result = summary(mli, written)
     from mlitool.footprint.summary import footprint, footprint_text
 
-    result["footprint"] = footprint(graph, mli, fast_memory)
+    result["footprint"] = footprint(graph, mli, fast_memory, emit_opts.specialize)
     result["summary"] = footprint_text(result["footprint"])
     if st is not None:
         from mlitool.emit.selftest import SelfTest

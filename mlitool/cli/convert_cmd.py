@@ -52,6 +52,12 @@ def convert_cmd(
         help=".npy / .npz real samples for --selftest [default: seeded random inputs].",
     ),
     fast_memory: opt.FastMemoryOpt = None,
+    no_specialize: bool = typer.Option(
+        False,
+        "--no-specialize",
+        help="Call MLI's generic kernels only, not the kernel-size specializations TFLite "
+        "Micro picks (conv 1x1/3x3/5x5, depthwise 3x3/5x5, pooling 2x2/3x3, ...).",
+    ),
     build=opt.BUILD,
     weights_only: bool = typer.Option(
         False,
@@ -82,6 +88,7 @@ def convert_cmd(
         runtime=not no_runtime,
         selftest=selftest,
         selftest_input=selftest_input,
+        specialize=not no_specialize,
     )
     from mlitool.errors import UnsupportedError
 

@@ -60,8 +60,9 @@ class Mli2:
         """Per-axis parameter arrays: (C element type, identifier, values)."""
         if not t.per_axis:
             return []
+        zp = [] if sym.shared_zero_points else [("int16_t", sym.zero_point, t.zero_point)]
         return [
-            ("int16_t", sym.zero_point, t.zero_point),
+            *zp,
             ("int16_t", sym.scale, t.scale),
             ("int8_t", sym.scale_frac_bits, t.scale_frac_bits),
         ]
@@ -100,7 +101,8 @@ class Mli2:
             frac = int(t.frac_bits) if t.frac_bits is not None else 0
             return f"{{ .fx = {{ .frac_bits = {frac} }} }}"
         pa, n = t.per_axis, len(t.scale)
-        zp = self._container(pa, "int16_t", sym.zero_point, n, t.zero_point[0])
+        zp_array = sym.shared_zero_points or sym.zero_point  # all zeros: the shared one
+        zp = self._container(pa, "int16_t", zp_array, n, t.zero_point[0])
         sc = self._container(pa, "int16_t", sym.scale, n, t.scale[0])
         fb = self._container(pa, "int8_t", sym.scale_frac_bits, n, t.scale_frac_bits[0])
         return (

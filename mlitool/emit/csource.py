@@ -18,6 +18,7 @@ from mlitool.emit.cdata import float_lines, int_lines, int_list, int_texts
 from mlitool.emit.cfgs import cfg_initializer
 from mlitool.emit.names import comment_text
 from mlitool.emit.runtime import Runtime
+from mlitool.mli import zero_points
 from mlitool.mli.types import MliModel, Role
 
 
@@ -40,7 +41,8 @@ def totals(model: MliModel, infos: list[TensorInfo]) -> dict[str, int]:
         for i in infos
         if i.tensor.per_axis
         for f in ("zero_point", "scale", "scale_frac_bits")
-    )
+        if f != "zero_point" or not i.sym.shared_zero_points
+    ) + 2 * zero_points.shared_length(model)  # the shared int16 zeros
     acts = [i.capacity for i in infos if not i.is_const and not i.is_view]
     return {
         "NUM_TENSORS": len(infos),
@@ -225,7 +227,15 @@ class CWriter:
         attrs = self._attrs("param")
         arrays = [p for i in self.infos for p in self.d.param_arrays(i.tensor, i.sym)]
         texts = int_texts([values for _, _, values in arrays])
-        return [
+        shared = []
+        if self.syms.zero_points:
+            n = zero_points.shared_length(self.model)
+            shared.append(
+                "/* The zero points of every per-axis constant whose zero points are all 0 "
+                "(MLI reads element 0). */\n"
+                f"static const int16_t {self.syms.zero_points}[{n}]{attrs} = {{ 0 }};"
+            )
+        return shared + [
             f"static const {c_type} {ident}[{np.asarray(values).size}]{attrs} = "
             f"{{ {text.replace(',', ', ')} }};"
             for (c_type, ident, values), text in zip(arrays, texts)

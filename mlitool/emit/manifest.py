@@ -88,7 +88,10 @@ def manifest_text(
     totals: dict[str, int],
     cfg_items: list,
     runtime: dict | None = None,
+    footprint: dict | None = None,
+    calls: list[int] | None = None,
 ) -> str:
+    """`calls`: kernel calls per inference of each layer (`mlitool.mli.calls`), with a runtime."""
     by_key = {i.key: i for i in infos}
 
     def c(n: str) -> str:
@@ -112,6 +115,7 @@ def manifest_text(
                 "bias": c(layer.bias) if layer.bias else None,
                 "params": {k: c(v) for k, v in layer.params.items()},
                 "notes": list(layer.notes),
+                **({"kernel_calls": calls[pos]} if calls is not None else {}),
                 **(
                     {
                         "fallback": {
@@ -168,6 +172,10 @@ def manifest_text(
     }
     if runtime is not None:
         doc["runtime"] = runtime
+    if footprint is not None:
+        doc["footprint"] = footprint
+    if calls is not None:
+        doc["kernel_calls_per_inference"] = sum(calls)
     return dumps(doc) + "\n"
 
 

@@ -1,8 +1,7 @@
 """The runtime in the emitted sources: one call binds the network to an arena, one runs it.
 
     NAME_init(arena, bytes)   every activation buffer at its offset in `mlitool.mli.memory.arena`'s plan
-                              (the plan `report` shows), then the views into their buffers and,
-                              on MLI 2.x, the look-up tables the LUT kernels take
+                              (the plan `report` shows), then the views into their buffers
     NAME_run()                every layer's kernel in model order, inserted converts, copies and
                               relus included; the first status that is not MLI_STATUS_OK
     NAME_input(i), NAME_output(i)
@@ -10,8 +9,9 @@
 Inputs share the arena like every activation (the plan reuses their memory after their last
 reader), so an application writes them before every NAME_run, as with TFLite Micro.
 
-No allocation: the application owns the arena; the tables are static arrays filled once by
-MLI's own `mli_krn_<kind>_create_lut`. Every parameter a kernel rewrites in its output tensor is
+No allocation: the application owns the arena; the look-up tables MLI 2.x kernels take are const
+data (flash), the values MLI's own `mli_krn_<kind>_create_lut` writes (`execute.mli_kernels.luts`;
+the fast-memory runtime still creates them in the fast buffer). Every parameter a kernel rewrites in its output tensor is
 already emitted with the value the kernel writes (lowering sets it so, see
 `mlitool.mli.ops.OUTPUT_PARAMS`), so repeated runs start from the same tensors.
 
@@ -41,6 +41,23 @@ def create_lut(kind: str, lut: str, capacity: str, data: str) -> list[str]:
         "    if (status != MLI_STATUS_OK) {",
         "        return status;",
         "    }",
+    ]
+
+
+def const_lut(kind: str, lut: str, data: str) -> list[str]:
+    """A look-up table as const data: the values, and the `mli_lut` that
+    `mli_krn_<kind>_create_lut` would fill (the kernels take a `const mli_lut *`)."""
+    from mlitool.emit.cdata import int_list
+    from mlitool.execute.mli.kernels.luts import lut as table
+
+    t = table(kind)
+    return [
+        f"static const int16_t {data}[{t.length}] = {{ {int_list(t.data.tolist())} }};",
+        f"static const mli_lut {lut} = {{",
+        f"    .data = {{ .capacity = {2 * t.length}u, .mem = {{ .pi16 = (int16_t *){data} }} }},",
+        f"    .type = MLI_EL_FX_16, .length = {t.length}, .in_frac_bits = {t.in_frac_bits},",
+        f"    .out_frac_bits = {t.out_frac_bits}, .input_offset = {t.input_offset}, "
+        f".output_offset = {t.output_offset} }};",
     ]
 
 
@@ -110,8 +127,8 @@ class Runtime:
         if rt.luts:
             lut_bytes = 2 * sum(LUT_LENGTHS[k] for k in rt.luts)
             lines.append(
-                f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes of "
-                f"static RAM) are filled by {rt.init}."
+                f" * The look-up tables of {', '.join(rt.luts)} ({lut_bytes} bytes) are const "
+                "data, the values mli_krn_<kind>_create_lut writes."
             )
         return lines
 
@@ -185,7 +202,7 @@ class Runtime:
             f"static int {rt.ready};",
         ]
         for kind, (lut, data) in rt.luts.items():
-            parts += [f"static int16_t {data}[{LUT_LENGTHS[kind]}];", f"static mli_lut {lut};"]
+            parts += const_lut(kind, lut, data)
         return "\n".join([*parts, "", *self._functions()])
 
     def _hook_defines(self) -> list[str]:
@@ -228,10 +245,6 @@ class Runtime:
         ]
         body += [self._bind(p.buffer.name, p.offset) for p in self.plan.placements]
         body.append(f"    {self.syms.bind_views}();")
-        if rt.luts:
-            body.insert(1, "    mli_status status;")
-        for kind, (lut, data) in rt.luts.items():
-            body += create_lut(kind, lut, f"(uint32_t)sizeof {data}", data)
         body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from mlitool.emit.names import NameTable, c_identifier, join
 from mlitool.errors import OptionError
-from mlitool.mli import fallback
+from mlitool.mli import fallback, zero_points
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
 from mlitool.mli.kinds import KINDS
 from mlitool.mli.types import MliModel
@@ -37,6 +37,7 @@ def _derived(suffix: str, doc: str) -> property:
 @dataclass(frozen=True)
 class TensorSymbols:
     name: str  # the mli_tensor object
+    shared_zero_points: str = ""  # the shared array of zeros its zero points are in, if any
 
     data = _derived(DATA, "static data array (constants)")
     zero_point = _derived(ZP, "per-axis zero point array")
@@ -99,6 +100,7 @@ class Symbols:
     fallbacks: dict[str, str] = field(default_factory=dict)
     fallback_types: dict[str, str] = field(default_factory=dict)
     fallback_helpers: str = ""  # prefix of their static helpers (NAME_fb_count, ...)
+    zero_points: str = ""  # the shared array of zero points (mlitool.mli.zero_points), if any
 
     def call(self, kernel: str) -> str:
         """The C function a layer with `kernel` calls (a fallback's is the model's own)."""
@@ -268,10 +270,13 @@ def make_symbols(model: MliModel, name: str, runtime: bool = False, fast: bool =
         syms.fallback_helpers = join(prefix, "fb")
         for name in fallback.helper_names(fallback.helpers(kernels)):
             table.reserve(join(syms.fallback_helpers, name))
+    if zero_points.shared_length(model):
+        syms.zero_points = table.reserve(join(prefix, "zero_points"))
     roles = tensor_roles(model)
-    for key in model.tensors:
+    for key, t in model.tensors.items():
         base = join(prefix, roles.get(key) or f"t_{c_identifier(key)}")
-        syms.tensors[key] = TensorSymbols(table.claim(base, _DERIVED))
+        shared = syms.zero_points if zero_points.shares_zeros(model, t) else ""
+        syms.tensors[key] = TensorSymbols(table.claim(base, _DERIVED), shared)
     for pos, layer in enumerate(model.layers):
         cfg = join(prefix, layer_word(pos, layer.kind), "cfg")
         syms.cfgs.append(table.claim(cfg) if layer.cfg_type else None)

@@ -20,6 +20,8 @@ from mlitool.emit.manifest import manifest_text
 from mlitool.emit.runtime import Runtime
 from mlitool.emit.symbols import check_file_name, check_not_shadowing, make_symbols
 from mlitool.errors import OptionError
+from mlitool.footprint.summary import image_parts
+from mlitool.mli.calls import kernel_calls
 from mlitool.mli.target import Target
 from mlitool.mli.types import MliModel
 from mlitool.plumbing.fsio import write_files_atomically
@@ -104,6 +106,9 @@ def emit(
             writer.totals,
             writer.cfg_items,
             {**rt.manifest(), **({"selftest": st.manifest()} if st else {})} if rt else None,
+            # the linked image's parts (`mlitool.footprint`): the runtime's, so only with one
+            image_parts(model, fast_memory, specialize=False) if rt else None,  # as called
+            kernel_calls(model, getattr(rt, "fplan", None)) if rt else None,
         ).encode("ascii")
 
     files = {out / f"{name}.h": writer.header()}

@@ -4,7 +4,8 @@ RAM (activation buffers placed in one arena by their lifetimes).
 ROM, per layer (each constant counted once, at the first layer that uses it):
   weights / bias / params — data bytes of constant tensors that own their memory (a view of a
   constant adds nothing); per-axis arrays — zero points, scales and scale frac bits of every
-  per-axis tensor struct (C types per target, `Target.per_axis_bytes`); tensor structs — one
+  per-axis tensor struct (C types per target, `Target.per_axis_bytes`; zero points that are all
+  0 share one array, counted at the first layer that uses it: `mlitool.mli.zero_points`); tensor structs — one
   `const mli_tensor` per constant tensor; config — the layer's `const` config struct.
   The original `.tflite` weight bytes (constant tensor bytes in the IR graph) and the float32 size
   (parameters x 4) come along for comparison.
@@ -22,7 +23,7 @@ from dataclasses import dataclass
 from mlitool import ir
 from mlitool.footprint.cstructs import cfg_struct_bytes, tensor_struct_bytes
 from mlitool.inspect.opstats import is_parameter, tensor_bytes
-from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+from mlitool.mli import zero_points
 from mlitool.mli.memory.arena import ArenaPlan, Buffer, model_arena
 from mlitool.mli.types import MliModel, Role
 
@@ -68,10 +69,17 @@ class MemoryReport:
 
 
 def _per_axis_bytes(model: MliModel, name: str) -> int:
+    """Its own per-axis arrays: zero points that are all 0 are in the shared array instead."""
     t = model.tensors[name]
     if not t.per_axis:
         return 0
-    return len(t.scale) * sum(model.target.per_axis_bytes)
+    zp, scale, frac = model.target.per_axis_bytes
+    return len(t.scale) * (scale + frac + (0 if zero_points.shares_zeros(model, t) else zp))
+
+
+def _shared_zero_point_bytes(model: MliModel) -> int:
+    """The shared array of zero points (`mlitool.mli.zero_points`), counted once."""
+    return model.target.per_axis_bytes[0] * zero_points.shared_length(model)
 
 
 def _ir_tensor(graph: ir.Graph | None, model: MliModel, name: str) -> ir.Tensor | None:
@@ -86,6 +94,7 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
     seen: set[str] = set()
     seen_ir: set[int] = set()
     rows = []
+    shared_zeros = _shared_zero_point_bytes(model)  # at the first layer that uses it
     for pos, layer in enumerate(model.layers):
         by_role = {"weights": 0, "bias": 0, "params": 0}
         per_axis = structs = tfl = f32 = 0
@@ -98,6 +107,8 @@ def rom_by_layer(model: MliModel, graph: ir.Graph | None = None) -> list[LayerRo
             seen.add(name)
             structs += struct
             per_axis += _per_axis_bytes(model, name)
+            if shared_zeros and zero_points.shares_zeros(model, t):
+                per_axis, shared_zeros = per_axis + shared_zeros, 0
             if t.buffer is None and t.rank > 0:  # rank 0: the value sits inline in the struct
                 key = {Role.WEIGHTS: "weights", Role.BIAS: "bias"}.get(t.role, "params")
                 by_role[key] += t.nbytes
@@ -149,6 +160,10 @@ def rom_bytes(model: MliModel, layers: list[LayerRom] | None = None) -> int:
         )
         for n in stray
     )
+    if stray and not any(
+        zero_points.shares_zeros(model, t) for n, t in model.tensors.items() if n in used
+    ):
+        stray_bytes += _shared_zero_point_bytes(model)  # only strays use it
     return sum(layer.total for layer in layers) + stray_bytes
 
 
@@ -182,10 +197,6 @@ def memory_report(
 
 
 def static_ram_bytes(model: MliModel) -> int:
-    """RAM outside the arena that the emitted runtime keeps: the int16 look-up tables MLI 2.x
-    kernels take (filled by NAME_init) and the scratch arrays of recurrent cells' configs."""
-    luts = set()
-    if model.target.lut_kernels:
-        luts = {k for layer in model.layers for k in luts_of(layer.kind)}
-    scratch = sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)
-    return 2 * sum(LUT_LENGTHS[k] for k in luts) + scratch
+    """RAM outside the arena that the emitted runtime keeps: the scratch arrays of recurrent
+    cells' configs (the look-up tables MLI 2.x kernels take are const data)."""
+    return sum(layer.cfg.get("scratch_bytes", 0) for layer in model.layers)

@@ -47,6 +47,10 @@ class Target:
     fx_frac_bits: tuple[int, int]  # range of fx.frac_bits (int8; 1.x: uint8)
     per_axis_bytes: tuple[int, int, int]  # bytes per channel of (zero points, scales, frac
     # bits) arrays of one per-axis tensor
+    shared_zero_points: bool  # per-axis constants whose zero points are all 0 point into one
+    # shared array: 2.x kernels read element 0 (mli_prv_quant_ref.h) and check the capacity
+    size_specializations: bool  # SA8 kernels for fixed kernel sizes (`..._k3x3`: 2.x names,
+    # mlitool.mli.specialize); 1.x names theirs otherwise
     # -- the kernels
     strided_views: bool  # kernels read and write through mem_stride (1.x ignore it,
     # so only contiguous views)
@@ -141,6 +145,8 @@ _MLI1 = {
     "float_tensors": False,
     "int16_scales": False,
     "fx_frac_bits": (0, 255),
+    "shared_zero_points": False,
+    "size_specializations": False,
     "strided_views": False,
     "hwcn_weights": False,
     "lut_kernels": False,
@@ -164,6 +170,8 @@ MLI2 = Target(
     int16_scales=True,
     fx_frac_bits=(-128, 127),
     per_axis_bytes=(2, 2, 1),
+    shared_zero_points=True,
+    size_specializations=True,
     strided_views=True,
     hwcn_weights=True,
     lut_kernels=True,

@@ -191,6 +191,7 @@ def memory_section(model: MliModel, mem: MemoryReport, fast: FastPlan | None = N
         ],
     )
     arena, ram = _arena_table(mem, fast), _ram_table(model, mem, fast)
+    linked = _image_table(model, fast)
     chart = Chart(
         "memory-breakdown",
         "ROM per layer by kind of data",
@@ -202,7 +203,7 @@ def memory_section(model: MliModel, mem: MemoryReport, fast: FastPlan | None = N
         precision=0,
     )
     plans = arena_charts(model, mem.arena, fast)
-    tables = (rom, totals, compare, arena, ram)
+    tables = (rom, totals, compare, arena, ram, linked)
     if fast is not None:
         tables += fast_memory_tables(model, fast)
     return Section("memory", "Memory", (), tables, (*plans, chart))
@@ -244,6 +245,40 @@ def _arena_table(mem: MemoryReport, fast: FastPlan | None):
     )
 
 
+def _image_table(model: MliModel, fast: FastPlan | None):
+    """The footprint's parts: the image the model links into on ARC HS (`mlitool.footprint.image`)."""
+    from mlitool.footprint.summary import image_parts
+
+    parts = image_parts(model, None if fast is None else fast.budget)
+    rom, ram = parts["rom"], parts["ram"]
+    where = (
+        [("RAM: arena", ram["arena_bytes"])]
+        if "arena_bytes" in ram
+        else [("RAM: fast buffer", ram["fast_bytes"]), ("RAM: slow arena", ram["slow_bytes"])]
+    )
+    rows = [
+        ("ROM: constants", rom["constants"]),
+        ("ROM: look-up tables (const)", rom["lut_tables"]),
+        ("ROM: model code (estimated)", rom["model_code"]),
+        ("ROM: writable struct image (.data)", rom["writable_structs"]),
+        ("ROM: MLI kernel code", rom["mli_code"] if parts["mli_code_table"] else None),
+        ("ROM total (the footprint)", sum(rom.values())),
+        *where,
+        ("RAM: writable structs (.data)", ram["writable_structs"]),
+        ("RAM: .bss (scratch, flags)", ram["bss"]),
+        ("RAM total (the footprint)", sum(ram.values())),
+    ]
+    kernels = ", ".join(parts["mli_functions"]) or "none"
+    table = parts["mli_code_table"] or "no measured table for this MLI version: not counted"
+    return make_table(
+        "image",
+        "Linked image (the footprint)",
+        [("item", "Item"), ("bytes", "Bytes", "B")],
+        rows,
+        note=f"MLI functions linked: {kernels}. MLI kernel code from {table}.",
+    )
+
+
 def _ram_table(model: MliModel, mem: MemoryReport, fast: FastPlan | None):
     cols = [("item", "Item"), ("bytes", "Bytes", "B")]
     if fast is None:
@@ -252,7 +287,7 @@ def _ram_table(model: MliModel, mem: MemoryReport, fast: FastPlan | None):
             ("lower bound (most bytes alive at once)", mem.arena.lower_bound),
             ("no sharing (sum of buffers)", mem.arena.unshared_bytes),
             ("activation tensor structs", mem.activation_structs),
-            ("static RAM (tables, LSTM scratch)", mem.static_ram),
+            ("static RAM (LSTM scratch)", mem.static_ram),
             ("RAM total", mem.ram_total),
             ("alignment", mem.arena.align),
         ]

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from tests.support import c_image
 from tests.support.paths import SAMPLES, shared_path
 
 
@@ -25,21 +26,38 @@ def test_convert_first_line_and_json_give_arena_rom_macs(tmp_path, capsys, monke
     code, out, err = run_main(["convert", model, "-o", tmp_path, "--json"], capsys)
     assert code == 0, err
     doc = json.loads(out)
-    header = (tmp_path / "vww_96_int8.h").read_text()
-    arena = int(re.search(r"#define VWW_96_INT8_ARENA_BYTES (\d+)u", header).group(1))
-    # RAM: the arena the header defines; ROM: report's "ROM total" (constant data 219,064 B +
-    # per-axis arrays + const tensor and config structs); MACs: inspect's.
-    assert doc["footprint"] == {
-        "arena": {"arena_bytes": 64512},
-        "ram_bytes": 64512,
-        "rom_bytes": 251244,
-        "macs": 7489664,
+    fp = doc["footprint"]
+    # RAM: read from the emitted files (arena 64,512 B + 32 activation mli_tensor x 80 B + the
+    # ready flag 4 B; the softmax table is const).
+    ram = c_image.ram(tmp_path, "vww_96_int8")
+    assert ram == {"arena_bytes": 64512, "writable_structs": 2560, "bss": 4}
+    assert fp["ram"] == ram and fp["ram_bytes"] == 67076
+    # ROM: report's constants (data 219,064 B + per-axis arrays + const structs and configs: 251,244
+    # B with a zero-point array per constant, less the 10,944 B of all-zero ones, plus the one
+    # shared array of 256 zeros, 512 B),
+    # the const softmax table (358 x 2 B + its mli_lut 32 B), the runtime's code (estimated;
+    # 1,564 B cross-linked for ARC HS), the struct image, and the MLI code of the functions the
+    # C calls, kernel-size specializations (19,516 B cross-linked: tools/link_image.py).
+    c_text = (tmp_path / "vww_96_int8.c").read_text()
+    assert fp["mli_functions"] == sorted(set(re.findall(r"\b(mli_\w+)\(", c_text)))
+    assert fp["rom"] == {
+        "constants": 240812,
+        "lut_tables": 748,
+        "model_code": 1582,
+        "writable_structs": 2560,
+        "mli_code": 19516,
     }
-    assert arena == 64512 and doc["constant_bytes"] == 219064
-    monkeypatch.setenv("COLUMNS", "80")
+    assert fp["rom_bytes"] == 265218 and fp["macs"] == 7489664
+    assert fp["arena"] == {"arena_bytes": 64512} and doc["constant_bytes"] == 219064
+    manifest = json.loads((tmp_path / "vww_96_int8.json").read_text())
+    assert manifest["footprint"] == {k: fp[k] for k in manifest["footprint"]}
+    assert set(manifest["footprint"]) == {"rom", "ram", "arena", "mli_functions", "mli_code_table"}
+    monkeypatch.setenv("COLUMNS", "200")
     code, out, err = run_main(["convert", model, "-o", tmp_path], capsys)
     assert out.splitlines()[0] == (
-        "vww_96_int8: RAM 64,512 B (arena), ROM 251,244 B (data+structs), 7,489,664 MACs"
+        "vww_96_int8: RAM 67,076 B (arena 64,512 + structs 2,560 + bss 4), ROM 265,218 B "
+        "(constants 240,812 + tables 748 + code 1,582 + structs 2,560 + MLI 19,516), "
+        "7,489,664 MACs"
     )
 
 
@@ -48,18 +66,17 @@ def test_convert_rom_is_report_rom_total(tmp_path, capsys):
         ["convert", SAMPLES / "cnn_int8.tflite", "-o", tmp_path, "--json"], capsys
     )
     assert code == 0, err
-    rom = json.loads(out)["footprint"]["rom_bytes"]
+    fp = json.loads(out)["footprint"]
     code, out, err = run_main(
         ["report", SAMPLES / "cnn_int8.tflite", "--no-accuracy", "--json"], capsys
     )
-    rows = {
-        r["item"]: r["bytes"]
-        for s in json.loads(out)["sections"]
-        for t in s["tables"]
-        if t["id"] == "rom-totals"
-        for r in t["rows"]
-    }
-    assert rows["ROM total"] == rom
+    tables = {t["id"]: t for s in json.loads(out)["sections"] for t in s["tables"]}
+    rom = {r["item"]: r["bytes"] for r in tables["rom-totals"]["rows"]}
+    image = {r["item"]: r["bytes"] for r in tables["image"]["rows"]}
+    assert rom["ROM total"] == fp["rom"]["constants"] == image["ROM: constants"]
+    assert image["ROM total (the footprint)"] == fp["rom_bytes"]
+    assert image["RAM total (the footprint)"] == fp["ram_bytes"]
+    assert image["ROM: MLI kernel code"] == fp["rom"]["mli_code"] > 0
 
 
 def test_refusal_under_json_is_a_document_with_grouped_reasons(tmp_path, capsys):
@@ -109,7 +126,7 @@ def test_report_summary_leads_terminal_markdown_html(tmp_path, capsys):
         run_main(["convert", SAMPLES / "cnn_int8.tflite", "-o", tmp_path, "--json"], capsys)[1]
     )["footprint"]
     line = meta["summary"]
-    assert line.startswith(f"{meta['verdict']}: RAM {rom['ram_bytes']:,} B (arena), ")
+    assert line.startswith(f"{meta['verdict']}: RAM {rom['ram_bytes']:,} B (arena ")
     assert f"ROM {rom['rom_bytes']:,} B" in line and "output SNR" in line
     md = (tmp_path / "cnn_int8.report.md").read_text().splitlines()
     assert md[2] == f"- **summary**: {line}"

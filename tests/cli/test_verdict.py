@@ -5,10 +5,10 @@ mlitool.toml; each failed one named with its value and limit, exit 3."""
 from __future__ import annotations
 
 import json
-import re
 
 import numpy as np
 
+from tests.support import c_image
 from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
 from tests.support.real_inputs import cifar10_test20, cifar10_test20_int8
@@ -16,12 +16,12 @@ from tests.support.real_inputs import cifar10_test20, cifar10_test20_int8
 CNN = SAMPLES / "cnn_int8.tflite"
 
 
-def _arena(tmp_path, capsys) -> int:
-    """The arena the emitted header defines: the RAM the deployed model needs."""
+def _ram(tmp_path, capsys) -> int:
+    """The RAM the deployed model needs, read from the emitted files: the arena the header
+    defines + the writable tensor structs + the runtime's statics (tests/support/c_image.py)."""
     code, _, err = run_main(["convert", CNN, "-o", tmp_path / "c", "-q"], capsys)
     assert code == 0, err
-    header = (tmp_path / "c" / "cnn_int8.h").read_text()
-    return int(re.search(r"#define CNN_INT8_ARENA_BYTES (\d+)u", header).group(1))
+    return sum(c_image.ram(tmp_path / "c", "cnn_int8").values())
 
 
 def test_judge_names_every_failed_threshold_with_value_and_limit():
@@ -74,31 +74,31 @@ def test_shortfalls_measure_what_judge_checks():
     )
 
 
-def test_verify_ram_budget_against_the_header_arena(tmp_path, capsys, monkeypatch):
-    arena = _arena(tmp_path, capsys)
+def test_verify_ram_budget_against_the_emitted_image(tmp_path, capsys, monkeypatch):
+    ram = _ram(tmp_path, capsys)
     monkeypatch.setenv("COLUMNS", "200")  # the first line unwrapped
     base = ["verify", CNN, "-n", "2"]
-    code, out, err = run_main([*base, "--ram-budget", arena - 1], capsys)
+    code, out, err = run_main([*base, "--ram-budget", ram - 1], capsys)
     assert code == 3
     assert out.splitlines()[0].startswith(
-        f"cnn_int8: FAIL: RAM {arena:,} B > budget {arena - 1:,} B. RAM {arena:,} B (arena)"
+        f"cnn_int8: FAIL: RAM {ram:,} B > budget {ram - 1:,} B. RAM {ram:,} B (arena "
     )
-    assert err.strip() == f"mlitool: error: RAM {arena:,} B > budget {arena - 1:,} B"
-    code, out, err = run_main([*base, "--ram-budget", arena, "--min-snr", "10", "--json"], capsys)
+    assert err.strip() == f"mlitool: error: RAM {ram:,} B > budget {ram - 1:,} B"
+    code, out, err = run_main([*base, "--ram-budget", ram, "--min-snr", "10", "--json"], capsys)
     assert code == 0, err
     doc = json.loads(out)
-    assert doc["summary"]["verdict"] == "PASS" and doc["footprint"]["ram_bytes"] == arena
-    assert doc["thresholds"]["ram_budget"] == arena and doc["thresholds"]["failed"] == []
+    assert doc["summary"]["verdict"] == "PASS" and doc["footprint"]["ram_bytes"] == ram
+    assert doc["thresholds"]["ram_budget"] == ram and doc["thresholds"]["failed"] == []
 
 
 def test_config_thresholds_and_the_command_line_over_them(tmp_path, capsys, monkeypatch):
-    arena = _arena(tmp_path, capsys)
-    (tmp_path / "mlitool.toml").write_text(f'ram_budget = "{arena - 1}"\nmin_snr = 10\n')
+    ram = _ram(tmp_path, capsys)
+    (tmp_path / "mlitool.toml").write_text(f'ram_budget = "{ram - 1}"\nmin_snr = 10\n')
     monkeypatch.chdir(tmp_path)
     code, out, err = run_main(["verify", CNN, "-n", "2", "--json"], capsys)
-    assert code == 3 and f"RAM {arena:,} B > budget {arena - 1:,} B" in err
+    assert code == 3 and f"RAM {ram:,} B > budget {ram - 1:,} B" in err
     assert json.loads(out)["thresholds"]["min_snr"] == 10
-    code, out, err = run_main(["verify", CNN, "-n", "2", "--ram-budget", f"{arena}"], capsys)
+    code, out, err = run_main(["verify", CNN, "-n", "2", "--ram-budget", f"{ram}"], capsys)
     assert code == 0, err
     (tmp_path / "mlitool.toml").write_text('rom_budget = "64Q"\n')
     code, _, err = run_main(["verify", CNN, "-n", "2"], capsys)
@@ -106,17 +106,18 @@ def test_config_thresholds_and_the_command_line_over_them(tmp_path, capsys, monk
 
 
 def test_report_rom_budget_without_execution(capsys):
-    """vww's ROM is 251,244 B (tests/cli/test_answers_first.py); the budget needs no samples."""
+    """vww's ROM is 265,218 B and RAM 67,076 B (tests/cli/test_answers_first.py); the budget
+    needs no samples."""
     model = shared_path("models", "mlperf_tiny", "vww_96_int8.tflite")
     args = ["report", model, "--no-accuracy", "--json"]
-    code, out, err = run_main([*args, "--rom-budget", "251243"], capsys)
+    code, out, err = run_main([*args, "--rom-budget", "265217"], capsys)
     assert code == 3
     meta = json.loads(out)["meta"]
     assert meta["verdict"] == "FAIL"
-    assert meta["summary"].startswith("FAIL: ROM 251,244 B > budget 251,243 B. RAM 64,512 B")
-    assert "FAILED ROM 251,244 B > budget 251,243 B" in meta["checks"]
-    code, out, err = run_main([*args, "--rom-budget", "251244", "--ram-budget", "63K"], capsys)
-    assert code == 0, err  # 63K = 64,512 B
+    assert meta["summary"].startswith("FAIL: ROM 265,218 B > budget 265,217 B. RAM 67,076 B")
+    assert "FAILED ROM 265,218 B > budget 265,217 B" in meta["checks"]
+    code, out, err = run_main([*args, "--rom-budget", "265218", "--ram-budget", "67076"], capsys)
+    assert code == 0, err
     assert json.loads(out)["meta"]["verdict"] != "FAIL"
 
 

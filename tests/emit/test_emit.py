@@ -152,11 +152,20 @@ def test_manifest_matches_model(tmp_path):
     weights = sum(x.data.nbytes for x in t.values() if x.role == Role.WEIGHTS)
     bias = sum(x.data.nbytes for x in t.values() if x.role == Role.BIAS)
     per_axis = sum(
-        x.zero_point.nbytes + x.scale.nbytes + x.scale_frac_bits.nbytes
+        x.zero_point.nbytes * bool(x.zero_point.any()) + x.scale.nbytes + x.scale_frac_bits.nbytes
         for x in t.values()
         if x.el_type.is_sa and x.dim >= 0
     )
-    params = t["consts"].data.nbytes + per_axis  # the view and the rank-0 slope own no array
+    # all-zero zero points of constants: one shared int16 array, as long as the longest
+    shared = max(
+        (
+            x.zero_point.size
+            for x in t.values()
+            if x.el_type.is_sa and x.dim >= 0 and not x.zero_point.any()
+        ),
+        default=0,
+    )
+    params = t["consts"].data.nbytes + per_axis + 2 * shared  # the view, the rank-0 slope: none
     acts = [x.nbytes for x in t.values() if not x.role.is_constant and x.buffer is None]
     assert doc["totals"] == {
         "num_tensors": len(t),

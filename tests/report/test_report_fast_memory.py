@@ -19,6 +19,7 @@ from mlitool.report.command import ReportOptions, make_report
 from mlitool.report.html import render_html
 from mlitool.report.render import render_json, render_markdown
 from mlitool.report.svg_arena import GROUP_COLOURS
+from tests.support import c_image
 from tests.support.cli import run_main
 from tests.support.paths import SAMPLES, shared_path
 
@@ -65,11 +66,13 @@ def test_report_gives_the_plan_convert_writes(budget, tmp_path, capsys):
     assert sum(r["bytes_moved"] for r in layers) == figures["bytes_moved"]
     if budget == "32K":
         assert max(r["tiles"] for r in layers) > 1
-    # the answers-first line: RAM as fast + slow
-    ram = fm["fast_bytes"] + fm["slow_bytes"]
+    # the answers-first line: RAM as fast + slow + the structs and statics of the emitted C
+    c_text = (tmp_path / "vww_96_int8.c").read_text()
+    structs, bss = c_image.writable_structs(c_text), c_image.bss(c_text)
+    ram = fm["fast_bytes"] + fm["slow_bytes"] + structs + bss
     assert (
-        f"RAM {ram:,} B (fast {fm['fast_bytes']:,} + slow {fm['slow_bytes']:,})"
-        in (doc["meta"]["summary"])
+        f"RAM {ram:,} B (fast {fm['fast_bytes']:,} + slow {fm['slow_bytes']:,} + structs "
+        f"{structs:,} + bss {bss:,})" in (doc["meta"]["summary"])
     )
     assert doc["meta"]["fast_memory"] == int(budget[:-1]) * K
     # the buffers where the manifest puts them

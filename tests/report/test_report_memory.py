@@ -323,14 +323,22 @@ def test_alignment_rounds_offsets_and_sizes():
     assert plan.arena_bytes == 16 and plan.unshared_bytes == 24 and plan.lower_bound == 16
 
 
-def test_static_ram_equals_the_runtime_tables_and_scratch(tmp_path):
-    """The tables (filled by NAME_init) and the LSTM's scratch array, as gcc sizes them."""
+def test_static_ram_equals_the_runtime_scratch_and_the_tables_are_const(tmp_path):
+    """The LSTM's scratch array as gcc sizes it is the static RAM; the look-up tables are
+    read-only data (nm kind r) and the footprint's ROM `lut_tables` (data + mli_lut each)."""
     if not _gcc_can("-m32", tmp_path):
         pytest.skip("gcc -m32 (freestanding) is not available")
     from mlitool.emit.writer import emit
+    from mlitool.footprint.image import lut_table_bytes
 
     graph, model = _lowered("tflm/mnist_lstm_int8.tflite", "sa8", "2.0", "hwc")
     emit(model, tmp_path, "net", runtime=True)
-    sizes = {name: size for size, _, name in _symbols(tmp_path, "2.0")}
-    static = sum(v for k, v in sizes.items() if k.endswith(("_lut_data", "_scratch")))
-    assert static == memory_report(model, graph).static_ram == 2 * (320 + 344 + 358) + 4 * 20
+    symbols = _symbols(tmp_path, "2.0")
+    sizes = {name: size for size, _, name in symbols}
+    static = sum(v for k, v in sizes.items() if k.endswith("_scratch"))
+    assert static == memory_report(model, graph).static_ram == 4 * 20
+    tables = [(size, kind) for size, kind, name in symbols if name.endswith(("_lut", "_lut_data"))]
+    assert {kind.lower() for _, kind in tables} == {"r"}
+    assert (
+        sum(size for size, _ in tables) == lut_table_bytes(model) == 2 * (320 + 344 + 358) + 3 * 32
+    )

@@ -28,6 +28,7 @@ from mlitool.emit.writer import emit
 from mlitool.execute.mli.bridge import model_inputs
 from mlitool.execute.mli.kernels.intops import Arith
 from mlitool.execute.mli.walker import run_model
+from mlitool.mli.specialize import specialize as specialize_kernels
 from mlitool.mli.types import ElType, MliModel
 from mlitool.pipeline import ModelOptions, load, settle
 
@@ -140,9 +141,11 @@ def convert(
     name: str = "net",
     overrides: dict | None = None,
     fast_memory: int | None = None,
+    specialize: bool = True,
 ) -> Converted:
     """`mlitool convert` in-process (the same pipeline and emitter); `overrides`: per-layer
-    formats as a config's [[tool.mlitool.layer]] entries give them."""
+    formats as a config's [[tool.mlitool.layer]] entries give them; `specialize`: the
+    kernel-size specializations convert calls by default (False: --no-specialize)."""
     opts = ModelOptions(
         format=fmt,
         mli=mli_version,
@@ -151,6 +154,8 @@ def convert(
         overrides=overrides or {},
     )
     graph, model = load(model_path, settle(opts))
+    if specialize:
+        model = specialize_kernels(model)
     out.mkdir(parents=True, exist_ok=True)
     emit(
         model,
