@@ -14,6 +14,7 @@ from mlitool.inspect.runs_as import runs_as
 from mlitool.pipeline import fold_model
 from mlitool.tflite.upsampling import REWRITTEN_FROM
 from mlitool.tflite.validate import problems
+from mlitool.tflite.validate_structure import check_structure
 
 
 def inspect_file(path: str | Path) -> dict[str, Any]:
@@ -26,6 +27,8 @@ def inspect_file(path: str | Path) -> dict[str, Any]:
 def summarize(model: ir.Model) -> dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready plain data (lists, ints, floats, strings, None)."""
     g = model.main
+    # the statistics and the passes below read op arity and options: checked first
+    check_structure(g, model.path)
     producers = g.producers()
     stats = [op_stats(g, op, producers) for op in g.ops]
     # convert validates and lowers the graph as folded at import (pipeline.fold_model)
