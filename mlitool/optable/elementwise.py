@@ -69,6 +69,7 @@ _activation(
     lower=act.lower_leaky_relu,
     run=(F.leaky_relu, T.leaky_relu),
     options="LeakyReluOptions",
+    checks=(C.finite_alpha,),
 )
 _activation(
     "PRELU",

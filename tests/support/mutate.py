@@ -243,7 +243,8 @@ def mutate_lengths(
         n = struct.unpack_from(count.fmt, data, count.pos)[0]
         choice = rng.choice(["empty", "drop last", "another tensor"])
         if choice == "another tensor" and n:
-            entry = next(s for s in slots if s.what == f"{which}[{rng.randrange(n)}]")
+            k = rng.randrange(n)  # drawn once: a draw per slot may match none
+            entry = next(s for s in slots if s.what == f"{which}[{k}]")
             put(entry, rng.randrange(entry.bound))
         else:
             put(count, 0 if choice == "empty" else max(n - 1, 0))

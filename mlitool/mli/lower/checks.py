@@ -61,6 +61,12 @@ def message(check: Callable, **fields) -> str:
 # --- MLI 1.x -------------------------------------------------------------------------------
 
 
+def finite_alpha(s: Subject):
+    """alpha {alpha} is not a finite number (MLI's slope is a finite constant)"""
+    alpha = float(s.op.options.get("alpha", 0.2))
+    return None if np.isfinite(alpha) else {"alpha": alpha}
+
+
 def kernel_needs_mli2(s: Subject):
     """{kind} has no MLI {version} kernel (MLI 2.x has one)"""
     kind = layer_kind(s.graph, s.op)
