@@ -13,6 +13,7 @@ from mlitool.mli.lower import fallback_reduce as RF
 from mlitool.mli.lower import mac
 from mlitool.opspec import OpSpec, register
 from mlitool.tflite import validate_weighted as V
+from mlitool.tflite.validate_ops import reduce_shapes
 
 _MAC = dict(
     optional=1,
@@ -113,6 +114,7 @@ register(
         options="ReducerOptions",
         quantized=True,
         kind="avepool",
+        shapes=reduce_shapes,
         checks=RF.CHECKS,
         lower=RF.lower_mean,
         run=(RX.float_kernel("MEAN"), RX.tflite_kernel("MEAN")),

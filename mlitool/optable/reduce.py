@@ -8,6 +8,7 @@ from __future__ import annotations
 from mlitool.execute import reduce as RX
 from mlitool.mli.lower import fallback_reduce as RF
 from mlitool.optable.fallback import fallback_op
+from mlitool.tflite import validate_ops as V
 
 
 def _reduction(name: str) -> None:
@@ -15,6 +16,7 @@ def _reduction(name: str) -> None:
         name,
         ("input", "axis"),
         options="ReducerOptions",
+        shapes=V.reduce_shapes,
         checks=RF.CHECKS,
         lower=RF.lower_reduce,
         run=(RX.float_kernel(name), RX.tflite_kernel(name)),

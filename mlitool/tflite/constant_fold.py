@@ -29,7 +29,7 @@ from mlitool import ir, optable
 from mlitool.errors import UnsupportedError
 from mlitool.execute.call import Call
 from mlitool.tflite.validate import runtime_shaped
-from mlitool.tflite.validate_ops import arity, options_table
+from mlitool.tflite.validate_ops import activation_types, arity, options_table, window_options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -104,6 +104,16 @@ def _sound(g: ir.Graph, op: ir.Op) -> bool:
     )
 
 
+def _runnable(g: ir.Graph, op: ir.Op) -> bool:
+    """Whether a `_sound` op's kernel may run on its constants: its window options,
+    element types and shapes pass the validation's checks (a stored output shape that differs
+    is no matter: folding gives the computed one); else it is left for the validation to
+    report."""
+    shapes = optable.spec(op.type).shapes
+    checks = (window_options, activation_types) + ((shapes,) if shapes else ())
+    return not any(p.computed is None for check in checks for p in check(g, op))
+
+
 def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
     """Evaluate `op` into constants when it can be (its tensors updated in `g`); False when it
     cannot, or its kernel refuses."""
@@ -122,7 +132,7 @@ def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
     elif not all(t.is_constant for t in ins):
         return False
     kernel = optable.spec(op.type).run[1]
-    if kernel is None:
+    if kernel is None or not _runnable(g, op):
         return False
     try:
         with np.errstate(all="ignore"):  # float arithmetic is IEEE's, as in TFLite

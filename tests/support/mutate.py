@@ -274,8 +274,20 @@ class Outcome:
             self.code in DOCUMENTED_EXITS
             and "Traceback" not in self.stderr
             and not self.warnings
-            and (self.code == 0 or len(lines) == 1)
+            and (self.code == 0 or len(lines) == 1 or _refusal_list(self.code, lines))
         )
+
+
+def _refusal_list(code: int, lines: list[str]) -> bool:
+    """An unsupported model's refusals, one line per reason under a head line that counts them
+    (README: `convert`), as `convert` prints them when the ops fail for several reasons."""
+    head = re.search(r", for (\d+) reasons:$", lines[0])
+    return (
+        code == 4
+        and head is not None
+        and len(lines) == 1 + int(head.group(1))
+        and all(line.startswith("  ") for line in lines[1:])
+    )
 
 
 def run_cli(args: list[str]) -> Outcome:
