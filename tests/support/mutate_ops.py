@@ -128,7 +128,7 @@ def _value(rng: random.Random, fmt: str, old):
 def mutate_ops(buf: bytes, rng: random.Random, slots=None) -> tuple[bytes, str]:
     """One copy of `buf` with one or two op lists or option values changed, and a description.
     `slots`: `op_slots(buf)` when the caller keeps it."""
-    lists, values = op_slots(buf) if slots is None or isinstance(slots, list) else slots
+    lists, values = op_slots(buf) if slots is None else slots
     data, done = bytearray(buf), []
     for _ in range(rng.choice([1, 1, 2])):
         if values and (not lists or rng.random() < 0.6):
