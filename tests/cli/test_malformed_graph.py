@@ -1,5 +1,6 @@
 """Malformed graphs (mlitool/tflite/validate.py): every command that lowers or executes refuses them with
-exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them.
+exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them,
+but for an op's arity and options (validate_structure.py), which it refuses with the same line.
 Each is a file LiteRT refuses to load or run (checked here, but where it crashes the process).
 Files LiteRT runs are converted (an output shape the op recomputes) or refused as unsupported
 (exit 4).
