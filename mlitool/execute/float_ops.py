@@ -111,8 +111,10 @@ def fully_connected(c: Call):
 
 def _pool(c: Call, value):
     x = _merge(_fx(c, 0))
-    kh, kw = c.opt("filter_h"), c.opt("filter_w")
-    oh, ow, pt, pl, sh, sw, _, _ = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
+    kh, kw, geom = win.pool_geometry(
+        c.op.options, x.shape[1], x.shape[2], c.opt("filter_h"), c.opt("filter_w")
+    )
+    oh, ow, pt, pl, sh, sw, _, _ = geom
     v = win.windows(x, kh, kw, oh, ow, pt, pl, sh, sw, value=value)
     return x, v, (kh, kw, oh, ow, pt, pl, sh, sw)
 

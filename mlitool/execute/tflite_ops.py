@@ -51,8 +51,9 @@ def _is_float(t: ir.Tensor) -> bool:
 
 def _pool_setup(c: Call):
     x = _merge(c.x(0))
-    kh, kw = c.opt("filter_h"), c.opt("filter_w")
-    geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
+    kh, kw, geom = win.pool_geometry(
+        c.op.options, x.shape[1], x.shape[2], c.opt("filter_h"), c.opt("filter_w")
+    )
     return x, kh, kw, geom
 
 
