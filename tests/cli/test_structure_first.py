@@ -149,3 +149,33 @@ def test_negative_stride(tmp_path, capsys):
     path = dynamic_batch_model(tmp_path, pool={"strideW": -2})
     _litert_refuses(path)
     _every_command_refuses(path, tmp_path, capsys, "op 1 (MAX_POOL_2D)", "option stride_w is -2")
+
+
+def test_pooling_window_wider_than_its_input_runs_as_litert(tmp_path, capsys):
+    """A SAME pooling window of 65536 over 8 columns (fuzzed option values reach such files;
+    LiteRT runs them, its windows clamped to the input; it refuses 2^20 and more) is no
+    malformed option: inspect and convert take it, and tflite mode, which pools with the
+    equivalent window no wider than twice the input (`windows.pool_geometry`; padding the
+    input by 2^30 was a MemoryError), gives LiteRT's outputs."""
+    litert = pytest.importorskip("ai_edge_litert.interpreter", reason="needs ai-edge-litert")
+    path = dynamic_batch_model(tmp_path, pool={"padding": 0, "filterWidth": 65536})
+    x = np.random.default_rng(8).integers(-128, 128, (1, 8, 8, 2), dtype=np.int8)
+    it = litert.Interpreter(
+        model_path=path,
+        num_threads=1,
+        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
+    )
+    it.allocate_tensors()
+    it.set_tensor(it.get_input_details()[0]["index"], x)
+    it.invoke()
+    ref = it.get_tensor(it.get_output_details()[0]["index"])
+    code, _, err = run_main(["inspect", path], capsys)
+    assert code == 0, err
+    code, _, err = run_main(["convert", path, "--out", str(tmp_path / "o")], capsys)
+    assert code == 0, err
+    np.save(tmp_path / "x.npy", x[None])
+    npz = tmp_path / "o.npz"
+    args = ["run", path, "--mode", "tflite", "--input", str(tmp_path / "x.npy"), "--npz", str(npz)]
+    code, _, err = run_main(args, capsys)
+    assert code == 0, err
+    np.testing.assert_array_equal(np.load(npz)["p"], ref[None])
