@@ -44,7 +44,13 @@ def _conv(name: str, options: str, kind: str, checks: tuple, run: tuple) -> None
     )
 
 
-_conv("CONV_2D", "Conv2DOptions", "conv2d", (C.dilation_needs_mli2,), (F.conv_2d, TM.conv_2d))
+_conv(
+    "CONV_2D",
+    "Conv2DOptions",
+    "conv2d",
+    (C.dilation_needs_mli2, C.conv_not_grouped),
+    (F.conv_2d, TM.conv_2d),
+)
 # Over one input channel a conv2d, with a channel multiplier a group_conv2d (facts.layer_kind).
 _conv(
     "DEPTHWISE_CONV_2D",

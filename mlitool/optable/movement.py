@@ -10,7 +10,7 @@ from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import concat, facts, movement
 from mlitool.opspec import CONVERT, VARIADIC, OpSpec, register
-from mlitool.optable.kernel_shapes import computed_shapes
+from mlitool.optable.kernel_shapes import computed_shapes, computed_shapes_of
 from mlitool.tflite import validate_ops as V
 
 # Data movement: one arithmetic-free kernel for both execution modes.
@@ -36,6 +36,7 @@ register(
         "PAD",
         ("input", "paddings"),
         options="PadOptions",
+        shapes=computed_shapes_of("paddings"),
         **_PAD,
         checks=(C.pad_spatial, C.pad_channels_need_mli2),
     )
@@ -46,6 +47,7 @@ register(
         ("input", "paddings", "constant_values"),
         optional=1,
         options="PadV2Options",
+        shapes=computed_shapes_of("paddings"),
         **_PAD,
         checks=(C.pad_spatial, C.pad_channels_need_mli2, C.pad_value_constant, C.float_pad_zero),
     )
@@ -76,6 +78,7 @@ register(
         "TRANSPOSE",
         ("input", "perm"),
         options="TransposeOptions",
+        shapes=computed_shapes_of("perm"),
         kind="permute",
         leading_dims=facts.transpose_moves_units_only,
         checks=(C.transpose_keeps_batch,),
@@ -105,6 +108,7 @@ for _name, _options, _kernel, _mli in (
             options=_options,
             types=CONVERT,
             index_outputs=True,
+            shapes=computed_shapes_of("axis"),
             run=(_kernel,) * 2,
             **_mli,
         )
@@ -122,6 +126,7 @@ register(
         "SLICE",
         ("input", "begin", "size"),
         options="SliceOptions",
+        shapes=computed_shapes_of("begin", "size"),
         **_SLICE,
         run=(LO.slice_op,) * 2,
     )
@@ -143,6 +148,7 @@ register(
         ("axis", "input"),
         outputs=(1, VARIADIC),
         options="SplitOptions",
+        shapes=computed_shapes_of("axis"),
         **_SLICE,
         run=(LO.split,) * 2,
     )
@@ -153,6 +159,7 @@ register(
         ("input", "size_splits", "axis"),
         outputs=(1, VARIADIC),
         options="SplitVOptions",
+        shapes=computed_shapes_of("size_splits", "axis"),
         **_SLICE,
         run=(LO.split_v,) * 2,
     )
