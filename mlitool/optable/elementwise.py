@@ -8,6 +8,7 @@ from mlitool.execute import float_ops as F
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import activations as act
 from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import checks_values as CV
 from mlitool.opspec import CONVERT, SAME, WIDEN, OpSpec, register
 from mlitool.tflite import validate_ops as V
 
@@ -69,7 +70,7 @@ _activation(
     lower=act.lower_leaky_relu,
     run=(F.leaky_relu, T.leaky_relu),
     options="LeakyReluOptions",
-    checks=(C.finite_alpha,),
+    checks=(CV.finite_alpha,),
 )
 _activation(
     "PRELU",

@@ -9,6 +9,7 @@ from mlitool.execute import tflite_mac as TM
 from mlitool.execute import tflite_ops as T
 from mlitool.mli.lower import activations as act
 from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import checks_values as CV
 from mlitool.mli.lower import fallback_reduce as RF
 from mlitool.mli.lower import mac
 from mlitool.opspec import OpSpec, register
@@ -48,7 +49,7 @@ _conv(
     "CONV_2D",
     "Conv2DOptions",
     "conv2d",
-    (C.dilation_needs_mli2, C.conv_not_grouped),
+    (C.dilation_needs_mli2, CV.conv_not_grouped),
     (F.conv_2d, TM.conv_2d),
 )
 # Over one input channel a conv2d, with a channel multiplier a group_conv2d (facts.layer_kind).

@@ -17,6 +17,7 @@ from mlitool.mli.lower import (
     activations,
     checks,
     checks_recurrent,
+    checks_values,
     concat,
     lower,
     mac,
@@ -231,7 +232,7 @@ def test_every_lowered_op_has_a_lowering_and_a_kernel():
     for spec in specs:
         fn = spec.lower
         assert inspect.getmodule(fn) in families and fn.__name__.startswith("lower_"), spec.name
-        where = (checks, checks_recurrent, *fallbacks)
+        where = (checks, checks_recurrent, checks_values, *fallbacks)
         assert all(inspect.getmodule(c) in where for c in spec.checks)
     for kind in {s.kind for s in specs} | set(OUTPUT_PARAMS) | MAC_KINDS:
         assert MLI2.formats_for(kind), kind
