@@ -63,7 +63,8 @@ def safe_pool_axis(
     lo, hi = _windows(in_size, kernel, stride, pb, out)
     strides = [stride] if out > 1 else [max(stride, in_size)]
     # A window or a padding wider than twice the input is never needed to cover what the
-    # original covers (and a file may say 2^31 - 1, which TFLite runs): the search stops there.
+    # original covers (LiteRT runs SAME windows of 65536 over a few columns; fuzzed files say
+    # 2^31 - 1): the search stops there.
     reach = 2 * in_size + 1
     for s in strides:
         for k in range(1, min(kernel, reach) + 1):

@@ -26,9 +26,9 @@ def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
 
 def pool_geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
     """(k_h, k_w, geometry) of a pooling op: `geometry`, but where a window is wider than twice
-    the input (a file may say 2^31 - 1, which TFLite runs) the equivalent narrower window that
-    covers the same input elements (pooling counts valid elements only), so the padded input
-    stays small; UnsupportedError when there is none."""
+    the input (LiteRT runs SAME windows of 65536 over a few columns) the equivalent narrower
+    window that covers the same input elements (pooling counts valid elements only), so the
+    padded input stays small; UnsupportedError when there is none."""
     geom = geometry(op_options, in_h, in_w, k_h, k_w)
     if k_h <= 2 * in_h + 1 and k_w <= 2 * in_w + 1:
         return k_h, k_w, geom
