@@ -1,11 +1,17 @@
-"""A long fuzz campaign: mutated copies of the shared models through inspect, convert and run.
+"""A long fuzz campaign: mutated copies of the shared and corpus models through inspect, convert
+and run.
 
-    python benchmarks/fuzz_campaign.py [--cases 10000] [--seed 1] [--models DIR] [--report FILE]
+    python benchmarks/fuzz_campaign.py [--cases 10000] [--seed 1] [--models DIR ...]
+        [--mutators fields,lengths,ops] [--report FILE]
 
 Each case takes one model (in turn over every .tflite under ../shared/models, or
-$MLITOOL_SHARED/models, or --models), mutates it (tests/support/mutate.py: byte- and
-flatbuffer-field-level mutations) and runs one command in this process: `inspect`, `convert`
-(into a fresh directory) or `run` in mli, float or tflite mode on a random input batch.
+$MLITOOL_SHARED/models, and the Keras corpus tests/corpus; or under each --models DIR), mutates
+it with one of the --mutators, in turn (`fields`: tests/support/mutate.py's byte- and
+flatbuffer-field-level mutations; `lengths`: its quantization and graph input / output list
+lengths; `ops`: tests/support/mutate_ops.py's op input / output lists emptied, shortened or
+lengthened and option values of every stored field of every op set to 0, negative values,
+limits, NaN) and runs one command in this process: `inspect`, `convert` (into a fresh
+directory) or `run` in mli, float or tflite mode on a random input batch.
 
 A case fails when the exit code is 1 (internal error) or outside the documented set, stderr holds
 a traceback, a Python warning is raised, a failing command prints more than one line, or
@@ -30,12 +36,26 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.support.mutate import field_slots, run_case, sample_input  # noqa: E402
+from tests.support.mutate import (  # noqa: E402
+    field_slots,
+    mutate,
+    mutate_lengths,
+    run_case,
+    sample_input,
+)
+from tests.support.mutate_ops import mutate_ops, op_slots  # noqa: E402
+
+# name -> (mutator, the slots it takes of a model)
+MUTATORS = {
+    "fields": (mutate, field_slots),
+    "lengths": (mutate_lengths, field_slots),
+    "ops": (mutate_ops, op_slots),
+}
 
 CASE_SECONDS = 120
 
 
-class _Hang(Exception):
+class _Hang(BaseException):  # not an Exception: the CLI turns those into exit 1
     pass
 
 
@@ -43,9 +63,12 @@ def _alarm(signum, frame):
     raise _Hang()
 
 
-def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> int:
+def campaign(
+    models: list[Path], cases: int, seed: int, report: Path | None, mutators: list[str]
+) -> int:
     originals = {m: m.read_bytes() for m in models}
-    slots = {m: field_slots(b) for m, b in originals.items()}
+    slots = {(name, m): MUTATORS[name][1](b) for name in mutators for m, b in originals.items()}
+    per_mutator = collections.Counter()
     root = Path(tempfile.mkdtemp(prefix="mlitool-fuzz-"))
     inputs = {m: sample_input(b, root / f"{m.stem}.npy") for m, b in originals.items()}
     per_command = collections.Counter()
@@ -56,13 +79,21 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
     for case in range(cases):
         rng = random.Random(seed * 1_000_003 + case)
         model = models[case % len(models)]
+        name = mutators[(case // len(models)) % len(mutators)]
+        per_mutator[name] += 1
         work = root / "case"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
         signal.alarm(CASE_SECONDS)
         try:
             argv, how, outcome, problem = run_case(
-                model.name, originals[model], slots[model], inputs[model], rng, work
+                model.name,
+                originals[model],
+                slots[name, model],
+                inputs[model],
+                rng,
+                work,
+                MUTATORS[name][0],
             )
             command = argv[0] + (f"-{argv[argv.index('--mode') + 1]}" if argv[0] == "run" else "")
             exits[outcome.code] += 1
@@ -80,6 +111,7 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
                     "case": case,
                     "model": model.name,
                     "command": command,
+                    "mutator": name,
                     "mutation": how,
                     "stderr": stderr,
                 }
@@ -94,6 +126,7 @@ def campaign(models: list[Path], cases: int, seed: int, report: Path | None) -> 
     elapsed = time.monotonic() - start
     n_failing = sum(len(v) for v in failures.values())
     print(f"\n{cases} cases over {len(models)} models in {elapsed:.0f} s (seed {seed})")
+    print("per mutator: " + ", ".join(f"{k} {v}" for k, v in sorted(per_mutator.items())))
     print("per command: " + ", ".join(f"{k} {v}" for k, v in sorted(per_command.items())))
     print("exit codes:  " + ", ".join(f"{k}: {v}" for k, v in sorted(exits.items(), key=str)))
     print(f"failing cases: {n_failing} at {len(failures)} distinct places")
@@ -112,16 +145,19 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--cases", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--models", type=Path, default=None)
+    ap.add_argument("--models", type=Path, nargs="+", default=None)
+    ap.add_argument("--mutators", default=",".join(MUTATORS))
     ap.add_argument("--report", type=Path, default=None)
     a = ap.parse_args()
     shared = Path(os.environ.get("MLITOOL_SHARED", Path(__file__).resolve().parents[2] / "shared"))
-    models_dir = a.models or shared / "models"
-    models = sorted(models_dir.glob("**/*.tflite"))
-    if not models:
-        print(f"no .tflite models under {models_dir}", file=sys.stderr)
+    corpus = Path(__file__).resolve().parents[1] / "tests" / "corpus"
+    dirs = a.models or [shared / "models", corpus]
+    models = [m for d in dirs for m in sorted(d.glob("**/*.tflite"))]
+    mutators = a.mutators.split(",")
+    if not models or not set(mutators) <= MUTATORS.keys():
+        print(f"no .tflite models under {dirs}, or not mutators {mutators}", file=sys.stderr)
         return 2
-    return campaign(models, a.cases, a.seed, a.report)
+    return campaign(models, a.cases, a.seed, a.report, mutators)
 
 
 if __name__ == "__main__":

@@ -62,9 +62,13 @@ def safe_pool_axis(
         return kernel, stride, pb, pa
     lo, hi = _windows(in_size, kernel, stride, pb, out)
     strides = [stride] if out > 1 else [max(stride, in_size)]
+    # A window or a padding wider than twice the input is never needed to cover what the
+    # original covers (LiteRT runs SAME windows of 65536 over a few columns; fuzzed files say
+    # 2^31 - 1): the search stops there.
+    reach = 2 * in_size + 1
     for s in strides:
-        for k in range(1, kernel + 1):
-            for b in range(0, pb + 1):
+        for k in range(1, min(kernel, reach) + 1):
+            for b in range(0, min(pb, reach) + 1):
                 a = max(0, (out - 1) * s + k - in_size - b)
                 if pool_hazard(in_size, k, b, a) or (in_size + b + a - k) // s + 1 != out:
                     continue

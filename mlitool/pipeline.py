@@ -114,13 +114,15 @@ def _check_inputs_have_elements(graph: ir.Graph) -> None:
 
 
 def read(model_path: Path) -> ir.Model:
-    """Read a .tflite file, run the model-stage graph passes on its main graph (float16 weights
-    and constant ops folded, the batch fixed to 1, ...) and validate it (ModelFormatError on a
-    bad file or graph)."""
+    """Read a .tflite file, check its ops' structure (arity, options: what the passes read),
+    run the model-stage graph passes on its main graph (float16 weights and constant ops folded,
+    the batch fixed to 1, ...) and validate it (ModelFormatError on a bad file or graph)."""
     from mlitool.tflite.reader import read_model
     from mlitool.tflite.validate import check_graph
+    from mlitool.tflite.validate_structure import check_structure
 
     model = read_model(model_path)
+    check_structure(model.main, str(model_path))
     fold_model(model)
     check_graph(model.main, str(model_path))
     return model

@@ -8,7 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from mlitool.geometry import tflite_padding, transpose_conv_padding
+from mlitool.errors import UnsupportedError
+from mlitool.geometry import safe_pool_axis, tflite_padding, transpose_conv_padding
 
 _TAP_BLOCK_BYTES = 1 << 21  # depthwise sums per block of samples: fits the L2 cache
 
@@ -21,6 +22,26 @@ def geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
     oh, pt, _ = tflite_padding(padding, in_h, k_h, sh, dh)
     ow, pl, _ = tflite_padding(padding, in_w, k_w, sw, dw)
     return oh, ow, pt, pl, sh, sw, dh, dw
+
+
+def pool_geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
+    """(k_h, k_w, geometry) of a pooling op: `geometry`, but where a window is wider than twice
+    the input (LiteRT runs SAME windows of 65536 over a few columns) the equivalent narrower
+    window that covers the same input elements (pooling counts valid elements only), so the
+    padded input stays small; UnsupportedError when there is none."""
+    geom = geometry(op_options, in_h, in_w, k_h, k_w)
+    if k_h <= 2 * in_h + 1 and k_w <= 2 * in_w + 1:
+        return k_h, k_w, geom
+    oh, ow, pt, pl, sh, sw, dh, dw = geom
+    axes = []
+    for n, k, s, before, out in ((in_h, k_h, sh, pt, oh), (in_w, k_w, sw, pl, ow)):
+        after = max((out - 1) * s + k - n - before, 0)
+        safe = safe_pool_axis(n, k, s, before, after, out) if k > 2 * n + 1 else (k, s, before)
+        if safe is None or safe[0] > 2 * n + 1:
+            raise UnsupportedError(f"pooling window {k} over an input of {n} is too wide to run")
+        axes.append(safe[:3])
+    (k_h, sh, pt), (k_w, sw, pl) = axes
+    return k_h, k_w, (oh, ow, pt, pl, sh, sw, dh, dw)
 
 
 def pad_hw(x: np.ndarray, top: int, left: int, need_h: int, need_w: int, value=0) -> np.ndarray:

@@ -15,6 +15,7 @@ from mlitool.ops import spec as opspec
 from mlitool.passes.runner import fold_model
 from mlitool.passes.upsampling import REWRITTEN_FROM
 from mlitool.tflite.validate import problems
+from mlitool.tflite.validate_structure import check_structure
 
 
 def inspect_file(path: str | Path) -> dict[str, Any]:
@@ -27,6 +28,8 @@ def inspect_file(path: str | Path) -> dict[str, Any]:
 def summarize(model: ir.Model) -> dict[str, Any]:
     """Everything `inspect` shows, as JSON-ready plain data (lists, ints, floats, strings, None)."""
     g = model.main
+    # the statistics and the passes below read op arity and options: checked first
+    check_structure(g, model.path)
     producers = g.producers()
     stats = [op_stats(g, op, producers) for op in g.ops]
     # convert validates and lowers the graph the model-stage passes made (passes.runner.fold_model)

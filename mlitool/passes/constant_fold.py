@@ -31,7 +31,7 @@ from mlitool.execute.reference.call import Call
 from mlitool.ops import spec as opspec
 from mlitool.passes.context import PassContext
 from mlitool.tflite.validate import runtime_shaped
-from mlitool.tflite.validate_ops import arity, options_table
+from mlitool.tflite.validate_ops import activation_types, arity, options_table, window_options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,6 +114,15 @@ def _sound(g: ir.Graph, op: ir.Op) -> bool:
     )
 
 
+def _runnable(g: ir.Graph, op: ir.Op) -> bool:
+    """Whether a `_sound` op's kernel may run on its constants: its window options, element
+    types and shapes pass the validation's checks (the reader has already taken the computed
+    output shapes); else it is left for the validation to report."""
+    shapes = opspec.spec(op.type).shapes
+    checks = (window_options, activation_types) + ((shapes,) if shapes else ())
+    return not any(True for check in checks for _ in check(g, op))
+
+
 def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
     """Evaluate `op` into constants when it can be (its tensors updated in `g`); False when it
     cannot, or its kernel refuses."""
@@ -132,7 +141,7 @@ def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
     elif not all(t.is_constant for t in ins):
         return False
     kernel = opspec.spec(op.type).run[1]
-    if kernel is None:
+    if kernel is None or not _runnable(g, op):
         return False
     try:
         with np.errstate(all="ignore"):  # float arithmetic is IEEE's, as in TFLite

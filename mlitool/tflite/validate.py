@@ -6,9 +6,11 @@ handle: op arity, order (every consumed tensor is constant, a graph input or wri
 op, which also rules out cycles), one writer per tensor, the options table and window options of
 each op, shapes of activations, weights and bias, and quantization parameters.
 
-Each check is a named function yielding `Problem`s. Ops this version does not know (custom,
-unknown opcodes, ops no command executes) get only the graph-wide checks, so `inspect` still
-summarises any model. `problems` lists them all (for `inspect`); `check_graph` raises the first as
+Arity, options table and option values are checked once more, and first, right after reading
+(validate_structure.py: the graph passes between reading and this pass read them). Each check is
+a named function yielding `Problem`s. Ops this version does not know (custom, unknown opcodes,
+ops no command executes) get only the graph-wide checks, so `inspect` still summarises any
+model. `problems` lists them all (for `inspect`); `check_graph` raises the first as
 a ModelFormatError (exit 2) for the commands that lower or execute the graph.
 
 Only what TFLite itself refuses is malformed. A shape check that fails on an op touching a tensor

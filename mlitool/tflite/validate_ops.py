@@ -140,6 +140,31 @@ def concat_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
         )
 
 
+def reduce_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """As TFLite's reductions (MEAN, SUM, REDUCE_MAX, REDUCE_MIN): every axis within the input's
+    rank; the output's shape is the input's without the reduced axes (kept as 1 with
+    keep_dims). Skipped while the axes are not a constant (TFLite computes the shape at run
+    time)."""
+    x, axes_t, out = g.slot(op, "input"), g.slot(op, "axis"), g.tensors[op.outputs[0]]
+    if axes_t is None or not axes_t.is_constant or axes_t.data.dtype.kind not in "iu":
+        return
+    rank = len(x.shape)
+    axes = [int(a) for a in np.asarray(axes_t.data).reshape(-1)]
+    bad = [a for a in axes if not -rank <= a < rank]
+    if bad:
+        yield Problem(f"axis {bad[0]} is outside the rank {rank} of the input", op, axes_t)
+        return
+    reduced = {a % rank for a in axes}
+    keep = bool(op.options.get("keep_dims", False))
+    want = tuple(
+        1 if k in reduced else d for k, d in enumerate(x.shape) if keep or k not in reduced
+    )
+    if tuple(out.shape) != want:
+        yield Problem(
+            f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out, computed=want
+        )
+
+
 def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     """The data inputs and the outputs share one element type (but for type conversions), and
     integer activations of arithmetic ops carry quantization."""

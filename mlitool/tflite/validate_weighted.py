@@ -136,6 +136,16 @@ def transpose_conv_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
             out,
         )
         return
+    for axis, k in (("h", 1), ("w", 2)):
+        stride = int(op.options.get(f"stride_{axis}", 1))
+        if stride > out.shape[k] + w.shape[k]:  # TFLite runs it; the executors span every tap
+            yield Problem(
+                f"option stride_{axis} is {stride}, beyond the output and the kernel "
+                f"({out.shape[k]} + {w.shape[k]})",
+                op,
+                unsupported=True,
+            )
+            return
     yield from _bias(g, op, w.shape[0])
 
 

@@ -1,8 +1,9 @@
 """Seeded fuzzing: mutated copies of every shared model (byte- and flatbuffer-field-level, and
 array lengths: quantization scales / zero points, graph inputs / outputs; see
-tests/support/mutate.py) through inspect, convert and run. Every case must end in a documented
-exit code other than 1, without traceback or Python warning, with one stderr line when it fails,
-and leave neither a partial output nor a temporary file. Long campaigns:
+tests/support/mutate.py; op input / output lists and option values: tests/support/mutate_ops.py)
+through inspect, convert and run. Every case must end in a documented exit code other than 1,
+without traceback or Python warning, with one stderr line when it fails (or convert's list of
+refusals), and leave neither a partial output nor a temporary file. Long campaigns:
 benchmarks/fuzz_campaign.py."""
 
 from __future__ import annotations
@@ -13,19 +14,23 @@ import shutil
 import pytest
 
 from tests.support import mutate as M
+from tests.support.mutate_ops import mutate_ops, op_slots
 from tests.support.paths import shared_path
 
 CASES = 300
 LENGTH_CASES = 80
+OP_CASES = 120
 SEED = 2024
 
 
-def _campaign(tmp_path, cases: int, seed: int, mutator) -> tuple[list[str], set[int]]:
+def _campaign(
+    tmp_path, cases: int, seed: int, mutator, slots_of=M.field_slots
+) -> tuple[list[str], set[int]]:
     models = sorted(shared_path("models").glob("**/*.tflite"))
     if not models:
         pytest.skip("no .tflite under ../shared/models")
     originals = {m: m.read_bytes() for m in models}
-    slots = {m: M.field_slots(b) for m, b in originals.items()}
+    slots = {m: slots_of(b) for m, b in originals.items()}
     inputs = {m: M.sample_input(b, tmp_path / f"{m.stem}.npy") for m, b in originals.items()}
     failures, codes = [], set()
     for case in range(cases):
@@ -59,5 +64,14 @@ def test_shortened_quantization_and_graph_io_lists_end_in_one_clear_line(tmp_pat
     rewired: never an internal error (a per-tensor weight scale with per-channel bias scales
     and an empty output list were)."""
     failures, codes = _campaign(tmp_path, LENGTH_CASES, SEED, M.mutate_lengths)
+    assert not failures, "\n".join(failures)
+    assert {0, 2} <= codes
+
+
+def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
+    """Op input / output lists emptied, shortened or lengthened, option values (strides,
+    filters, axes, activations, betas, ...) set to 0, negative values, limits or NaN: never an
+    internal error (an op without outputs and a stride of 0 were, issue 37)."""
+    failures, codes = _campaign(tmp_path, OP_CASES, SEED, mutate_ops, op_slots)
     assert not failures, "\n".join(failures)
     assert {0, 2} <= codes

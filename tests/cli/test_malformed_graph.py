@@ -1,5 +1,6 @@
 """Malformed graphs (mlitool/tflite/validate.py): every command that lowers or executes refuses them with
-exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them.
+exit 2 and one line naming the file, the op (index and type) and the tensor; `inspect` lists them,
+but for an op's arity and options (validate_structure.py), which it refuses with the same line.
 Each is a file LiteRT refuses to load or run (checked here, but where it crashes the process).
 Files LiteRT runs are converted (an output shape the op recomputes) or refused as unsupported
 (exit 4).
@@ -117,10 +118,11 @@ def litert_outputs(path, x: np.ndarray) -> list[np.ndarray]:
 _X = np.random.default_rng(7).integers(-128, 128, (1, 4, 4, 2), dtype=np.int8)
 
 
-def refused(tmp_path, capsys, edit, *mentions, litert=True):
+def refused(tmp_path, capsys, edit, *mentions, litert=True, structural=False):
     """convert and run --mode tflite both exit 2 with one line naming the file and `mentions`;
-    inspect exits 0 and lists the same problem. LiteRT refuses the file (unless not `litert`:
-    it crashes on it)."""
+    inspect exits 0 and lists the same problem, or, for a `structural` one (arity, options:
+    validate_structure.py, checked before inspect's statistics), exits 2 with the same line.
+    LiteRT refuses the file (unless not `litert`: it crashes on it)."""
     path = write_model(tmp_path, edit)
     if litert:
         with pytest.raises((RuntimeError, ValueError)):
@@ -151,6 +153,9 @@ def refused(tmp_path, capsys, edit, *mentions, litert=True):
         lines.append(line)
     assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
     code, out, err = run_main(["inspect", str(path), "--json"], capsys)
+    if structural:
+        assert (code, out, err.strip()) == (2, "", lines[0])
+        return lines[0]
     assert code == 0
     problems = json.loads(out)["problems"]
     assert problems and lines[0].split("malformed graph: ")[1].startswith(problems[0])
@@ -225,21 +230,25 @@ def test_op_without_outputs(tmp_path, capsys):
         ops[3][2] = []
         return [0], [7]
 
-    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "has 0 outputs, expected 1")
+    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "has 0 outputs, expected 1", structural=True)
 
 
 def test_conv_missing_weights(tmp_path, capsys):
     def edit(t, ops):
         ops[0][1] = [0]
 
-    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "has 1 inputs, expected 2 to 3")
+    refused(
+        tmp_path, capsys, edit, "op 0 (CONV_2D)", "has 1 inputs, expected 2 to 3", structural=True
+    )
 
 
 def test_required_input_omitted(tmp_path, capsys):
     def edit(t, ops):
         ops[2][1] = [4, -1, 6]
 
-    refused(tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "omits a required input")
+    refused(
+        tmp_path, capsys, edit, "op 2 (FULLY_CONNECTED)", "omits a required input", structural=True
+    )
 
 
 # -- order, cycles, writers, outputs ----------------------------------------------------------------
@@ -317,7 +326,14 @@ def test_conv_stride_or_dilation_zero(tmp_path, capsys, field, key):
     def edit(t, ops):
         ops[0][3].fields[field] = 0
 
-    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", f"option {key} is 0, must be >= 1")
+    refused(
+        tmp_path,
+        capsys,
+        edit,
+        "op 0 (CONV_2D)",
+        f"option {key} is 0, must be >= 1",
+        structural=True,
+    )
 
 
 def test_pool_filter_negative(tmp_path, capsys):
@@ -339,6 +355,7 @@ def test_options_table_of_the_wrong_type(tmp_path, capsys):
         edit,
         "op 1 (MAX_POOL_2D)",
         "has options of type Conv2DOptions, expected Pool2DOptions",
+        structural=True,
     )
 
 
@@ -346,7 +363,7 @@ def test_options_table_missing(tmp_path, capsys):
     def edit(t, ops):
         ops[1][3] = None
 
-    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "has no options table")
+    refused(tmp_path, capsys, edit, "op 1 (MAX_POOL_2D)", "has no options table", structural=True)
 
 
 # -- shapes ----------------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def finite(*arrays: np.ndarray) -> bool:
 
 def matmul(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     """x (M, K) @ w (K, N) as float32, each row of x one sample's (see the module docstring)."""
-    if not finite(x, w):
+    if not finite(x, w) or x.size == 0:  # no grid for an empty batch: nothing to add
         return np.matmul(x, w, dtype=np.float32)
     return grid_matmul(*on_grid(x, w.shape[0]), w)
 

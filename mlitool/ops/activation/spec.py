@@ -6,6 +6,7 @@ kernels `lower.py`, support checks `checks.py`."""
 from __future__ import annotations
 
 from mlitool.mli.lower import checks as C
+from mlitool.mli.lower import checks_values as CV
 from mlitool.ops.activation import checks as AC
 from mlitool.ops.activation import float_mode as F
 from mlitool.ops.activation import lower as act
@@ -38,6 +39,7 @@ _activation(
     lower=act.lower_leaky_relu,
     run=(F.leaky_relu, T.leaky_relu),
     options="LeakyReluOptions",
+    checks=(CV.finite_alpha,),
 )
 _activation(
     "PRELU",

@@ -32,6 +32,9 @@ def computed_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     except UnsupportedError as e:  # e.g. an index outside its axis: TFLite refuses it too
         yield Problem(str(e).removeprefix(f"{op.label}: "), op, unsupported=True)
         return
+    except (ValueError, IndexError, ZeroDivisionError) as e:  # inputs that do not fit together
+        yield Problem(f"its inputs' shapes do not fit together ({e})", op)
+        return
     for j, v in zip(op.outputs, outs):
         t, want = g.tensors[j], tuple(v.shape[1:])
         if tuple(t.shape) != want:
@@ -42,3 +45,18 @@ def computed_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
                 computed=want,
             )
             return
+
+
+def computed_shapes_of(*slots: str):
+    """`computed_shapes` for an op whose output shape depends on the values of `slots` (axes,
+    permutations, paddings, sizes) without those slots being required constants: skipped while
+    one of them is given and not constant (TFLite computes the shape at run time)."""
+
+    def check(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+        given = [g.slot(op, name) for name in slots]
+        if any(t is not None and not t.is_constant for t in given):
+            return
+        yield from computed_shapes(g, op)
+
+    check.__name__ = f"computed_shapes_of_{'_'.join(slots)}"
+    return check

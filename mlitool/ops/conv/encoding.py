@@ -137,5 +137,6 @@ def real_bias(b: Builder, bt: ir.Tensor, x_idx: int, wt: ir.Tensor) -> np.ndarra
         return bt.quant.dequantize(data)
     if data.dtype.kind in "iu":  # int32 bias without its own scale: in * w
         p = b.sa_params(x_idx)
-        return data * (p[0] if p else 1.0) * np.asarray(wt.quant.scale)
+        w_scale = 1.0 if wt.quant is None else np.asarray(wt.quant.scale)  # as P.real reads it
+        return data * (p[0] if p else 1.0) * w_scale
     return data.astype(np.float64)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import facts
-from mlitool.ops.common.computed_shapes import computed_shapes
+from mlitool.ops.common.computed_shapes import computed_shapes, computed_shapes_of
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import concat
 from mlitool.ops.movement import float_mode as F
@@ -42,6 +42,7 @@ register(
         "PAD",
         ("input", "paddings"),
         options="PadOptions",
+        shapes=computed_shapes_of("paddings"),
         **_PAD,
         checks=(MC.pad_spatial, MC.pad_channels_need_mli2),
     )
@@ -52,6 +53,7 @@ register(
         ("input", "paddings", "constant_values"),
         optional=1,
         options="PadV2Options",
+        shapes=computed_shapes_of("paddings"),
         **_PAD,
         checks=(
             MC.pad_spatial,
@@ -87,6 +89,7 @@ register(
         "TRANSPOSE",
         ("input", "perm"),
         options="TransposeOptions",
+        shapes=computed_shapes_of("perm"),
         kind="permute",
         leading_dims=facts.transpose_leading_dims,
         checks=(MC.transpose_keeps_batch,),
@@ -116,6 +119,7 @@ for _name, _options, _kernel, _mli in (
             options=_options,
             types=CONVERT,
             index_outputs=True,
+            shapes=computed_shapes_of("axis"),
             run=(_kernel,) * 2,
             **_mli,
         )
@@ -134,6 +138,7 @@ register(
         "SLICE",
         ("input", "begin", "size"),
         options="SliceOptions",
+        shapes=computed_shapes_of("begin", "size"),
         **_SLICE,
         run=(LO.slice_op,) * 2,
     )
@@ -155,6 +160,7 @@ register(
         ("axis", "input"),
         outputs=(1, VARIADIC),
         options="SplitOptions",
+        shapes=computed_shapes_of("axis"),
         **_SLICE,
         run=(LO.split,) * 2,
     )
@@ -165,6 +171,7 @@ register(
         ("input", "size_splits", "axis"),
         outputs=(1, VARIADIC),
         options="SplitVOptions",
+        shapes=computed_shapes_of("size_splits", "axis"),
         **_SLICE,
         run=(LO.split_v,) * 2,
     )

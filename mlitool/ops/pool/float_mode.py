@@ -13,8 +13,10 @@ f32 = np.float32
 
 def _pool(c: Call, value):
     x = merge_batch(real_input(c, 0))
-    kh, kw = c.opt("filter_h"), c.opt("filter_w")
-    oh, ow, pt, pl, sh, sw, _, _ = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
+    kh, kw, geom = win.pool_geometry(
+        c.op.options, x.shape[1], x.shape[2], c.opt("filter_h"), c.opt("filter_w")
+    )
+    oh, ow, pt, pl, sh, sw, _, _ = geom
     v = win.windows(x, kh, kw, oh, ow, pt, pl, sh, sw, value=value)
     return x, v, (kh, kw, oh, ow, pt, pl, sh, sw)
 

@@ -15,8 +15,9 @@ from mlitool.ops.pool import float_mode as float_ops
 
 def _pool_setup(c: Call):
     x = merge_batch(c.x(0))
-    kh, kw = c.opt("filter_h"), c.opt("filter_w")
-    geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
+    kh, kw, geom = win.pool_geometry(
+        c.op.options, x.shape[1], x.shape[2], c.opt("filter_h"), c.opt("filter_w")
+    )
     return x, kh, kw, geom
 
 

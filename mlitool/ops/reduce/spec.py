@@ -8,6 +8,7 @@ from mlitool.ops.common.register import fallback_op
 from mlitool.ops.reduce import lower as RF
 from mlitool.ops.reduce import reference as RX
 from mlitool.ops.spec import OpSpec, register
+from mlitool.tflite.validate_ops import reduce_shapes
 
 register(
     OpSpec(
@@ -16,6 +17,7 @@ register(
         options="ReducerOptions",
         quantized=True,
         kind="avepool",
+        shapes=reduce_shapes,
         checks=RF.CHECKS,
         lower=RF.lower_mean,
         run=(RX.float_kernel("MEAN"), RX.tflite_kernel("MEAN")),
@@ -28,6 +30,7 @@ def _reduction(name: str) -> None:
         name,
         ("input", "axis"),
         options="ReducerOptions",
+        shapes=reduce_shapes,
         checks=RF.CHECKS,
         lower=RF.lower_reduce,
         run=(RX.float_kernel(name), RX.tflite_kernel(name)),

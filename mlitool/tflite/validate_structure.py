@@ -1,0 +1,56 @@
+"""The structural half of graph validation, run right after reading and before any graph pass,
+statistic or lowering (`pipeline.read`, `inspect`): what they all read of an op without checking.
+
+Per op of a type mlitool knows (its OpSpec): input and output counts and required inputs, the
+options table, and the option values TFLite refuses (strides and dilations below 1, a padding
+other than SAME / VALID). Per op of any type: no omitted (-1) output. The reader has already
+checked every tensor index against the tensor table. A pass may then index an op's slots and
+outputs and divide by its strides; the checks that need the folded graph (order, writers,
+shapes, types, rescales) run after the passes (`validate.check_graph`).
+
+Only what TFLite itself refuses is malformed (exit 2): a pooling filter below 1, which TFLite
+runs, is left to `validate.problems` (unsupported, exit 4), as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from mlitool import ir
+from mlitool.errors import ModelFormatError
+from mlitool.ops import spec as optable
+from mlitool.tflite.validate_ops import Problem, arity, options_table, window_options
+
+__all__ = ["check_structure", "structure_problems"]
+
+
+def outputs_present(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """Every output an op lists is a tensor (TFLite has no optional outputs)."""
+    if any(i < 0 for i in op.outputs):
+        yield Problem("has an omitted (-1) output", op)
+
+
+def structure_problems(g: ir.Graph) -> list[Problem]:
+    """The malformed structure of `g`'s ops, in op order: for each op the first failing check of
+    arity, options table, option values; then an omitted output."""
+    found: list[Problem] = []
+    for op in g.ops:
+        spec = optable.get(op.type)
+        if spec is not None and spec.slots is not None:
+            for check in (arity, options_table, window_options):
+                step = [p for p in check(g, op) if not p.unsupported]
+                found += step
+                if step:
+                    break
+        found += outputs_present(g, op)
+    return found
+
+
+def check_structure(g: ir.Graph, path: str) -> None:
+    """Raise ModelFormatError (exit 2) naming the file, the op and the field of the first
+    structural problem of `g` (every command, `inspect` too: its statistics and the passes it
+    runs read what this checks)."""
+    found = structure_problems(g)
+    if found:
+        more = f" (and {len(found) - 1} more problem(s))" if len(found) > 1 else ""
+        raise ModelFormatError(f"malformed graph: {found[0]}{more}", path=path)
