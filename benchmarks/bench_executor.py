@@ -30,12 +30,15 @@ from mlitool.plumbing.parallel import one_blas_thread  # noqa: E402
 
 one_blas_thread()  # as the CLI, before numpy loads
 
+from mlitool import op_families  # noqa: E402
 from mlitool.execute.mli.bridge import run_mli  # noqa: E402
 from mlitool.execute.mli.presets import BUILD_PRESETS  # noqa: E402
 from mlitool.execute.reference.graph import run_graph  # noqa: E402
 from mlitool.execute.reference.inputs import random_inputs  # noqa: E402
 from mlitool.mli.lower.driver import lower  # noqa: E402
 from mlitool.tflite.reader import read_model  # noqa: E402
+
+op_families.load()  # an entry point: the op registry
 
 SHARED_MODELS = {
     "vww_96_int8": "models/mlperf_tiny/vww_96_int8.tflite",

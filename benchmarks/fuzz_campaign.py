@@ -36,6 +36,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from mlitool import op_families  # noqa: E402
 from tests.support.mutate import (  # noqa: E402
     field_slots,
     mutate,
@@ -44,6 +45,8 @@ from tests.support.mutate import (  # noqa: E402
     sample_input,
 )
 from tests.support.mutate_ops import mutate_ops, op_slots  # noqa: E402
+
+op_families.load()  # an entry point: the mutations are read with the op registry
 
 # name -> (mutator, the slots it takes of a model)
 MUTATORS = {

@@ -41,8 +41,8 @@ def image_parts(
 ) -> dict[str, Any]:
     """{"rom": {...}, "ram": {...}, "arena": {...}, "mli_functions", "mli_code_table"}: the parts
     of the linked image (`mlitool.footprint.image`), as the footprint, the manifest and `report` name them."""
-    from mlitool.footprint.memory import rom_bytes
     from mlitool.footprint import image
+    from mlitool.footprint.memory import rom_bytes
 
     plan = None
     if fast_memory is None:
