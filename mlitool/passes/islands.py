@@ -1,8 +1,9 @@
 """Float islands in int8 models, as one int8 op.
 
 Where TFLite's int8 quantizer has no int8 kernel for an element-wise op (TF 2.21 leaves ELU,
-NEG, SQUARE and POW in float), an int8 model holds DEQUANTIZE -> op (float32) -> QUANTIZE (one
-DEQUANTIZE may feed several such islands; POW's exponent is a constant). The float tensors
+NEG, SQUARE, POW, CEIL, FLOOR, ROUND, SIN, COS, FLOOR_DIV and FLOOR_MOD in float), an int8 model
+holds DEQUANTIZE -> op (float32) -> QUANTIZE (one DEQUANTIZE may feed several such islands;
+POW's exponent and FLOOR_DIV's / FLOOR_MOD's divisor are constants). The float tensors
 between have no int8 parameters, so lowering would ask for calibration. Since the three ops
 map each int8 input value to one int8 output value (other inputs: one-value constants),
 `fuse_float_islands` replaces them by the op alone on the int8 tensors, carrying the 256 results the three compute (`ISLAND_TABLE`,
@@ -35,7 +36,7 @@ def _per_tensor_int8(t: ir.Tensor) -> bool:
 
 # Element-wise ops whose other inputs, constants of one value, are part of the function the
 # island's table holds (their tflite kernel reads `ISLAND_TABLE`).
-_WITH_CONSTANTS = ("POW",)
+_WITH_CONSTANTS = ("POW", "FLOOR_DIV", "FLOOR_MOD")
 
 
 def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
