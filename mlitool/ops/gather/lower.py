@@ -45,6 +45,13 @@ def gather_constant(s: Subject):
     return _OK
 
 
+def same_rank(s: Subject):
+    """{op} to rank {out} from rank {rank} (fallback C: the output of the input's rank)"""
+    rank = len(s.graph.tensors[s.op.inputs[0]].shape)
+    out = len(s.graph.tensors[s.op.outputs[0]].shape)
+    return _OK if rank == out else {"op": s.op.type, "rank": rank, "out": out}
+
+
 # --- shared steps ----------------------------------------------------------------------------
 
 
@@ -115,3 +122,9 @@ def lower_index_gather(b: Builder, op: ir.Op, fmt: str) -> None:
         n = int(np.asarray(const_values(b.g, op.inputs[1])).size)
         shape = tuple(src[:axis]) + (n,) + tuple(src[axis + 1 :])
     gather4_layers(b, op, fmt, _probe(b, op, shape), "per-axis index gather")
+
+
+def lower_separable(b: Builder, op: ir.Op, fmt: str, shape: tuple[int, ...], what: str) -> None:
+    """Any op picking elements along each axis independently (its output seen in `shape`, of
+    the input's rank): one gather4 layer whose index vectors its own kernel gives."""
+    gather4_layers(b, op, fmt, _probe(b, op, shape), what)

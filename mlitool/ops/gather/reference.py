@@ -67,3 +67,34 @@ def reverse_v2(c: Call):
     if len(axes) != np.asarray(c.const(1)).size:
         raise UnsupportedError(f"{c.op.label}: an axis listed twice")
     return [np.ascontiguousarray(np.flip(x, axis=[a + 1 for a in axes]))]
+
+
+def mirror_pad(c: Call):
+    """MIRROR_PAD: REFLECT (mode 0, the edge not repeated) or SYMMETRIC (mode 1, repeated);
+    TFLite takes pads up to the dimension less one (REFLECT) or the dimension (SYMMETRIC)."""
+    x = np.asarray(c.x(0))
+    pads = np.asarray(c.const(1)).astype(np.int64).reshape(-1, 2)
+    symmetric = int(c.opt("mode", 0)) == 1
+    for d, (lo, hi) in enumerate(pads):
+        limit = x.shape[d + 1] - (0 if symmetric else 1)
+        if min(lo, hi) < 0 or max(lo, hi) > limit:
+            raise UnsupportedError(
+                f"{c.op.label}: padding {[int(lo), int(hi)]} of axis {d} (size "
+                f"{x.shape[d + 1]}) is outside 0..{limit}"
+            )
+    widths = [(0, 0)] + [(int(lo), int(hi)) for lo, hi in pads]
+    return [np.pad(x, widths, mode="symmetric" if symmetric else "reflect")]
+
+
+def broadcast_to(c: Call):
+    """BROADCAST_TO: the input repeated along its axes of size 1 up to the constant shape."""
+    x = np.asarray(c.x(0))
+    shape = _ints(c, 1)
+    lead = max(len(shape) - (x.ndim - 1), 0)  # the input's rank made the output's
+    x = x.reshape((x.shape[0],) + (1,) * lead + x.shape[1:])
+    try:
+        return [np.ascontiguousarray(np.broadcast_to(x, (x.shape[0], *shape)))]
+    except ValueError:
+        raise UnsupportedError(
+            f"{c.op.label}: shape {list(x.shape[1:])} does not broadcast to {shape}"
+        ) from None

@@ -1,7 +1,8 @@
-"""OpSpecs of the index gathers: GATHER, TILE, RESIZE_NEAREST_NEIGHBOR and REVERSE_V2 (the
-backward half of a Bidirectional RNN). Each output is its input's elements picked along each
-axis by index tables: the `gather4` fallback C (any element type), one kernel for both executor
-modes that also gives validation the output shape."""
+"""OpSpecs of the index gathers: GATHER, TILE, RESIZE_NEAREST_NEIGHBOR, REVERSE_V2 (the
+backward half of a Bidirectional RNN), MIRROR_PAD (REFLECT, SYMMETRIC) and BROADCAST_TO. Each
+output is its input's elements picked along each axis by index tables: the `gather4` fallback C
+(any element type), one kernel for both executor modes that also gives validation the output
+shape."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from mlitool.ops.spec import OpSpec
 def gather_op(
     name: str,
     slots: tuple[str, ...],
-    options: str,
+    options: str | None,
     kernel: Callable,
     params: tuple[str, ...] = (),
     checks: tuple[Callable, ...] = GL.CHECKS,
@@ -52,5 +53,20 @@ gather_op(
     "ResizeNearestNeighborOptions",
     R.resize_nearest_neighbor,
     params=("size",),
+)
+gather_op(
+    "MIRROR_PAD",
+    ("input", "paddings"),
+    "MirrorPadOptions",
+    R.mirror_pad,
+    params=("paddings",),
+)
+gather_op(
+    "BROADCAST_TO",
+    ("input", "shape"),
+    None,
+    R.broadcast_to,
+    params=("shape",),
+    checks=(*GL.CHECKS, GL.same_rank),
 )
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))

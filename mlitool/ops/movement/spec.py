@@ -1,5 +1,6 @@
 """OpSpecs of the data-movement ops: CONCATENATION, PAD(V2), RESHAPE, SQUEEZE, EXPAND_DIMS,
-TRANSPOSE, ARG_MAX/ARG_MIN and the slices (SLICE, STRIDED_SLICE, SPLIT, SPLIT_V). Kernels of
+TRANSPOSE, ARG_MAX/ARG_MIN and the slices (SLICE, STRIDED_SLICE, SPLIT, SPLIT_V; a STRIDED_SLICE
+with a negative stride onto gather4, `reversed_slice.py`). Kernels of
 both modes `layout.py` (float `float_mode.py`, TFLite's `tflite_mode.py` where the modes
 differ), lowering onto MLI views, permutes, concatenation and padding (`lower.py`,
 `concat.py`), support checks `checks.py`."""
@@ -14,6 +15,7 @@ from mlitool.ops.movement import concat
 from mlitool.ops.movement import float_mode as F
 from mlitool.ops.movement import layout as LO
 from mlitool.ops.movement import lower as movement
+from mlitool.ops.movement import reversed_slice as RS
 from mlitool.ops.movement import tflite_mode as T
 from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
 from mlitool.tflite import validate_ops as V
@@ -143,7 +145,11 @@ register(
         options="StridedSliceOptions",
         params=("begin", "end", "strides"),
         shapes=computed_shapes,
-        **_SLICE,
+        **{
+            **_SLICE,
+            "checks": (*map(RS.forward_only, _SLICE["checks"]), *RS.REVERSED_CHECKS),
+            "lower": RS.lower_strided_slice,
+        },
         run=(LO.strided_slice,) * 2,
     )
 )
