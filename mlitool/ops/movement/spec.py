@@ -10,6 +10,8 @@ from __future__ import annotations
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import facts
 from mlitool.ops.common.computed_shapes import computed_shapes
+from mlitool.ops.common.fallback_checks import fallback_needs_mli2
+from mlitool.ops.movement import arg_min as AM
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import concat
 from mlitool.ops.movement import float_mode as F
@@ -106,9 +108,15 @@ _ARG_MAX = dict(
     ),
     lower=movement.lower_arg_max,
 )
+# ARG_MIN: argmax of the int8 complement (a lut8 table first, `arg_min.py`).
+_ARG_MIN = {
+    **_ARG_MAX,
+    "checks": (*_ARG_MAX["checks"], fallback_needs_mli2, AM.arg_min_input_int8),
+    "lower": AM.lower_arg_min,
+}
 for _name, _options, _kernel, _mli in (
     ("ARG_MAX", "ArgMaxOptions", LO.arg_max, _ARG_MAX),
-    ("ARG_MIN", "ArgMinOptions", LO.arg_min, {}),
+    ("ARG_MIN", "ArgMinOptions", LO.arg_min, _ARG_MIN),
 ):
     register(
         OpSpec(
