@@ -98,3 +98,27 @@ def broadcast_to(c: Call):
         raise UnsupportedError(
             f"{c.op.label}: shape {list(x.shape[1:])} does not broadcast to {shape}"
         ) from None
+
+
+def gather_nd(c: Call):
+    """GATHER_ND: output[i..., rest] = params[indices[i..., 0], ..., indices[i..., k-1], rest]
+    (TFLite stops on an index outside the input)."""
+    params, idx = np.asarray(c.x(0)), np.asarray(c.x(1)).astype(np.int64)
+    k = idx.shape[-1]
+    dims = np.asarray(params.shape[1 : k + 1])
+    if idx.size and (idx.min() < 0 or np.any(idx.reshape(-1, k).max(axis=0) >= dims)):
+        raise UnsupportedError(f"{c.op.label}: an index is outside the input {list(dims)}")
+    if idx.ndim == len(c.tin(1).shape) + 1:  # run-time indices: one set per sample
+        n = np.arange(params.shape[0]).reshape((-1,) + (1,) * (idx.ndim - 2))
+        return [params[(n, *(idx[..., j] for j in range(k)))]]
+    return [params[(slice(None), *(idx[..., j] for j in range(k)))]]
+
+
+def embedding_lookup(c: Call):
+    """EMBEDDING_LOOKUP: rows of the constant table (input 1) picked by the ids (input 0), raw
+    values (an int8 table with an int8 output: TFLite copies them)."""
+    ids = np.asarray(c.x(0)).astype(np.int64)
+    table = np.asarray(c.const(1))
+    if ids.size and (ids.min() < 0 or ids.max() >= table.shape[0]):
+        raise UnsupportedError(f"{c.op.label}: an id is outside the {table.shape[0]} rows")
+    return [table[ids]]

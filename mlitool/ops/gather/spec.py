@@ -12,7 +12,7 @@ from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.gather import reference as R
-from mlitool.ops.spec import OpSpec
+from mlitool.ops.spec import CONVERT, OpSpec, register
 
 
 def gather_op(
@@ -22,6 +22,7 @@ def gather_op(
     kernel: Callable,
     params: tuple[str, ...] = (),
     checks: tuple[Callable, ...] = GL.CHECKS,
+    lower: Callable = GL.lower_index_gather,
 ) -> OpSpec:
     """Register `name`, whose output is its input's elements picked along each axis by index
     tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
@@ -34,7 +35,7 @@ def gather_op(
         params=params,
         shapes=computed_shapes,
         checks=checks,
-        lower=GL.lower_index_gather,
+        lower=lower,
         run=(kernel,) * 2,
     )
 
@@ -69,4 +70,24 @@ gather_op(
     params=("shape",),
     checks=(*GL.CHECKS, GL.same_rank),
 )
+gather_op(
+    "GATHER_ND",
+    ("input", "indices"),
+    None,
+    R.gather_nd,
+    checks=(*GL.CHECKS, GL.indices_constant, GL.gather_nd_view),
+    lower=GL.lower_gather_nd,
+)
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))
+# Run-time ids (a graph input of int32 ids): tflite and float mode run it; gather4's index
+# tables are constants, so it is not lowered (ids as int32 activations are not either).
+register(
+    OpSpec(
+        "EMBEDDING_LOOKUP",
+        ("ids", "table"),
+        types=CONVERT,
+        params=("table",),
+        shapes=computed_shapes,
+        run=(R.embedding_lookup,) * 2,
+    )
+)
