@@ -1,0 +1,70 @@
+"""`cumsum8`: CUMSUM of an int8 (SA8) tensor along one MLI axis: running int32 sums of the raw
+values (from the end when `reverse`; before the element when `exclusive`), each requantized as
+MultiplyByQuantizedMultiplier(sum - `zp_in` * terms, `multiplier`, `shift`) + `out_zp`, clamped
+(`mlitool.ops.reduce.cumsum.requantized_cumsum` is its numpy twin). The input is read through
+its strides; `outer`, `size`, `inner`: the MLI shape seen as [outer, size, inner]."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.mli.fallback import FallbackKernel, register_kernel
+from mlitool.ops.reduce.cumsum import requantized_cumsum
+
+CFG = ("outer", "size", "inner", "exclusive", "reverse", "zp_in", "multiplier", "shift", "out_zp")
+
+
+def _run(layer, model, xs, arith) -> np.ndarray:
+    cfg = layer.cfg
+    x = xs[0]
+    x3 = x.reshape(x.shape[0], cfg["outer"], cfg["size"], cfg["inner"])
+    y = requantized_cumsum(
+        x3,
+        2,
+        bool(cfg["exclusive"]),
+        bool(cfg["reverse"]),
+        cfg["zp_in"],
+        cfg["multiplier"],
+        cfg["shift"],
+        cfg["out_zp"],
+        np.int8,
+    )
+    out_shape = model.tensor(layer.outputs[0]).shape
+    return y.reshape((x.shape[0],) + tuple(out_shape))
+
+
+CUMSUM8 = FallbackKernel(
+    name="cumsum8",
+    doc="int8 running sums along one axis, each requantized for its number of terms",
+    cfg=CFG,
+    c_source="""\
+@STORAGE@mli_status @FN@(const mli_tensor *in, const @CFG@ *cfg, mli_tensor *out) {
+    const int8_t *x = in->data.mem.pi8;
+    int8_t *y = out->data.mem.pi8;
+    int32_t o, i, j;
+    for (o = 0; o < cfg->outer; o++) {
+        for (i = 0; i < cfg->inner; i++) {
+            int32_t acc = 0;
+            for (j = 0; j < cfg->size; j++) {
+                const int32_t k = cfg->reverse ? cfg->size - 1 - j : j;
+                const uint32_t flat = (uint32_t)((o * cfg->size + k) * cfg->inner + i);
+                const int32_t terms = cfg->exclusive ? j : j + 1;
+                int32_t v;
+                if (!cfg->exclusive) {
+                    acc += x[@P@_offset(in, flat)];
+                }
+                v = @P@_wrap32((int64_t)acc - (int64_t)cfg->zp_in * terms);
+                v = @P@_mbqm(v, cfg->multiplier, cfg->shift) + cfg->out_zp;
+                y[@P@_offset(out, flat)] = (int8_t)(v < -128 ? -128 : (v > 127 ? 127 : v));
+                if (cfg->exclusive) {
+                    acc += x[@P@_offset(in, flat)];
+                }
+            }
+        }
+    }
+    return MLI_STATUS_OK;
+}
+""",
+    run=_run,
+)
+register_kernel(CUMSUM8)
