@@ -46,7 +46,7 @@ def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
     if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
         return False
     if spec.slots == ("input",):
-        return True
+        return not spec.variadic  # ADD_N's one slot repeats
     others = [graph.tensor(i) for i in op.inputs[1:]]
     return op.type in _WITH_CONSTANTS and all(
         t is not None and t.data is not None and t.size == 1 for t in others
