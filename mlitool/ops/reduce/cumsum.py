@@ -7,7 +7,7 @@ element-wise one: still refused) and tflite mode refuses an int8 CUMSUM. A float
 mlitool runs the `cumsum8` fallback C (`cumsum_c.py`): the running int32 sums of the raw values,
 each requantized as QuantizedMeanOrSum requantizes a sum of that many terms
 (MultiplyByQuantizedMultiplier(sum - zero point * terms) + output zero point), its numpy twin
-`requantized_cumsum`.
+`cumsum_c.requantized_cumsum`.
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.types import ElType
 from mlitool.ops.common import fallback_checks as FB
-from mlitool.ops.reduce.reference import mean_or_sum_multiplier, requantize
+from mlitool.ops.reduce.cumsum_c import CUMSUM8, running_sums
+from mlitool.ops.reduce.reference import mean_or_sum_multiplier
 
 f32 = np.float32
 
@@ -34,35 +35,6 @@ def cumsum_axis(c: Call) -> int:
     if not -rank <= axis < rank:
         raise UnsupportedError(f"{c.op.label}: axis {axis} is outside rank {rank}")
     return axis % rank + 1
-
-
-def running_sums(x: np.ndarray, axis: int, exclusive: bool, reverse: bool, dtype) -> np.ndarray:
-    """Each element's sum of those before it along `axis` (and itself unless `exclusive`), in
-    `dtype`, accumulated one after the other (float32: TFLite's order and rounding)."""
-    x = np.asarray(x, dtype)
-    if reverse:
-        x = np.flip(x, axis)
-    total = np.cumsum(x, axis=axis, dtype=dtype)
-    if exclusive:
-        total = np.concatenate(
-            [np.zeros_like(np.take(total, [0], axis)), np.delete(total, -1, axis)], axis=axis
-        )
-    return np.ascontiguousarray(np.flip(total, axis) if reverse else total)
-
-
-def terms(shape: tuple[int, ...], axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
-    """How many elements each running sum holds, broadcastable to `shape`."""
-    n = shape[axis]
-    k = np.arange(n) + (0 if exclusive else 1)
-    k = k[::-1] if reverse else k
-    return k.reshape([n if d == axis else 1 for d in range(len(shape))])
-
-
-def requantized_cumsum(x, axis, exclusive, reverse, zp_in, multiplier, shift, zp_out, dtype):
-    """The int8 CUMSUM of `cumsum8`: running int sums requantized per number of terms."""
-    total = running_sums(x, axis, exclusive, reverse, np.int64)
-    bias = zp_in * terms(total.shape, axis, exclusive, reverse)
-    return requantize(total, bias, multiplier, shift, zp_out, dtype)
 
 
 def _options(op: ir.Op) -> tuple[bool, bool]:
@@ -94,8 +66,6 @@ CHECKS = (*FB.CHECKS, cumsum_axis_constant)
 
 
 def lower_cumsum(b: Builder, op: ir.Op, fmt: str) -> None:
-    from mlitool.ops.reduce.cumsum_c import CUMSUM8  # it imports this module's numpy twin
-
     in_idx, out_idx = op.inputs[0], op.outputs[0]
     x = b.use(op, in_idx, ElType.SA8)
     out = b.produce(out_idx, ElType.SA8)

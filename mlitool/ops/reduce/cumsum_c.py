@@ -1,7 +1,7 @@
 """`cumsum8`: CUMSUM of an int8 (SA8) tensor along one MLI axis: running int32 sums of the raw
 values (from the end when `reverse`; before the element when `exclusive`), each requantized as
 MultiplyByQuantizedMultiplier(sum - `zp_in` * terms, `multiplier`, `shift`) + `out_zp`, clamped
-(`mlitool.ops.reduce.cumsum.requantized_cumsum` is its numpy twin). The input is read through
+(`requantized_cumsum` is its numpy twin). The input is read through
 its strides; `outer`, `size`, `inner`: the MLI shape seen as [outer, size, inner]."""
 
 from __future__ import annotations
@@ -9,9 +9,38 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.mli.fallback import FallbackKernel, register_kernel
-from mlitool.ops.reduce.cumsum import requantized_cumsum
+from mlitool.ops.reduce.reference import requantize
 
 CFG = ("outer", "size", "inner", "exclusive", "reverse", "zp_in", "multiplier", "shift", "out_zp")
+
+
+def running_sums(x: np.ndarray, axis: int, exclusive: bool, reverse: bool, dtype) -> np.ndarray:
+    """Each element's sum of those before it along `axis` (and itself unless `exclusive`), in
+    `dtype`, accumulated one after the other (float32: TFLite's order and rounding)."""
+    x = np.asarray(x, dtype)
+    if reverse:
+        x = np.flip(x, axis)
+    total = np.cumsum(x, axis=axis, dtype=dtype)
+    if exclusive:
+        total = np.concatenate(
+            [np.zeros_like(np.take(total, [0], axis)), np.delete(total, -1, axis)], axis=axis
+        )
+    return np.ascontiguousarray(np.flip(total, axis) if reverse else total)
+
+
+def terms(shape: tuple[int, ...], axis: int, exclusive: bool, reverse: bool) -> np.ndarray:
+    """How many elements each running sum holds, broadcastable to `shape`."""
+    n = shape[axis]
+    k = np.arange(n) + (0 if exclusive else 1)
+    k = k[::-1] if reverse else k
+    return k.reshape([n if d == axis else 1 for d in range(len(shape))])
+
+
+def requantized_cumsum(x, axis, exclusive, reverse, zp_in, multiplier, shift, zp_out, dtype):
+    """The int8 CUMSUM of `cumsum8`: running int sums requantized per number of terms."""
+    total = running_sums(x, axis, exclusive, reverse, np.int64)
+    bias = zp_in * terms(total.shape, axis, exclusive, reverse)
+    return requantize(total, bias, multiplier, shift, zp_out, dtype)
 
 
 def _run(layer, model, xs, arith) -> np.ndarray:

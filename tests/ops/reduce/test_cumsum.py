@@ -68,7 +68,7 @@ def test_calibrated_model_within_one_step_and_c_equals_the_executor(
 @pytest.mark.parametrize("seed", range(4))
 def test_cumsum8_arithmetic_within_one_step_of_the_real_sums(exclusive, reverse, seed):
     """The numpy twin (which the C equals, above) against the real running sums."""
-    from mlitool.ops.reduce.cumsum import requantized_cumsum
+    from mlitool.ops.reduce.cumsum_c import requantized_cumsum
     from mlitool.ops.reduce.reference import mean_or_sum_multiplier
 
     rng = np.random.default_rng(seed)
