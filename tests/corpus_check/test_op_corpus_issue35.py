@@ -27,6 +27,7 @@ FILES = sorted(
     [f"{n}_{v}.tflite" for n in _BOTH for v in ("float32", "int8")]
     + ["strided_slice_neg_int16.tflite", "add_n_float32.tflite", "cumsum_float32.tflite"]
     + ["cumsum_exclusive_float32.tflite", "cumsum_reverse_float32.tflite"]
+    + ["l2_pool_2d_float32.tflite"]
 )
 FORMAT = {"int8": "sa8", "16x8": "fx16", "float32": "sa8"}
 
