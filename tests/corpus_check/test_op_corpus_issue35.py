@@ -7,6 +7,8 @@ equal to the mli executor on the real MLI 2.0.2 library in the four builds."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -98,3 +100,30 @@ def test_converts_and_the_c_equals_the_executor(name, mli_builds, tmp_path):
         samples=2,
     )
     H.assert_bit_exact(results)
+
+
+CXX = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
+
+
+@pytest.mark.skipif(not shutil.which("g++"), reason="g++ not installed")
+@pytest.mark.parametrize(
+    "name, kernel",
+    [
+        ("cumsum_reverse_float32.tflite", "cumsum8"),
+        ("l2_pool_2d_float32.tflite", "l2pool8"),
+        ("arg_min_int8.tflite", "lut8"),
+        ("mirror_pad_symmetric_int8.tflite", "gather4"),
+        ("add_n_float32.tflite", "binary8"),
+    ],
+)
+def test_new_fallback_c_compiles_as_cxx20(name, kernel, tmp_path):
+    entry = INDEX[name]
+    calibration = None
+    if entry["variant"] == "float32":
+        calibration = tmp_path / "calib.npy"
+        np.save(calibration, _input(name, 4))
+    H.convert(CORPUS / name, FORMAT[entry["variant"]], tmp_path, calibration=calibration)
+    assert kernel in (tmp_path / "net.c").read_text()
+    cmd = CXX + [*mli_cflags("2.0"), "-I", str(tmp_path), "-c", "net.c", "-o", "net.o"]
+    res = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True)
+    assert res.returncode == 0, f"{' '.join(cmd)}\n{res.stderr[:4000]}"
