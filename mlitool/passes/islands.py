@@ -34,21 +34,23 @@ def _per_tensor_int8(t: ir.Tensor) -> bool:
     return t.dtype == "int8" and t.quant is not None and not t.quant.per_axis
 
 
-# Element-wise ops whose other inputs, constants of one value, are part of the function the
-# island's table holds (their tflite kernel reads `ISLAND_TABLE`).
-_WITH_CONSTANTS = ("POW", "FLOOR_DIV", "FLOOR_MOD")
+# An element-wise op whose other inputs, constants of one value, are part of the function the
+# island's table holds (POW, FLOOR_DIV, FLOOR_MOD) marks its tflite kernel: it reads
+# `ISLAND_TABLE` on int8 tensors.
+READS_ISLAND_TABLE = "reads_island_table"
 
 
 def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
     """A fallback op whose output element is a function of the same element of its first input:
-    a unary op, or one of `_WITH_CONSTANTS` whose other inputs are one-value constants."""
+    a unary op, or one whose tflite kernel reads the island's table (`READS_ISLAND_TABLE`) and
+    whose other inputs are one-value constants."""
     spec = opspec.get(op.type)
     if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
         return False
     if spec.slots == ("input",):
         return not spec.variadic  # ADD_N's one slot repeats
     others = [graph.tensor(i) for i in op.inputs[1:]]
-    return op.type in _WITH_CONSTANTS and all(
+    return getattr(spec.run[1], READS_ISLAND_TABLE, False) and all(
         t is not None and t.data is not None and t.size == 1 for t in others
     )
 

@@ -87,6 +87,7 @@ register(
         ("ids", "table"),
         types=CONVERT,
         params=("table",),
+        weights=("table",),
         shapes=computed_shapes,
         run=(R.embedding_lookup,) * 2,
     )

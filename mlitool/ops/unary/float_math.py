@@ -118,6 +118,7 @@ def by_constant_kernel(name: str):
         return [fn(a, b)]
 
     run.__name__ = f"run_{name.lower()}"
+    run.reads_island_table = True  # mlitool.passes.islands.READS_ISLAND_TABLE
     return run
 
 
