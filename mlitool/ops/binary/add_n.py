@@ -56,7 +56,7 @@ def lower_add_n(b: Builder, op: ir.Op, fmt: str) -> None:
     out_idx = op.outputs[0]
     out = b.produce(out_idx, ElType.SA8)
     qo = FB.sa8_params(b, op, out_idx)
-    act = FBB._act_range(*qo, "NONE")
+    act = FBB.act_range(*qo, "NONE")
     acc, qa = b.use(op, op.inputs[0], ElType.SA8), FB.sa8_params(b, op, op.inputs[0])
     n = len(op.inputs)
     for k, idx in enumerate(op.inputs[1:], start=1):

@@ -15,7 +15,7 @@ from mlitool.execute.reference.kernel_common import activated, is_float, merge_b
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
-from mlitool.ops.binary.lower import _act_range
+from mlitool.ops.binary.lower import act_range
 from mlitool.ops.common import fallback_checks as FB
 from mlitool.ops.pool.l2_pool_c import L2POOL8, scale_factor
 
@@ -61,7 +61,7 @@ def lower_l2_pool(b: Builder, op: ir.Op, fmt: str) -> None:
     _, h, w, _ = b.g.tensors[in_idx].shape
     kh, kw = int(op.options["filter_h"]), int(op.options["filter_w"])
     _, _, pt, pl, sh, sw, _, _ = win.geometry(op.options, h, w, kh, kw)
-    lo, hi = _act_range(s_out, z_out, op.options.get("fused_activation", "NONE"))
+    lo, hi = act_range(s_out, z_out, op.options.get("fused_activation", "NONE"))
     cfg = dict(kh=kh, kw=kw, sh=sh, sw=sw, pt=pt, pl=pl, zp_in=z_in, k2=k2, g=g)
     cfg |= dict(out_zp=z_out, lo=lo, hi=hi)
     b.fallback(
