@@ -116,9 +116,16 @@ def gather_nd(c: Call):
 
 def embedding_lookup(c: Call):
     """EMBEDDING_LOOKUP: rows of the constant table (input 1) picked by the ids (input 0), raw
-    values (an int8 table with an int8 output: TFLite copies them)."""
+    values (an int8 table with an int8 output: TFLite copies them; with a float32 output it
+    scales them)."""
     ids = np.asarray(c.x(0)).astype(np.int64)
     table = np.asarray(c.const(1))
+    tab, out = c.tin(1), c.tout()
+    if c.mode == "tflite" and out.dtype == "float32" and tab.dtype in ("int8", "uint8"):
+        # TFLite's hybrid lookup: the stored integers times the scale (zero point 0 only)
+        if np.any(np.asarray(tab.quant.zero_point) != 0):
+            raise c.unsupported("EMBEDDING_LOOKUP of a table with a zero point (TFLite: 0)")
+        table = table.astype(np.float32) * np.float32(tab.quant.scale[0])
     if ids.size and (ids.min() < 0 or ids.max() >= table.shape[0]):
         raise UnsupportedError(f"{c.op.label}: an id is outside the {table.shape[0]} rows")
     return [table[ids]]

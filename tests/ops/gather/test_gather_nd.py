@@ -104,3 +104,20 @@ def test_embedding_lookup_runs_equal_to_litert_and_is_refused_by_lowering(varian
         np.testing.assert_array_equal(run_graph(g, xs, mode)[g.outputs[0]], ref, err_msg=mode)
     with pytest.raises(UnsupportedError, match="EMBEDDING_LOOKUP"):
         lower(g, format="sa8", mli_version="2.0", layout="hwc")
+
+
+def test_embedding_lookup_of_an_int8_table_into_float_scales_it(tmp_path):
+    """TFLite's hybrid lookup: int8 rows times the table's scale (zero point 0)."""
+    table = np.arange(-20, 20, dtype=np.int8).reshape(10, 4)
+    tensors = [
+        T([3], "int32"),
+        T([10, 4], "int8", scale=[0.3], zero_point=[0], data=table),
+        T([3, 4], "float32"),
+    ]
+    path = tmp_path / "hybrid.tflite"
+    path.write_bytes(graph_model(tensors, [("EMBEDDING_LOOKUP", [0, 1], [2], None)], [0], [2]))
+    g = read(path).main
+    xs = {0: np.array([[0, 9, 4], [1, 1, 2]], np.int32)}
+    ref = reference_outputs(path, g, xs)[2]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[2].view(np.int32), ref.view(np.int32))
+    np.testing.assert_allclose(run_graph(g, xs, "float")[2], ref, rtol=1e-6)
