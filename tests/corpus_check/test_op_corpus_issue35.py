@@ -30,6 +30,7 @@ FILES = sorted(
     + ["strided_slice_neg_int16.tflite", "add_n_float32.tflite", "cumsum_float32.tflite"]
     + ["cumsum_exclusive_float32.tflite", "cumsum_reverse_float32.tflite"]
     + ["l2_pool_2d_float32.tflite"]
+    + [f"cumsum{v}_int8.tflite" for v in ("", "_exclusive", "_reverse")]
 )
 FORMAT = {"int8": "sa8", "16x8": "fx16", "float32": "sa8"}
 
@@ -110,6 +111,7 @@ CXX = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c
     "name, kernel",
     [
         ("cumsum_reverse_float32.tflite", "cumsum8"),
+        ("cumsum_exclusive_int8.tflite", "cumsum_island8"),
         ("l2_pool_2d_float32.tflite", "l2pool8"),
         ("arg_min_int8.tflite", "lut8"),
         ("mirror_pad_symmetric_int8.tflite", "gather4"),

@@ -17,12 +17,13 @@ import numpy as np
 from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
+from mlitool.ir import FLOAT_ISLAND
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.types import ElType
 from mlitool.ops.common import fallback_checks as FB
-from mlitool.ops.reduce.cumsum_c import CUMSUM8, running_sums
+from mlitool.ops.reduce.cumsum_c import CUMSUM8, CUMSUM_ISLAND8, island_cumsum, running_sums
 from mlitool.ops.reduce.reference import mean_or_sum_multiplier
 
 f32 = np.float32
@@ -47,6 +48,12 @@ def float_cumsum(c: Call):
 
 
 def tflite_cumsum(c: Call):
+    island = c.op.options.get(FLOAT_ISLAND)
+    if island is not None and c.tin(0).dtype == c.tout().dtype == "int8":
+        exclusive, reverse = _options(c.op)
+        out = c.tout()
+        scale, zp = float(out.quant.scale[0]), int(out.quant.zero_point[0])
+        return [island_cumsum(c.x(0), island, cumsum_axis(c), exclusive, reverse, scale, zp)]
     if np.dtype(c.tin(0).dtype).kind != "f":
         raise c.unsupported(
             f"{c.tin(0).dtype} CUMSUM (LiteRT's kernel takes float32, int32 and int64)"
@@ -81,6 +88,25 @@ def lower_cumsum(b: Builder, op: ir.Op, fmt: str) -> None:
     (s_in, z_in), (s_out, z_out) = FB.sa8_params(b, op, in_idx), FB.sa8_params(b, op, out_idx)
     m, s = mean_or_sum_multiplier(s_in, s_out, 1, mean=False)
     exclusive, reverse = _options(op)
+    island = op.options.get(FLOAT_ISLAND)
+    if island is not None:  # an int8 model's float island: TFLite's float32 arithmetic
+        bits = np.asarray(island, np.float32).view(np.int32)
+        note = "DEQUANTIZE of every int8 value, float32 bit patterns (the island's first op)"
+        table = b.sa_constant(f"{out.name}_deq", ElType.SA32, bits, notes=[note])
+        fscale = int(np.array([s_out], np.float32).view(np.int32)[0])
+        cfg = dict(outer=outer, size=size, inner=inner, exclusive=int(exclusive))
+        cfg |= dict(reverse=int(reverse), fscale=fscale, out_zp=z_out)
+        why = "float island DEQUANTIZE -> CUMSUM -> QUANTIZE in float32, as TFLite"
+        b.fallback(
+            op,
+            CUMSUM_ISLAND8,
+            [x],
+            [out.name],
+            params={"table": table},
+            cfg=cfg,
+            notes=[f"no MLI kernel for CUMSUM: fallback C ({why})"],
+        )
+        return
     cfg = dict(outer=outer, size=size, inner=inner, exclusive=int(exclusive))
     cfg |= dict(reverse=int(reverse), zp_in=z_in, multiplier=m, shift=s, out_zp=z_out)
     b.fallback(
@@ -91,3 +117,6 @@ def lower_cumsum(b: Builder, op: ir.Op, fmt: str) -> None:
         cfg=cfg,
         notes=[f"no MLI kernel for CUMSUM: fallback C (running sums of {size}, requantized)"],
     )
+
+
+tflite_cumsum.runs_float_island = True  # mlitool.passes.islands.RUNS_FLOAT_ISLAND

@@ -85,3 +85,64 @@ def test_cumsum8_arithmetic_within_one_step_of_the_real_sums(exclusive, reverse,
         real = real[:, :, ::-1]
     want = np.clip(np.round(real / s_out) + z_out, -128, 127)
     assert np.abs(got.astype(np.int64) - want).max() <= 1
+
+
+# --- an int8 model's float island -------------------------------------------------------------
+
+ISLAND_Q = [(0.05, -3, 0.4, 10), (0.0157, -1, 0.2, -128), (0.1, 20, 0.05, 0)]
+
+
+def _island(tmp_path, q, axis=2, exclusive=False, reverse=False, relu=False):
+    """int8 x [-> RELU] -> DEQUANTIZE -> CUMSUM -> QUANTIZE [-> RELU]."""
+    s_in, z_in, s_out, z_out = q
+    qi, qo = dict(scale=[s_in], zero_point=[z_in]), dict(scale=[s_out], zero_point=[z_out])
+    tensors = [
+        T(SHAPE, **qi),
+        T(SHAPE, "float32"),
+        T([], "int32", data=np.int32(axis)),
+        T(SHAPE, "float32"),
+        T(SHAPE, **qo),
+        T(SHAPE, **qi),
+        T(SHAPE, **qo),
+    ]
+    opts = options("CumsumOptions", exclusive=exclusive, reverse=reverse)
+    x, y = (5, 6) if relu else (0, 4)
+    ops = [
+        ("DEQUANTIZE", [x], [1], None),
+        ("CUMSUM", [1, 2], [3], opts),
+        ("QUANTIZE", [3], [4], None),
+    ]
+    if relu:
+        ops = [("RELU", [0], [5], None), *ops, ("RELU", [4], [6], None)]
+    path = tmp_path / f"cumsum_island_{axis}_{int(exclusive)}{int(reverse)}.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [y]))
+    return path
+
+
+@pytest.mark.parametrize("q", ISLAND_Q, ids=str)
+@pytest.mark.parametrize("axis, exclusive, reverse", CASES)
+def test_island_is_one_int8_cumsum_equal_to_litert(axis, exclusive, reverse, q, tmp_path):
+    from mlitool.execute.mli.bridge import run_mli
+    from mlitool.execute.mli.presets import arith_for
+    from mlitool.mli.lower.driver import lower
+
+    path = _island(tmp_path, q, axis, exclusive, reverse)
+    g = read(path).main
+    assert [op.type for op in g.ops] == ["CUMSUM"]
+    rng = np.random.default_rng(9)
+    x = rng.integers(-128, 128, (4, *SHAPE)).astype(np.int8)
+    x.reshape(-1)[:256] = np.arange(-128, 128)
+    ours = run_graph(g, {0: x}, "tflite")[4]
+    np.testing.assert_array_equal(ours, reference_outputs(path, g, {0: x})[4])
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    assert [la.kernel for la in model.layers] == ["mlitool_cumsum_island8"]
+    got, _ = run_mli(g, model, {0: x}, arith_for())
+    np.testing.assert_array_equal(got[4].reshape(ours.shape), ours)
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+@pytest.mark.parametrize("axis, exclusive, reverse", CASES[:3])
+def test_island_c_equals_the_executor(axis, exclusive, reverse, fmt, mli_builds, tmp_path):
+    path = _island(tmp_path, ISLAND_Q[0], axis, exclusive, reverse, relu=True)
+    assert [op.type for op in read(path).main.ops] == ["RELU", "CUMSUM", "RELU"]
+    H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
