@@ -43,6 +43,10 @@ from mlitool.ops import spec as opspec
 # The option a float island's op carries once fused onto int8 tensors (a graph pass): its 256
 # results over -128..127, as DEQUANTIZE -> op -> QUANTIZE computes them; its tflite kernel reads it.
 ISLAND_TABLE = "island_table"
+# The option of a float island whose op is not element-wise (CUMSUM), fused onto int8 tensors:
+# the 256 DEQUANTIZE results over -128..127 (float32 values); its tflite kernel runs its float32
+# kernel on them and quantizes as QUANTIZE does to its output's parameters.
+FLOAT_ISLAND = "float_island"
 
 
 @dataclass(frozen=True)

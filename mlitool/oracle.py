@@ -2,7 +2,9 @@
 
 It runs the interpreter's reference kernels (OpResolverType.BUILTIN_REF, one thread), the
 arithmetic `tflite` mode reproduces, keeping every intermediate tensor (see `_interpreter` for
-the op versions the reference resolver lacks). Optional: when the
+the op versions the reference resolver lacks), or its builtin kernels for a model with an op
+the reference resolver lacks (ELU, CEIL, ROUND) or an int8 / int16 SUM (LiteRT's reference SUM
+of integers is not its builtin kernel's, which is TFLite Micro's arithmetic). Optional: when the
 package is missing, `available()` says why and verify reports it instead of failing.
 """
 
@@ -63,7 +65,8 @@ def interpreter(path: str | Path):
     only up to an older version than the converter writes (int8 TILE is version 3, registered
     up to 2; DEPTH_TO_SPACE); an op version only gates registration (one kernel serves every
     version), so the model is loaded with that op's version lowered until the resolver has it.
-    An op it lacks in every version (ELU) runs on the builtin kernels, without delegates."""
+    An op it lacks in every version (ELU) runs on the builtin kernels, without delegates; so
+    does a model with an int8 / int16 SUM (`_integer_sum`)."""
     from ai_edge_litert import interpreter as litert
 
     def make(content: bytes, resolver):
@@ -75,6 +78,9 @@ def interpreter(path: str | Path):
         )
 
     content = bytearray(Path(path).read_bytes())
+    if _integer_sum(bytes(content)):
+        it = make(bytes(content), litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        return it, "builtin (LiteRT's reference int8 / int16 SUM is not its builtin one)"
     lowered: dict[str, int] = {}
     for _ in range(64):  # at most one step down per op and version
         try:
@@ -92,6 +98,30 @@ def interpreter(path: str | Path):
     content = bytearray(Path(path).read_bytes())
     it = make(bytes(content), litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
     return it, f"builtin ({op} has no reference kernel)"
+
+
+def _integer_sum(content: bytes) -> bool:
+    """The model holds a SUM of int8 or int16 values. LiteRT's reference SUM of them is not the
+    arithmetic of its builtin kernel, which TFLite Micro's is (QuantizedMeanOrSum: a sum in
+    int32, requantized once), so such a model runs on the builtin kernels, as one with an op the
+    reference resolver lacks does."""
+    import tflite
+
+    model = tflite.Model.GetRootAsModel(content, 0)
+    sums = {
+        i
+        for i in range(model.OperatorCodesLength())
+        if max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode())
+        == tflite.BuiltinOperator.SUM
+    }
+    integer = (tflite.TensorType.INT8, tflite.TensorType.INT16)
+    for g in range(model.SubgraphsLength()):
+        sub = model.Subgraphs(g)
+        for k in range(sub.OperatorsLength()):
+            op = sub.Operators(k)
+            if op.OpcodeIndex() in sums and sub.Tensors(op.Inputs(0)).Type() in integer:
+                return True
+    return False
 
 
 def _lower_version(content: bytearray, op: str, version: int) -> bool:

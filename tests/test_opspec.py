@@ -24,17 +24,17 @@ from mlitool.tflite import validate_ops
 from mlitool.tflite.validate import problems
 
 
-def _cos(c):
-    """A float kernel: cos x."""
-    return [np.cos(np.asarray(c.x("input"), np.float32))]
+def _sign(c):
+    """A float kernel: sign x."""
+    return [np.sign(np.asarray(c.x("input"), np.float32))]
 
 
-# COS (a TFLite op mlitool does not know): validated, executed in float mode, no MLI kernel.
-COS = opspec.OpSpec(
-    "COS",
+# SIGN (a TFLite op mlitool does not know): validated, executed in float mode, no MLI kernel.
+SIGN = opspec.OpSpec(
+    "SIGN",
     ("input",),
     shapes=validate_ops.same_shape,
-    run=(_cos, None),
+    run=(_sign, None),
 )
 # An identity lowered as an MLI view (RESHAPE's lowering), executed in both modes.
 TOY_IDENTITY = opspec.OpSpec(
@@ -59,34 +59,34 @@ X = np.array([[[1.5, -2.0, 0.0, 7.25]]], np.float32)  # one sample of shape (1, 
 
 
 def test_an_unknown_op_gets_only_the_graph_checks():
-    assert problems(_graph("COS", n_in=2, out_shape=(1, 5))) == []
-    with pytest.raises(UnsupportedError, match=r"float mode cannot run op 0 \(COS\)"):
-        run_graph(_graph("COS"), {0: X}, "float")
+    assert problems(_graph("SIGN", n_in=2, out_shape=(1, 5))) == []
+    with pytest.raises(UnsupportedError, match=r"float mode cannot run op 0 \(SIGN\)"):
+        run_graph(_graph("SIGN"), {0: X}, "float")
 
 
 def test_a_toy_op_flows_through_its_opspec_alone():
-    with opspec.registered(COS):
+    with opspec.registered(SIGN):
         # validation: the spec's arity and shape check
-        assert [str(p) for p in problems(_graph("COS", n_in=2))] == [
-            "op 0 (COS): has 2 inputs, expected 1"
+        assert [str(p) for p in problems(_graph("SIGN", n_in=2))] == [
+            "op 0 (SIGN): has 2 inputs, expected 1"
         ]
-        assert [str(p) for p in problems(_graph("COS", out_shape=(1, 5)))] == [
-            "op 0 (COS), tensor 1 'y': has shape [1, 5], but the input's is [1, 4] (TFLite "
+        assert [str(p) for p in problems(_graph("SIGN", out_shape=(1, 5)))] == [
+            "op 0 (SIGN), tensor 1 'y': has shape [1, 5], but the input's is [1, 4] (TFLite "
             "recomputes it); mlitool does not change the shape of a graph output"
         ]
-        g = _graph("COS")
+        g = _graph("SIGN")
         assert problems(g) == []
         # the support check: no layer kind, refused
-        assert unsupported_ops(g) == ["op 0 (COS): no MLI kernel for this op"]
-        row = summarize(ir.Model("cos.tflite", [g]))["ops"][0]
+        assert unsupported_ops(g) == ["op 0 (SIGN): no MLI kernel for this op"]
+        row = summarize(ir.Model("sign.tflite", [g]))["ops"][0]
         assert (row["supported"], row["unsupported_reason"]) == (False, "no MLI kernel for this op")
         # the executors: float runs it, tflite has no kernel
         np.testing.assert_array_equal(
-            run_graph(g, {0: X}, "float")[1], np.cos(np.asarray(X, np.float32))
+            run_graph(g, {0: X}, "float")[1], np.sign(np.asarray(X, np.float32))
         )
-        with pytest.raises(UnsupportedError, match=r"tflite mode cannot run op 0 \(COS\)"):
+        with pytest.raises(UnsupportedError, match=r"tflite mode cannot run op 0 \(SIGN\)"):
             run_graph(g, {0: X}, "tflite")
-    assert opspec.get("COS") is None
+    assert opspec.get("SIGN") is None
 
 
 def test_a_toy_op_is_lowered_through_its_opspec():

@@ -24,7 +24,6 @@ FOREIGN_WEIGHTED_OPS = frozenset(
         "SVDF",
         "UNIDIRECTIONAL_SEQUENCE_RNN",
         "RNN",
-        "EMBEDDING_LOOKUP",
     }
 )
 _INDEX_TYPES = frozenset({"int32", "int64", "bool", "string", "resource", "variant"})

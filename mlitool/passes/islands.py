@@ -1,8 +1,9 @@
 """Float islands in int8 models, as one int8 op.
 
 Where TFLite's int8 quantizer has no int8 kernel for an element-wise op (TF 2.21 leaves ELU,
-NEG, SQUARE and POW in float), an int8 model holds DEQUANTIZE -> op (float32) -> QUANTIZE (one
-DEQUANTIZE may feed several such islands; POW's exponent is a constant). The float tensors
+NEG, SQUARE, POW, CEIL, FLOOR, ROUND, SIN, COS, FLOOR_DIV and FLOOR_MOD in float), an int8 model
+holds DEQUANTIZE -> op (float32) -> QUANTIZE (one DEQUANTIZE may feed several such islands;
+POW's exponent and FLOOR_DIV's / FLOOR_MOD's divisor are constants). The float tensors
 between have no int8 parameters, so lowering would ask for calibration. Since the three ops
 map each int8 input value to one int8 output value (other inputs: one-value constants),
 `fuse_float_islands` replaces them by the op alone on the int8 tensors, carrying the 256 results the three compute (`ISLAND_TABLE`,
@@ -23,7 +24,7 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir
-from mlitool.ir import ISLAND_TABLE
+from mlitool.ir import FLOAT_ISLAND, ISLAND_TABLE
 from mlitool.ops import spec as opspec
 from mlitool.passes.context import PassContext
 from mlitool.passes.upsampling import REWRITTEN_FROM
@@ -33,21 +34,39 @@ def _per_tensor_int8(t: ir.Tensor) -> bool:
     return t.dtype == "int8" and t.quant is not None and not t.quant.per_axis
 
 
-# Element-wise ops whose other inputs, constants of one value, are part of the function the
-# island's table holds (their tflite kernel reads `ISLAND_TABLE`).
-_WITH_CONSTANTS = ("POW",)
+# An element-wise op whose other inputs, constants of one value, are part of the function the
+# island's table holds (POW, FLOOR_DIV, FLOOR_MOD) marks its tflite kernel: it reads
+# `ISLAND_TABLE` on int8 tensors.
+READS_ISLAND_TABLE = "reads_island_table"
+# A fallback op that is not element-wise but whose tflite kernel runs its float32 kernel between
+# the island's DEQUANTIZE values and the QUANTIZE of its output (`FLOAT_ISLAND`), its other inputs
+# constants (CUMSUM's axis), marks that kernel so.
+RUNS_FLOAT_ISLAND = "runs_float_island"
+
+
+def _float_kernel_fallback(graph: ir.Graph, op: ir.Op) -> bool:
+    """A fallback op that runs a float island on int8 tensors (`RUNS_FLOAT_ISLAND`), one output,
+    its other inputs constants."""
+    spec = opspec.get(op.type)
+    if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
+        return False
+    others = [graph.tensor(i) for i in op.inputs[1:]]
+    return getattr(spec.run[1], RUNS_FLOAT_ISLAND, False) and all(
+        t is not None and t.data is not None for t in others
+    )
 
 
 def _elementwise_fallback(graph: ir.Graph, op: ir.Op) -> bool:
     """A fallback op whose output element is a function of the same element of its first input:
-    a unary op, or one of `_WITH_CONSTANTS` whose other inputs are one-value constants."""
+    a unary op, or one whose tflite kernel reads the island's table (`READS_ISLAND_TABLE`) and
+    whose other inputs are one-value constants."""
     spec = opspec.get(op.type)
     if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
         return False
     if spec.slots == ("input",):
-        return True
+        return not spec.variadic  # ADD_N's one slot repeats
     others = [graph.tensor(i) for i in op.inputs[1:]]
-    return op.type in _WITH_CONSTANTS and all(
+    return getattr(spec.run[1], READS_ISLAND_TABLE, False) and all(
         t is not None and t.data is not None and t.size == 1 for t in others
     )
 
@@ -70,16 +89,17 @@ def fuse_float_islands(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         replaced[deq.index] = None
         for op, quant in islands:
             labels = [deq.label, op.label, quant.label]
-            table = _table(graph, (deq, op, quant))
+            if _elementwise_fallback(graph, op):
+                table = _table(graph, (deq, op, quant))
+                carried = {ISLAND_TABLE: tuple(int(v) for v in table)}
+            else:  # the DEQUANTIZE values the op's float32 kernel starts from
+                table = _table(graph, (deq,))
+                carried = {FLOAT_ISLAND: tuple(float(v) for v in table)}
             fused = dataclasses.replace(
                 op,
                 inputs=(x.index, *op.inputs[1:]),
                 outputs=quant.outputs,
-                options={
-                    **op.options,
-                    ISLAND_TABLE: tuple(int(v) for v in table),
-                    REWRITTEN_FROM: tuple(labels),
-                },
+                options={**op.options, **carried, REWRITTEN_FROM: tuple(labels)},
             )
             replaced.update({quant.index: None, op.index: fused})
             rewrites[fused.label] = labels
@@ -94,7 +114,8 @@ def _island(graph: ir.Graph, op: ir.Op, consumers) -> tuple[ir.Op, ir.Op] | None
     """(op, its QUANTIZE) when `op`, a reader of a DEQUANTIZE's float32 output, is an island:
     element-wise on it alone, read only by a QUANTIZE to per-tensor int8; else None."""
     src = graph.tensors[op.inputs[0]]
-    if not _elementwise_fallback(graph, op) or src.dtype != "float32":
+    fusable = _elementwise_fallback(graph, op) or _float_kernel_fallback(graph, op)
+    if not fusable or src.dtype != "float32":
         return None
     if src.index in op.inputs[1:] or op.outputs[0] in graph.outputs:
         return None
@@ -106,8 +127,9 @@ def _island(graph: ir.Graph, op: ir.Op, consumers) -> tuple[ir.Op, ir.Op] | None
 
 
 def _table(graph: ir.Graph, chain: tuple[ir.Op, ...]) -> np.ndarray:
-    """The chain's int8 result for every input -128..127: the three ops run by tflite mode on a
-    256-element copy of their tensors."""
+    """The chain's result for every int8 input -128..127 (the island's three ops: its int8
+    results; DEQUANTIZE alone: its float32 values), run by tflite mode on a 256-element copy of
+    their tensors."""
     from mlitool.execute.reference.graph import run_graph
 
     index: dict[int, int] = {}

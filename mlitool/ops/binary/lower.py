@@ -68,8 +68,8 @@ def mli_refuses(b: Builder, op: ir.Op) -> bool:
 # --- lowering --------------------------------------------------------------------------------
 
 
-def _act_range(scale: float, zp: int, act: str) -> tuple[int, int]:
-    """CalculateActivationRangeQuantized of an int8 output."""
+def act_range(scale: float, zp: int, act: str) -> tuple[int, int]:
+    """CalculateActivationRangeQuantized of an int8 output (ADD_N and L2_POOL_2D use it too)."""
 
     def q(real: float) -> int:
         return zp + int(fp.round_away_f32(np.float32(real) / np.float32(scale)))
@@ -108,7 +108,7 @@ def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:
     (x, q1), (y, q2) = (_operand(b, op, i, rank) for i in op.inputs[:2])
     out = b.produce(out_idx, SA8)
     qo = FB.sa8_params(b, op, out_idx)
-    act = _act_range(*qo, op.options.get("fused_activation", "NONE"))
+    act = act_range(*qo, op.options.get("fused_activation", "NONE"))
     # TFLite's MAXIMUM / MINIMUM compare raw values; a calibrated float model's differ in scale
     raw = all(b.g.tensors[i].dtype == "int8" for i in (*op.inputs[:2], out_idx))
     cfg = BIN.int8_params(op.type, q1, q2, qo, act, raw_minmax=raw)

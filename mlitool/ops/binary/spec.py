@@ -11,6 +11,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.inspect.opstats import prod
 from mlitool.mli.lower import checks as C
+from mlitool.ops.binary import add_n as AN
 from mlitool.ops.binary import batch_matmul as BMM
 from mlitool.ops.binary import lower as FBB
 from mlitool.ops.binary import reference as BIN
@@ -84,4 +85,15 @@ fallback_op(
     lower=FBB.lower_batch_matmul,
     run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
     macs=batch_matmul_macs,
+)
+# N tensors summed: TFLite's float32 kernel; a quantized model on a chain of binary8 ADDs.
+fallback_op(
+    "ADD_N",
+    ("input",),
+    variadic=True,
+    options="AddNOptions",
+    all_data=True,
+    checks=AN.CHECKS,
+    lower=AN.lower_add_n,
+    run=(AN.float_add_n, AN.tflite_add_n),
 )

@@ -37,12 +37,32 @@ def hwc_only(s: Subject):
 CHECKS = (fallback_needs_mli2, movement_types, hwc_only)
 
 
+def indices_constant(s: Subject):
+    """{op} with run-time indices (fallback C: constant indices)"""
+    return _OK if const_values(s.graph, s.op.inputs[1]) is not None else {"op": s.op.type}
+
+
+def gather_nd_view(s: Subject):
+    """GATHER_ND of a tensor whose axes after the indexed ones number more than 3 (fallback C
+    sees the indexed axes merged into one, then the others, at most rank 4)"""
+    idx = const_values(s.graph, s.op.inputs[1])
+    k = np.asarray(idx).shape[-1] if idx is not None and np.ndim(idx) else 0
+    return _OK if len(s.input(0).shape) - k <= 3 else {}
+
+
 def gather_constant(s: Subject):
     """GATHER with run-time indices or batch_dims {bd} (fallback C: constant indices, batch_dims 0)"""
     bd = int(s.op.options.get("batch_dims", 0))
     if const_values(s.graph, s.op.inputs[1]) is None or bd != 0:
         return {"bd": bd}
     return _OK
+
+
+def same_rank(s: Subject):
+    """{op} to rank {out} from rank {rank} (fallback C: the output of the input's rank)"""
+    rank = len(s.graph.tensors[s.op.inputs[0]].shape)
+    out = len(s.graph.tensors[s.op.outputs[0]].shape)
+    return _OK if rank == out else {"op": s.op.type, "rank": rank, "out": out}
 
 
 # --- shared steps ----------------------------------------------------------------------------
@@ -68,6 +88,13 @@ def gather4_layers(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what
     rank = len(b.g.tensors[op.inputs[0]].shape)
     if rank >= 2:
         vecs = vecs[1:]
+    gather4_layer(b, op, el, x, vecs, what)
+
+
+def gather4_layer(
+    b: Builder, op: ir.Op, el: ElType, x: str, vecs: list[np.ndarray], what: str
+) -> None:
+    """A gather4 layer reading MLI tensor `x` by index vectors along each of its axes."""
     vecs = [np.zeros(1, np.int64)] * (4 - len(vecs)) + [np.asarray(v) for v in vecs]
     kout, pending = gather_output(b, op, x, el)
     index = np.concatenate(vecs).astype(np.int32)
@@ -115,3 +142,24 @@ def lower_index_gather(b: Builder, op: ir.Op, fmt: str) -> None:
         n = int(np.asarray(const_values(b.g, op.inputs[1])).size)
         shape = tuple(src[:axis]) + (n,) + tuple(src[axis + 1 :])
     gather4_layers(b, op, fmt, _probe(b, op, shape), "per-axis index gather")
+
+
+def lower_separable(b: Builder, op: ir.Op, fmt: str, shape: tuple[int, ...], what: str) -> None:
+    """Any op picking elements along each axis independently (its output seen in `shape`, of
+    the input's rank): one gather4 layer whose index vectors its own kernel gives."""
+    gather4_layers(b, op, fmt, _probe(b, op, shape), what)
+
+
+def lower_gather_nd(b: Builder, op: ir.Op, fmt: str) -> None:
+    """GATHER_ND with constant indices [..., k]: the input seen with its first k axes merged
+    into one (a view), whose rows the flat indices pick (one gather4 layer)."""
+    el = act_el(fmt)
+    shape = tuple(b.g.tensors[op.inputs[0]].shape)
+    idx = np.asarray(const_values(b.g, op.inputs[1])).astype(np.int64)
+    k = idx.shape[-1]
+    rows = np.ravel_multi_index(tuple(idx.reshape(-1, k).T), shape[:k])
+    view = (int(np.prod(shape[:k])), *shape[k:])
+    x = b.use(op, op.inputs[0], el)
+    x = b.dense_view(op, fmt, x, view, "GATHER_ND: its indexed axes merged into one")
+    vecs = [rows, *(np.arange(n) for n in shape[k:])]
+    gather4_layer(b, op, el, x, vecs, "GATHER_ND rows of the indexed axes merged")

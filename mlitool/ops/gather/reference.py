@@ -67,3 +67,65 @@ def reverse_v2(c: Call):
     if len(axes) != np.asarray(c.const(1)).size:
         raise UnsupportedError(f"{c.op.label}: an axis listed twice")
     return [np.ascontiguousarray(np.flip(x, axis=[a + 1 for a in axes]))]
+
+
+def mirror_pad(c: Call):
+    """MIRROR_PAD: REFLECT (mode 0, the edge not repeated) or SYMMETRIC (mode 1, repeated);
+    TFLite takes pads up to the dimension less one (REFLECT) or the dimension (SYMMETRIC)."""
+    x = np.asarray(c.x(0))
+    pads = np.asarray(c.const(1)).astype(np.int64).reshape(-1, 2)
+    symmetric = int(c.opt("mode", 0)) == 1
+    for d, (lo, hi) in enumerate(pads):
+        limit = x.shape[d + 1] - (0 if symmetric else 1)
+        if min(lo, hi) < 0 or max(lo, hi) > limit:
+            raise UnsupportedError(
+                f"{c.op.label}: padding {[int(lo), int(hi)]} of axis {d} (size "
+                f"{x.shape[d + 1]}) is outside 0..{limit}"
+            )
+    widths = [(0, 0)] + [(int(lo), int(hi)) for lo, hi in pads]
+    return [np.pad(x, widths, mode="symmetric" if symmetric else "reflect")]
+
+
+def broadcast_to(c: Call):
+    """BROADCAST_TO: the input repeated along its axes of size 1 up to the constant shape."""
+    x = np.asarray(c.x(0))
+    shape = _ints(c, 1)
+    lead = max(len(shape) - (x.ndim - 1), 0)  # the input's rank made the output's
+    x = x.reshape((x.shape[0],) + (1,) * lead + x.shape[1:])
+    try:
+        return [np.ascontiguousarray(np.broadcast_to(x, (x.shape[0], *shape)))]
+    except ValueError:
+        raise UnsupportedError(
+            f"{c.op.label}: shape {list(x.shape[1:])} does not broadcast to {shape}"
+        ) from None
+
+
+def gather_nd(c: Call):
+    """GATHER_ND: output[i..., rest] = params[indices[i..., 0], ..., indices[i..., k-1], rest]
+    (TFLite stops on an index outside the input)."""
+    params, idx = np.asarray(c.x(0)), np.asarray(c.x(1)).astype(np.int64)
+    k = idx.shape[-1]
+    dims = np.asarray(params.shape[1 : k + 1])
+    if idx.size and (idx.min() < 0 or np.any(idx.reshape(-1, k).max(axis=0) >= dims)):
+        raise UnsupportedError(f"{c.op.label}: an index is outside the input {list(dims)}")
+    if idx.ndim == len(c.tin(1).shape) + 1:  # run-time indices: one set per sample
+        n = np.arange(params.shape[0]).reshape((-1,) + (1,) * (idx.ndim - 2))
+        return [params[(n, *(idx[..., j] for j in range(k)))]]
+    return [params[(slice(None), *(idx[..., j] for j in range(k)))]]
+
+
+def embedding_lookup(c: Call):
+    """EMBEDDING_LOOKUP: rows of the constant table (input 1) picked by the ids (input 0), raw
+    values (an int8 table with an int8 output: TFLite copies them; with a float32 output it
+    scales them)."""
+    ids = np.asarray(c.x(0)).astype(np.int64)
+    table = np.asarray(c.const(1))
+    tab, out = c.tin(1), c.tout()
+    if c.mode == "tflite" and out.dtype == "float32" and tab.dtype in ("int8", "uint8"):
+        # TFLite's hybrid lookup: the stored integers times the scale (zero point 0 only)
+        if np.any(np.asarray(tab.quant.zero_point) != 0):
+            raise c.unsupported("EMBEDDING_LOOKUP of a table with a zero point (TFLite: 0)")
+        table = table.astype(np.float32) * np.float32(tab.quant.scale[0])
+    if ids.size and (ids.min() < 0 or ids.max() >= table.shape[0]):
+        raise UnsupportedError(f"{c.op.label}: an id is outside the {table.shape[0]} rows")
+    return [table[ids]]

@@ -1,7 +1,8 @@
-"""OpSpecs of the index gathers: GATHER, TILE, RESIZE_NEAREST_NEIGHBOR and REVERSE_V2 (the
-backward half of a Bidirectional RNN). Each output is its input's elements picked along each
-axis by index tables: the `gather4` fallback C (any element type), one kernel for both executor
-modes that also gives validation the output shape."""
+"""OpSpecs of the index gathers: GATHER, TILE, RESIZE_NEAREST_NEIGHBOR, REVERSE_V2 (the
+backward half of a Bidirectional RNN), MIRROR_PAD (REFLECT, SYMMETRIC) and BROADCAST_TO. Each
+output is its input's elements picked along each axis by index tables: the `gather4` fallback C
+(any element type), one kernel for both executor modes that also gives validation the output
+shape."""
 
 from __future__ import annotations
 
@@ -11,16 +12,17 @@ from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.gather import reference as R
-from mlitool.ops.spec import OpSpec
+from mlitool.ops.spec import CONVERT, OpSpec, register
 
 
 def gather_op(
     name: str,
     slots: tuple[str, ...],
-    options: str,
+    options: str | None,
     kernel: Callable,
     params: tuple[str, ...] = (),
     checks: tuple[Callable, ...] = GL.CHECKS,
+    lower: Callable = GL.lower_index_gather,
 ) -> OpSpec:
     """Register `name`, whose output is its input's elements picked along each axis by index
     tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
@@ -33,7 +35,7 @@ def gather_op(
         params=params,
         shapes=computed_shapes,
         checks=checks,
-        lower=GL.lower_index_gather,
+        lower=lower,
         run=(kernel,) * 2,
     )
 
@@ -53,4 +55,40 @@ gather_op(
     R.resize_nearest_neighbor,
     params=("size",),
 )
+gather_op(
+    "MIRROR_PAD",
+    ("input", "paddings"),
+    "MirrorPadOptions",
+    R.mirror_pad,
+    params=("paddings",),
+)
+gather_op(
+    "BROADCAST_TO",
+    ("input", "shape"),
+    None,
+    R.broadcast_to,
+    params=("shape",),
+    checks=(*GL.CHECKS, GL.same_rank),
+)
+gather_op(
+    "GATHER_ND",
+    ("input", "indices"),
+    None,
+    R.gather_nd,
+    checks=(*GL.CHECKS, GL.indices_constant, GL.gather_nd_view),
+    lower=GL.lower_gather_nd,
+)
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))
+# Run-time ids (a graph input of int32 ids): tflite and float mode run it; gather4's index
+# tables are constants, so it is not lowered (ids as int32 activations are not either).
+register(
+    OpSpec(
+        "EMBEDDING_LOOKUP",
+        ("ids", "table"),
+        types=CONVERT,
+        params=("table",),
+        weights=("table",),
+        shapes=computed_shapes,
+        run=(R.embedding_lookup,) * 2,
+    )
+)

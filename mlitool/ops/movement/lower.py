@@ -29,16 +29,17 @@ from mlitool.mli.subtensor import create_subtensor
 from mlitool.mli.types import ElType, MliTensor, Role
 
 
-def lower_arg_max(b: Builder, op: ir.Op, fmt: str) -> None:
+def lower_arg_max(b: Builder, op: ir.Op, fmt: str, src: str | None = None) -> None:
     """mli_krn_argmax reports the memory offset of each maximum from the tensor start.
     One row (the axis is the only non-unit dimension): a dense input makes that the index.
     Several rows: the input is viewed as (rows, size), argmax along axis 0 (top 1) writes
     each row's offset i * size + index; a view of that buffer with per-row zero points
     i * size (SA32, scale 1) and mli_hlp_convert_tensor into a per-tensor SA32 tensor
-    subtract the row starts exactly."""
+    subtract the row starts exactly. `src`: the MLI tensor to take the maxima of, when not
+    the op's input (ARG_MIN's complement)."""
     el = act_el(fmt)
     rows, size = argmax_rows(b.g, op)
-    x = b.use(op, op.inputs[0], el)
+    x = src or b.use(op, op.inputs[0], el)
     x = b.dense_view(
         op,
         fmt,

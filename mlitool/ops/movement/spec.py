@@ -1,5 +1,6 @@
 """OpSpecs of the data-movement ops: CONCATENATION, PAD(V2), RESHAPE, SQUEEZE, EXPAND_DIMS,
-TRANSPOSE, ARG_MAX/ARG_MIN and the slices (SLICE, STRIDED_SLICE, SPLIT, SPLIT_V). Kernels of
+TRANSPOSE, ARG_MAX/ARG_MIN and the slices (SLICE, STRIDED_SLICE, SPLIT, SPLIT_V; a STRIDED_SLICE
+with a negative stride onto gather4, `reversed_slice.py`). Kernels of
 both modes `layout.py` (float `float_mode.py`, TFLite's `tflite_mode.py` where the modes
 differ), lowering onto MLI views, permutes, concatenation and padding (`lower.py`,
 `concat.py`), support checks `checks.py`."""
@@ -9,11 +10,14 @@ from __future__ import annotations
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import facts
 from mlitool.ops.common.computed_shapes import computed_shapes, computed_shapes_of
+from mlitool.ops.common.fallback_checks import fallback_needs_mli2
+from mlitool.ops.movement import arg_min as AM
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import concat
 from mlitool.ops.movement import float_mode as F
 from mlitool.ops.movement import layout as LO
 from mlitool.ops.movement import lower as movement
+from mlitool.ops.movement import reversed_slice as RS
 from mlitool.ops.movement import tflite_mode as T
 from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
 from mlitool.tflite import validate_ops as V
@@ -108,9 +112,15 @@ _ARG_MAX = dict(
     ),
     lower=movement.lower_arg_max,
 )
+# ARG_MIN: argmax of the int8 complement (a lut8 table first, `arg_min.py`).
+_ARG_MIN = {
+    **_ARG_MAX,
+    "checks": (*_ARG_MAX["checks"], fallback_needs_mli2, AM.arg_min_input_int8),
+    "lower": AM.lower_arg_min,
+}
 for _name, _options, _kernel, _mli in (
     ("ARG_MAX", "ArgMaxOptions", LO.arg_max, _ARG_MAX),
-    ("ARG_MIN", "ArgMinOptions", LO.arg_min, {}),
+    ("ARG_MIN", "ArgMinOptions", LO.arg_min, _ARG_MIN),
 ):
     register(
         OpSpec(
@@ -150,7 +160,11 @@ register(
         options="StridedSliceOptions",
         params=("begin", "end", "strides"),
         shapes=computed_shapes,
-        **_SLICE,
+        **{
+            **_SLICE,
+            "checks": (*map(RS.forward_only, _SLICE["checks"]), *RS.REVERSED_CHECKS),
+            "lower": RS.lower_strided_slice,
+        },
         run=(LO.strided_slice,) * 2,
     )
 )

@@ -44,6 +44,7 @@ def float_pow(c: Call):
 
 
 def tflite_pow(c: Call):
+    """POW in tflite mode; an int8 POW is a folded float island: its table."""
     tin, tout = c.tin(0), c.tout()
     island = c.op.options.get(ISLAND_TABLE)
     if island is not None and tin.dtype == tout.dtype == "int8":
@@ -52,3 +53,6 @@ def tflite_pow(c: Call):
     if np.dtype(tin.dtype).kind != "f":
         raise c.unsupported(f"{tin.dtype} POW (TFLite's kernel takes float32 and int32)")
     return float_pow(c)
+
+
+tflite_pow.reads_island_table = True  # mlitool.passes.islands.READS_ISLAND_TABLE

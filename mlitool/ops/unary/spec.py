@@ -12,6 +12,7 @@ import numpy as np
 
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.spec import OpSpec
+from mlitool.ops.unary import float_math as M
 from mlitool.ops.unary import functions as O
 from mlitool.ops.unary import lower as L
 from mlitool.ops.unary import lower_pow as LP
@@ -55,3 +56,16 @@ fallback_op(
     lower=LP.lower_pow,
     run=(P.float_pow, P.tflite_pow),
 )
+# TFLite's float32-only math (TFLite Micro: float32 only); in an int8 model float islands.
+for _u in (M.CEIL, M.FLOOR, M.ROUND, M.SIN, M.COS):
+    unary_op(_u)
+# By a constant divisor of one value: the table of the function of the first input.
+for _name in M.BY_CONSTANT:
+    fallback_op(
+        _name,
+        ("input", "input2"),
+        shapes=V.eltwise_shapes,
+        checks=LP.DIVISOR_CHECKS,
+        lower=LP.lower_by_constant,
+        run=(M.by_constant_kernel(_name),) * 2,
+    )
