@@ -123,6 +123,7 @@ for _name, _options, _kernel, _mli in (
 # Slices: views of their input where MLI can address them (else mli_mov copies).
 _SLICE = dict(
     kind="view",
+    leading_dims=True,  # picks elements: a leading dimension other than 1 is rows
     checks=(MC.slice_expressible, MC.slice_keeps_batch),
     lower=movement.lower_slice,
     reads_views=True,
