@@ -95,7 +95,7 @@ def brief(text: str, width: int = 110) -> str:
 
 
 def inspect(path: Path) -> dict:
-    from mlitool.cli import main
+    from mlitool.cli.entry import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

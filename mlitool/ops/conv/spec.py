@@ -70,7 +70,7 @@ _conv(
     "CONV_2D",
     "Conv2DOptions",
     "conv2d",
-    (CC.dilation_needs_mli2,),
+    (C.kernel_needs_mli2, CC.dilation_needs_mli2),  # grouped: MLI 2.x's group_conv2d
     (F.conv_2d, TM.conv_2d),
     _conv_macs,
 )
