@@ -122,3 +122,57 @@ def test_modes_equal_litert_and_lowering_equals_tflite_mode(name, dtype, tmp_pat
 def test_c_on_the_real_library(name, fmt, mli_builds, tmp_path):
     path = _model(tmp_path, name, between=True)
     H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+def _rows_model(tmp_path, between=False):
+    """x [1, 8, 8, 4] -> STRIDED_SLICE to the rows [8, 2] -> GREATER(rows, k),
+    DIV(rows, 3), SQUARED_DIFFERENCE(rows, k2 [2]) -> SELECT_V2(cond, div, sqd): the element-wise
+    fallbacks on rows."""
+    q = dict(scale=[0.05], zero_point=3)
+    tensors = [
+        T([1, 8, 8, 4], **q),
+        _i32([0, 0, 3, 1]),
+        _i32([1, 8, 4, 3]),
+        _i32([1, 1, 1, 1]),
+        T([8, 2], **q),  # 4 rows
+        T([], data=np.array(10, np.int8), **q),  # 5
+        T([8, 2], dtype="bool"),  # 6
+        T([], data=np.array(63, np.int8), **q),  # 7: 3.0
+        T([8, 2], scale=[0.03], zero_point=-2),  # 8 div
+        T([2], data=np.array([-40, 50], np.int8), **q),  # 9
+        T([8, 2], scale=[0.03], zero_point=-2),  # 10 sqd
+        T([8, 2], scale=[0.03], zero_point=-2),  # 11 select
+    ]
+    ops = [
+        ("STRIDED_SLICE", [0, 1, 2, 3], [4], options("StridedSliceOptions", shrinkAxisMask=5)),
+        ("GREATER", [4, 5], [6], None),
+        ("DIV", [4, 7], [8], options("DivOptions")),
+        ("SQUARED_DIFFERENCE", [4, 9], [10], None),
+        ("SELECT_V2", [6, 8, 10], [11], None),
+    ]
+    graph_in, graph_out = 0, 11
+    if between:
+        tensors += [T([1, 8, 8, 4], **q), T([8, 2], scale=[0.03], zero_point=-2)]
+        ops = [("TANH", [12], [0], None), *ops, ("RELU", [11], [13], None)]
+        graph_in, graph_out = 12, 13
+    path = tmp_path / f"rows{'_between' if between else ''}.tflite"
+    path.write_bytes(graph_model(tensors, ops, [graph_in], [graph_out]))
+    return path
+
+
+def test_elementwise_fallbacks_on_rows(tmp_path, mli_builds):
+    """GREATER, DIV, SQUARED_DIFFERENCE and SELECT_V2 on [8, 2] rows (were refused as "has batch
+    8"): tflite mode equals LiteRT, mli mode equals tflite mode, the C the executor."""
+    path = _rows_model(tmp_path)
+    g = read(path).main
+    xs = _inputs(g)
+    ref = reference_outputs(path, g, xs)
+    ours = run_graph(g, xs, "tflite", keep=True)
+    for op in g.ops:
+        np.testing.assert_array_equal(ours[op.outputs[0]], ref[op.outputs[0]], err_msg=op.label)
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    mli, _ = run_mli(g, model, xs, arith_for("vpx"))
+    np.testing.assert_array_equal(mli[g.outputs[0]], ref[g.outputs[0]])
+    between = _rows_model(tmp_path, between=True)
+    for fmt in ("sa8", "fx16"):
+        H.assert_bit_exact(H.run_case(between, fmt, tmp_path / fmt, mli_builds, mli_cflags("2.0")))
