@@ -78,7 +78,14 @@ def _chain(graph: ir.Graph, first: ir.Op, consumers) -> list[ir.Op]:
         return []
     start = np.arange(x.size, dtype=np.int32).reshape(x.shape)  # each element's position
     where, chain, best, op, src = start, [], [], first, x.index
-    while op.type in _MOVES and op.inputs and op.inputs[0] == src and len(op.outputs) == 1:
+    # an op met twice is a cycle (a file whose op reads a later op's output): no chain
+    while (
+        op.type in _MOVES
+        and op.inputs
+        and op.inputs[0] == src
+        and len(op.outputs) == 1
+        and op not in chain
+    ):
         y = graph.tensors[op.outputs[0]]
         where = _moved(graph, op, where, y)
         if where is None or not _same_type(x, y):

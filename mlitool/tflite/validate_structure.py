@@ -18,7 +18,8 @@ from collections.abc import Iterator
 
 from mlitool import ir
 from mlitool.errors import ModelFormatError
-from mlitool.ops import spec as optable
+from mlitool.ops import spec as opspec
+from mlitool.tflite.validate import one_writer_per_tensor, tensors_defined_before_use
 from mlitool.tflite.validate_ops import Problem, arity, options_table, window_options
 
 __all__ = ["check_structure", "structure_problems"]
@@ -32,10 +33,11 @@ def outputs_present(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 
 def structure_problems(g: ir.Graph) -> list[Problem]:
     """The malformed structure of `g`'s ops, in op order: for each op the first failing check of
-    arity, options table, option values; then an omitted output."""
+    arity, options table, option values; then an omitted output; then one writer per tensor and
+    every tensor written before it is read (no cycle)."""
     found: list[Problem] = []
     for op in g.ops:
-        spec = optable.get(op.type)
+        spec = opspec.get(op.type)
         if spec is not None and spec.slots is not None:
             for check in (arity, options_table, window_options):
                 step = [p for p in check(g, op) if not p.unsupported]
@@ -43,6 +45,9 @@ def structure_problems(g: ir.Graph) -> list[Problem]:
                 if step:
                     break
         found += outputs_present(g, op)
+    # graph-wide: the passes walk producers and readers, and a cycle would keep them walking
+    found += [p for p in one_writer_per_tensor(g) if "omitted" not in p.text]
+    found += tensors_defined_before_use(g)
     return found
 
 

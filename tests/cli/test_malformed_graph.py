@@ -251,7 +251,7 @@ def test_required_input_omitted(tmp_path, capsys):
     )
 
 
-# -- order, cycles, writers, outputs ----------------------------------------------------------------
+# -- order, cycles, writers, outputs (structural: the passes walk producers and readers) ----------
 
 
 def test_self_loop(tmp_path, capsys):
@@ -265,6 +265,7 @@ def test_self_loop(tmp_path, capsys):
         "op 3 (SOFTMAX)",
         "tensor 8 'probs'",
         "is written by op 3 (SOFTMAX), which runs at or after this op",
+        structural=True,
     )
 
 
@@ -272,7 +273,15 @@ def test_cycle_between_two_ops(tmp_path, capsys):
     def edit(t, ops):
         ops[0][1] = [4, 1, 2]  # conv reads the pool's output, the pool reads the conv's
 
-    refused(tmp_path, capsys, edit, "op 0 (CONV_2D)", "tensor 4 'pool_out'", "op 1 (MAX_POOL_2D)")
+    refused(
+        tmp_path,
+        capsys,
+        edit,
+        "op 0 (CONV_2D)",
+        "tensor 4 'pool_out'",
+        "op 1 (MAX_POOL_2D)",
+        structural=True,
+    )
 
 
 def test_tensor_never_written(tmp_path, capsys):
@@ -280,7 +289,15 @@ def test_tensor_never_written(tmp_path, capsys):
         t.append(T([1, 5], scale=0.2, zero_point=5, name="orphan"))
         ops[3][1] = [9]
 
-    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 9 'orphan'", "no op writes it")
+    refused(
+        tmp_path,
+        capsys,
+        edit,
+        "op 3 (SOFTMAX)",
+        "tensor 9 'orphan'",
+        "no op writes it",
+        structural=True,
+    )
 
 
 def test_two_ops_write_one_tensor(tmp_path, capsys):
@@ -295,6 +312,7 @@ def test_two_ops_write_one_tensor(tmp_path, capsys):
         "op 3 (SOFTMAX)",
         "tensor 7 'logits'",
         "also written by op 2 (FULLY_CONNECTED)",
+        structural=True,
     )
 
 
@@ -303,7 +321,15 @@ def test_op_writes_a_graph_input(tmp_path, capsys):
         ops[3][2] = [0]
         return [0], [7]
 
-    refused(tmp_path, capsys, edit, "op 3 (SOFTMAX)", "tensor 0 'input'", "writes a graph input")
+    refused(
+        tmp_path,
+        capsys,
+        edit,
+        "op 3 (SOFTMAX)",
+        "tensor 0 'input'",
+        "writes a graph input",
+        structural=True,
+    )
 
 
 def test_graph_output_never_written(tmp_path, capsys):
@@ -546,6 +572,7 @@ def test_op_writes_a_constant(tmp_path, capsys):
         "tensor 4 'pool_out'",
         "writes a graph input or constant tensor",
         litert=False,
+        structural=True,
     )
 
 

@@ -11,7 +11,7 @@ from mlitool.ops.reduce import cumsum_c  # noqa: F401  registers the cumsum8 fal
 from mlitool.ops.reduce import lower as RF
 from mlitool.ops.reduce import reference as RX
 from mlitool.ops.spec import OpSpec, register
-from mlitool.tflite.validate_ops import reduce_shapes
+from mlitool.tflite.validate_ops import reduce_shapes, same_shape
 
 register(
     OpSpec(
@@ -49,6 +49,7 @@ fallback_op(
     ("input", "axis"),
     options="CumsumOptions",
     params=("axis",),
+    shapes=same_shape,
     checks=CS.CHECKS,
     lower=CS.lower_cumsum,
     run=(CS.float_cumsum, CS.tflite_cumsum),

@@ -10,8 +10,9 @@ concatenation and views.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
+from mlitool import ir
 from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2
 from mlitool.ops.movement import checks as MC
@@ -20,14 +21,32 @@ from mlitool.ops.shape import reference as S
 from mlitool.ops.shape.cast import cast_from_bool, lower_cast
 from mlitool.ops.shape.lower import lower_pack
 from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
+from mlitool.tflite.validate_ops import Problem
 
 
 def _shape_op(name: str, slots: tuple[str, ...], options: str, kernel: Callable, **facts) -> None:
     """Register `name`: one `kernel` for both modes, which also gives validation the output
     shape; `facts`: its other OpSpec fields."""
-    register(
-        OpSpec(name, slots, options=options, shapes=computed_shapes, run=(kernel,) * 2, **facts)
-    )
+    facts.setdefault("shapes", computed_shapes)
+    register(OpSpec(name, slots, options=options, run=(kernel,) * 2, **facts))
+
+
+def unpack_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """As TFLite's Prepare: `num` outputs, the input's size along `axis`; then their shapes."""
+    x = g.slot(op, "input")
+    rank, axis, num = len(x.shape), int(op.options.get("axis", 0)), int(op.options.get("num", 0))
+    if not -rank <= axis < rank:
+        yield Problem(f"axis {axis} is outside the rank {rank} of the input", op, x)
+        return
+    if num != len(op.outputs) or x.shape[axis % rank] != num:
+        yield Problem(
+            f"num {num} with {len(op.outputs)} outputs of an input of size "
+            f"{x.shape[axis % rank]} along axis {axis}",
+            op,
+            x,
+        )
+        return
+    yield from computed_shapes(g, op)
 
 
 _shape_op("SHAPE", ("input",), "ShapeOptions", S.shape, types=CONVERT)
@@ -50,6 +69,7 @@ _shape_op(
     S.unpack,
     outputs=(1, VARIADIC),
     options_required=True,
+    shapes=unpack_shapes,
     kind="view",
     leading_dims=True,
     checks=(MC.slice_keeps_batch,),
