@@ -1,6 +1,6 @@
 """QUANTIZE and DEQUANTIZE lowered onto `mli_hlp_convert_tensor` (a float side stays float only on
 MLI 2.x); in a QDQ file, a pair's float side is quantized with the pair's parameters
-(`passes.qdq`): the op then changes nothing and is a view."""
+(`passes.qdq`): the op then changes nothing, and its output is its input's MLI tensor."""
 
 from __future__ import annotations
 
@@ -19,10 +19,12 @@ def lower_quantize(b: Builder, op: ir.Op, fmt: str) -> None:
     if i_t.dtype == "float32" and o_t.dtype == "float32":
         in_el = out_el = el
     x = b.use(op, op.inputs[0], in_el)
+    if _qdq(i_t, o_t) and op.outputs[0] not in b.g.outputs:
+        same = b.new_act(op.outputs[0], out_el)
+        if same_params(b.tensors[x], same):  # the same numbers: no layer, no tensor
+            b.primary[op.outputs[0]] = x
+            return
     out = b.produce(op.outputs[0], out_el)
-    if _qdq(i_t, o_t) and same_params(b.tensors[x], out) and op.outputs[0] not in b.g.outputs:
-        b.view_layer(op, x, out.name, "a QDQ pair's side: the same values and parameters")
-        return
     b.layer(op, "convert", fmt, [x], [out.name])
 
 
