@@ -62,9 +62,14 @@ def read_qdq_pairs(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         x, xq = graph.tensor(op.inputs[0]), graph.tensors[op.outputs[0]]
         if x is None or x.dtype != "float32" or xq.dtype != "int8" or xq.quant is None:
             continue
-        dqs = [c for c in consumers.get(xq.index, []) if _is_dequantize(graph, c)]
+        readers = consumers.get(xq.index, [])
+        dqs = [c for c in readers if _is_dequantize(graph, c)]
+        # a pair: the int8 tensor only dequantized again (fake quantization); an int8 model's
+        # float input or island output has int8 readers and is left as it is
+        if not dqs or len(dqs) != len(readers) or xq.index in graph.outputs:
+            continue
         if x.data is not None:
-            if len(dqs) == 1 and len(consumers.get(xq.index, [])) == 1:
+            if len(dqs) == 1:
                 _weight(graph, consumers, dqs[0].outputs[0], xq.quant, found)
             continue
         if xq.quant.per_axis:
