@@ -155,3 +155,14 @@ def test_the_c_equals_mli_mode(mli_builds, tmp_path):
         samples=4,
     )
     H.assert_bit_exact(results)
+
+
+def test_verify_gives_lsb_figures_in_the_pairs_units(tmp_path):
+    from mlitool.verify.command import VerifyOptions, verify
+
+    path = qdq_model(tmp_path / "qdq.tflite")
+    doc = verify(path, ModelOptions(format="sa8"), VerifyOptions(samples=8))
+    (out,) = doc["outputs"]
+    assert out["vs_tflite"]["max_lsb"] <= 1  # before: no LSB figure (a float output)
+    conv = [la for la in doc["layers"] if la["type"] == "CONV_2D"]
+    assert conv and conv[0]["chained"]["max_lsb"] <= 1 and conv[0]["isolated"]["max_lsb"] <= 1
