@@ -28,5 +28,6 @@ def load() -> None:
     from mlitool.ops.resize import spec as _resize  # noqa: F401
     from mlitool.ops.unary import spec as _unary  # noqa: F401
     from mlitool.ops.compare import spec as _compare  # noqa: F401
+    from mlitool.ops.logical import spec as _logical  # noqa: F401
     from mlitool.ops.log_softmax import spec as _log_softmax  # noqa: F401
     # isort: on

@@ -101,10 +101,13 @@ def interpreter(path: str | Path):
 
 
 def _integer_sum(content: bytes) -> bool:
-    """The model holds a SUM of int8 or int16 values. LiteRT's reference SUM of them is not the
-    arithmetic of its builtin kernel, which TFLite Micro's is (QuantizedMeanOrSum: a sum in
-    int32, requantized once), so such a model runs on the builtin kernels, as one with an op the
-    reference resolver lacks does."""
+    """The model holds a SUM of int8 or int16 values and no MAC op. LiteRT's reference SUM of
+    them is not the arithmetic of its builtin kernel, which TFLite Micro's is (QuantizedMeanOrSum:
+    a sum in int32, requantized once), so such a model runs on the builtin kernels, as one with an
+    op the reference resolver lacks does. Not a model with a convolution or fully connected
+    layer: LiteRT's builtin int8 MAC kernels round 1 LSB away from the reference ones (and
+    TFLite Micro's) on some elements, and the global average pool such models end with is a SUM
+    the two resolvers compute alike where the sum's scale is the mean's."""
     import tflite
 
     model = tflite.Model.GetRootAsModel(content, 0)
@@ -114,6 +117,18 @@ def _integer_sum(content: bytes) -> bool:
         if max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode())
         == tflite.BuiltinOperator.SUM
     }
+    mac_codes = {
+        tflite.BuiltinOperator.CONV_2D,
+        tflite.BuiltinOperator.DEPTHWISE_CONV_2D,
+        tflite.BuiltinOperator.FULLY_CONNECTED,
+        tflite.BuiltinOperator.TRANSPOSE_CONV,
+    }
+    codes = [
+        max(model.OperatorCodes(i).BuiltinCode(), model.OperatorCodes(i).DeprecatedBuiltinCode())
+        for i in range(model.OperatorCodesLength())
+    ]
+    if mac_codes.intersection(codes):
+        return False
     integer = (tflite.TensorType.INT8, tflite.TensorType.INT16)
     for g in range(model.SubgraphsLength()):
         sub = model.Subgraphs(g)

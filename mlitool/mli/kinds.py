@@ -149,6 +149,12 @@ def _depthwise_macs(w: tuple[int, ...], stride: tuple[int, int]) -> int:
     return int(w[1] * w[2])  # depthwise / group: one input channel per output
 
 
+def _group_macs(w: tuple[int, ...], stride: tuple[int, int]) -> int:
+    # a DEPTHWISE_CONV_2D's (1, Kh, Kw, C*m): one input channel per output; a grouped
+    # CONV_2D's (O, Kh, Kw, C/groups), O >= 2: its group's channels
+    return int(w[1] * w[2]) if w[0] == 1 else _conv_macs(w, stride)
+
+
 def _transpose_macs(w: tuple[int, ...], stride: tuple[int, int]) -> int:
     # one output sums ceil(K / stride) taps per axis
     return int(-(-w[1] // stride[0]) * -(-w[2] // stride[1]) * w[3])
@@ -208,7 +214,7 @@ _TABLE: list[LayerKind] = [
         {},
         {},
         "mli_conv2d_cfg",
-        _depthwise_macs,
+        _group_macs,
         word="gconv",
         chart="conv",
     ),

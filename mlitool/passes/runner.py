@@ -7,8 +7,8 @@ what it rewrites and why, and belongs to one stage:
   what they did): float16 weights folded, a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as
   the quantization of the float tensors they wrap, constant ops folded (the batch fixed to 1), nearest
   upsampling and dilated convolutions through the batch as one op, an int8 model's float
-  islands as the int8 op. What they change every later stage sees: validation, the support
-  check, lowering, the executors. No option is settled yet: `ctx.target` is None.
+  islands as the int8 op, a bool CAST to float then QUANTIZE as a SELECT_V2. What they
+  change every later stage sees: validation, the support check, lowering, the executors. No option is settled yet: `ctx.target` is None.
 - `LOWERING`: between the support check and lowering (`mli.lower.driver`), with the target:
   PAD fusion, ops MLI runs as conv2d.
 
@@ -44,6 +44,7 @@ from typing import NamedTuple
 from mlitool import ir
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
+from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
@@ -72,6 +73,7 @@ PASSES = (
     GraphPass(MODEL, fuse_tiled_upsampling),  # after folding: RESHAPE targets known
     GraphPass(MODEL, fuse_space_to_batch_conv),
     GraphPass(MODEL, fuse_float_islands),
+    GraphPass(MODEL, cast_bool_as_select),
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),
     GraphPass(LOWERING, fuse_lowest_pad_into_max_pool),

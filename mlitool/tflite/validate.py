@@ -254,6 +254,13 @@ def normalise_output_shapes(g: ir.Graph) -> list[str]:
         t = p and p.tensor
         if p is None or p.computed is None or t.index in keep or t.is_constant:
             continue
+        q = t.quant
+        if (
+            q is not None
+            and q.per_axis
+            and (q.axis >= len(p.computed) or p.computed[q.axis] != len(q.scale))
+        ):
+            continue  # its per-axis parameters hold the stored shape: the problem stands
         dynamic = runtime_shaped(g) if dynamic is None else dynamic
         if not any(i in dynamic for i in op.inputs + op.outputs):
             g.tensors[t.index] = replace(t, shape=tuple(p.computed))

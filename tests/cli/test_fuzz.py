@@ -15,7 +15,7 @@ import pytest
 
 from tests.support import mutate as M
 from tests.support.mutate_ops import mutate_ops, op_slots
-from tests.support.paths import shared_path
+from tests.support.paths import ROOT, shared_path
 
 CASES = 300
 LENGTH_CASES = 80
@@ -75,3 +75,34 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
     failures, codes = _campaign(tmp_path, OP_CASES, SEED, mutate_ops, op_slots)
     assert not failures, "\n".join(failures)
     assert {0, 2} <= codes
+
+
+# Cases of the campaign over the PyTorch and op corpora (benchmarks/fuzz_campaign.py --models
+# tests/corpus_torch tests/corpus_ops --seed 39) that were internal errors: a QUANTIZE writing
+# complex64, and a per-axis QUANTIZE whose input was rewired to a tensor of another shape (its
+# output took the computed shape, then the 32 scales met 10 elements).
+@pytest.mark.parametrize(
+    "model, case",
+    [
+        ("corpus_torch/ds_cnn_pt2e_qdq.tflite", 948),
+        ("corpus_torch/squeezenet1_1_pt2e_qdq.tflite", 983),
+        ("corpus_ops/neg_int8.tflite", 2080),
+    ],
+)
+def test_found_by_the_corpus_campaign(tmp_path, model, case):
+    path = ROOT / "tests" / model
+    buf = path.read_bytes()
+    npy = M.sample_input(buf, tmp_path / "x.npy")
+    work = tmp_path / "case"
+    work.mkdir()
+    argv, how, outcome, problem = M.run_case(
+        path.name,
+        buf,
+        M.field_slots(buf),
+        npy,
+        random.Random(39 * 1_000_003 + case),
+        work,
+        M.mutate,
+    )
+    assert not problem and outcome.code == 2, (argv, how, outcome.stderr)
+    assert "malformed graph" in outcome.stderr, outcome.stderr

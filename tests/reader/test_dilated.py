@@ -21,24 +21,26 @@ from tests.support.tflite_build import T, graph_model, options
 Q = dict(scale=0.05, zero_point=-3)
 
 
-def _conv_model(path: Path, rank: int, pads: list, crops: list) -> Path:
+def _conv_model(path: Path, rank: int, pads: list, crops: list, depthwise: bool = False) -> Path:
     """x [1, 16, 3] (rank 3, block 2 along T; a 1 x 3 kernel between EXPAND_DIMS and RESHAPE)
-    or [1, 8, 8, 3] (rank 4, block 2 x 2, a 3 x 3 kernel) -S2B-> conv (VALID) -B2S-> y."""
+    or [1, 8, 8, 3] (rank 4, block 2 x 2, a 3 x 3 kernel) -S2B-> conv (VALID) -B2S-> y; the conv
+    a CONV_2D with 4 outputs, or a DEPTHWISE_CONV_2D (multiplier 1)."""
     rng = np.random.default_rng(5)
     block = [2] if rank == 3 else [2, 2]
     x_shape = [1, 16, 3] if rank == 3 else [1, 8, 8, 3]
     padded = [n + p0 + p1 for n, (p0, p1) in zip(x_shape[1:-1], pads)]
     inner = [4] + [n // 2 for n in padded] + [3]  # batch 2 (rank 3) or 4 (rank 4) inside
     k = [1, 3] if rank == 3 else [3, 3]
-    w = rng.integers(-127, 128, (4, *k, 3)).astype(np.int8)
+    cout = 3 if depthwise else 4
+    w = rng.integers(-127, 128, (1, *k, 3) if depthwise else (4, *k, 3)).astype(np.int8)
     if rank == 3:
         inner[0] = 2
     conv_in = [inner[0], 1, inner[1], 3] if rank == 3 else inner
-    conv_out = [conv_in[0], conv_in[1] - k[0] + 1, conv_in[2] - k[1] + 1, 4]
-    view = [conv_out[0], conv_out[2], 4] if rank == 3 else conv_out
+    conv_out = [conv_in[0], conv_in[1] - k[0] + 1, conv_in[2] - k[1] + 1, cout]
+    view = [conv_out[0], conv_out[2], cout] if rank == 3 else conv_out
     spatial = view[1:-1]
-    y_shape = [1] + [n * 2 - c0 - c1 for n, (c0, c1) in zip(spatial, crops)] + [4]
-    wscale = rng.uniform(0.002, 0.01, 4)
+    y_shape = [1] + [n * 2 - c0 - c1 for n, (c0, c1) in zip(spatial, crops)] + [cout]
+    wscale = rng.uniform(0.002, 0.01, cout)
     tensors = [
         T(x_shape, name="x", **Q),
         T([len(block)], "int32", data=np.array(block, np.int32), name="block"),
@@ -46,14 +48,21 @@ def _conv_model(path: Path, rank: int, pads: list, crops: list) -> Path:
         T([len(block), 2], "int32", data=np.array(crops, np.int32), name="crops"),
         T(inner, name="s2b", **Q),
         T(conv_in, name="expanded", **Q),
-        T(list(w.shape), data=w, scale=list(wscale), zero_point=[0] * 4, name="w"),
         T(
-            [4],
+            list(w.shape),
+            data=w,
+            scale=list(wscale),
+            zero_point=[0] * cout,
+            axis=3 if depthwise else 0,
+            name="w",
+        ),
+        T(
+            [cout],
             "int32",
-            data=rng.integers(-500, 500, 4).astype(np.int32),
+            data=rng.integers(-500, 500, cout).astype(np.int32),
             name="b",
             scale=list(wscale * 0.05),
-            zero_point=[0] * 4,
+            zero_point=[0] * cout,
         ),
         T(conv_out, name="conv", scale=0.3, zero_point=5),
         T(view, name="view", scale=0.3, zero_point=5),
@@ -61,21 +70,26 @@ def _conv_model(path: Path, rank: int, pads: list, crops: list) -> Path:
         T([], "int32", data=np.array(-3, np.int32), name="axis"),
         T([len(view)], "int32", data=np.array(view, np.int32), name="shape"),
     ]
-    conv_opts = options("Conv2DOptions", padding=1, strideH=1, strideW=1)
+    conv_type = "DEPTHWISE_CONV_2D" if depthwise else "CONV_2D"
+    conv_opts = (
+        options("DepthwiseConv2DOptions", padding=1, strideH=1, strideW=1, depthMultiplier=1)
+        if depthwise
+        else options("Conv2DOptions", padding=1, strideH=1, strideW=1)
+    )
     ops = [("SPACE_TO_BATCH_ND", [0, 1, 2], [4], None)]
     if rank == 3:
         ops += [
             ("EXPAND_DIMS", [4, 11], [5], None),
-            ("CONV_2D", [5, 6, 7], [8], conv_opts),
+            (conv_type, [5, 6, 7], [8], conv_opts),
             ("RESHAPE", [8, 12], [9], options("ReshapeOptions", newShape=view)),
             ("BATCH_TO_SPACE_ND", [9, 1, 3], [10], None),
         ]
     else:
         ops += [
-            ("CONV_2D", [4, 6, 7], [8], conv_opts),
+            (conv_type, [4, 6, 7], [8], conv_opts),
             ("BATCH_TO_SPACE_ND", [8, 1, 3], [10], None),
         ]
-    path.write_bytes(graph_model(tensors, ops, [0], [10], {"CONV_2D": 3}))
+    path.write_bytes(graph_model(tensors, ops, [0], [10], {conv_type: 3}))
     return path
 
 
@@ -128,3 +142,63 @@ def test_dilated_conv_runs_bit_exact(tmp_path, mli_builds):
     """The rewritten rank-3 chain (EXPAND_DIMS view, dilated conv) on the real library, sa8."""
     path = _conv_model(tmp_path / "d.tflite", 3, [[1, 1]], [[1, 1]])
     H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "sa8", mli_builds, mli_cflags("2.0")))
+
+
+# (rank, pads, crops, depthwise) -> the op types left and the folded conv's padding: crops <= pads
+# leave the padding pads - crops, TFLite's SAME where it is SAME's (Keras' padding="same" with a
+# dynamic batch: pads 2, crops 0), else a PAD by it in place of the S2B.
+CROPPED = {
+    "keras_same": (4, [[2, 2], [2, 2]], [[0, 0], [0, 0]], False, ["CONV_2D"], "SAME"),
+    "keras_same_depthwise": (
+        4,
+        [[2, 2], [2, 2]],
+        [[0, 0], [0, 0]],
+        True,
+        ["DEPTHWISE_CONV_2D"],
+        "SAME",
+    ),
+    "pad_left": (4, [[2, 2], [1, 1]], [[1, 0], [0, 0]], False, ["PAD", "CONV_2D"], "VALID"),
+    "pad_left_depthwise": (
+        4,
+        [[2, 2], [1, 1]],
+        [[1, 0], [0, 0]],
+        True,
+        ["PAD", "DEPTHWISE_CONV_2D"],
+        "VALID",
+    ),
+    "pad_left_1d": (
+        3,
+        [[2, 2]],
+        [[0, 1]],
+        False,
+        ["PAD", "EXPAND_DIMS", "CONV_2D", "RESHAPE"],
+        "VALID",
+    ),
+    "depthwise_crops_equal": (
+        4,
+        [[0, 0], [1, 1]],
+        [[0, 0], [1, 1]],
+        True,
+        ["DEPTHWISE_CONV_2D"],
+        "VALID",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CROPPED))
+def test_crops_up_to_the_padding_fold_into_one_dilated_conv(name, tmp_path, mli_builds):
+    rank, pads, crops, depthwise, kept, padding = CROPPED[name]
+    path = _conv_model(tmp_path / "d.tflite", rank, pads, crops, depthwise)
+    g = read(path).main
+    assert [op.type for op in g.ops] == kept
+    conv = next(op for op in g.ops if "CONV" in op.type)
+    assert conv.options["padding"] == padding
+    assert (conv.options["dilation_h"], conv.options["dilation_w"]) == (
+        (1, 2) if rank == 3 else (2, 2)
+    )
+    if kept[0] == "PAD":
+        assert g.ops[0].shown_type == "SPACE_TO_BATCH_ND"
+    _same_as_litert(path)
+    for fmt in ("sa8", "fx16"):
+        out = tmp_path / fmt
+        H.assert_bit_exact(H.run_case(path, fmt, out, mli_builds, mli_cflags("2.0")))

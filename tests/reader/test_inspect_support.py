@@ -30,7 +30,7 @@ def _models(tmp_path):
             [T([1, 304, 4, 2], scale=[0.1])],
         ),
         "int16_relu": single_op_model("RELU", [int16], [int16]),
-        "cos": single_op_model("COS", [T([1, 8], scale=[0.1])], [T([1, 8], scale=[0.1])]),
+        "cos": single_op_model("SIGN", [T([1, 8], scale=[0.1])], [T([1, 8], scale=[0.1])]),
         "float16_fc": graph_model(
             [
                 T([1, 4], dtype="float32"),

@@ -12,11 +12,3 @@ def finite_alpha(s: Subject):
     """alpha {alpha} is not a finite number (MLI's slope is a finite constant)"""
     alpha = float(s.op.options.get("alpha", 0.2))
     return None if np.isfinite(alpha) else {"alpha": alpha}
-
-
-def conv_not_grouped(s: Subject):
-    """grouped convolution ({groups} groups of {per} input channels) has no MLI conv2d kernel"""
-    x, w = s.input("input"), s.input("weights")
-    if len(x.shape) != 4 or len(w.shape) != 4 or w.shape[3] in (0, x.shape[3]):
-        return None
-    return {"groups": x.shape[3] // w.shape[3], "per": w.shape[3]}

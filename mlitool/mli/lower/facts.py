@@ -34,6 +34,8 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
     what the graph passes make of it."""
     if depthwise_as_conv(graph, op) or fc_as_conv(graph, op):
         return "conv2d"
+    if op.type == "CONV_2D" and grouped_conv(graph, op):
+        return "group_conv2d"
     if op.type == "DEPTHWISE_CONV_2D":
         w = graph.slot(op, "weights")
         return (
@@ -44,6 +46,13 @@ def layer_kind(graph: ir.Graph, op: ir.Op) -> str:
     if op.type == "MEAN" and not mean_is_pool(graph, op):
         return "fallback"
     return opspec.spec(op.type).kind
+
+
+def grouped_conv(graph: ir.Graph, op: ir.Op) -> bool:
+    """A CONV_2D whose filter depth is less than its input's (Keras `groups`): each group of
+    filters reads its own slice of the input channels (MLI's group_conv2d)."""
+    x, w = graph.slot(op, "input"), graph.slot(op, "weights")
+    return len(x.shape) == 4 and len(w.shape) == 4 and w.shape[3] != x.shape[3]
 
 
 def mean_is_pool(graph: ir.Graph, op: ir.Op) -> bool:

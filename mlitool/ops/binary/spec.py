@@ -36,6 +36,7 @@ for _name, _options, _checks, _run in (
         options=_options,
         all_data=True,
         shapes=V.eltwise_shapes,
+        leading_dims=True,  # element-wise: a leading dimension other than 1 is rows
         checks=(*_CHECKS, C.operands_broadcast, *_checks),
         lower=FBB.lower_binary,
         run=_run,

@@ -119,6 +119,7 @@ def _lower_compare(b: Builder, op: ir.Op, code: int) -> None:
         if b.g.tensors[i].dtype == "bool" and b.tensors[name].role != Role.PARAM:
             _bool_act(b, b.tensors[name])
     out = _output(b, op)
+    qa, qc = _below_one(b, op, qa, qc)
     try:
         sa, sc = scaling(*qa), scaling(*qc)
     except UnsupportedError as exc:  # a float model's operand range of 255 or more
@@ -138,6 +139,20 @@ def _lower_compare(b: Builder, op: ir.Op, code: int) -> None:
             f"output: {BOOL_NOTE}",
         ],
     )
+
+
+def _below_one(b: Builder, op: ir.Op, qa, qc):
+    """The operands' parameters, both scales divided by one power of two where a float model's
+    operand has a scale of 1 or more (the placeholder 1 of `--weights-only`, or a wide range):
+    the comparison of the two real values is the same, and the fixed-point footing TFLite's
+    int8 arithmetic uses needs scales below 1. An int8 model's own parameters stay as they are
+    (`scales_below_one` refuses those)."""
+    floats = all(b.g.tensors[i].dtype == "float32" for i in op.inputs[:2])
+    top = max(qa[0], qc[0])
+    if not floats or top < 1:
+        return qa, qc
+    f = 2.0 ** -(int(np.floor(np.log2(top))) + 1)
+    return (qa[0] * f, qa[1]), (qc[0] * f, qc[1])
 
 
 def lower_select(b: Builder, op: ir.Op, fmt: str) -> None:

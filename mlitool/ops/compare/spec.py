@@ -80,6 +80,7 @@ for _name, _code in (
         shapes=compare_types,
         checks=FC.COMPARE_CHECKS,
         bools=True,
+        leading_dims=True,  # element-wise: a leading dimension other than 1 is rows
         lower=FC.comparison(_code),
         run=(X.float_compare(_name, _code), X.tflite_compare(_name, _code)),
     )
@@ -92,6 +93,7 @@ for _name, _options in (("SELECT", "SelectOptions"), ("SELECT_V2", "SelectV2Opti
         shapes=select_shapes,
         checks=FC.SELECT_CHECKS,
         bools=True,
+        leading_dims=True,
         lower=FC.lower_select,
         run=(X.select, X.select),
     )

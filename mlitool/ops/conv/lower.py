@@ -160,7 +160,7 @@ def _weights_and_bias(
     """The weights (OHWI data `w`, put in the kernel's layout) and bias tensors of a MAC layer;
     `frac`: their frac bits in FX formats."""
     (w_idx, wt), (b_idx, bt) = ((op.input(s), b.g.tensor(op.input(s))) for s in ("weights", "bias"))
-    w_data, lay = _weights_layout(b, kind, w)
+    w_data, lay = _weights_layout(b, kind, w, op.type == "DEPTHWISE_CONV_2D")
     wm = MliTensor(
         name=b.base(w_idx),
         role=Role.WEIGHTS,
@@ -219,10 +219,13 @@ def _config(
     return "mli_conv2d_cfg", _conv_cfg(b, op, x, out, wt), kout, None
 
 
-def _weights_layout(b: Builder, kind: str, w: np.ndarray) -> tuple[np.ndarray, str]:
+def _weights_layout(
+    b: Builder, kind: str, w: np.ndarray, depthwise: bool
+) -> tuple[np.ndarray, str]:
     if b.target.hwcn_weights:
-        # transpose conv2d takes the weights unmirrored, as TFLite scatters them: HWCN too
-        if kind in ("conv2d", "transpose_conv2d"):
+        # transpose conv2d takes the weights unmirrored, as TFLite scatters them: HWCN too; a
+        # grouped CONV_2D's (O, Kh, Kw, C/groups) are group_conv2d's HWCN alike
+        if kind in ("conv2d", "transpose_conv2d") or (kind == "group_conv2d" and not depthwise):
             return np.ascontiguousarray(w.transpose(1, 2, 3, 0)), "HWCN"
         if kind in ("depthwise_conv2d", "group_conv2d"):
             return np.ascontiguousarray(

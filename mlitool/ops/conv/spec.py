@@ -8,7 +8,6 @@ from __future__ import annotations
 from mlitool import ir
 from mlitool.inspect.opstats import prod
 from mlitool.mli.lower import checks as C
-from mlitool.mli.lower import checks_values as CV
 from mlitool.ops.conv import checks as CC
 from mlitool.ops.conv import float_mode as F
 from mlitool.ops.conv import lower
@@ -71,7 +70,7 @@ _conv(
     "CONV_2D",
     "Conv2DOptions",
     "conv2d",
-    (CC.dilation_needs_mli2, CV.conv_not_grouped),
+    (C.kernel_needs_mli2, CC.dilation_needs_mli2),  # grouped: MLI 2.x's group_conv2d
     (F.conv_2d, TM.conv_2d),
     _conv_macs,
 )

@@ -100,12 +100,14 @@ def conv_2d(c: Call):
         return float_ops.conv_2d(c)
     x, w, bound = _offsets(c)
     o, kh, kw, ci = w.shape
-    if x.shape[3] != ci:
-        raise UnsupportedError(f"{c.op.label}: grouped convolution")
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    return _per_channel_output(
-        c, exact_matmul(win.im2col(x, kh, kw, geom), w.reshape(o, -1).T, bound)
-    )
+    # a grouped conv (filter depth < input depth, as LiteRT's kernels run it): group g reads
+    # input channels g*ci.. and writes its share of the outputs; each sum exact as one conv's
+    sums = [
+        exact_matmul(win.im2col(xg, kh, kw, geom), wg.reshape(len(wg), -1).T, bound)
+        for xg, wg in float_ops.groups(c, x, w)
+    ]
+    return _per_channel_output(c, np.concatenate(sums, axis=-1))
 
 
 def depthwise_conv_2d(c: Call):

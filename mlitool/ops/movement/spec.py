@@ -138,7 +138,8 @@ for _name, _options, _kernel, _mli in (
 # Slices: views of their input where MLI can address them (else mli_mov copies).
 _SLICE = dict(
     kind="view",
-    leading_dims=True,  # rows in front (a time-major RNN's steps): slice_keeps_batch decides
+    leading_dims=True,  # picks elements: a leading dimension other than 1 is rows (a time-major
+    # RNN's steps); slice_keeps_batch decides
     checks=(MC.slice_expressible, MC.slice_keeps_batch),
     lower=movement.lower_slice,
     reads_views=True,

@@ -13,6 +13,7 @@ from mlitool.mli.lower.facts import const_values
 from mlitool.ops.gather.lower import gather4_layers, gather_output
 from mlitool.ops.resize.c_kernel import RESIZE_BILINEAR
 from mlitool.ops.resize.reference import scale_10
+from mlitool.ops.resize.space_batch import blocked, lower_space_batch
 
 # --- checks ----------------------------------------------------------------------------------
 
@@ -47,9 +48,12 @@ def lower_resize_bilinear(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def lower_batch_space(b: Builder, op: ir.Op, fmt: str) -> None:
-    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: a pad (with the output's zero point) or a crop of
-    the spatial axes. Only block 1 gets here: any other makes a batch, which the support check
-    refuses ("has batch 4 (MLI runs batch 1)")."""
+    """SPACE_TO_BATCH_ND / BATCH_TO_SPACE_ND: with block 1 a pad (with the output's zero point)
+    or a crop of the spatial axes (gather4); any other block, of one sample, the space_batch
+    fallback C (a batch the support check refuses: "has batch 4 (MLI runs batch 1)")."""
+    if blocked(b.g, op):
+        lower_space_batch(b, op, fmt)
+        return
     shape = b.g.tensors[op.inputs[0]].shape
     edges = np.asarray(const_values(b.g, op.inputs[2]), dtype=np.int64).reshape(-1, 2)
     vecs = [np.arange(d) for d in shape]

@@ -10,6 +10,7 @@ from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.resize import lower as RL
 from mlitool.ops.resize import reference as R
+from mlitool.ops.resize.space_batch import blocked
 from mlitool.ops.spec import OpSpec, register
 
 # One kernel serves both modes and gives validation the output shape.
@@ -55,4 +56,5 @@ for _name, _opts, _edges, _run in (
         checks=GL.CHECKS,
         lower=RL.lower_batch_space,
         run=(_run,) * 2,
+        leading_dims=blocked,  # the block offsets of one sample: rows
     )

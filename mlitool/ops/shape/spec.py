@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mlitool.ops.common.computed_shapes import computed_shapes
+from mlitool.ops.common.fallback_checks import fallback_needs_mli2
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.shape import reference as S
+from mlitool.ops.shape.cast import cast_from_bool, lower_cast
 from mlitool.ops.shape.lower import lower_pack
 from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
 
@@ -55,7 +57,19 @@ _shape_op(
     reads_views=True,
 )
 _shape_op("REDUCE_PROD", ("input", "axis"), "ReducerOptions", S.reduce_prod, params=("axis",))
-_shape_op("CAST", ("input",), "CastOptions", S.cast, types=CONVERT)
+# Of a bool tensor onto fallback C (`cast.py`); constant folding evaluates the others.
+_shape_op(
+    "CAST",
+    ("input",),
+    "CastOptions",
+    S.cast,
+    types=CONVERT,
+    kind="fallback",
+    bools=True,
+    leading_dims=True,  # element-wise
+    checks=(fallback_needs_mli2, cast_from_bool),
+    lower=lower_cast,
+)
 _shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
 _RANGE = ("start", "limit", "delta")
 _shape_op("RANGE", _RANGE, "RangeOptions", S.range_op, types=CONVERT, params=_RANGE)

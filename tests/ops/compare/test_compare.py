@@ -260,3 +260,45 @@ def test_refusals_name_the_reason(tmp_path):
         run_graph(g, {i: np.zeros((1, 1, 4), np.int8) for i in g.inputs}, "tflite")
     with pytest.raises(UnsupportedError, match="fallback C for it needs MLI 2.x"):
         lower(read(_chain_model(tmp_path)).main, format="fx16", mli_version="1.1", layout="hwc")
+
+
+def test_float_model_weights_only_converts(tmp_path):
+    """A float model converted --weights-only: the operands' placeholder scale 1 is taken below 1
+    together (both halved), no longer refused as "int8 comparison of an operand with scale 1"."""
+    g = read(_chain_model(tmp_path, float32=True)).main
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc", weights_only=True)
+    compares = [la for la in model.layers if la.kernel.endswith("compare8")]
+    assert len(compares) == len(OPS) + 1
+    # two placeholder activations (scale 1): one footing, 0.5 as a Q31 multiplier
+    cfg = compares[0].cfg
+    assert (cfg["mult1"], cfg["shift1"]) == (cfg["mult2"], cfg["shift2"]) == (1 << 30, 0)
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_wide_float_operands_compare_on_a_common_footing(fmt, mli_builds, tmp_path):
+    """Calibrated ranges of +-400 give the float operands SA8 scales above 1 (TFLite's int8
+    footing needs them below 1): both are divided by one power of two, the comparisons agree
+    with the float model wherever quantization leaves the operands apart, and the C equals the
+    executor in the four builds."""
+    from mlitool.pipeline import ModelOptions, load, settle
+
+    path = _chain_model(tmp_path, float32=True)
+    cal = tmp_path / "cal.npz"
+    rng = np.random.default_rng(5)
+    np.savez(
+        cal,
+        **{n: rng.uniform(-400, 400, (16, 1, 4, 4, 8)).astype(np.float32) for n in ("t0", "t1")},
+    )
+    g, model = load(path, settle(ModelOptions(format="sa8", calibration=cal)))
+    xs = {i: rng.uniform(-400, 400, (32, 1, 4, 4, 8)).astype(np.float32) for i in g.inputs}
+    ours, _ = run_mli(g, model, xs, arith_for("vpx"), keep=True)
+    ref = run_graph(g, xs, "float", keep=True)
+    conds = [op.outputs[0] for op in g.ops if op.type in OPS][: len(OPS)]
+    x, y = (np.maximum(xs[i], 0) for i in g.inputs)  # the RELUs before the comparisons
+    apart = np.abs(x - y) > 8  # more than a step of either operand (about 3.2)
+    for c in conds:
+        np.testing.assert_array_equal(ours[c].astype(bool)[apart], ref[c][apart])
+    results = H.run_case(
+        path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0"), calibration=cal, samples=4
+    )
+    H.assert_bit_exact(results)

@@ -7,6 +7,8 @@ RELU, so the fallback sits between MLI kernels and sees negative values)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +109,41 @@ CASES = {
         None,
         2,
     ),
+    # block other than 1 (space_batch fallback C): the block offsets are rows of one sample
+    "s2b_block2": (
+        "SPACE_TO_BATCH_ND",
+        (1, 8, 8, 4),
+        [[2, 2], [[1, 1], [0, 2]]],
+        (4, 5, 5, 4),
+        None,
+        2,
+    ),
+    "s2b_block23": (
+        "SPACE_TO_BATCH_ND",
+        (1, 4, 5, 2),
+        [[2, 3], [[0, 2], [1, 0]]],
+        (6, 3, 2, 2),
+        None,
+        2,
+    ),
+    "s2b_block_1d": ("SPACE_TO_BATCH_ND", (1, 7, 3), [[2], [[1, 0]]], (2, 4, 3), None, 2),
+    "b2s_block2": (
+        "BATCH_TO_SPACE_ND",
+        (4, 4, 4, 2),
+        [[2, 2], [[1, 0], [0, 1]]],
+        (1, 7, 7, 2),
+        None,
+        2,
+    ),
+    "b2s_block23": (
+        "BATCH_TO_SPACE_ND",
+        (6, 3, 2, 2),
+        [[2, 3], [[1, 0], [0, 2]]],
+        (1, 5, 4, 2),
+        None,
+        2,
+    ),
+    "b2s_block_1d": ("BATCH_TO_SPACE_ND", (2, 4, 3), [[2], [[0, 1]]], (1, 7, 3), None, 2),
 }
 LITERT_NO_INT16 = {"s2d", "d2s"}  # LiteRT refuses int16 SPACE_TO_DEPTH / DEPTH_TO_SPACE
 _OPTS = {
@@ -234,8 +271,8 @@ def _refusal(tmp_path, case, fmt="sa8", version="2.0") -> str:
 
 
 def test_refusals_say_why(tmp_path):
-    s2b = ("SPACE_TO_BATCH_ND", (1, 4, 5, 2), [[2, 2], [[0, 0], [1, 0]]], (4, 2, 3, 2), None, 2)
-    assert "tensor 't3' has batch 4 (MLI runs batch 1)" in _refusal(tmp_path, s2b)
+    s2b = ("SPACE_TO_BATCH_ND", (2, 4, 5, 2), [[2, 2], [[0, 0], [1, 0]]], (8, 2, 3, 2), None, 2)
+    assert "tensor 't0' has batch 2 (MLI runs batch 1)" in _refusal(tmp_path, s2b)
     gather = ("GATHER", (1, 4, 6), [[[1, 2]]], (1, 2, 6), {"axis": 1, "batchDims": 1}, 1)
     assert "batch_dims 1 (fallback C: constant indices" in _refusal(tmp_path, gather)
     tile = CASES["tile"]
@@ -254,3 +291,20 @@ def test_keras_upsampling2d_converts_and_runs_bit_exact(tmp_path, mli_builds):
         kinds = [(la.op_type, la.kind) for la in model.layers if la.op_type != "CONV_2D"]
         assert kinds == [("RESIZE_NEAREST_NEIGHBOR", "fallback")]
         H.assert_bit_exact(H.run_case(path, fmt, tmp_path / fmt, mli_builds, mli_cflags("2.0")))
+
+
+@pytest.mark.parametrize("name", ["s2b_block23", "b2s_block23"])
+def test_space_batch_c_compiles_as_cxx(name, tmp_path):
+    """The space_batch fallback C is also valid C++20 (-Wall -Wextra -Werror -pedantic)."""
+    if not shutil.which("g++"):
+        pytest.skip("g++ not installed")
+    conv = H.convert(_case_model(tmp_path, name, between=True), "sa8", tmp_path / "out")
+    assert "net_space_batch(" in (conv.out / "net.c").read_text()
+    cxx = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
+    src, obj = conv.out / "net.c", conv.out / "net_cxx.o"
+    r = subprocess.run(
+        [*cxx, *mli_cflags("2.0"), "-I", str(conv.out), "-c", str(src), "-o", str(obj)],
+        capture_output=True,
+        text=True,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
