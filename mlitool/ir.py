@@ -87,6 +87,9 @@ class Tensor:
     quant: Quant | None = None
     is_variable: bool = False
     shape_signature: tuple[int, ...] | None = None  # -1 marks a dynamic dimension
+    # A float tensor's quantization as a QDQ file's QUANTIZE -> DEQUANTIZE pair gives it
+    # (mlitool.passes.qdq): what lowering quantizes it with, exactly.
+    qdq: Quant | None = None
 
     @property
     def is_constant(self) -> bool:

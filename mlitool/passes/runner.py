@@ -4,7 +4,8 @@ Each pass is a function `(graph, ctx) -> graph` (`context.PassContext`) with a d
 what it rewrites and why, and belongs to one stage:
 
 - `MODEL`: right after reading, for every command (`pipeline.read`, and `inspect`, which shows
-  what they did): float16 weights folded, constant ops folded (the batch fixed to 1), nearest
+  what they did): float16 weights folded, a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as
+  the quantization of the float tensors they wrap, constant ops folded (the batch fixed to 1), nearest
   upsampling and dilated convolutions through the batch as one op, an int8 model's float
   islands as the int8 op, a bool CAST to float then QUANTIZE as a SELECT_V2. What they
   change every later stage sees: validation, the support check, lowering, the executors. No option is settled yet: `ctx.target` is None.
@@ -51,6 +52,7 @@ from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
+from mlitool.passes.qdq import read_qdq_pairs
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
 __all__ = ["LOWERING", "MODEL", "PASSES", "GraphPass", "run_passes"]
@@ -66,6 +68,7 @@ class GraphPass(NamedTuple):
 
 PASSES = (
     GraphPass(MODEL, fold_float16_dequantize),
+    GraphPass(MODEL, read_qdq_pairs),  # before folding: a weight's pair is still there
     GraphPass(MODEL, fold_constants),
     GraphPass(MODEL, fuse_tiled_upsampling),  # after folding: RESHAPE targets known
     GraphPass(MODEL, fuse_space_to_batch_conv),

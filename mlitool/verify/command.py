@@ -23,6 +23,7 @@ Samples are processed in batches and statistics accumulated, so memory stays bou
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
@@ -78,6 +79,23 @@ class _Row:
 def _is_int(t: ir.Tensor) -> bool:
     """A quantized integer tensor (int8; int16 in 16x8 models): LSB figures against tflite mode."""
     return t.dtype in ("int8", "int16") and t.quant is not None
+
+
+def _lsb_tensor(t: ir.Tensor) -> ir.Tensor | None:
+    """The integer tensor LSB figures of `t` are in: `t` itself, or for a QDQ file's float
+    tensor (passes.qdq) the int8 tensor its pair makes of it; None for other float tensors."""
+    if _is_int(t):
+        return t
+    if t.dtype == "float32" and t.qdq is not None and not t.qdq.per_axis:
+        return dataclasses.replace(t, dtype="int8", quant=t.qdq, qdq=None)
+    return None
+
+
+def _lsb_values(t: ir.Tensor, lsb_t: ir.Tensor, values):
+    """tflite mode's `values` of `t` as `lsb_t`'s integers (as the pair's QUANTIZE rounds them)."""
+    from mlitool.execute.reference.params import affine_quantize
+
+    return values if lsb_t is t else affine_quantize(values, lsb_t)
 
 
 def verify(model_path: str | Path, model_opts: ModelOptions, opts: VerifyOptions) -> dict[str, Any]:
@@ -254,12 +272,14 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
         row.chained.add(fl[i], B.decode(m, mq).reshape(fl[i].shape))
         iso = B.run_op(graph, mli, op.index, iso_float, arith, groups, primary)[i]
         row.isolated.add(fl[i], B.decode(m, iso).reshape(fl[i].shape))
-        if _is_int(t) and i in tf:
-            row.chained_lsb.add(tf[i], B.to_model(t, m, mq))
+        lsb_t = _lsb_tensor(t)
+        if lsb_t is not None and i in tf:
+            ref = _lsb_values(t, lsb_t, tf[i])
+            row.chained_lsb.add(ref, B.to_model(lsb_t, m, mq))
             iso_q = B.run_op(graph, mli, op.index, tf, arith, groups, primary)[i]
-            row.isolated_lsb.add(tf[i], B.to_model(t, m, iso_q))
+            row.isolated_lsb.add(ref, B.to_model(lsb_t, m, iso_q))
             if i in lit:
-                row.litert_lsb.add(lit[i], B.to_model(t, m, mq))
+                row.litert_lsb.add(_lsb_values(t, lsb_t, lit[i]), B.to_model(lsb_t, m, mq))
         else:
             iso_q = iso
         if op.index in c["accu_ops"]:
@@ -276,17 +296,21 @@ def _compare_batch(start: int, stop: int) -> tuple[dict[int, _Row], dict[int, di
             st["labels_mli"].add(real, labels)
         if i in classifier:
             st["top1_float"].add(fl[i], real)
-        j = i if _is_int(t) else units.get(i)
+        j = i if _lsb_tensor(t) is not None else units.get(i)
         if j is not None and j in tf:
             mj = mli.tensor(primary[j])
-            q = B.to_model(graph.tensors[j], mj, raw[mj.name])
-            st["tflite"].add(tf[j], q)
+            tj = graph.tensors[j]
+            lsb_t = _lsb_tensor(tj)
+            q = B.to_model(lsb_t, mj, raw[mj.name])
+            ref = _lsb_values(tj, lsb_t, tf[j])
+            st["tflite"].add(ref, q)
             if i in classifier:
-                st["top1_tflite"].add(tf[j], q)
+                st["top1_tflite"].add(ref, q)
             if labels is not None and i == c["labelled"]:
-                st["labels_tflite"].add(tf[j], labels)
+                st["labels_tflite"].add(ref, labels)
             if j in lit:
-                st["litert"].add(lit[j], q)
+                lit_ref = _lsb_values(tj, lsb_t, lit[j])
+                st["litert"].add(lit_ref, q)
                 if i in classifier:
-                    st["top1_litert"].add(lit[j], q)
+                    st["top1_litert"].add(lit_ref, q)
     return rows, outs

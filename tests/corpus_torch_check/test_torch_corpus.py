@@ -4,7 +4,9 @@ sa8 and fx16 (float-input files both `--weights-only` and calibrated with their 
 mode equals LiteRT's reference kernels at every layer (float tensors: within 1e-4 of the
 tensor's largest magnitude: TFLite sums in another order, rounding carries from layer to layer);
 and the emitted C of every calibrated or int8 conversion, run on the real MLI 2.0.2 library in
-the four builds, equals mli mode at every layer.
+the four builds, equals mli mode at every layer. QDQ files (`pt2e_qdq`) also convert from their
+QUANTIZE -> DEQUANTIZE pairs alone (way "pairs": no calibration) where every float activation has
+one, with the pairs' own parameters, and their C is checked converted that way.
 
 What fails today is listed below with its reason (mlitool's message) and runs as a strict
 xfail: a fix makes it pass, and the strict mark then fails until the entry is removed. tools/torch_corpus_table.py measures the same and writes the table (baseline.md).
@@ -34,16 +36,26 @@ ISLANDS = "refused: PT2E leaves float islands (DEQUANTIZE -> ADD / MUL / LOGISTI
 DOES_NOT_CONVERT = {
     **{f"{a}_pt2e_int8.tflite": ISLANDS for a in ("conv_gru_h0", "efficientnet_b0", "mnasnet", "mobilenet_v2", "mobilenet_v3_small", "resnet18")},
 }  # fmt: skip
+# QDQ files where the exporter left float activations without a pair (SiLU's LOGISTIC -> MUL,
+# hardswish, the U-Net's TRANSPOSE_CONV / RESIZE before a concatenation, the GRU's gates): they
+# need --calibration for those.
+UNPAIRED = "float activations without a QUANTIZE -> DEQUANTIZE pair need value ranges"
+NEED_CALIBRATION = {
+    f"{a}_pt2e_qdq.tflite": UNPAIRED
+    for a in ("conv_gru_h0", "efficientnet_b0", "mobilenet_v3_small", "unet")
+}
 LAYERS_DIFFER = {
     "ds_cnn_pt2e_qdq.tflite": "a float CONV_2D sum 1 ulp off LiteRT's (another order) lands on a QUANTIZE rounding edge: 1 LSB",  # noqa: E501
 }
 C_DIFFERS: dict[str, str] = {}
 
 
-def _known(test: str, name: str, fmt: str = "") -> str | None:
-    """Why `test` fails today on `name` in `fmt`, or None."""
+def _known(test: str, name: str, fmt: str = "", way: str = "") -> str | None:
+    """Why `test` fails today on `name` in `fmt` (converted `way`), or None."""
     if test == "layers":
         return LAYERS_DIFFER.get(name)
+    if way == "pairs" and name in NEED_CALIBRATION:
+        return NEED_CALIBRATION[name]
     return DOES_NOT_CONVERT.get(name) or (C_DIFFERS.get(f"{name}-{fmt}") if test == "c" else None)
 
 
@@ -51,8 +63,15 @@ def _floats(entry: dict) -> bool:
     return entry["inputs"][0]["dtype"] == "float32"
 
 
+def _qdq(entry: dict) -> bool:
+    return entry["variant"] == "pt2e_qdq"
+
+
 def _ways(entry: dict) -> tuple[str, ...]:
-    return ("weights-only", "calibrated") if _floats(entry) else ("int8",)
+    if not _floats(entry):
+        return ("int8",)
+    # a QDQ file's pairs give its activations' parameters: no calibration (passes.qdq)
+    return ("weights-only", "calibrated") + (("pairs",) if _qdq(entry) else ())
 
 
 def _cases(test: str, params: list[tuple]) -> list:
@@ -60,7 +79,7 @@ def _cases(test: str, params: list[tuple]) -> list:
     out = []
     for p in params:
         case_id = "-".join(p)
-        why = _known(test, *p[:2])
+        why = _known(test, *p)
         marks = [pytest.mark.xfail(strict=True, reason=why)] if why else []
         out.append(pytest.param(*p, id=case_id, marks=marks))
     return out
@@ -81,6 +100,8 @@ def _options(name: str, fmt: str, way: str) -> ModelOptions:
     entry = ENTRIES[name]
     if way == "weights-only":
         return ModelOptions(format=fmt, weights_only=True)
+    if way == "pairs":
+        return ModelOptions(format=fmt)
     calibration = CORPUS / entry["calibration"] if _floats(entry) else None
     return ModelOptions(format=fmt, calibration=calibration)
 
@@ -130,7 +151,8 @@ def test_converts(name, fmt, way, tmp_path):
 @pytest.mark.parametrize("name,fmt", C_CASES)
 def test_the_c_equals_mli_mode(name, fmt, mli_builds, tmp_path):
     entry = ENTRIES[name]
-    calibration = CORPUS / entry["calibration"] if _floats(entry) else None
+    paired = _qdq(entry) and name not in NEED_CALIBRATION  # the pairs' parameters
+    calibration = CORPUS / entry["calibration"] if _floats(entry) and not paired else None
     results = H.run_case(
         CORPUS / name,
         fmt,
@@ -141,3 +163,25 @@ def test_the_c_equals_mli_mode(name, fmt, mli_builds, tmp_path):
         samples=2,
     )
     H.assert_bit_exact(results)
+
+
+PAIRED = sorted(n for n, e in ENTRIES.items() if _qdq(e) and n not in NEED_CALIBRATION)
+
+
+@pytest.mark.parametrize("name", PAIRED)
+def test_qdq_pairs_give_the_sa8_parameters(name):
+    """Every SA8 activation of a QDQ file's float tensor carries its pair's zero point and scale
+    (not a range re-derived), and every conv / FC weight its pair's per-channel scales."""
+    graph, mli = load(CORPUS / name, settle(ModelOptions(format="sa8")))
+    checked = 0
+    for m in mli.tensors.values():
+        i = m.source_index
+        q = None if i is None else graph.tensors[i].qdq
+        if q is None or m.el_type.name != "SA8":
+            continue
+        n = len(q.scale)
+        assert list(m.zero_point) == list(q.zero_point[:n]) or n > 1, m.name
+        np.testing.assert_allclose(m.real_scale()[:n], q.scale, rtol=2**-14, err_msg=m.name)
+        checked += 1
+    weights = [t for t in graph.tensors if t.data is not None and t.qdq is not None]
+    assert checked >= len(weights), f"{name}: {checked} tensors checked"

@@ -21,6 +21,7 @@ from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
+from mlitool.passes.qdq import read_qdq_pairs
 from mlitool.passes.runner import LOWERING, MODEL, PASSES, GraphPass, run_passes
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
@@ -144,6 +145,7 @@ def test_run_passes_in_order_on_a_copy():
 def test_one_ordered_list_of_passes():
     assert [p.run for p in PASSES] == [
         fold_float16_dequantize,
+        read_qdq_pairs,
         fold_constants,
         fuse_tiled_upsampling,
         fuse_space_to_batch_conv,
@@ -155,7 +157,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 7 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 8 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

@@ -160,6 +160,9 @@ class Builder:
             info = np.iinfo(np.dtype(t.dtype))  # 16x8 models: int16, zero point 0
             s, zp = float(t.quant.scale[0]), int(t.quant.zero_point[0])
             return s * (int(info.min) - zp), s * (int(info.max) - zp)
+        if t.qdq is not None and not t.qdq.per_axis:  # a QDQ file's pair: its int8 range
+            s, zp = float(t.qdq.scale[0]), int(t.qdq.zero_point[0])
+            return s * (-128 - zp), s * (127 - zp)
         if idx in self.ranges:
             lo, hi = self.ranges[idx]
             return float(lo), float(hi)
@@ -169,6 +172,8 @@ class Builder:
         t = self.g.tensors[idx]
         if t.quant is not None and t.dtype == "int8":
             return float(t.quant.scale[0]), int(t.quant.zero_point[0])
+        if t.qdq is not None and not t.qdq.per_axis:  # a QDQ file's pair: exactly its own
+            return float(t.qdq.scale[0]), int(t.qdq.zero_point[0])
         if idx in self.ranges:
             return Q.sa8_params_from_range(*self.ranges[idx])
         return None

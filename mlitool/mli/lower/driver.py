@@ -176,7 +176,9 @@ def _check_ranges(b: Builder, remedy: str) -> None:
     """Float activations have value ranges, unless only the weights are converted."""
     if b.weights_only:
         return
-    missing = [i for i in float_activations(b.g) if i not in b.ranges]
+    missing = [
+        i for i in float_activations(b.g) if i not in b.ranges and b.g.tensors[i].qdq is None
+    ]  # a QDQ file's pairs give their tensors' parameters (passes.qdq)
     if missing:
         names = ", ".join(f"{i} ({b.g.tensors[i].name})" for i in missing[:5])
         more = f" and {len(missing) - 5} more" if len(missing) > 5 else ""

@@ -25,6 +25,15 @@ def sa8_weights(
             raise UnsupportedError(f"weights {wt.name!r} have a non-zero zero point")
         return np.asarray(wt.data, dtype=np.int8), np.asarray(wt.quant.scale), wt.quant.per_axis
     w = P.real(wt)
+    qdq = wt.qdq
+    if (
+        qdq is not None
+        and not np.any(qdq.zero_point != 0)
+        and (not qdq.per_axis or qdq.axis == axis)
+    ):  # a QDQ file's weights: the pair's int8 values and scales, exactly (passes.qdq)
+        scales = np.asarray(qdq.scale, np.float64)
+        q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, qdq.axis)
+        return q.astype(np.int8), scales, qdq.per_axis
     per_axis = per_channel and len(wt.shape) == 4
     scales = Q.symmetric_scales(w, axis if per_axis else None).astype(np.float32)
     q, _ = Q.int_quantize(w, scales, np.zeros_like(scales), 8, axis if per_axis else None)
