@@ -16,22 +16,27 @@ from tests.support import runtime_harness as H
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, options, single_op_model
 
-# name: (op, shape a, shape b, output shape, kernel calls, elements per call)
+# name: (op, shape a, shape b, output shape, kernel calls, elements per call, looped output
+# dimensions of the MLI tensors (the batch dropped)): the calls run over the leading dimensions
+# or, where fewer, over the trailing ones (one call per channel over a strided view of its pixels)
 CASES = {
-    "se_channel_scale": ("MUL", [1, 4, 5, 6], [1, 1, 1, 6], [1, 4, 5, 6], 20, 6),
-    "se_channel_scale_first": ("MUL", [1, 1, 1, 6], [1, 4, 5, 6], [1, 4, 5, 6], 20, 6),
-    "per_row": ("ADD", [1, 4, 5, 6], [1, 4, 1, 6], [1, 4, 5, 6], 20, 6),
-    "per_pixel_scalar": ("SUB", [1, 4, 5, 6], [1, 4, 5, 1], [1, 4, 5, 6], 20, 6),
-    "per_column_block": ("ADD", [1, 1, 5, 6], [1, 4, 5, 6], [1, 4, 5, 6], 4, 30),
-    "both_broadcast": ("MAXIMUM", [1, 4, 1, 6], [1, 1, 5, 6], [1, 4, 5, 6], 20, 6),
-    "rank1_bias": ("SUB", [1, 2, 12, 16], [16], [1, 2, 12, 16], 24, 16),
-    "ranks_differ": ("ADD", [1, 1, 6], [6], [1, 1, 6], 1, 6),  # one call, views of equal rank
+    "se_channel_scale": ("MUL", [1, 4, 5, 6], [1, 1, 1, 6], [1, 4, 5, 6], 6, 20, (2,)),
+    "se_channel_scale_first": ("MUL", [1, 1, 1, 6], [1, 4, 5, 6], [1, 4, 5, 6], 6, 20, (2,)),
+    "se_mobilenet_v3": ("MUL", [1, 24, 24, 16], [1, 1, 1, 16], [1, 24, 24, 16], 16, 576, (2,)),
+    "per_row": ("ADD", [1, 4, 5, 6], [1, 4, 1, 6], [1, 4, 5, 6], 20, 6, (0, 1)),
+    "per_pixel_scalar": ("SUB", [1, 4, 5, 6], [1, 4, 5, 1], [1, 4, 5, 6], 6, 20, (2,)),
+    "per_pixel_many": ("SUB", [1, 4, 5, 40], [1, 4, 5, 1], [1, 4, 5, 40], 20, 40, (0, 1)),
+    "per_column_block": ("ADD", [1, 1, 5, 6], [1, 4, 5, 6], [1, 4, 5, 6], 4, 30, (0,)),
+    "both_broadcast": ("MAXIMUM", [1, 4, 1, 6], [1, 1, 5, 6], [1, 4, 5, 6], 20, 6, (0, 1)),
+    "two_trailing_loops": ("MUL", [1, 16, 2, 3], [1, 1, 2, 3], [1, 16, 2, 3], 6, 16, (1, 2)),
+    "rank1_bias": ("SUB", [1, 2, 12, 16], [16], [1, 2, 12, 16], 16, 24, (2,)),
+    "ranks_differ": ("ADD", [1, 1, 6], [6], [1, 1, 6], 1, 6, ()),  # one call, views of equal rank
 }
 OPTIONS = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}
 
 
 def _model(tmp_path, name: str):
-    op, a, b, out, _, _ = CASES[name]
+    op, a, b, out, *_ = CASES[name]
     path = tmp_path / f"{name}.tflite"
     opts = options(OPTIONS[op]) if op in OPTIONS else None
     path.write_bytes(
@@ -57,9 +62,10 @@ def test_lowered_as_one_call_per_slice(name, tmp_path):
     g = read(_model(tmp_path, name)).main
     model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
     (layer,) = [la for la in model.layers if la.calls]
-    *_, calls, size = CASES[name]
+    *_, calls, size, loops = CASES[name]
     out = model.tensor(layer.outputs[0])
-    assert int(np.prod(out.shape[: layer.calls.dims])) == calls
+    assert layer.calls.loops == loops
+    assert int(np.prod([out.shape[d] for d in loops])) == calls == layer.calls.count(out.shape)
     assert model.tensor(layer.calls.views[-1]).size == size
     assert f"{calls} kernel calls" in " ".join(layer.notes)
 
