@@ -49,14 +49,19 @@ def slice_rank(out_shape: tuple[int, ...], in_shapes: list[tuple[int, ...]]) -> 
     return best
 
 
+def _full_strides(t: MliTensor, rank: int) -> tuple[tuple[int, ...], list[int]]:
+    """`t`'s shape and memory strides aligned to `rank` (leading ones)."""
+    shape = aligned(t.shape, rank)
+    strides = list(t.mem_stride)
+    while len(strides) < rank:  # leading ones: the stride a size-1 axis would have
+        strides.insert(0, (strides[0] * shape[rank - len(strides)]) if strides else 1)
+    return shape, strides
+
+
 def _slice_fields(src: MliTensor, out_shape: tuple[int, ...], dims: int) -> dict:
     """The per-call view of `src`: its slice over the trailing output dimensions, or one element
     where it repeats over all of them."""
-    rank = len(out_shape)
-    shape = aligned(src.shape, rank)
-    strides = list(src.mem_stride)
-    while len(strides) < rank:  # leading ones: the stride a size-1 axis would have
-        strides.insert(0, (strides[0] * shape[rank - len(strides)]) if strides else 1)
+    shape, strides = _full_strides(src, len(out_shape))
     tail = shape[dims:]
     if all(t == 1 for t in tail) and any(o > 1 for o in out_shape[dims:]):
         tail, tail_strides = (1,), (1,)
@@ -94,15 +99,6 @@ def trailing_split(out_shape: tuple[int, ...], in_shapes: list[tuple[int, ...]])
             continue
         return split
     return None
-
-
-def _full_strides(t: MliTensor, rank: int) -> tuple[tuple[int, ...], list[int]]:
-    """`t`'s shape and memory strides aligned to `rank` (leading ones)."""
-    shape = aligned(t.shape, rank)
-    strides = list(t.mem_stride)
-    while len(strides) < rank:  # leading ones: the stride a size-1 axis would have
-        strides.insert(0, (strides[0] * shape[rank - len(strides)]) if strides else 1)
-    return shape, strides
 
 
 def _groups(tensors: list[MliTensor], out_shape: tuple[int, ...], split: int) -> list[list[int]]:
@@ -168,12 +164,14 @@ def over_slices(b: Builder, ins: list[str], out: str) -> tuple[SliceCalls, str] 
         views = _views_trailing(b, ins, out, split)
         if views is not None:
             count = math.prod(out_t.shape[split:])
+            scalar = any(b.tensors[v].shape == (1,) for v in views[:-1])
             note = (
                 f"broadcast: {count} kernel calls, one per index of the output's last "
                 f"{rank - split} dimension(s), each over a strided view of "
-                f"{math.prod(out_t.shape[:split])} element(s) with the repeated operand as "
-                "MLI's scalar (MLI's element-wise kernels take equal shapes or a scalar, "
-                "innermost stride 1)"
+                f"{math.prod(out_t.shape[:split])} element(s)"
+                + (" with the repeated operand's value as MLI's scalar" if scalar else "")
+                + " (MLI's element-wise kernels take equal shapes or a scalar, innermost "
+                "mem_stride 1: the view's last dimension is 1)"
             )
             return SliceCalls(loops=tuple(range(split, rank)), views=tuple(views)), note
     views = _views_leading(b, ins, out, dims)
