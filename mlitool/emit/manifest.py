@@ -132,10 +132,9 @@ def manifest_text(
                 **(
                     {
                         "slice_calls": {
-                            "loop_dims": layer.calls.dims,
-                            "calls": math.prod(
-                                model.tensor(layer.outputs[0]).shape[: layer.calls.dims]
-                            ),
+                            "loop_dims": len(layer.calls.loops),
+                            "looped": list(layer.calls.loops),
+                            "calls": layer.calls.count(model.tensor(layer.outputs[0]).shape),
                             "views": [c(n) for n in layer.calls.views],
                         }
                     }

@@ -335,7 +335,7 @@ class Runtime:
         dimensions that move each slice view's data pointer (views that repeat stay where
         NAME_bind_views put them)."""
         calls, out = layer.calls, self.model.tensor(layer.outputs[0])
-        loops = [d for d in range(calls.dims) if out.shape[d] > 1]
+        loops = [d for d in calls.loops if out.shape[d] > 1]
         lines, indent = ["    {"], "        "
         if loops:
             lines.append(f"{indent}uint32_t {', '.join(f'i{d}' for d in loops)};")

@@ -134,7 +134,7 @@ def code_counts(mli: MliModel, fast_plan=None) -> dict[str, int]:
         counts["argument"] += _arguments(mli, la)
         if la.calls is not None:
             out = mli.tensors[la.outputs[0]]
-            loops = [d for d in range(la.calls.dims) if out.shape[d] > 1]
+            loops = [d for d in la.calls.loops if out.shape[d] > 1]
             counts["loop"] += len(loops)
             for name in la.inputs + la.outputs:
                 t = mli.tensors[name]

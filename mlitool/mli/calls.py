@@ -2,13 +2,11 @@
 MLI's parameter checks and set-up on the core, so the manifest gives the count.
 
 A layer with a kernel is one call; a layer run once per slice (`SliceCalls`, broadcasts) one per
-index of its looped output dimensions; with --fast-memory each of those once per tile of the plan.
+index of its looped output dimensions (leading or trailing, `mlitool.mli.lower.broadcast`); with --fast-memory each of those once per tile of the plan.
 A view is none.
 """
 
 from __future__ import annotations
-
-import math
 
 from mlitool.mli.types import MliModel
 
@@ -23,7 +21,7 @@ def kernel_calls(model: MliModel, fast_plan=None) -> list[int]:
             continue
         n = 1
         if la.calls is not None:
-            n = math.prod(model.tensors[la.outputs[0]].shape[: la.calls.dims])
+            n = la.calls.count(model.tensors[la.outputs[0]].shape)
         if fast_plan is not None:
             n *= fast_plan.layers[pos].calls
         out.append(n)

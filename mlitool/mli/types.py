@@ -183,24 +183,35 @@ class MliTensor:
 
 @dataclass
 class SliceCalls:
-    """A kernel called once per slice: nested loops over the first `dims` dimensions of the
-    layer's output (outermost first). Call operand k is `views[k]`, a view of layer operand k
-    (inputs, then outputs) over the remaining dimensions: an input of size 1 along a looped
-    dimension (a broadcast) is the same slice at every index, and an input of size 1 along
-    every remaining dimension is a one-element slice (MLI's scalar operand). Used where MLI's
-    element-wise kernels, which take equal shapes or a scalar, meet a broadcast activation."""
+    """A kernel called once per slice: nested loops over the output dimensions `loops`
+    (outermost first). Call operand k is `views[k]`, a view of layer operand k (inputs, then
+    outputs) over the other dimensions: an input of size 1 along a looped dimension (a
+    broadcast) is the same slice at every index, and an input of size 1 along every other
+    dimension is a one-element slice (MLI's scalar operand). Used where MLI's element-wise
+    kernels, which take equal shapes or a scalar, meet a broadcast activation: the loops run
+    over the leading dimensions (`[1,H,W,1] x [1,H,W,C]`: H*W calls over C elements) or over
+    the trailing ones (`[1,1,1,C] x [1,H,W,C]`: C calls over a strided view of H*W elements,
+    the channel's value the scalar), whichever makes fewer calls."""
 
-    dims: int
+    loops: tuple[int, ...]
     views: tuple[str, ...]
+
+    def count(self, out_shape: tuple[int, ...]) -> int:
+        """Calls per inference."""
+        return math.prod(out_shape[d] for d in self.loops)
 
     def steps(
         self, shape: tuple[int, ...], strides: tuple[int, ...], out_shape: tuple[int, ...]
     ) -> list[int]:
         """Elements the slice of an operand of `shape` (row-major or memory `strides`) moves per
-        index of each looped dimension: its stride, or 0 where it repeats."""
+        index of each output dimension: its stride along a looped dimension, 0 where it
+        repeats or the dimension is not looped."""
         lead = len(out_shape) - len(shape)
         shape, strides = (1,) * lead + tuple(shape), (0,) * lead + tuple(strides)
-        return [strides[d] if shape[d] == out_shape[d] else 0 for d in range(self.dims)]
+        return [
+            strides[d] if d in self.loops and shape[d] == out_shape[d] else 0
+            for d in range(len(out_shape))
+        ]
 
 
 @dataclass

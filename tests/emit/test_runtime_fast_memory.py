@@ -129,7 +129,8 @@ def _check_case(path: Path, fmt: str, budget: int, builds: dict, tmp_path, sampl
 
 # Keras exports of the corpus (tests/corpus): MobileNetV2's inverted residuals in row tiles
 # (all four builds, every budget), a U-Net (its skip concatenations staged from the slow arena;
-# 16 KB is too small: at its least), a 1-D KWS and a transformer block (tiny: at their least).
+# 16 KB is too small: at its least), a 1-D KWS and a transformer block (tiny: at their least),
+# MobileNetV3-Small (broadcast loops over the channels' strided views and over pixels).
 # "least": the bytes the refusal at 1 byte names, which must then fit.
 KERAS_CASES = [
     ("mobilenet_v2_int8", 16 * K, 4),
@@ -141,6 +142,8 @@ KERAS_CASES = [
     ("unet_int8", 64 * K, 1),
     ("kws_conv1d_int8", "least", 1),
     ("transformer_int8", "least", 1),
+    ("mobilenet_v3_small_int8", "least", 4),  # squeeze-excite loops over channels and pixels
+    ("mobilenet_v3_small_int8", 32 * K, 1),
 ]
 
 

@@ -66,7 +66,9 @@ def test_leading_dimensions_are_kept_in_the_mli_shapes(tmp_path):
     shapes = {n: model.tensor(n).shape for n in ("a", "e", "g", "y")}
     assert shapes == {"a": (32, 1, 16), "e": (32, 1, 16), "g": (1, 16), "y": (32, 16)}
     add = next(la for la in model.layers if la.index == 5)
-    assert add.calls is not None and add.calls.dims == 1  # g broadcast: 32 calls over [1, 16]
+    # g broadcasts over the 32 rows: 16 calls (one per channel, g's value the scalar) over the
+    # channel's 32 elements, not 32 calls over [1, 16]
+    assert add.calls is not None and add.calls.loops == (2,)
 
 
 def test_keras_reshape_view_has_the_rows():

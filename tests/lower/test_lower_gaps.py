@@ -154,7 +154,7 @@ def test_broadcast_constant_on_the_left_and_over_rows(tmp_path):
     assert worst_lsb(graph, mli) <= 1
 
 
-def test_broadcast_activation_is_one_call_per_pixel(tmp_path):
+def test_broadcast_activation_is_one_call_per_channel(tmp_path):
     graph = built(
         tmp_path,
         "add_aa",
@@ -165,7 +165,11 @@ def test_broadcast_activation_is_one_call_per_pixel(tmp_path):
     )
     mli = lower(graph, format="sa8")
     (layer,) = mli.layers
-    assert layer.calls.dims == 2 and [mli.tensor(v).shape for v in layer.calls.views] == [(8,)] * 3
+    # 8 calls (one per channel, over its 16 pixels, the [1,1,1,8] operand's value the scalar),
+    # not 16 calls over 8 channels
+    assert layer.calls.loops == (2,)
+    views = [mli.tensor(v) for v in layer.calls.views]
+    assert [(v.shape, v.mem_stride) for v in views] == [((1,), (1,))] + [((16, 1), (8, 1))] * 2
     assert worst_lsb(graph, mli) <= 1
     with pytest.raises(UnsupportedError, match=r"op 0 \(ADD\).*broadcasts to \[1, 4, 4, 8\]"):
         lower(graph, format="fx16", mli_version="1.1")

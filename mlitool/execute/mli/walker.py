@@ -139,25 +139,20 @@ def run_slices(layer: MliLayer, model: MliModel, xs: list, arith: Arith, n: int)
     the results land in the output's slices. The calls are independent, so this is what the
     runtime's loop computes."""
     calls, out = layer.calls, model.tensor(layer.outputs[0])
-    index = (
-        np.indices(out.shape[: calls.dims], np.int64).reshape(calls.dims, -1)  # (dims, calls)
-        if calls.dims
-        else np.zeros((0, 1), np.int64)
-    )  # one call over whole tensors
+    rest = [d for d in range(out.rank) if d not in calls.loops]
+    index = np.indices(out.shape, np.int64).reshape(out.rank, -1)  # every output element
 
     def positions(t: MliTensor, view: MliTensor) -> np.ndarray:
-        """(calls, slice elements): flat row-major positions of every call's slice in `t`."""
+        """(calls, slice elements): flat row-major positions of every call's slice in `t`,
+        the calls in loop order and each slice's elements in the order of the other output
+        dimensions (the view's row-major order)."""
         lead = (1,) * (out.rank - t.rank)
-        strides = row_major_strides(lead + t.shape)
-        start = (
-            np.asarray(calls.steps(t.shape, row_major_strides(t.shape), out.shape), np.int64)
-            @ index
-        )
-        inner = np.zeros(1, np.int64)
-        if view.size > 1:
-            tail = np.indices(view.shape).reshape(view.rank, -1)
-            inner = np.asarray(strides[calls.dims :], np.int64) @ tail
-        return start[:, None] + inner[None, :]
+        shape = lead + t.shape
+        strides = row_major_strides(shape)
+        steps = [st if ext == full else 0 for st, ext, full in zip(strides, shape, out.shape)]
+        flat = (np.asarray(steps, np.int64) @ index).reshape(out.shape)
+        flat = flat.transpose(list(calls.loops) + rest).reshape(calls.count(out.shape), -1)
+        return flat if view.size == flat.shape[1] else flat[:, :1]  # one element: the scalar
 
     views = [model.tensor(v) for v in calls.views]
     gathered = []
