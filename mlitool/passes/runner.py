@@ -46,8 +46,8 @@ from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
-from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.float16 import fold_float16_dequantize
+from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool

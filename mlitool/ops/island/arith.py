@@ -37,12 +37,15 @@ def combine(values: list[np.ndarray], steps) -> np.ndarray:
     with np.errstate(all="ignore"):
         for v, (kind, act) in zip(values[1:], steps):
             v = np.asarray(v, f32)
-            acc = {
-                "ADD": lambda: acc + v,
-                "SUB": lambda: acc - v,
-                "RSUB": lambda: v - acc,
-                "MUL": lambda: acc * v,
-            }[kind]().astype(f32)
+            if kind == "ADD":
+                acc = acc + v
+            elif kind == "SUB":
+                acc = acc - v
+            elif kind == "RSUB":
+                acc = v - acc
+            else:  # MUL
+                acc = acc * v
+            acc = acc.astype(f32)
             lo, hi = act_bounds(act) if isinstance(act, str) else act
             acc = np.minimum(np.maximum(acc, f32(lo)), f32(hi)).astype(f32)
     return acc
