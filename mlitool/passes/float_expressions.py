@@ -100,7 +100,8 @@ class _Island:
     steps: list[tuple[str, str]]  # (ADD | SUB | RSUB | MUL, activation) per term after the first
 
     def op(self, graph: ir.Graph, at: ir.Op) -> ir.Op:
-        labels = tuple(o.label for o in self.ops)
+        # the op's own label first (inspect shows the rest as rewritten into it)
+        labels = (at.label, *(o.label for o in self.ops if o.index != at.index))
         opts: dict = {REWRITTEN_FROM: labels}
         kinds = sorted({o.type for o in self.ops} - {"DEQUANTIZE", "QUANTIZE"})
         if len(self.inputs) == 1:

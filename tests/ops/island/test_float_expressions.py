@@ -159,3 +159,15 @@ def test_island_c_compiles_as_cxx20(mli_builds, tmp_path):
     cmd = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
     cmd += [*mli_cflags("2.0"), "-I", str(tmp_path / "out"), "-c", "net.c", "-o", "net.o"]
     subprocess.run(cmd, cwd=tmp_path / "out", check=True, capture_output=True)
+
+
+def test_inspect_names_each_island_and_how_it_runs(tmp_path):
+    from mlitool.inspect.command import inspect_file
+
+    doc = inspect_file(_mixed(tmp_path))
+    assert list(doc["float_islands"]) == ["op 4 (MUL)", "op 9 (SUB)"]
+    assert doc["float_islands"]["op 4 (MUL)"].startswith("int8 table of 256 (ADD, MUL of one")
+    assert doc["float_islands"]["op 9 (SUB)"].startswith("float32 LOGISTIC, MUL, SUB of 3 int8")
+    rows = {r["index"]: r["rewritten"] for r in doc["ops"]}
+    assert rows[9]["as"] == "FLOAT_ISLAND" and rows[9]["runs"] == doc["float_islands"]["op 9 (SUB)"]
+    assert rows[5] == {"into": "op 4 (MUL)"} and rows[10] == {"into": "op 9 (SUB)"}
