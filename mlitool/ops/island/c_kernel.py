@@ -49,6 +49,19 @@ static float @FN@_step(float acc, float v, int32_t op, int32_t lo, int32_t hi) {
     return f > h ? h : f;
 }
 
+/* Input value x of a term: its table's float32 bit pattern, or (`deq`: the term is a plain
+ * DEQUANTIZE, the table holds the scale's bits and the zero point) scale * (x - zp), one
+ * float32 rounding of the exact product as TFLite's double product cast to float; volatile:
+ * the product is not contracted with the step that adds it. */
+static float @FN@_value(const int32_t *t, int32_t deq, int32_t x) {
+    volatile float r;
+    if (!deq) {
+        return @FN@_f32(t[x + 128]);
+    }
+    r = @FN@_f32(t[0]) * (float)(x - t[1]);
+    return r;
+}
+
 /* QUANTIZE's reference rounding: roundf(v) + zp clamped to int8; |v| capped at 2^24 first */
 static int32_t @FN@_round(float v, int32_t zp) {
     float t, f;
@@ -72,8 +85,8 @@ def _source(n: int) -> str:
         for k in range(n)
     )
     steps = "".join(
-        f"        acc = @FN@_step(acc, @FN@_f32(t{k}[x{k}[@P@_offset(in{k}, i)] + 128]), "
-        f"cfg->op{k}, cfg->lo{k}, cfg->hi{k});\n"
+        f"        v = @FN@_value(t{k}, cfg->deq{k}, x{k}[@P@_offset(in{k}, i)]);\n"
+        f"        acc = @FN@_step(acc, v, cfg->op{k}, cfg->lo{k}, cfg->hi{k});\n"
         for k in range(1, n)
     )
     return (
@@ -84,7 +97,7 @@ def _source(n: int) -> str:
     const float scale = @FN@_f32(cfg->fscale);
     uint32_t i, n = @P@_count(out);
     for (i = 0u; i < n; i++) {{
-        float acc = @FN@_f32(t0[x0[@P@_offset(in0, i)] + 128]);
+        float v, acc = @FN@_value(t0, cfg->deq0, x0[@P@_offset(in0, i)]);
 {steps}        y[@P@_offset(out, i)] = (int8_t)@FN@_round(acc / scale, cfg->out_zp);
     }}
     return MLI_STATUS_OK;
@@ -94,16 +107,21 @@ def _source(n: int) -> str:
 
 
 def _cfg(n: int) -> tuple[str, ...]:
-    return (*(f"{f}{k}" for k in range(1, n) for f in ("op", "lo", "hi")), "fscale", "out_zp")
+    steps = (f"{f}{k}" for k in range(1, n) for f in ("op", "lo", "hi"))
+    return (*(f"deq{k}" for k in range(n)), *steps, "fscale", "out_zp")
 
 
 def _run(layer, model, xs, arith_mode) -> np.ndarray:
     cfg = layer.cfg
     n = len(layer.inputs)
-    tables = np.stack(
-        [model.tensor(layer.params[f"table{k}"]).data.astype(np.int32).view(np.float32)
-         for k in range(n)]
-    )  # fmt: skip
+    tables = []
+    for k in range(n):
+        data = model.tensor(layer.params[f"table{k}"]).data.astype(np.int32)
+        if cfg[f"deq{k}"]:  # the scale's bits and the zero point: one float32 product each
+            scale = data[:1].view(np.float32)[0]
+            data = dequantized(float(scale), int(data[1])).view(np.int32)
+        tables.append(data.view(np.float32))
+    tables = np.stack(tables)
     codes = {v: k for k, v in arith.STEP_CODES.items()}
     steps = []
     for k in range(1, n):
@@ -114,6 +132,11 @@ def _run(layer, model, xs, arith_mode) -> np.ndarray:
     y = arith.island_int8(ins, tables, steps, float(scale), int(cfg["out_zp"]))
     out_shape = model.tensor(layer.outputs[0]).shape
     return y.reshape((ins[0].shape[0],) + tuple(out_shape))
+
+
+def dequantized(scale: float, zp: int) -> np.ndarray:
+    """DEQUANTIZE of every int8 value -128..127 in float32: scale * (x - zp), one rounding."""
+    return (np.float32(scale) * (np.arange(-128, 128) - zp).astype(np.float32)).astype(np.float32)
 
 
 _KERNELS: dict[int, FallbackKernel] = {}

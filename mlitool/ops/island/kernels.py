@@ -20,7 +20,7 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
 from mlitool.ops.common import fallback_checks as FB
 from mlitool.ops.island import arith
-from mlitool.ops.island.c_kernel import MAX_INPUTS, island_kernel
+from mlitool.ops.island.c_kernel import MAX_INPUTS, dequantized, island_kernel
 from mlitool.ops.unary import c_kernel as lut
 
 f32 = np.float32
@@ -88,13 +88,21 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
         )
         return
     scale, zp = FB.sa8_params(b, op, out_idx)
-    params = {}
-    for k, values in enumerate(_tables(op)):
-        note = f"float32 value (bit pattern) of input {k} for every int8 value, as the island"
+    params, cfg = {}, {}
+    for k, (idx, values) in enumerate(zip(op.inputs, _tables(op))):
+        s_in, z_in = FB.sa8_params(b, op, idx)
+        # a plain DEQUANTIZE: its scale and zero point (8 bytes) instead of 1 KiB of values
+        deq = np.array_equal(_bits(values), _bits(dequantized(s_in, z_in)))
+        if deq:
+            data = np.array([_bits([s_in])[0], z_in], np.int32)
+            note = f"input {k} is DEQUANTIZEd: float32 scale (bit pattern) and zero point"
+        else:
+            data = _bits(values)
+            note = f"float32 value (bit pattern) of input {k} for every int8 value, as the island"
+        cfg[f"deq{k}"] = int(deq)
         params[f"table{k}"] = b.sa_constant(
-            f"{out.name}_values{k}", ElType.SA32, _bits(values), notes=[note]
+            f"{out.name}_values{k}", ElType.SA32, data, notes=[note]
         )
-    cfg = {}
     for k, (kind, act) in enumerate(op.options[ISLAND_STEPS], start=1):
         lo, hi = arith.act_bounds(act)
         cfg |= {f"op{k}": arith.STEP_CODES[kind], f"lo{k}": int(_bits([lo])[0])}
