@@ -1,6 +1,7 @@
 """`float_island<N>`: an int8 model's float island of N int8 inputs (N = 2..MAX_INPUTS) in
-float32 C, as TFLite computes it: each input's float32 value from its table (bit patterns,
-256 per input), the island's ADD / SUB / MUL left to right with their fused activations, then
+float32 C, as TFLite computes it: each input's float32 value (`deq<k>`: a plain DEQUANTIZE,
+scale * (x - zp) from the scale's bits and the zero point; else from its table, 256 bit
+patterns), the island's ADD / SUB / MUL left to right with their fused activations, then
 QUANTIZE's division by the output scale, rounded half away from zero, plus the zero point,
 clamped (`arith.island_int8` is its numpy twin).
 

@@ -4,7 +4,8 @@ tflite mode: one int8 input: the island's 256 int8 results (`ISLAND_TABLE`); sev
 float32 arithmetic on the tables of their values (`arith.island_int8`). float mode (real values
 in and out): each input back on its int8 grid, the same float32 values, unquantized.
 Lowering: one input onto the `lut8` table look-up (no float arithmetic); several onto
-`float_island<N>` (`c_kernel.py`: float32 operations in C).
+`float_island<N>` (`c_kernel.py`: float32 operations in C), an input whose values are its plain
+DEQUANTIZE (bit for bit, checked on all 256) as its scale and zero point, else as its table.
 """
 
 from __future__ import annotations
