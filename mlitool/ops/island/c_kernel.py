@@ -9,8 +9,10 @@ IEEE-754 single precision rounds each addition, subtraction, multiplication and 
 on every target, provided the compiler does not contract a multiplication and the next addition
 into a fused multiply-add (one rounding instead of two; GCC does so by default outside strict
 ISO modes, -ffp-contract=fast): each step's result goes through a volatile float, which forces
-its rounding to float32. A product followed only by the division by the scale cannot contract
-(an FMA multiplies and adds). On a core without an FPU every float operation is a call into the
+its rounding to float32 (GCC 12 at -O2 -mfma -ffp-contract=fast emits no FMA here even without
+it: the clamp and the table-or-product choice stand between; volatile makes that hold for any
+compiler). A product followed only by the division by the scale cannot contract (an FMA
+multiplies and adds). On a core without an FPU every float operation is a call into the
 compiler's soft-float library: tens of cycles per operation instead of one or two (per output
 element N - 1 operations, a division and the rounding), and the library's code size.
 """

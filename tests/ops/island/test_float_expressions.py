@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -171,3 +172,24 @@ def test_inspect_names_each_island_and_how_it_runs(tmp_path):
     rows = {r["index"]: r["rewritten"] for r in doc["ops"]}
     assert rows[9]["as"] == "FLOAT_ISLAND" and rows[9]["runs"] == doc["float_islands"]["op 9 (SUB)"]
     assert rows[5] == {"into": "op 4 (MUL)"} and rows[10] == {"into": "op 9 (SUB)"}
+
+
+@pytest.mark.skipif(
+    "fma" not in Path("/proc/cpuinfo").read_text(errors="ignore").split(),
+    reason="needs a host with fused multiply-add",
+)
+def test_island_c_stays_bit_exact_where_the_compiler_may_fuse_multiply_add(mli_builds, tmp_path):
+    """Built with -ffp-contract=fast and FMA instructions the C still equals the executor: each
+    product rounds on its own. Contracting DEQUANTIZE's product into the add changes 1472 of
+    the 65536 pairs' results here (float64 model of an FMA), about 360 of the elements run."""
+    shape = [1, 64, 64, 1]
+    # x0 * 0.1 + x1 * 0.3 is an odd multiple of half the output scale 0.2 for half the pairs:
+    # the float32 sum's last bit decides the rounding, and a fused multiply-add changes it
+    tensors = [T(shape, scale=[0.1], zero_point=[0]), T(shape, scale=[0.3], zero_point=[0])]
+    tensors += [T(shape, "float32") for _ in range(3)] + [T(shape, scale=[0.2], zero_point=[0])]
+    ops = [("DEQUANTIZE", [0], [2], None), ("DEQUANTIZE", [1], [3], None)]
+    ops += [("ADD", [2, 3], [4], _add("ADD")), ("QUANTIZE", [4], [5], None)]
+    path = tmp_path / "ties.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0, 1], [5]))
+    flags = [*mli_cflags("2.0"), "-O2", "-mfma", "-ffp-contract=fast"]
+    H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, flags, samples=4))
