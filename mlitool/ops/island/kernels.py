@@ -15,7 +15,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.params import scale_of, zp_of
-from mlitool.ir import ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
+from mlitool.ir import ISLAND_RUNS, ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
 from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
@@ -85,7 +85,7 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
             xs,
             [out.name],
             params={"table": table},
-            notes=["float island of one int8 input: fallback C (table look-up, 256 bytes)"],
+            notes=[f"float island: fallback C, {op.options.get(ISLAND_RUNS)}"],
         )
         return
     scale, zp = FB.sa8_params(b, op, out_idx)
@@ -117,7 +117,7 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
         params=params,
         cfg=cfg,
         notes=[
-            f"float island of {len(xs)} int8 inputs: fallback C in float32 as TFLite "
+            f"float island: fallback C, {op.options.get(ISLAND_RUNS)} "
             "(software floating point on a core without an FPU)"
         ],
     )

@@ -193,3 +193,19 @@ def test_island_c_stays_bit_exact_where_the_compiler_may_fuse_multiply_add(mli_b
     path.write_bytes(graph_model(tensors, ops, [0, 1], [5]))
     flags = [*mli_cflags("2.0"), "-O2", "-mfma", "-ffp-contract=fast"]
     H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, flags, samples=4))
+
+
+def test_lowering_notes_name_how_each_island_runs(tmp_path):
+    """report's "Lowering decisions" shows each island's layer with how it runs."""
+    from mlitool.pipeline import ModelOptions, load, settle
+
+    _, model = load(_mixed(tmp_path), settle(ModelOptions(format="sa8")))
+    notes = {(la.index, la.op_type, la.kernel): la.notes for la in model.layers}
+    assert set(notes) == {(4, "MUL", "mlitool_lut8"), (9, "SUB", "mlitool_float_island3")}
+    assert notes[(4, "MUL", "mlitool_lut8")] == [
+        "float island: fallback C, int8 table of 256 (ADD, MUL of one int8 input: identical to "
+        "the float island on every input)"
+    ]
+    assert notes[(9, "SUB", "mlitool_float_island3")][0].startswith(
+        "float island: fallback C, float32 LOGISTIC, MUL, SUB of 3 int8 inputs as TFLite"
+    )
