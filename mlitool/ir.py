@@ -47,6 +47,14 @@ ISLAND_TABLE = "island_table"
 # the 256 DEQUANTIZE results over -128..127 (float32 values); its tflite kernel runs its float32
 # kernel on them and quantizes as QUANTIZE does to its output's parameters.
 FLOAT_ISLAND = "float_island"
+# The op a graph pass makes of an int8 model's float island of several ops (DEQUANTIZE ->
+# ADD / SUB / MUL / LOGISTIC ... -> QUANTIZE, mlitool.passes.float_expressions) and its options:
+# one 256-entry float32 table per int8 input (the island's float value of that input alone),
+# and how the tables' values combine (one (op, activation) per input after the first).
+ISLAND_OP = "FLOAT_ISLAND"
+ISLAND_TERMS = "island_terms"
+ISLAND_STEPS = "island_steps"
+ISLAND_RUNS = "island_runs"  # one line for inspect: how the island runs
 
 
 @dataclass(frozen=True)

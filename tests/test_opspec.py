@@ -132,6 +132,9 @@ _ELSEWHERE = {
     "passes/upsampling.py",  # the movement ops a nearest-upsampling chain is made of
     "passes/dilated.py",  # the ops a dilated convolution through the batch is made of
     "verify/classes.py",  # ops that keep values, walked back from an output
+    "passes/float_expressions.py",  # the float ops an int8 model's float island may hold
+    "ops/island/arith.py",  # the island's steps: ADD / SUB / MUL in float32
+    "passes/qdq.py",  # ops whose int8 form keeps its input's parameters (a QDQ pair's neighbours)
 }
 
 

@@ -11,6 +11,7 @@ from mlitool import ir
 from mlitool.inspect.model_style import detect_style, stored_constant, weight_input
 from mlitool.inspect.opstats import graph_totals, op_stats
 from mlitool.inspect.runs_as import runs_as
+from mlitool.ir import ISLAND_RUNS
 from mlitool.ops import spec as opspec
 from mlitool.passes.runner import fold_model
 from mlitool.passes.upsampling import REWRITTEN_FROM
@@ -84,6 +85,10 @@ def summarize(model: ir.Model) -> dict[str, Any]:
         "folded_ops": folded.folded_ops,
         "removed_ops": folded.removed_ops,
         "rewritten_ops": folded.rewritten_ops,
+        # an int8 model's float islands as one op each: {label: how it runs}
+        "float_islands": {
+            op.label: op.options[ISLAND_RUNS] for op in folded.main.ops if ISLAND_RUNS in op.options
+        },
     }
 
 
@@ -91,7 +96,10 @@ def _rewrite(op: ir.Op, now: ir.Op | None, into: dict[str, str]) -> dict[str, An
     """The row's "rewritten" entry: {"as": type, "replaces": labels} for the op a chain became,
     {"into": label} for the chain's other ops, else None."""
     if now is not None and REWRITTEN_FROM in now.options:
-        return {"rewritten": {"as": now.type, "replaces": list(now.options[REWRITTEN_FROM])}}
+        entry = {"as": now.type, "replaces": list(now.options[REWRITTEN_FROM])}
+        if ISLAND_RUNS in now.options:  # an int8 model's float island: how it runs
+            entry["runs"] = now.options[ISLAND_RUNS]
+        return {"rewritten": entry}
     return {"rewritten": {"into": into[op.label]} if op.label in into else None}
 
 

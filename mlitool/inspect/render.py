@@ -61,6 +61,8 @@ def render(summary: dict[str, Any], console: Console | None = None) -> None:
         console.print(
             Text(f"Rewritten at import (MLI column: rewritten): {new} replaces {', '.join(olds)}")
         )
+    for label, runs in s.get("float_islands", {}).items():
+        console.print(Text(f"Float island {label} runs as: {runs}"))
     for p in s["problems"]:
         console.print(Text(f"malformed graph: {p}", style="red"))
 

@@ -24,7 +24,7 @@ import dataclasses
 import numpy as np
 
 from mlitool import ir
-from mlitool.ir import FLOAT_ISLAND, ISLAND_TABLE
+from mlitool.ir import FLOAT_ISLAND, ISLAND_RUNS, ISLAND_TABLE
 from mlitool.ops import spec as opspec
 from mlitool.passes.context import PassContext
 from mlitool.passes.upsampling import REWRITTEN_FROM
@@ -92,9 +92,12 @@ def fuse_float_islands(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
             if _elementwise_fallback(graph, op):
                 table = _table(graph, (deq, op, quant))
                 carried = {ISLAND_TABLE: tuple(int(v) for v in table)}
+                runs = f"int8 table of 256 ({op.type} of one int8 input: identical on every input)"
             else:  # the DEQUANTIZE values the op's float32 kernel starts from
                 table = _table(graph, (deq,))
                 carried = {FLOAT_ISLAND: tuple(float(v) for v in table)}
+                runs = f"float32 {op.type} as TFLite (DEQUANTIZE values, QUANTIZE's rounding)"
+            carried[ISLAND_RUNS] = runs  # inspect names it
             fused = dataclasses.replace(
                 op,
                 inputs=(x.index, *op.inputs[1:]),

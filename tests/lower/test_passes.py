@@ -18,6 +18,7 @@ from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
+from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
@@ -150,6 +151,7 @@ def test_one_ordered_list_of_passes():
         fuse_tiled_upsampling,
         fuse_space_to_batch_conv,
         fuse_float_islands,
+        fuse_float_expressions,
         cast_bool_as_select,
         rescale_bias_as_tflite,
         fuse_pad_into_conv,
@@ -157,7 +159,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 8 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 9 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

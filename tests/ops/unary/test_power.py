@@ -12,7 +12,7 @@ import pytest
 from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
-from mlitool.ir import ISLAND_TABLE
+from mlitool.ir import ISLAND_OP, ISLAND_TABLE
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from mlitool.tflite.reader import read_model
@@ -130,10 +130,11 @@ def test_pow_island_sharing_its_dequantize_is_int8(zin, exponent, tmp_path):
 
 
 def test_a_dequantize_not_read_by_islands_alone_stays(tmp_path):
-    """The exponent is a graph input: POW is no island, so the shared DEQUANTIZE stays, and the
-    SQUARE island with it (its float input is still needed)."""
+    """The exponent is a graph input: POW is no island, so the shared DEQUANTIZE stays for it;
+    the SQUARE island becomes its int8 table all the same (mlitool.passes.float_expressions)."""
     g = read(_islands(tmp_path, 0, const=False)).main
-    assert [op.type for op in g.ops] == ["DEQUANTIZE", "POW", "QUANTIZE", "SQUARE", "QUANTIZE"]
+    assert [op.type for op in g.ops] == ["DEQUANTIZE", "POW", "QUANTIZE", ISLAND_OP]
+    assert len(g.ops[3].options[ISLAND_TABLE]) == 256 and g.ops[3].inputs == g.ops[0].inputs
 
 
 @pytest.mark.parametrize("fmt", ["sa8", "fx16"])

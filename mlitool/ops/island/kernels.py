@@ -1,0 +1,123 @@
+"""The executors' kernels and the lowering of `ir.ISLAND_OP` (an int8 model's float island).
+
+tflite mode: one int8 input: the island's 256 int8 results (`ISLAND_TABLE`); several: TFLite's
+float32 arithmetic on the tables of their values (`arith.island_int8`). float mode (real values
+in and out): each input back on its int8 grid, the same float32 values, unquantized.
+Lowering: one input onto the `lut8` table look-up (no float arithmetic); several onto
+`float_island<N>` (`c_kernel.py`: float32 operations in C), an input whose values are its plain
+DEQUANTIZE (bit for bit, checked on all 256) as its scale and zero point, else as its table.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool import ir
+from mlitool.execute.reference.call import Call
+from mlitool.execute.reference.params import scale_of, zp_of
+from mlitool.ir import ISLAND_RUNS, ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
+from mlitool.mli.lower.builder import Builder
+from mlitool.mli.lower.checks import _OK, Subject
+from mlitool.mli.types import ElType
+from mlitool.ops.common import fallback_checks as FB
+from mlitool.ops.island import arith
+from mlitool.ops.island.c_kernel import MAX_INPUTS, dequantized, island_kernel
+from mlitool.ops.unary import c_kernel as lut
+
+f32 = np.float32
+SA8 = ElType.SA8
+
+
+def _tables(op: ir.Op) -> np.ndarray:
+    terms = op.options[ISLAND_TERMS]
+    return np.asarray(terms, f32).reshape(len(terms), 256)
+
+
+def tflite_island(c: Call):
+    out = c.tout()
+    xs = [np.asarray(c.x(i)) for i in range(len(c.op.inputs))]
+    if ISLAND_TABLE in c.op.options:
+        table = np.asarray(c.op.options[ISLAND_TABLE], np.int8)
+        return [table[xs[0].astype(np.int16) + 128]]
+    steps = c.op.options[ISLAND_STEPS]
+    return [arith.island_int8(xs, _tables(c.op), steps, scale_of(out), zp_of(out))]
+
+
+def float_island(c: Call):
+    xs = []
+    for i in range(len(c.op.inputs)):
+        t = c.tin(i)
+        q = arith.quantize(np.asarray(c.x(i), f32), scale_of(t), zp_of(t))
+        xs.append(q.astype(np.int16) + 128)
+    out = c.tout()
+    if ISLAND_TABLE in c.op.options:
+        table = np.asarray(c.op.options[ISLAND_TABLE], np.int8).astype(f32)
+        return [(f32(scale_of(out)) * (table[xs[0]] - f32(zp_of(out)))).astype(f32)]
+    tables = _tables(c.op)
+    values = [tables[k][x] for k, x in enumerate(xs)]
+    return [arith.combine(values, c.op.options[ISLAND_STEPS])]
+
+
+def island_inputs_in_range(s: Subject):
+    """a float island of {n} int8 inputs (fallback C takes up to {most})"""
+    n = len(s.op.inputs)
+    return _OK if n <= MAX_INPUTS else {"n": n, "most": MAX_INPUTS}
+
+
+CHECKS = (*FB.CHECKS, island_inputs_in_range)
+
+
+def _bits(values) -> np.ndarray:
+    return np.asarray(values, f32).view(np.int32)
+
+
+def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
+    out_idx = op.outputs[0]
+    xs = [b.use(op, i, SA8) for i in op.inputs]
+    out = b.produce(out_idx, SA8)
+    if ISLAND_TABLE in op.options:  # a function of one int8 input: its 256 results
+        note = "the float island's int8 result for every input -128..127, as TFLite computes it"
+        data = np.asarray(op.options[ISLAND_TABLE], np.int8)
+        table = b.sa_constant(f"{out.name}_table", SA8, data, notes=[note])
+        b.fallback(
+            op,
+            lut.LUT8,
+            xs,
+            [out.name],
+            params={"table": table},
+            notes=[f"float island: fallback C, {op.options.get(ISLAND_RUNS)}"],
+        )
+        return
+    scale, zp = FB.sa8_params(b, op, out_idx)
+    params, cfg = {}, {}
+    for k, (idx, values) in enumerate(zip(op.inputs, _tables(op))):
+        s_in, z_in = FB.sa8_params(b, op, idx)
+        # a plain DEQUANTIZE: its scale and zero point (8 bytes) instead of 1 KiB of values
+        deq = np.array_equal(_bits(values), _bits(dequantized(s_in, z_in)))
+        if deq:
+            data = np.array([_bits([s_in])[0], z_in], np.int32)
+            note = f"input {k} is DEQUANTIZEd: float32 scale (bit pattern) and zero point"
+        else:
+            data = _bits(values)
+            note = f"float32 value (bit pattern) of input {k} for every int8 value, as the island"
+        cfg[f"deq{k}"] = int(deq)
+        params[f"table{k}"] = b.sa_constant(
+            f"{out.name}_values{k}", ElType.SA32, data, notes=[note]
+        )
+    for k, (kind, act) in enumerate(op.options[ISLAND_STEPS], start=1):
+        lo, hi = arith.act_bounds(act)
+        cfg |= {f"op{k}": arith.STEP_CODES[kind], f"lo{k}": int(_bits([lo])[0])}
+        cfg |= {f"hi{k}": int(_bits([hi])[0])}
+    cfg |= dict(fscale=int(_bits([scale])[0]), out_zp=zp)
+    b.fallback(
+        op,
+        island_kernel(len(xs)),
+        xs,
+        [out.name],
+        params=params,
+        cfg=cfg,
+        notes=[
+            f"float island: fallback C, {op.options.get(ISLAND_RUNS)} "
+            "(software floating point on a core without an FPU)"
+        ],
+    )
