@@ -56,8 +56,10 @@ def rescale_bias_as_tflite(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         stored = np.asarray(b.quant.scale, np.float64)
         n = max(stored.size, 1)
         prod = _product(graph, op, n)
-        if prod is None or stored.size not in (1, n) or np.any(prod <= 0):
+        if prod is None or stored.size not in (1, n) or not np.all(prod > 0):
             continue
+        if not np.all(np.isfinite(stored)) or not np.all(np.isfinite(prod)):
+            continue  # validation refuses such scales
         stored = np.broadcast_to(stored, (n,))
         raw = np.asarray(b.data).reshape(-1)
         used = raw != 0 if raw.size == n else np.full(n, bool(np.any(raw)))

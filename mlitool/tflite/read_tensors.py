@@ -91,7 +91,8 @@ class TensorReader:
         zp = self.chk.array(q, _QUANT_ZERO_POINT, "<i8", f"the zero points of {label}")
         if scale is None or scale.size == 0:
             return None  # TFLite: no scales means not quantized
-        scale = scale.astype(np.float64)
+        with np.errstate(invalid="ignore"):  # a signalling NaN, reported below
+            scale = scale.astype(np.float64)
         n = scale.size
         if not np.all(np.isfinite(scale) & (scale > 0)):
             self.warnings.append(

@@ -180,7 +180,9 @@ def activation_types(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
                 yield Problem(f"has type {t.dtype}, the op's input {x.dtype}", op, t)
                 return
     if spec.quantized:
-        for t in data + outs:
+        # a MAC op's integer weights too: TFLite's kernels read their scales (per channel)
+        weights = [g.slot(op, w) for w in spec.weights if spec.mac and spec.has_slot(w)]
+        for t in data + outs + [w for w in weights if w is not None]:
             if t.dtype in _QUANTIZED_TYPES and t.quant is None:
                 yield Problem(f"is {t.dtype} without quantization parameters", op, t)
                 return

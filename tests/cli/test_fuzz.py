@@ -95,6 +95,12 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         ("corpus_ops/unpack_int16.tflite", 40, 9954, "ops"),
         # an op writing a tensor another op wrote: the upsampling pass walked a cycle for ever
         ("corpus_ops/reshape_float32.tflite", 40, 4688, "fields"),
+        # int8 weights left without scales; a signalling NaN scale (a warning in a cast); ADD_N's
+        # output shape; infinite scales in the bias pass (a warning in a subtraction)
+        ("corpus_torch/conv_gru_h0_pt2e_int8.tflite", 41, 1490, "lengths"),
+        ("corpus_torch/ds_cnn_pt2e_int8.tflite", 41, 5576, "fields"),
+        ("corpus_ops/add_n_float32.tflite", 41, 6737, "fields"),
+        ("corpus_ops/conv_2d_grouped_int16.tflite", 41, 7888, "fields"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):
@@ -110,6 +116,7 @@ def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):
         npy,
         random.Random(seed * 1_000_003 + case),
         work,
-        mutate_ops if mutator == "ops" else M.mutate,
+        {"ops": mutate_ops, "lengths": M.mutate_lengths, "fields": M.mutate}[mutator],
     )
-    assert not problem and outcome.code in (2, 4), (argv, how, outcome.stderr)
+    # no internal error, traceback or warning; a refusal (inspect: a problem listed, exit 0)
+    assert not problem and outcome.code in (0, 2, 4), (argv, how, outcome.stderr)

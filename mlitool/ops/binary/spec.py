@@ -87,13 +87,34 @@ fallback_op(
     run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
     macs=batch_matmul_macs,
 )
+
+
 # N tensors summed: TFLite's float32 kernel; a quantized model on a chain of binary8 ADDs.
+def add_n_shapes(g: ir.Graph, op: ir.Op) -> Iterator[V.Problem]:
+    """Every input and the output of one shape (TFLite's Prepare)."""
+    want = tuple(g.tensors[op.inputs[0]].shape)
+    for i in op.inputs[1:]:
+        if tuple(g.tensors[i].shape) != want:
+            yield V.Problem(
+                f"has shape {list(g.tensors[i].shape)}, the first input's is {list(want)}",
+                op,
+                g.tensors[i],
+            )
+            return
+    out = g.tensors[op.outputs[0]]
+    if tuple(out.shape) != want:
+        yield V.Problem(
+            f"has shape {list(out.shape)}, but the op computes {list(want)}", op, out, computed=want
+        )
+
+
 fallback_op(
     "ADD_N",
     ("input",),
     variadic=True,
     options="AddNOptions",
     all_data=True,
+    shapes=add_n_shapes,
     checks=AN.CHECKS,
     lower=AN.lower_add_n,
     run=(AN.float_add_n, AN.tflite_add_n),
