@@ -94,6 +94,14 @@ def _count(c: Call, axes) -> int:
     return int(np.prod([shape[a] for a in axes]))
 
 
+def _shaped(c: Call, y: np.ndarray) -> np.ndarray:
+    """`y` in the stored output shape; a refusal where the axes (not constant) reduce to another
+    shape, which TFLite computes at run time only."""
+    if y.size != int(np.prod(c.out_shape())):
+        raise c.unsupported("a reduction to a shape known at run time only")
+    return y.reshape(c.out_shape())
+
+
 def float_kernel(name: str):
     mode = mode_of(name)
 
@@ -106,7 +114,7 @@ def float_kernel(name: str):
                 y = (y / f32(_count(c, axes))).astype(f32)
         else:
             y = reduce_int(x, mode, axes, keep)
-        return [np.asarray(y, dtype=f32).reshape(c.out_shape())]
+        return [_shaped(c, np.asarray(y, dtype=f32))]
 
     run.__name__ = f"float_{name.lower()}"
     return run
@@ -130,7 +138,7 @@ def tflite_kernel(name: str):
         if mode != "sum":
             if not _same_params(tin, tout):  # TFLite's Eval refuses it too
                 raise c.unsupported(f"{name} with output parameters unlike its input's")
-            return [acc.astype(tout.dtype).reshape(c.out_shape())]
+            return [_shaped(c, acc.astype(tout.dtype))]
         count = _count(c, axes)
         if name == "SUM":
             scale, bias = sum_float_params(scale_of(tin), scale_of(tout), zp_of(tin), count)
@@ -138,7 +146,7 @@ def tflite_kernel(name: str):
         else:
             m, s = mean_or_sum_multiplier(scale_of(tin), scale_of(tout), count, mean=True)
             y = requantize(acc, zp_of(tin) * count, m, s, zp_of(tout), tout.dtype)
-        return [y.reshape(c.out_shape())]
+        return [_shaped(c, y)]
 
     run.__name__ = f"tflite_{name.lower()}"
     return run
