@@ -290,8 +290,9 @@ def int_quantize(
         shape = [1] * x.ndim
         shape[axis] = -1
         scale, zp = scale.reshape(shape), zp.reshape(shape)
-    v = x / scale
-    q = np.sign(v) * np.floor(np.abs(v) + 0.5) + zp
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # saturated below
+        v = x / scale
+        q = np.sign(v) * np.floor(np.abs(v) + 0.5) + zp
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     n_sat = int(np.count_nonzero((q < lo) | (q > hi)))
     dtype = np.int8 if bits <= 8 else np.int16 if bits <= 16 else np.int32

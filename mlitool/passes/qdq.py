@@ -108,7 +108,10 @@ def _weight(graph, consumers, idx: int, quant: ir.Quant, found: dict) -> None:
             return
         if axis is not None:
             if op.type == "TRANSPOSE":
-                axis = [int(p) for p in np.asarray(arg.data).reshape(-1)].index(axis)
+                perm = [int(p) for p in np.asarray(arg.data).reshape(-1)]
+                if axis not in perm:  # not a permutation: validation refuses the file
+                    return
+                axis = perm.index(axis)
             else:
                 axis = _reshaped_axis(shape, tuple(out.shape), axis)
                 if axis is None:

@@ -104,6 +104,12 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         # a float TRANSPOSE permutation (a warning in a cast); MEAN axes no longer constant
         ("corpus_torch/shufflenet_v2_float_nchw.tflite", 42, 1152, "fields"),
         ("corpus_ops/mean_float32.tflite", 42, 6872, "fields"),
+        # a denormal scale (divide by zero warning); a block size of 0; an unknown fused
+        # activation in a float island; a weight pair's TRANSPOSE that is no permutation
+        ("corpus_torch/resnet18_pt2e_qdq.tflite", 43, 3376, "fields"),
+        ("corpus_ops/space_to_batch_nd_float32.tflite", 43, 5827, "fields"),
+        ("corpus_torch/resnet18_pt2e_int8.tflite", 43, 6343, "ops"),
+        ("corpus_torch/ds_cnn_pt2e_qdq.tflite", 43, 8916, "fields"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):

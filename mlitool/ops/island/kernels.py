@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool import ir
+from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.params import scale_of, zp_of
 from mlitool.ir import ISLAND_RUNS, ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
@@ -105,7 +106,10 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
             f"{out.name}_values{k}", ElType.SA32, data, notes=[note]
         )
     for k, (kind, act) in enumerate(op.options[ISLAND_STEPS], start=1):
-        lo, hi = arith.act_bounds(act)
+        bounds = arith.act_bounds(act)
+        if bounds is None:
+            raise UnsupportedError(f"{op.label}: fused activation {act} in a float island")
+        lo, hi = bounds
         cfg |= {f"op{k}": arith.STEP_CODES[kind], f"lo{k}": int(_bits([lo])[0])}
         cfg |= {f"hi{k}": int(_bits([hi])[0])}
     cfg |= dict(fscale=int(_bits([scale])[0]), out_zp=zp)

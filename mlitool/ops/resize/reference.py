@@ -146,6 +146,8 @@ def space_to_batch_nd(c: Call):
     batch: out[(sy * bw + sx) * B + b, h, w, c] = padded[b, h * bh + sy, w * bw + sx, c]."""
     x = np.asarray(c.x(0))
     block, pads = _ints(c, 1).reshape(-1), _ints(c, 2).reshape(-1, 2)
+    if any(int(k) < 1 for k in block):
+        raise UnsupportedError(f"{c.op.label}: a block size below 1")
     m = len(block)
     width = [(0, 0), (0, 0)] + [tuple(p) for p in pads] + [(0, 0)] * (x.ndim - 2 - m)
     x = np.pad(x, width, constant_values=_pad_value(c, x))
