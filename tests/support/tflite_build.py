@@ -326,6 +326,21 @@ def fc_spec(weights: np.ndarray | None = None) -> Spec:
     )
 
 
+def int32_const(values) -> T:
+    """A constant int32 tensor of `values` (axes, sizes, paddings...)."""
+    v = np.asarray(values, np.int32)
+    return T(list(v.shape), dtype="int32", data=v)
+
+
+def activation(shape, dtype: str = "int8", q: tuple[float, int] = (0.05, 3)) -> T:
+    """An activation of `shape`: float32, int16 (scale q[0], zero point 0) or int8 (q)."""
+    if dtype == "float32":
+        return T(list(shape), dtype="float32")
+    if dtype == "int16":
+        return T(list(shape), dtype="int16", scale=[q[0]], zero_point=[0])
+    return T(list(shape), scale=[q[0]], zero_point=[q[1]])
+
+
 def unsupported_op_model() -> bytes:
     """A valid int8 model of one op neither MLI nor a fallback runs (SIGN: TFLite has it, TFLite Micro does not): what refusals are
     tested on."""

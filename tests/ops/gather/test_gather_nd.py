@@ -18,7 +18,7 @@ from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import ROOT, mli_cflags
-from tests.support.tflite_build import T, graph_model
+from tests.support.tflite_build import T, activation, graph_model
 
 # name -> (input shape, constant indices, output shape)
 CASES = {
@@ -29,24 +29,16 @@ CASES = {
 }
 
 
-def _act(shape, dtype="int8", q=(0.05, 3)):
-    if dtype == "float32":
-        return T(list(shape), "float32")
-    if dtype == "int16":
-        return T(list(shape), "int16", scale=[q[0]], zero_point=[0])
-    return T(list(shape), scale=[q[0]], zero_point=[q[1]])
-
-
 def _model(tmp_path, name, dtype="int8", tanh=False):
     shape, idx, out_shape = CASES[name]
     idx = np.asarray(idx, np.int32)
     q = (1 / 128, 0) if tanh else (0.05, 3)
-    tensors = [_act(shape, dtype, q), T(list(idx.shape), "int32", data=idx)]
-    tensors.append(_act(out_shape, dtype, q))
+    tensors = [activation(shape, dtype, q), T(list(idx.shape), "int32", data=idx)]
+    tensors.append(activation(out_shape, dtype, q))
     ops = [("GATHER_ND", [0, 1], [2], None)]
     graph_in = 0
     if tanh:
-        tensors.append(_act(shape))
+        tensors.append(activation(shape))
         ops.insert(0, ("TANH", [3], [0], None))
         graph_in = 3
     path = tmp_path / f"gather_nd_{name}_{dtype}.tflite"

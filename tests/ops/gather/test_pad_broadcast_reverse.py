@@ -18,22 +18,9 @@ from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
-from tests.support.tflite_build import T, graph_model, options
+from tests.support.tflite_build import activation, graph_model, int32_const, options
 
 Q = (0.05, 3)
-
-
-def _i32(values) -> T:
-    v = np.asarray(values, np.int32)
-    return T(list(v.shape), dtype="int32", data=v)
-
-
-def _act(shape, dtype="int8", q=Q) -> T:
-    if dtype == "float32":
-        return T(list(shape), dtype="float32")
-    if dtype == "int16":
-        return T(list(shape), dtype="int16", scale=[q[0]], zero_point=[0])
-    return T(list(shape), scale=[q[0]], zero_point=[q[1]])
 
 
 # name -> (op, input shape, constant inputs, options, output shape)
@@ -81,13 +68,13 @@ CASES = {
 def _model(tmp_path, name, dtype="int8", between=False):
     op, shape, consts, opts, out_shape = CASES[name]
     q = (1 / 128, 0) if between else Q  # TANH's int8 output parameters
-    tensors = [_act(shape, dtype, q)] + [_i32(c) for c in consts]
-    tensors.append(_act(out_shape, dtype, q))
+    tensors = [activation(shape, dtype, q)] + [int32_const(c) for c in consts]
+    tensors.append(activation(out_shape, dtype, q))
     out = len(tensors) - 1
     ops = [(op, list(range(out)), [out], opts)]
     graph_in, graph_out = 0, out
     if between:
-        tensors += [_act(shape, dtype), _act(out_shape, dtype, q)]
+        tensors += [activation(shape, dtype), activation(out_shape, dtype, q)]
         ops = [("TANH", [len(tensors) - 2], [0], None), *ops]
         ops.append(("RELU", [out], [len(tensors) - 1], None))
         graph_in, graph_out = len(tensors) - 2, len(tensors) - 1
@@ -161,7 +148,7 @@ def test_reflect_pad_beyond_the_edge_is_refused(tmp_path):
 
 def test_broadcast_to_a_higher_rank_is_refused_with_the_reason(tmp_path):
     path = tmp_path / "b.tflite"
-    tensors = [_act((1, 3)), _i32([1, 4, 1, 3]), _act((1, 4, 1, 3))]
+    tensors = [activation((1, 3)), int32_const([1, 4, 1, 3]), activation((1, 4, 1, 3))]
     path.write_bytes(
         graph_model(tensors, [("BROADCAST_TO", [0, 1], [2], None)], [0], [2], {"BROADCAST_TO": 3})
     )

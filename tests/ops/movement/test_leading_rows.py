@@ -17,22 +17,9 @@ from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
-from tests.support.tflite_build import T, graph_model, options
+from tests.support.tflite_build import T, activation, graph_model, int32_const, options
 
 Q = (1 / 128, 0)  # TANH's int8 output parameters
-
-
-def _i32(values) -> T:
-    v = np.asarray(values, np.int32)
-    return T(list(v.shape), dtype="int32", data=v)
-
-
-def _act(shape, dtype="int8") -> T:
-    if dtype == "float32":
-        return T(list(shape), dtype="float32")
-    if dtype == "int16":
-        return T(list(shape), dtype="int16", scale=[Q[0]], zero_point=[0])
-    return T(list(shape), scale=[Q[0]], zero_point=[Q[1]])
 
 
 # name -> [(op, constant inputs, output shape, options)], applied in turn to a [1, 8, 8, 4] input
@@ -70,19 +57,19 @@ _OPTS = {"STRIDED_SLICE": "StridedSliceOptions", "SLICE": "SliceOptions"}
 
 
 def _model(tmp_path, name, dtype="int8", between=False):
-    tensors = [_act((1, 8, 8, 4), dtype)]
+    tensors = [activation((1, 8, 8, 4), dtype, q=Q)]
     ops, x = [], 0
     for op, consts, out_shape, opts in CASES[name]:
         ins = [x]
         for c in consts:
-            tensors.append(_i32(c))
+            tensors.append(int32_const(c))
             ins.append(len(tensors) - 1)
-        tensors.append(_act(out_shape, dtype))
+        tensors.append(activation(out_shape, dtype, q=Q))
         x = len(tensors) - 1
         ops.append((op, ins, [x], options(_OPTS[op], **opts) if opts else None))
     graph_in, graph_out = 0, x
     if between:
-        tensors += [_act((1, 8, 8, 4), dtype), _act(out_shape, dtype)]
+        tensors += [activation((1, 8, 8, 4), dtype, q=Q), activation(out_shape, dtype, q=Q)]
         ops = [("TANH", [len(tensors) - 2], [0], None), *ops]
         ops.append(("RELU", [x], [len(tensors) - 1], None))
         graph_in, graph_out = len(tensors) - 2, len(tensors) - 1
@@ -131,9 +118,9 @@ def _rows_model(tmp_path, between=False):
     q = dict(scale=[0.05], zero_point=3)
     tensors = [
         T([1, 8, 8, 4], **q),
-        _i32([0, 0, 3, 1]),
-        _i32([1, 8, 4, 3]),
-        _i32([1, 1, 1, 1]),
+        int32_const([0, 0, 3, 1]),
+        int32_const([1, 8, 4, 3]),
+        int32_const([1, 1, 1, 1]),
         T([8, 2], **q),  # 4 rows
         T([], data=np.array(10, np.int8), **q),  # 5
         T([8, 2], dtype="bool"),  # 6

@@ -23,22 +23,9 @@ from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
-from tests.support.tflite_build import T, graph_model, options
+from tests.support.tflite_build import activation, graph_model, int32_const, options
 
 Q_IN = (0.05, 3)
-
-
-def _i32(values) -> T:
-    v = np.asarray(values, np.int32)
-    return T(list(v.shape), dtype="int32", data=v)
-
-
-def _act(shape, dtype="int8", q=Q_IN) -> T:
-    if dtype == "float32":
-        return T(list(shape), dtype="float32")
-    if dtype == "int16":
-        return T(list(shape), dtype="int16", scale=[q[0]], zero_point=[0])
-    return T(list(shape), scale=[q[0]], zero_point=[q[1]])
 
 
 # name -> (op, input shape, constant inputs, output shape(s), options, op code version)
@@ -163,15 +150,15 @@ def _case_model(tmp_path, name, dtype="int8", between=False, case=None) -> str:
     and a RELU (int8): MLI kernels on both sides, negative values into the op."""
     op, shape, consts, out_shape, opts, version = case or CASES[name]
     q = (1 / 128, 0) if between else Q_IN  # TANH's int8 output parameters
-    tensors = [_act(shape, dtype, q)] + [_i32(c) for c in consts]
-    tensors.append(_act(out_shape, dtype, q))
+    tensors = [activation(shape, dtype, q)] + [int32_const(c) for c in consts]
+    tensors.append(activation(out_shape, dtype, q))
     ins = list(range(len(tensors) - 1))
     out = len(tensors) - 1
     o = options(_OPTS[op], **opts) if _OPTS[op] else None
     ops = [(op, ins, [out], o)]
     graph_in, graph_out = 0, out
     if between:
-        tensors += [_act(shape, dtype), _act(out_shape, dtype, q)]
+        tensors += [activation(shape, dtype), activation(out_shape, dtype, q)]
         ops = [("TANH", [len(tensors) - 2], [0], None)] + ops
         ops.append(("RELU", [out], [len(tensors) - 1], None))
         graph_in, graph_out = len(tensors) - 2, len(tensors) - 1
@@ -229,7 +216,7 @@ def test_c_on_the_real_library(name, fmt, mli_builds, tmp_path):
 def _pack_unpack_model(tmp_path, kind: str) -> str:
     """PACK of two [1, 4, 3] inputs along axis 2, or UNPACK of [1, 3, 4, 2] along axis `kind`."""
     if kind == "pack":
-        tensors = [_act((1, 4, 3)), _act((1, 4, 3)), _act((1, 4, 2, 3))]
+        tensors = [activation((1, 4, 3)), activation((1, 4, 3)), activation((1, 4, 2, 3))]
         opts = options("PackOptions", valuesCount=2, axis=2)
         ops, ins, outs = [("PACK", [0, 1], [2], opts)], [0, 1], [2]
     else:
@@ -237,7 +224,7 @@ def _pack_unpack_model(tmp_path, kind: str) -> str:
         shape = (1, 3, 4, 2)
         piece = tuple(d for k, d in enumerate(shape) if k != axis)
         n = shape[axis]
-        tensors = [_act(shape)] + [_act(piece) for _ in range(n)]
+        tensors = [activation(shape)] + [activation(piece) for _ in range(n)]
         opts = options("UnpackOptions", num=n, axis=axis)
         outs = list(range(1, n + 1))
         ops, ins = [("UNPACK", [0], outs, opts)], [0]

@@ -20,28 +20,15 @@ from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
-from tests.support.tflite_build import T, graph_model, options
+from tests.support.tflite_build import activation, graph_model, int32_const, options
 
 TANH_Q = (1 / 128, 0)  # TANH's int8 output parameters
-
-
-def _act(shape, dtype="int8", q=(0.05, 3)) -> T:
-    if dtype == "float32":
-        return T(list(shape), dtype="float32")
-    if dtype == "int16":
-        return T(list(shape), dtype="int16", scale=[q[0]], zero_point=[0])
-    return T(list(shape), scale=[q[0]], zero_point=[q[1]])
-
-
-def _i32(values) -> T:
-    v = np.asarray(values, np.int32)
-    return T(list(v.shape), dtype="int32", data=v)
 
 
 def _between(tensors, ops, x, y, xshape, yshape, q, versions):
     """`ops` from tensor x to y put between a TANH and a RELU (int8): MLI kernels on both
     sides, negative values into the op; returns (tensors, ops, graph input, graph output)."""
-    tensors = tensors + [_act(xshape), _act(yshape, q=q)]
+    tensors = tensors + [activation(xshape), activation(yshape, q=q)]
     ops = [("TANH", [len(tensors) - 2], [x], None), *ops, ("RELU", [y], [len(tensors) - 1], None)]
     versions.update(TANH=1, RELU=1)
     return tensors, ops, len(tensors) - 2, len(tensors) - 1
@@ -88,7 +75,7 @@ REVERSE = {  # name -> (input shape, axes)
 def _reverse_model(tmp_path, name, dtype="int8", between=False):
     shape, axes = REVERSE[name]
     q = TANH_Q if between else (0.05, 3)
-    tensors = [_act(shape, dtype, q), _i32(axes), _act(shape, dtype, q)]
+    tensors = [activation(shape, dtype, q), int32_const(axes), activation(shape, dtype, q)]
     versions = {"REVERSE_V2": 3 if dtype == "int16" else 2}
     ops = [("REVERSE_V2", [0, 1], [2], options("ReverseV2Options"))]
     x, y = 0, 2
@@ -123,10 +110,10 @@ def _square_model(tmp_path, q, between=False):
     shape = (1, 16, 16, 1)
     qin = TANH_Q if between else (sin, zin)
     tensors = [
-        _act(shape, q=qin),
-        _act(shape, "float32"),
-        _act(shape, "float32"),
-        _act(shape, q=(sout, zout)),
+        activation(shape, q=qin),
+        activation(shape, "float32"),
+        activation(shape, "float32"),
+        activation(shape, q=(sout, zout)),
     ]
     ops = [
         ("DEQUANTIZE", [0], [1], None),
@@ -161,7 +148,7 @@ def test_square_float(tmp_path):
     path = tmp_path / "square_f.tflite"
     shape = [1, 6, 5, 3]
     path.write_bytes(
-        graph_model([_act(shape, "float32")] * 2, [("SQUARE", [0], [1], None)], [0], [1])
+        graph_model([activation(shape, "float32")] * 2, [("SQUARE", [0], [1], None)], [0], [1])
     )
     _check_modes(path, lowered=False)
 
@@ -178,10 +165,16 @@ def test_square_c_on_the_real_library(fmt, mli_builds, tmp_path):
 def test_pack_of_time_steps_lowers_and_runs_bit_exact(tmp_path, mli_builds):
     """UNPACK [1, 3, 4] into 3 steps of [1, 4], TANH each, PACK them along axis 0 to [3, 1, 4]
     (rows, not a batch), TRANSPOSE to [1, 3, 4] (moves unit axes only), RELU."""
-    tensors = [_act((1, 3, 4))]
-    tensors += [_act((1, 4)) for _ in range(3)] + [_act((1, 4), q=TANH_Q) for _ in range(3)]
-    tensors += [_act((3, 1, 4), q=TANH_Q), _i32([1, 0, 2]), _act((1, 3, 4), q=TANH_Q)]
-    tensors += [_act((1, 3, 4), q=TANH_Q)]
+    tensors = [activation((1, 3, 4))]
+    tensors += [activation((1, 4)) for _ in range(3)] + [
+        activation((1, 4), q=TANH_Q) for _ in range(3)
+    ]
+    tensors += [
+        activation((3, 1, 4), q=TANH_Q),
+        int32_const([1, 0, 2]),
+        activation((1, 3, 4), q=TANH_Q),
+    ]
+    tensors += [activation((1, 3, 4), q=TANH_Q)]
     ops = [("UNPACK", [0], [1, 2, 3], options("UnpackOptions", num=3, axis=1))]
     ops += [("TANH", [1 + k], [4 + k], None) for k in range(3)]
     ops += [
@@ -204,7 +197,12 @@ def test_batch_to_space_of_a_batch_not_a_multiple_of_the_block_is_refused_not_a_
     """A dynamic-batch dilated Conv1D stores batch 1 where SPACE_TO_BATCH_ND makes 2: the
     kernel's shape check refuses it (as TFLite's Prepare does) instead of failing to reshape,
     which the reader reported as a corrupt file."""
-    tensors = [_act((1, 32, 12)), _i32([2]), _i32([[0, 0]]), _act((1, 64, 12))]
+    tensors = [
+        activation((1, 32, 12)),
+        int32_const([2]),
+        int32_const([[0, 0]]),
+        activation((1, 64, 12)),
+    ]
     path = tmp_path / "b2s.tflite"
     path.write_bytes(graph_model(tensors, [("BATCH_TO_SPACE_ND", [0, 1, 2], [3], None)], [0], [3]))
     with pytest.raises(MlitoolError) as e:
@@ -221,9 +219,9 @@ def test_mul_by_a_tiny_scale_state_is_not_refused(tmp_path):
     s2 / s_out alone was 1 and s1 / s_out 8.5e37, which was refused as past 2^30."""
     tiny = float(np.float32(3.58732407e-43))
     tensors = [
-        _act((1, 12), "int16", (2.0**-15, 0)),
-        _act((1, 12), "int16", (tiny, 0)),
-        _act((1, 12), "int16", (tiny, 0)),
+        activation((1, 12), "int16", (2.0**-15, 0)),
+        activation((1, 12), "int16", (tiny, 0)),
+        activation((1, 12), "int16", (tiny, 0)),
     ]
     path = tmp_path / "mul_tiny.tflite"
     path.write_bytes(graph_model(tensors, [("MUL", [0, 1], [2], None)], [0, 1], [2], {"MUL": 4}))
