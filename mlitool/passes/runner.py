@@ -54,6 +54,7 @@ from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
+from mlitool.passes.quantize_early import quantize_before_concatenation
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
 __all__ = ["LOWERING", "MODEL", "PASSES", "GraphPass", "run_passes"]
@@ -73,6 +74,7 @@ PASSES = (
     GraphPass(MODEL, fold_constants),
     GraphPass(MODEL, fuse_tiled_upsampling),  # after folding: RESHAPE targets known
     GraphPass(MODEL, fuse_space_to_batch_conv),
+    GraphPass(MODEL, quantize_before_concatenation),  # each branch an island of its own
     GraphPass(MODEL, fuse_float_islands),
     GraphPass(MODEL, fuse_float_expressions),  # islands of several ops (PT2E)
     GraphPass(MODEL, cast_bool_as_select),

@@ -23,6 +23,7 @@ from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
+from mlitool.passes.quantize_early import quantize_before_concatenation
 from mlitool.passes.runner import LOWERING, MODEL, PASSES, GraphPass, run_passes
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
@@ -150,6 +151,7 @@ def test_one_ordered_list_of_passes():
         fold_constants,
         fuse_tiled_upsampling,
         fuse_space_to_batch_conv,
+        quantize_before_concatenation,
         fuse_float_islands,
         fuse_float_expressions,
         cast_bool_as_select,
@@ -159,7 +161,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 9 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 10 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 
