@@ -81,6 +81,7 @@ fallback_op(
     all_data=True,
     fused_activation=False,
     weights=("input2",),  # the inspect style reads input 2 as its weights
+    leading_dims=True,  # batch dimensions (attention heads) are the kernel's loop, not a batch
     shapes=batch_matmul_shapes,
     checks=_CHECKS,
     lower=FBB.lower_batch_matmul,

@@ -67,11 +67,6 @@ def transpose_keeps_batch(s: Subject):
     return {} if perm is None or (len(s.input("input").shape) >= 2 and perm[0] != 0) else _OK
 
 
-def concat_inputs_variable(s: Subject):
-    """constant concatenation inputs"""
-    return {} if any(s.graph.tensors[i].data is not None for i in s.op.inputs) else _OK
-
-
 def concat_keeps_batch(s: Subject):
     """concatenation along the batch dimension"""
     if s.layout == "hwc" and concat_into_rows(s.graph, s.op):

@@ -137,18 +137,25 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     perm = axis_list(b.g, op)
     p = [a - 1 for a in perm[1:]] if len(perm) >= 2 else perm
+    full_out = None
     if b.layout == "hwc" and transpose_into_rows(b.g, op):
-        # the output keeps its leading rows: permute the input seen in its full shape
+        # rows lead the input or the output: permute the tensors seen in their full shapes
         shape = tuple(b.g.tensors[op.inputs[0]].shape)
-        x = b.dense_view(op, fmt, x, shape, "TRANSPOSE into rows reads the batch axis too")
+        x = b.dense_view(op, fmt, x, shape, "TRANSPOSE of rows reads the batch axis too")
         p = list(perm)
+        full_out = tuple(b.g.tensors[op.outputs[0]].shape)
     if b.layout == "chw" and len(p) == 3:
         c, cinv = (2, 0, 1), (1, 2, 0)
         p = [cinv[p[c[i]]] for i in range(3)]
     cfg = {f"perm_dim{i}": (p[i] if i < len(p) else 0) for i in range(4)}
     leaves = P.kernel_leaves("permute", b.tensors[x], cfg)
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
-    b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
+    if full_out is not None and full_out != b.tensors[kout].shape:  # batch 1 out of rows
+        tmp = b.shaped_output(b.tensors[kout], full_out, "perm")
+        b.layer(op, "permute", fmt, [x], [tmp], cfg_type="mli_permute_cfg", cfg=cfg)
+        b.view_layer(op, tmp, kout, f"TRANSPOSE output {list(b.tensors[kout].shape)}")
+    else:
+        b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
     b.finish(op, pending, "permute copies its input's parameters")
 
 

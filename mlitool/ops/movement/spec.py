@@ -35,7 +35,7 @@ register(
         kind="concat",
         leading_dims=facts.concat_into_rows,
         reads_views=True,
-        checks=(MC.concat_inputs_variable, MC.concat_keeps_batch),
+        checks=(MC.concat_keeps_batch,),
         lower=concat.lower_concatenation,
         run=(F.concatenation, T.concatenation),
     )
