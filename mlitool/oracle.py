@@ -159,6 +159,14 @@ def _lower_version(content: bytearray, op: str, version: int) -> bool:
     return changed
 
 
+def _file_tensor_count(path: str | Path) -> int:
+    """How many tensors the file's main subgraph holds (indices 0..N-1 in the interpreter)."""
+    import tflite
+
+    model = tflite.Model.GetRootAsModel(Path(path).read_bytes(), 0)
+    return model.Subgraphs(0).TensorsLength()
+
+
 def run_litert(
     path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray], tensors: list[int]
 ) -> dict[int, np.ndarray]:
@@ -169,8 +177,10 @@ def run_litert(
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
-    # tensors a rewrite at import added (mlitool.passes.dilated) are not in the file: left out
-    in_file = {d["index"] for d in it.get_tensor_details()}
+    # tensors a rewrite at import added (mlitool.passes: dilated, quantize_early...) are not in
+    # the file: left out. Their indices follow the file's, where the interpreter keeps its own
+    # temporaries (a convolution's im2col buffer): only the file's tensors count.
+    in_file = set(range(_file_tensor_count(path)))
     res: dict[int, list] = {t: [] for t in tensors if t in in_file}
     for s in range(n):
         for idx, a in inputs.items():

@@ -135,6 +135,7 @@ _ELSEWHERE = {
     "passes/float_expressions.py",  # the float ops an int8 model's float island may hold
     "ops/island/arith.py",  # the island's steps: ADD / SUB / MUL in float32
     "passes/qdq.py",  # ops whose int8 form keeps its input's parameters (a QDQ pair's neighbours)
+    "passes/quantize_early.py",  # the joins a QUANTIZE moves through onto each input
 }
 
 

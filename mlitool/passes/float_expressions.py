@@ -19,8 +19,11 @@ an island computes by one op (`ir.ISLAND_OP`) on the int8 tensors the island's D
   A float sum the island passes on to the next island unquantized is recomputed there from the
   same int8 inputs: float32 arithmetic gives the same bits again.
 
-Other islands (a float FULLY_CONNECTED, an operand that is a constant of several values, inputs of
-different shapes) are left as they are (still refused). It runs after `islands.fuse_float_islands`
+A constant operand is one value or one per channel (the last axis: a BatchNorm PT2E leaves
+after a concatenation, ((x - mean) * a) * b + c): one of several values is its own term (the op
+reads it; its values are no function of an int8 input), so the island takes the float32 path.
+Other islands (a float FULLY_CONNECTED, inputs of different shapes) are left as they are (still
+refused). It runs after `islands.fuse_float_islands`
 (single fallback ops). A DEQUANTIZE or float op goes only when every reader of its output went
 with an island. The new op keeps the index of the island's last float op (or of the QUANTIZE
 when that op stays or is taken) as its `origin`, and lists the ops it stands for
@@ -49,6 +52,11 @@ ELEMENTWISE = frozenset(
         "LOG", "SQRT", "RSQRT", "SQUARE", "GELU", "ELU",
     }
 )  # fmt: skip
+
+
+def _const_term(t: ir.Tensor) -> bool:
+    """A float32 constant an island may hold: one value, or one per channel (the last axis)."""
+    return t.dtype == "float32" and (t.size == 1 or (len(t.shape) >= 1 and t.size == t.shape[-1]))
 
 
 def fuse_float_expressions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
@@ -104,7 +112,7 @@ class _Island:
         labels = (at.label, *(o.label for o in self.ops if o.index != at.index))
         opts: dict = {REWRITTEN_FROM: labels}
         kinds = sorted({o.type for o in self.ops} - {"DEQUANTIZE", "QUANTIZE"})
-        if len(self.inputs) == 1:
+        if len(self.terms) == 1:
             table = _table(graph, (*self._chain(graph, self.top.outputs[0]), self.quant))
             opts[ISLAND_TABLE] = tuple(int(v) for v in table)
             opts[ISLAND_RUNS] = (
@@ -113,11 +121,18 @@ class _Island:
             )
         else:
             opts[ISLAND_TERMS] = tuple(
-                tuple(float(v) for v in _table(graph, self._chain(graph, t))) for t in self.terms
+                ()  # a constant term: the op reads the constant itself
+                if graph.tensors[t].data is not None
+                else tuple(float(v) for v in _table(graph, self._chain(graph, t)))
+                for t in self.terms
             )
             opts[ISLAND_STEPS] = tuple(self.steps)
+            n_in = sum(1 for t in self.terms if graph.tensors[t].data is None)
+            consts = len(self.terms) - n_in
+            also = f" and {consts} constants (one value, or one per channel)" if consts else ""
             opts[ISLAND_RUNS] = (
-                f"float32 {', '.join(kinds)} of {len(self.inputs)} int8 inputs as TFLite "
+                f"float32 {', '.join(kinds)} of {n_in} int8 input{'s' * (n_in != 1)}{also} "
+                "as TFLite "
                 "(tables of their float values, float32 arithmetic, QUANTIZE's rounding)"
             )
         return ir.Op(
@@ -155,6 +170,7 @@ class _Finder:
         self.prod = {o: op for op in graph.ops for o in op.outputs}
         self.outputs = set(graph.outputs)
         self.memo: dict[int, frozenset | None] = {}
+        self.channel_memo: dict[int, bool] = {}
 
     def leaves(self, t: int) -> frozenset | None:
         """The int8 tensors float tensor `t` is computed from (through DEQUANTIZE and
@@ -168,7 +184,7 @@ class _Finder:
         if tensor.dtype != "float32":
             return None
         if tensor.data is not None:
-            return frozenset() if tensor.size == 1 else None
+            return frozenset() if _const_term(tensor) else None
         op = self.prod.get(t)
         if op is None or t in self.outputs or len(op.outputs) != 1:
             return None
@@ -183,8 +199,31 @@ class _Finder:
             t_in = self.g.tensors[i]
             if sub is None or (t_in.data is None and tuple(t_in.shape) != tuple(tensor.shape)):
                 return None
+            if t_in.data is not None and t_in.size > 1 and t_in.size != tensor.shape[-1]:
+                return None  # a constant of several values: one per channel (the last axis)
             found |= sub
         return found
+
+    def per_channel(self, t: int) -> bool:
+        """Float tensor `t` depends on a constant of several values (one per channel), so it is
+        no function of its int8 inputs alone (no 256-entry table)."""
+        if t not in self.channel_memo:
+            tensor, op = self.g.tensors[t], self.prod.get(t)
+            if tensor.data is not None:
+                found = tensor.size > 1
+            elif op is None or op.type == "DEQUANTIZE":
+                found = False
+            else:
+                found = any(self.per_channel(i) for i in op.inputs)
+            self.channel_memo[t] = found
+        return self.channel_memo[t]
+
+    def term(self, t: int) -> bool:
+        """`t` is one term of an island: a function of one int8 input alone (tabulated), or a
+        constant (one value, or one per channel)."""
+        if self.g.tensors[t].data is not None:
+            return self.leaves(t) is not None
+        return len(self.leaves(t)) == 1 and not self.per_channel(t)
 
     def island(self, q: ir.Op) -> _Island | None:
         f = q.inputs[0]
@@ -198,7 +237,10 @@ class _Finder:
         if linear is None:
             return None
         terms, steps = linear
-        inputs = [next(iter(self.leaves(t))) for t in terms]
+        # a constant term is its own input (the op reads its values); others their int8 tensor
+        inputs = [
+            t if self.g.tensors[t].data is not None else next(iter(self.leaves(t))) for t in terms
+        ]
         ops: dict[int, ir.Op] = {q.index: q}
         self._collect(f, ops)
         return _Island(q, top, sorted(ops.values(), key=lambda o: o.index), inputs, terms, steps)
@@ -216,15 +258,15 @@ class _Finder:
         """`t` as term, then (op, term) steps: the tensors of one int8 input each and how they
         combine, left to right; None when an op combines two sides of several inputs each (or
         a constant with such a side)."""
-        if len(self.leaves(t)) == 1:
+        if self.term(t):
             return [t], []
-        op = self.prod[t]
-        if op.type not in COMBINING or len(op.inputs) != 2:
+        op = self.prod.get(t)
+        if op is None or op.type not in COMBINING or len(op.inputs) != 2:
             return None
         act = str(op.options.get("fused_activation", "NONE"))
         a, b = op.inputs
         for rest, term, kind in ((a, b, op.type), (b, a, "RSUB" if op.type == "SUB" else op.type)):
-            if len(self.leaves(term)) == 1:
+            if self.term(term):
                 inner = self._linear(rest)
                 if inner is None:
                     return None

@@ -22,21 +22,28 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
 from mlitool.ops.common import fallback_checks as FB
 from mlitool.ops.island import arith
-from mlitool.ops.island.c_kernel import MAX_INPUTS, dequantized, island_kernel
+from mlitool.ops.island.c_kernel import CONSTANT_TERM, MAX_INPUTS, dequantized, island_kernel
 from mlitool.ops.unary import c_kernel as lut
 
 f32 = np.float32
 SA8 = ElType.SA8
 
 
-def _tables(op: ir.Op) -> np.ndarray:
-    terms = op.options[ISLAND_TERMS]
-    return np.asarray(terms, f32).reshape(len(terms), 256)
+def _tables(op: ir.Op) -> list[np.ndarray | None]:
+    """Each term's table of 256 float32 values; None for a constant term."""
+    return [np.asarray(t, f32) if len(t) else None for t in op.options[ISLAND_TERMS]]
+
+
+def _term_input(c: Call, i: int) -> np.ndarray:
+    """Input i: an int8 activation (samples first), or a constant term's float32 values in its
+    own shape (they broadcast on the output's trailing axes)."""
+    t = c.tin(i)
+    return np.asarray(t.data, f32) if t.data is not None else np.asarray(c.x(i))
 
 
 def tflite_island(c: Call):
     out = c.tout()
-    xs = [np.asarray(c.x(i)) for i in range(len(c.op.inputs))]
+    xs = [_term_input(c, i) for i in range(len(c.op.inputs))]
     if ISLAND_TABLE in c.op.options:
         table = np.asarray(c.op.options[ISLAND_TABLE], np.int8)
         return [table[xs[0].astype(np.int16) + 128]]
@@ -48,6 +55,9 @@ def float_island(c: Call):
     xs = []
     for i in range(len(c.op.inputs)):
         t = c.tin(i)
+        if t.data is not None:  # a constant term: read as it is
+            xs.append(None)
+            continue
         q = arith.quantize(np.asarray(c.x(i), f32), scale_of(t), zp_of(t))
         xs.append(q.astype(np.int16) + 128)
     out = c.tout()
@@ -55,7 +65,10 @@ def float_island(c: Call):
         table = np.asarray(c.op.options[ISLAND_TABLE], np.int8).astype(f32)
         return [(f32(scale_of(out)) * (table[xs[0]] - f32(zp_of(out)))).astype(f32)]
     tables = _tables(c.op)
-    values = [tables[k][x] for k, x in enumerate(xs)]
+    values = [
+        _term_input(c, k) if table is None else table[x]
+        for k, (x, table) in enumerate(zip(xs, tables))
+    ]
     return [arith.combine(values, c.op.options[ISLAND_STEPS])]
 
 
@@ -74,7 +87,7 @@ def _bits(values) -> np.ndarray:
 
 def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
     out_idx = op.outputs[0]
-    xs = [b.use(op, i, SA8) for i in op.inputs]
+    xs = [b.use(op, i, SA8) if b.g.tensors[i].data is None else None for i in op.inputs]
     out = b.produce(out_idx, SA8)
     if ISLAND_TABLE in op.options:  # a function of one int8 input: its 256 results
         note = "the float island's int8 result for every input -128..127, as TFLite computes it"
@@ -92,6 +105,21 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
     scale, zp = FB.sa8_params(b, op, out_idx)
     params, cfg = {}, {}
     for k, (idx, values) in enumerate(zip(op.inputs, _tables(op))):
+        cfg[f"len{k}"] = 0
+        if values is None:  # a constant term: its float32 values, one per channel
+            data = _bits(np.asarray(b.g.tensors[idx].data, f32).reshape(-1))
+            if data.size > 1 and data.size != out.shape[-1]:
+                raise UnsupportedError(
+                    f"{op.label}: a constant of {data.size} values in a float island whose "
+                    f"MLI output {list(out.shape)} does not end in that many channels"
+                )
+            cfg[f"deq{k}"], cfg[f"len{k}"] = CONSTANT_TERM, int(data.size)
+            note = f"term {k} is a constant: float32 values (bit patterns), one per channel"
+            params[f"table{k}"] = b.sa_constant(
+                f"{out.name}_values{k}", ElType.SA32, data, notes=[note]
+            )
+            xs[k] = params[f"table{k}"]  # never read as int8: the kernel reads the values
+            continue
         s_in, z_in = FB.sa8_params(b, op, idx)
         # a plain DEQUANTIZE: its scale and zero point (8 bytes) instead of 1 KiB of values
         deq = np.array_equal(_bits(values), _bits(dequantized(s_in, z_in)))

@@ -7,11 +7,13 @@ from __future__ import annotations
 from mlitool.ir import ISLAND_OP
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.island import kernels as K
+from mlitool.ops.spec import CONVERT
 
 fallback_op(
     ISLAND_OP,
     ("input",),
     variadic=True,
+    types=CONVERT,  # int8 inputs and float32 constant terms in, int8 out
     fused_activation=False,
     checks=K.CHECKS,
     lower=K.lower_island,
