@@ -19,6 +19,8 @@ from tests.support.paths import ROOT, mli_cflags
 
 CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = [
+    "broadcast_args_float32",
+    "broadcast_args_int8",
     "gather_nd_float32",
     "gather_nd_int8",
 ]

@@ -70,7 +70,7 @@ gather_op(
     None,
     R.broadcast_to,
     params=("shape",),
-    checks=(*GL.CHECKS, GL.same_rank),
+    lower=GL.lower_broadcast_to,
 )
 gather_op(
     "GATHER_ND",

@@ -91,3 +91,19 @@ def range_op(c: Call):
         steps[0] = start
     values = np.cumsum(steps, dtype=start.dtype)
     return [np.broadcast_to(values, (c.n, n)).copy()]
+
+
+def broadcast_args(c: Call):
+    """BROADCAST_ARGS: the shape two shapes broadcast to (numpy's rule, as TFLite's kernel), per
+    sample (shape vectors computed at run time have one row each)."""
+    a, b = np.asarray(c.x(0)), np.asarray(c.x(1))
+    a, b = np.broadcast_to(a, (c.n, *a.shape[1:])), np.broadcast_to(b, (c.n, *b.shape[1:]))
+    rows = []
+    for sa, sb in zip(a, b):
+        try:
+            rows.append(np.broadcast_shapes(tuple(sa.tolist()), tuple(sb.tolist())))
+        except ValueError:
+            raise UnsupportedError(
+                f"{c.op.label}: shapes {sa.tolist()} and {sb.tolist()} do not broadcast"
+            ) from None
+    return [np.asarray(rows, dtype=c.tout().dtype).reshape(c.n, -1)]

@@ -1,5 +1,5 @@
-"""OpSpecs of the shape-arithmetic ops: SHAPE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE
-(STRIDED_SLICE is a slice, in `movement`; GATHER and TILE are index gathers, in `gather`).
+"""OpSpecs of the shape-arithmetic ops: SHAPE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE,
+BROADCAST_ARGS (STRIDED_SLICE is a slice, in `movement`; GATHER and TILE are index gathers, in `gather`).
 
 Keras exports with a dynamic batch compute every Flatten / Reshape target with them on int32
 tensors; constant folding (`mlitool.passes.constant_fold`) evaluates those with these kernels,
@@ -93,3 +93,6 @@ _shape_op(
 _shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
 _RANGE = ("start", "limit", "delta")
 _shape_op("RANGE", _RANGE, "RangeOptions", S.range_op, types=CONVERT, params=_RANGE)
+# The shape BROADCAST_TO reads, computed from two shapes: folded where both are known (a SHAPE of
+# a static tensor, a constant), as the shapes are at conversion.
+_shape_op("BROADCAST_ARGS", ("s0", "s1"), None, S.broadcast_args, types=CONVERT)
