@@ -140,8 +140,8 @@ def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
         or not _sound(g, op)
     ):
         return False
-    if op.type == "SHAPE":
-        if ins[0].index in unknown:
+    if opspec.spec(op.type).shape_only:
+        if any(t.index in unknown for t in ins):
             return False
     elif not all(t.is_constant for t in ins):
         return False

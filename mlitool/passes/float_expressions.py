@@ -34,7 +34,7 @@ import dataclasses
 from mlitool import ir
 from mlitool.ir import ISLAND_OP, ISLAND_RUNS, ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
 from mlitool.passes.context import PassContext
-from mlitool.passes.islands import _per_tensor_int8, _table
+from mlitool.passes.islands import _per_tensor_int8, _table, one_value
 from mlitool.passes.upsampling import REWRITTEN_FROM
 
 # Ops combining the values of several int8 inputs (one float32 operation each).
@@ -167,8 +167,8 @@ class _Finder:
         tensor = self.g.tensors[t]
         if tensor.dtype != "float32":
             return None
-        if tensor.data is not None:
-            return frozenset() if tensor.size == 1 else None
+        if tensor.data is not None:  # a constant of one value (ZEROS_LIKE folded: many)
+            return frozenset() if one_value(tensor) else None
         op = self.prod.get(t)
         if op is None or t in self.outputs or len(op.outputs) != 1:
             return None
