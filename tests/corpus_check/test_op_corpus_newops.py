@@ -23,6 +23,8 @@ FILES = [
     "broadcast_args_int8",
     "gather_nd_float32",
     "gather_nd_int8",
+    "prelu_float32",
+    "prelu_int8",
     "zeros_like_float32",
     "zeros_like_int8",
 ]
