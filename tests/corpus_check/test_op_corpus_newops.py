@@ -21,6 +21,9 @@ CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = [
     "broadcast_args_float32",
     "broadcast_args_int8",
+    "dynamic_update_slice_builder_int16",
+    "dynamic_update_slice_float32",
+    "dynamic_update_slice_int8",
     "gather_nd_float32",
     "gather_nd_int8",
     "prelu_float32",
