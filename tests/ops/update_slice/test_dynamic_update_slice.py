@@ -121,3 +121,46 @@ def test_update_slice_equal_to_tflite_mode(name, update, tmp_path):
 def test_c_on_the_real_library(name, update, fmt, mli_builds, tmp_path):
     path = _model(tmp_path, name, "int8", update, between=True)
     H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+def _island_model(tmp_path, q_out):
+    """int8 x -> DEQUANTIZE -> DYNAMIC_UPDATE_SLICE (a float constant update) -> QUANTIZE, as
+    TF's int8 converter leaves it."""
+    ushape, start = CASES["far_end"]
+    tensors = [
+        T(list(SHAPE), "int8", [Q[0]], Q[1]),
+        T(list(SHAPE), "float32"),
+        T(list(ushape), "float32", data=_update_data(ushape, "float32")),
+        int32_const(start),
+        T(list(SHAPE), "float32"),
+        T(list(SHAPE), "int8", [q_out[0]], q_out[1]),
+    ]
+    ops = [
+        ("DEQUANTIZE", [0], [1], None),
+        ("DYNAMIC_UPDATE_SLICE", [1, 2, 3], [4], None),
+        ("QUANTIZE", [4], [5], None),
+    ]
+    path = tmp_path / f"dus_island_{q_out[0]}_{q_out[1]}.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [5]))
+    return path
+
+
+@pytest.mark.parametrize("q_out", [Q, (0.03, -7)])
+def test_float_island_fused_equals_litert(q_out, tmp_path):
+    """The island becomes one int8 DYNAMIC_UPDATE_SLICE, equal to LiteRT's three ops on every
+    int8 input; it converts where QUANTIZE gives the operand's values back (equal parameters)
+    and is refused with the reason where it would change them."""
+    path = _island_model(tmp_path, q_out)
+    g = read(path).main
+    assert [op.type for op in g.ops] == ["DYNAMIC_UPDATE_SLICE"]
+    x = np.arange(-128, 128, dtype=np.int16).reshape(-1, 1, 1, 1, 1)
+    xs = {g.inputs[0]: np.broadcast_to(x, (256, *SHAPE)).astype(np.int8)}
+    ref = reference_outputs(path, g, xs)[g.outputs[0]]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[g.outputs[0]], ref)
+    if q_out == Q:
+        model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
+        ours, _ = run_mli(g, model, xs, arith_for("vpx"))
+        np.testing.assert_array_equal(ours[g.outputs[0]], ref)
+    else:
+        with pytest.raises(UnsupportedError, match="QUANTIZE changes the operand's values"):
+            lower(g, format="sa8", mli_version="2.0", layout="hwc")
