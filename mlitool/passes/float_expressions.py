@@ -37,7 +37,7 @@ import dataclasses
 from mlitool import ir
 from mlitool.ir import ISLAND_OP, ISLAND_RUNS, ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
 from mlitool.passes.context import PassContext
-from mlitool.passes.islands import _per_tensor_int8, _table
+from mlitool.passes.islands import _per_tensor_int8, _table, one_value
 from mlitool.passes.upsampling import REWRITTEN_FROM
 
 # Ops combining the values of several int8 inputs (one float32 operation each).
@@ -55,8 +55,15 @@ ELEMENTWISE = frozenset(
 
 
 def _const_term(t: ir.Tensor) -> bool:
-    """A float32 constant an island may hold: one value, or one per channel (the last axis)."""
-    return t.dtype == "float32" and (t.size == 1 or (len(t.shape) >= 1 and t.size == t.shape[-1]))
+    """A float32 constant an island may hold: one value (in any shape), or one per channel (the
+    last axis)."""
+    per_channel = len(t.shape) >= 1 and t.size == t.shape[-1]
+    return t.dtype == "float32" and (one_value(t) or per_channel)
+
+
+def _per_channel(t: ir.Tensor) -> bool:
+    """A constant of several values, one per channel: no function of an int8 input alone."""
+    return t.data is not None and not one_value(t)
 
 
 def fuse_float_expressions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
@@ -183,7 +190,7 @@ class _Finder:
         tensor = self.g.tensors[t]
         if tensor.dtype != "float32":
             return None
-        if tensor.data is not None:
+        if tensor.data is not None:  # one value (ZEROS_LIKE folded: of any shape), or per channel
             return frozenset() if _const_term(tensor) else None
         op = self.prod.get(t)
         if op is None or t in self.outputs or len(op.outputs) != 1:
@@ -199,7 +206,7 @@ class _Finder:
             t_in = self.g.tensors[i]
             if sub is None or (t_in.data is None and tuple(t_in.shape) != tuple(tensor.shape)):
                 return None
-            if t_in.data is not None and t_in.size > 1 and t_in.size != tensor.shape[-1]:
+            if _per_channel(t_in) and t_in.size != tensor.shape[-1]:
                 return None  # a constant of several values: one per channel (the last axis)
             found |= sub
         return found
@@ -210,7 +217,7 @@ class _Finder:
         if t not in self.channel_memo:
             tensor, op = self.g.tensors[t], self.prod.get(t)
             if tensor.data is not None:
-                found = tensor.size > 1
+                found = _per_channel(tensor)
             elif op is None or op.type == "DEQUANTIZE":
                 found = False
             else:

@@ -23,6 +23,7 @@ def gather_op(
     params: tuple[str, ...] = (),
     checks: tuple[Callable, ...] = GL.CHECKS,
     lower: Callable = GL.lower_index_gather,
+    **facts,
 ) -> OpSpec:
     """Register `name`, whose output is its input's elements picked along each axis by index
     tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
@@ -37,6 +38,7 @@ def gather_op(
         checks=checks,
         lower=lower,
         run=(kernel,) * 2,
+        **facts,
     )
 
 
@@ -68,7 +70,7 @@ gather_op(
     None,
     R.broadcast_to,
     params=("shape",),
-    checks=(*GL.CHECKS, GL.same_rank),
+    lower=GL.lower_broadcast_to,
 )
 gather_op(
     "GATHER_ND",
@@ -77,6 +79,7 @@ gather_op(
     R.gather_nd,
     checks=(*GL.CHECKS, GL.indices_constant, GL.gather_nd_view),
     lower=GL.lower_gather_nd,
+    leading_dims=True,  # picks rows: a leading dimension other than 1 is not a batch
 )
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))
 # Run-time ids (a graph input of int32 ids): tflite and float mode run it; gather4's index

@@ -108,6 +108,8 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
         cfg[f"len{k}"] = 0
         if values is None:  # a constant term: its float32 values, one per channel
             data = _bits(np.asarray(b.g.tensors[idx].data, f32).reshape(-1))
+            if np.all(data == data[0]):  # one value, whatever the constant's shape
+                data = data[:1]
             if data.size > 1 and data.size != out.shape[-1]:
                 raise UnsupportedError(
                     f"{op.label}: a constant of {data.size} values in a float island whose "
