@@ -17,10 +17,11 @@ float one on every input:
   output's parameters), a constant the QUANTIZE of its values.
 
 Comparisons go first: their DEQUANTIZE may be the one a SELECT's side reads. A float op goes
-only when nothing outside the island reads it; a SELECT island whose float ops are read
-elsewhere stays (still refused). Each new op takes the index of the model op it stands in for
-(a side: its last float op; the SELECT: the SELECT) and lists the ops it replaces
-(`REWRITTEN_FROM`, `inspect`, with how it runs: `ISLAND_RUNS`).
+once nothing reads it any more (one DEQUANTIZE may feed several islands). Each new op takes
+the index of the model op it stands in for and lists the ops it replaces (`REWRITTEN_FROM`,
+`inspect`, with how it runs: `ISLAND_RUNS`): the SELECT its own; a side its last float op's
+where only this island reads that op, else the QUANTIZE's (one such side per island; an island
+with two stays, still refused).
 """
 
 from __future__ import annotations
@@ -123,7 +124,9 @@ def _selects(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     prod = {o: op for op in graph.ops for o in op.outputs}
     tensors = list(graph.tensors)
     placed: dict[int, ir.Op] = {}
+    before: dict[int, list[ir.Op]] = {}  # side ops to run just before the SELECT
     removed: set[int] = set()
+    chains: set[int] = set()
     for q in graph.ops:
         out = graph.tensors[q.outputs[0]]
         sel = prod.get(q.inputs[0])
@@ -136,21 +139,32 @@ def _selects(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
             continue
         if any(graph.tensors[v].dtype != "float32" for v in sides):
             continue
-        live = [v for v in sides if graph.tensors[v].data is None]
+        live = list(dict.fromkeys(v for v in sides if graph.tensors[v].data is None))
         if any(finder.leaves(v) is None or len(finder.leaves(v)) != 1 for v in live):
             continue
         chain = _chain_ops(finder, graph, live)
-        island = {sel.index, q.index, *(o.index for o in chain)}
-        if any(
-            o in outputs or any(r.index not in island for r in consumers.get(o, []))
-            for op in chain
-            for o in op.outputs
-        ):
-            continue  # a float value read outside the island
+        island = {sel.index, *(o.index for o in chain)}
+
+        def own(op: ir.Op, island=island) -> bool:  # read by this island only: index free
+            return all(
+                o not in outputs and all(r.index in island for r in consumers.get(o, []))
+                for o in op.outputs
+            )
+
+        if sum(not own(prod[v]) for v in live) > 1:
+            continue  # one index to spare (the QUANTIZE's), for a side whose last op stays
         new_sides: dict[int, int] = {}
         for v in sides:
             if v not in new_sides:
-                new_sides[v] = _side(graph, finder, prod, tensors, placed, ctx, v, q)
+                top = prod.get(v)
+                shared = top is not None and not own(top)
+                side = _side(graph, finder, tensors, ctx, v, q, q if shared else top)
+                new_sides[v] = side if isinstance(side, int) else side.outputs[0]
+                if not isinstance(side, int):
+                    if shared:
+                        before.setdefault(sel.index, []).append(side)
+                    else:
+                        placed[top.index] = side
         labels = (sel.label, q.label)
         placed[sel.index] = dataclasses.replace(
             sel,
@@ -164,17 +178,21 @@ def _selects(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
             },
         )
         ctx.rewritten[placed[sel.index].label] = list(labels)
-        removed |= island
+        removed.add(q.index)
+        chains |= {o.index for o in chain}
     if not placed:
         return graph
-    ops = [placed.get(op.index, op) for op in graph.ops]
-    ops = [op for op in ops if op.index in placed or op.index not in removed]
-    return dataclasses.replace(graph, tensors=tensors, ops=ops)
+    ops: list[ir.Op] = []
+    for op in graph.ops:
+        ops += before.get(op.index, [])
+        if op.index in placed or op.index not in removed:
+            ops.append(placed.get(op.index, op))
+    return dataclasses.replace(graph, tensors=tensors, ops=_without_dead(graph, ops, chains))
 
 
-def _side(graph, finder, prod, tensors, placed, ctx, v: int, q: ir.Op) -> int:
-    """The int8 tensor standing for QUANTIZE(`v`) (`q`'s parameters), one side of a SELECT:
-    a new constant, the int8 input itself, or the output of a new table op (`placed`)."""
+def _side(graph, finder, tensors, ctx, v: int, q: ir.Op, at: ir.Op | None) -> int | ir.Op:
+    """QUANTIZE(`v`) on `q`'s parameters, one side of a SELECT: a new int8 constant, the int8
+    input itself (tensor indices), or a new table op (index and origin: `at`)."""
     t, out = graph.tensors[v], graph.tensors[q.outputs[0]]
     made = dataclasses.replace(
         t, index=len(tensors), name=f"{t.name}/int8", dtype="int8", quant=out.quant, data=None
@@ -188,14 +206,13 @@ def _side(graph, finder, prod, tensors, placed, ctx, v: int, q: ir.Op) -> int:
     as_int8 = ir.Op(q.index, "QUANTIZE", (v,), (made.index,))
     table = _table(dataclasses.replace(graph, tensors=tensors), (*chain, as_int8))
     src = graph.tensors[x]
-    same = _same_quant(src.quant, out.quant)
-    if same and np.array_equal(table, np.arange(-128, 128)) and tuple(src.shape) == tuple(t.shape):
+    same = _same_quant(src.quant, out.quant) and tuple(src.shape) == tuple(t.shape)
+    if same and np.array_equal(table, np.arange(-128, 128)):
         tensors.pop()  # the side is the int8 input on the output's parameters
         return x
-    top = prod[v]
-    labels = (top.label, *(o.label for o in chain if o.index != top.index))
-    placed[top.index] = ir.Op(
-        top.index,
+    labels = (at.label, *(o.label for o in chain if o.index != at.index))
+    op = ir.Op(
+        at.index,
         ISLAND_OP,
         (x,),
         (made.index,),
@@ -205,10 +222,10 @@ def _side(graph, finder, prod, tensors, placed, ctx, v: int, q: ir.Op) -> int:
             "as the SELECT's output: identical on every input)",
             REWRITTEN_FROM: labels,
         },
-        origin=top,
+        origin=at,
     )
-    ctx.rewritten[placed[top.index].label] = list(labels)
-    return made.index
+    ctx.rewritten[op.label] = list(labels)
+    return op
 
 
 def _same_quant(a: ir.Quant | None, b: ir.Quant | None) -> bool:
