@@ -100,6 +100,13 @@ def interpreter(path: str | Path):
     return it, f"builtin ({op} has no reference kernel)"
 
 
+def _file_tensors(path: str | Path) -> int:
+    """How many tensors the file's main subgraph holds."""
+    import tflite
+
+    return tflite.Model.GetRootAsModel(Path(path).read_bytes(), 0).Subgraphs(0).TensorsLength()
+
+
 def _integer_sum(content: bytes) -> bool:
     """The model holds a SUM of int8 or int16 values and no MAC op. LiteRT's reference SUM of
     them is not the arithmetic of its builtin kernel, which TFLite Micro's is (QuantizedMeanOrSum:
@@ -169,8 +176,9 @@ def run_litert(
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
-    # tensors a rewrite at import added (mlitool.passes.dilated) are not in the file: left out
-    in_file = {d["index"] for d in it.get_tensor_details()}
+    # tensors a rewrite at import added (mlitool.passes.dilated) are not in the file: left out;
+    # the interpreter's own temporaries (a REDUCE's) follow the file's tensors and are not them
+    in_file = {d["index"] for d in it.get_tensor_details()} & set(range(_file_tensors(path)))
     res: dict[int, list] = {t: [] for t in tensors if t in in_file}
     for s in range(n):
         for idx, a in inputs.items():

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mlitool import oracle
 from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
@@ -91,3 +92,17 @@ def _round_of(x: np.ndarray) -> np.ndarray:
 def test_c_on_the_real_library(name, mli_builds, tmp_path):
     path = CORPUS / f"{name}.tflite"
     H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+def test_oracle_leaves_out_tensors_a_rewrite_added():
+    """reduce_all_int8 has 9 tensors; LiteRT's interpreter adds REDUCE_ALL's temporaries as 9
+    and 10, and the SELECT island's new int8 side is tensor 9 of mlitool's graph: not LiteRT's."""
+    path = CORPUS / "reduce_all_int8.tflite"
+    g = read(path).main
+    side = next(op for op in g.ops if op.type == "SELECT_V2").inputs[2]
+    assert side == 9 and g.tensors[side].name.endswith("/int8")
+    xs = _inputs(g)
+    lit = oracle.run_litert(path, g, xs, [side, *g.outputs])
+    assert set(lit) == set(g.outputs)
+    ours = run_graph(g, xs, "tflite")[g.outputs[0]]
+    np.testing.assert_array_equal(lit[g.outputs[0]], ours)
