@@ -23,6 +23,7 @@ from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from mlitool.tflite.reader import read_model
+from tests.emit.test_runtime_fast_memory import _api_header, _macro, _operands_outside, least_budget
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import ROOT, mli_cflags
@@ -106,3 +107,28 @@ def test_oracle_leaves_out_tensors_a_rewrite_added():
     assert set(lit) == set(g.outputs)
     ours = run_graph(g, xs, "tflite")[g.outputs[0]]
     np.testing.assert_array_equal(lit[g.outputs[0]], ours)
+
+
+@pytest.mark.parametrize("budget", [64 * 1024, "least"])
+@pytest.mark.parametrize("name", ["add_n_int8", "not_equal_int8", "reduce_all_int8"])
+def test_fast_memory_and_bit_exact(name, budget, mli_builds, tmp_path):
+    """`convert --fast-memory` (tests/ops/test_fast_memory_issue35b.py's check): the island
+    ops' operands in the fast buffer (-DNAME_CHECK_OPERANDS), bit-exact in the four builds.
+    Not unpack_int8: views only, no kernel call, so the emitted operand check helper is unused
+    (-Werror refuses it) and no budget is too small."""
+    path = CORPUS / f"{name}.tflite"
+    if budget == "least":
+        budget = least_budget(H.convert(path, "sa8", tmp_path / "plain").model)
+    cflags = mli_cflags("2.0")
+    conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
+    fm = conv.manifest["runtime"]["fast_memory"]
+    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
+    assert fast_bytes == fm["fast_bytes"] <= budget
+    objs = H.compile_objects(conv, [*cflags, f"-D{fm['macros']['check_operands']}"])
+    called = {la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")}
+    wrap = H.compile_wrappers(conv, cflags, _api_header()) if called else None
+    results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 0), wrap=wrap)
+    H.assert_bit_exact(results)
+    for key, result in results.items():
+        if called:
+            assert _operands_outside(result.operand_log, fast_bytes) == [], key
