@@ -12,7 +12,8 @@ an island computes by one op (`ir.ISLAND_OP`) on the int8 tensors the island's D
   ops (DEQUANTIZE in float32, TFLite's float kernels, QUANTIZE), so the int8 table is identical
   to the float island on every input.
 - several int8 inputs, combined by ADD / SUB / MUL (fused activation allowed) where each op has
-  at least one side that depends on one int8 input alone: per input, the 256 float32 values of
+  at least one side that depends on one int8 input alone, or by an ADD_N of such sides (TFLite's
+  float32 sum in input order: ADD steps): per input, the 256 float32 values of
   that side (`ISLAND_TERMS`: its DEQUANTIZE and any unary ops on it, tabulated as above), and
   the float32 ops in the island's order (`ISLAND_STEPS`); the op then runs TFLite's float32
   arithmetic (an IEEE-754 operation per step, each rounded) and QUANTIZE's division and rounding.
@@ -47,7 +48,7 @@ COMBINING = ("ADD", "SUB", "MUL")
 ELEMENTWISE = frozenset(
     {
         *COMBINING,
-        "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "LOGISTIC", "TANH", "HARD_SWISH",
+        "ADD_N", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "LOGISTIC", "TANH", "HARD_SWISH",
         "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "ABS", "NEG", "EXP",
         "LOG", "SQRT", "RSQRT", "SQUARE", "GELU", "ELU",
     }
@@ -268,7 +269,13 @@ class _Finder:
         if self.term(t):
             return [t], []
         op = self.prod.get(t)
-        if op is None or op.type not in COMBINING or len(op.inputs) != 2:
+        if op is None:
+            return None
+        if op.type == "ADD_N":  # TFLite's float kernel: 0 + in0 + in1 + ..., in order
+            if not all(self.term(i) for i in op.inputs):
+                return None
+            return list(op.inputs), [("ADD", "NONE")] * (len(op.inputs) - 1)
+        if op.type not in COMBINING or len(op.inputs) != 2:
             return None
         act = str(op.options.get("fused_activation", "NONE"))
         a, b = op.inputs

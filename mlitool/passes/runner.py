@@ -44,6 +44,7 @@ from typing import NamedTuple
 from mlitool import ir
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
+from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
@@ -51,6 +52,7 @@ from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.islands import fuse_float_islands
+from mlitool.passes.moved_islands import fuse_moved_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
@@ -77,6 +79,8 @@ PASSES = (
     GraphPass(MODEL, quantize_before_concatenation),  # each branch an island of its own
     GraphPass(MODEL, fuse_float_islands),
     GraphPass(MODEL, fuse_float_expressions),  # islands of several ops (PT2E)
+    GraphPass(MODEL, fuse_bool_islands),  # comparisons of float values, SELECT of them
+    GraphPass(MODEL, fuse_moved_islands),  # UNPACK of a DEQUANTIZE
     GraphPass(MODEL, cast_bool_as_select),
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),

@@ -1,6 +1,7 @@
 """The executors' kernels and the lowering of `ir.ISLAND_OP` (an int8 model's float island).
 
-tflite mode: one int8 input: the island's 256 int8 results (`ISLAND_TABLE`); several: TFLite's
+tflite mode: one int8 input: the island's 256 int8 results (`ISLAND_TABLE`; bool 0 / 1 for a
+comparison's island, `mlitool.passes.bool_islands`); several: TFLite's
 float32 arithmetic on the tables of their values (`arith.island_int8`). float mode (real values
 in and out): each input back on its int8 grid, the same float32 values, unquantized.
 Lowering: one input onto the `lut8` table look-up (no float arithmetic); several onto
@@ -21,6 +22,7 @@ from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
 from mlitool.ops.common import fallback_checks as FB
+from mlitool.ops.compare.lower import BOOL_NOTE
 from mlitool.ops.island import arith
 from mlitool.ops.island.c_kernel import CONSTANT_TERM, MAX_INPUTS, dequantized, island_kernel
 from mlitool.ops.unary import c_kernel as lut
@@ -41,12 +43,17 @@ def _term_input(c: Call, i: int) -> np.ndarray:
     return np.asarray(t.data, f32) if t.data is not None else np.asarray(c.x(i))
 
 
+def _typed(values: np.ndarray, out: ir.Tensor) -> np.ndarray:
+    """int8 table results as the output's type (a comparison's island writes bool)."""
+    return values != 0 if out.dtype == "bool" else values
+
+
 def tflite_island(c: Call):
     out = c.tout()
     xs = [_term_input(c, i) for i in range(len(c.op.inputs))]
     if ISLAND_TABLE in c.op.options:
         table = np.asarray(c.op.options[ISLAND_TABLE], np.int8)
-        return [table[xs[0].astype(np.int16) + 128]]
+        return [_typed(table[xs[0].astype(np.int16) + 128], out)]
     steps = c.op.options[ISLAND_STEPS]
     return [arith.island_int8(xs, _tables(c.op), steps, scale_of(out), zp_of(out))]
 
@@ -61,6 +68,8 @@ def float_island(c: Call):
         q = arith.quantize(np.asarray(c.x(i), f32), scale_of(t), zp_of(t))
         xs.append(q.astype(np.int16) + 128)
     out = c.tout()
+    if ISLAND_TABLE in c.op.options and out.dtype == "bool":
+        return [np.asarray(c.op.options[ISLAND_TABLE], np.int8)[xs[0]] != 0]
     if ISLAND_TABLE in c.op.options:
         table = np.asarray(c.op.options[ISLAND_TABLE], np.int8).astype(f32)
         return [(f32(scale_of(out)) * (table[xs[0]] - f32(zp_of(out)))).astype(f32)]
@@ -78,7 +87,16 @@ def island_inputs_in_range(s: Subject):
     return _OK if n <= MAX_INPUTS else {"n": n, "most": MAX_INPUTS}
 
 
-CHECKS = (*FB.CHECKS, island_inputs_in_range)
+def island_int8_or_bool(s: Subject):
+    """fallback C runs a float island on int8 tensors (bool out); tensor {name!r} is {dtype}"""
+    for i in (*s.op.inputs, *s.op.outputs):
+        t = s.graph.tensors[i]
+        if t.data is None and t.dtype not in ("int8", "float32", "bool"):
+            return {"name": t.name or f"#{i}", "dtype": t.dtype}
+    return _OK
+
+
+CHECKS = (FB.fallback_needs_mli2, island_int8_or_bool, island_inputs_in_range)
 
 
 def _bits(values) -> np.ndarray:
@@ -91,6 +109,9 @@ def lower_island(b: Builder, op: ir.Op, fmt: str) -> None:
     out = b.produce(out_idx, SA8)
     if ISLAND_TABLE in op.options:  # a function of one int8 input: its 256 results
         note = "the float island's int8 result for every input -128..127, as TFLite computes it"
+        if b.g.tensors[out_idx].dtype == "bool":  # a comparison's island: 0 / 1
+            b.set_sa(out, 1.0, 0)
+            out.notes = [BOOL_NOTE]
         data = np.asarray(op.options[ISLAND_TABLE], np.int8)
         table = b.sa_constant(f"{out.name}_table", SA8, data, notes=[note])
         b.fallback(

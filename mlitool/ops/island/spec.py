@@ -13,8 +13,9 @@ fallback_op(
     ISLAND_OP,
     ("input",),
     variadic=True,
-    types=CONVERT,  # int8 inputs and float32 constant terms in, int8 out
     fused_activation=False,
+    types=CONVERT,  # int8 inputs and float32 constant terms in; int8 out, or bool (a comparison)
+    bools=True,
     checks=K.CHECKS,
     lower=K.lower_island,
     run=(K.float_island, K.tflite_island),
