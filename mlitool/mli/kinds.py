@@ -474,7 +474,9 @@ def cfg_fields(structs: Mapping[str, list], cfg_type: str) -> list | None:
         return structs[cfg_type]
     for k in KINDS.values():
         if k.fallback is not None and k.fallback.cfg_type == cfg_type:
-            return [(f, "i32", f, None) for f in k.fallback.cfg]
+            fields = [(f, "i32", f, None) for f in k.fallback.cfg]
+            state = [("state", "scratch", "scratch", None)] if k.fallback.state else []
+            return fields + state
     return None
 
 

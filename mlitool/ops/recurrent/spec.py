@@ -10,6 +10,7 @@ from mlitool.ops.common.register import fallback_op
 from mlitool.ops.recurrent import float_mode as F
 from mlitool.ops.recurrent import lower as recurrent
 from mlitool.ops.recurrent import svdf as SV
+from mlitool.ops.recurrent import svdf_c
 from mlitool.ops.recurrent import tflite_mode as tflite_lstm
 from mlitool.ops.recurrent.checks import LSTM_CHECKS
 from mlitool.ops.spec import OpSpec, register
@@ -42,8 +43,9 @@ register(
     OpSpec("UNIDIRECTIONAL_SEQUENCE_RNN", not_lowered="mli_krn_rnn_dense_*", macs=sequence_macs)
 )
 
-# SVDF: TFLite's float kernel, LiteRT's integer one (`svdf.py`); its state persists between
-# invocations (the batch of samples runs as consecutive ones).
+# SVDF: TFLite's float kernel, LiteRT's integer one (`svdf.py`), the `svdf8` fallback C
+# (`svdf_c.py`); its state persists between invocations (a batch of samples runs as consecutive
+# ones).
 fallback_op(
     "SVDF",
     SV.SLOTS,
@@ -53,6 +55,8 @@ fallback_op(
     fused_activation=False,
     params=("weights_feature", "weights_time"),
     weights=("weights_feature",),
+    checks=svdf_c.CHECKS,
+    lower=svdf_c.lower_svdf,
     run=(SV.float_svdf, SV.tflite_svdf),
     macs=sequence_macs,
 )

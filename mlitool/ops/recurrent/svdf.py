@@ -14,7 +14,8 @@ state, int32 bias): the feature sum rescaled by MultiplyByQuantizedMultiplier(in
 weights_feature / state scale) and saturated to int16, the int32 time sums, the bias, the
 output rescale (state * weights_time / output scale) plus the output zero point, saturated to
 int8. The effective scales are float32 products, as in TFLite's Prepare. LiteRT requires (and
-then ignores) a fused RELU on the integer kernel; TFLite Micro applies none either.
+then ignores) a fused RELU on the integer kernel; TFLite Micro takes any and applies none, as
+mlitool does.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ class SvdfInt8:
     mult_1: tuple[int, int]  # input * weights_feature / state: (multiplier, shift)
     mult_2: tuple[int, int]  # state * weights_time / output
     output_zp: int
+    act: tuple[int, int] = (-128, 127)  # the output's clamp (a float model's fused activation)
 
     @property
     def filters(self) -> int:
@@ -64,7 +66,7 @@ class SvdfInt8:
         per_filter = fp.wrap32((state.astype(np.int64) * self.weights_time).sum(axis=2))
         units = per_filter.reshape(per_filter.shape[0], -1, self.rank).sum(axis=2) + self.bias
         y = fp.mul_by_quantized_multiplier(fp.wrap32(units), *self.mult_2) + self.output_zp
-        return np.clip(y, -128, 127)
+        return np.clip(y, *self.act)
 
 
 def int8_constants(
@@ -91,20 +93,36 @@ def int8_constants(
         )
     if zp_of(state_t) != 0:
         raise refuse(f"an integer SVDF whose state zero point is {zp_of(state_t)} (LiteRT: 0)")
-    m1 = f32(scale_of(x_t)) * f32(scale_of(wf)) / f32(scale_of(state_t))
-    m2 = f32(scale_of(state_t)) * f32(scale_of(wt)) / f32(scale_of(out_t))
-    q1, q2 = fp.quantize_multiplier(np.float64(m1)), fp.quantize_multiplier(np.float64(m2))
     units = wf.shape[0] // rank
-    b = np.zeros(units, np.int64) if bias is None else np.asarray(bias.data, np.int64)
+    return from_scales(
+        np.asarray(wf.data, np.int64),
+        np.asarray(wt.data, np.int64),
+        np.zeros(units, np.int64) if bias is None else np.asarray(bias.data, np.int64),
+        rank,
+        (scale_of(x_t), zp_of(x_t)),
+        scale_of(wf),
+        scale_of(wt),
+        scale_of(state_t),
+        (scale_of(out_t), zp_of(out_t)),
+    )
+
+
+def from_scales(wf, wt, bias, rank, x_q, s_wf, s_wt, s_state, out_q) -> SvdfInt8:
+    """`SvdfInt8` from integer weights and scales: (scale, zero point) of input and output, the
+    scales of the weights and of the state. The effective scales are float32 products, as in
+    TFLite's Prepare."""
+    m1 = f32(x_q[0]) * f32(s_wf) / f32(s_state)
+    m2 = f32(s_state) * f32(s_wt) / f32(out_q[0])
+    q1, q2 = fp.quantize_multiplier(np.float64(m1)), fp.quantize_multiplier(np.float64(m2))
     return SvdfInt8(
-        weights_feature=np.asarray(wf.data, np.int64),
-        weights_time=np.asarray(wt.data, np.int64),
-        bias=b,
+        weights_feature=np.asarray(wf, np.int64),
+        weights_time=np.asarray(wt, np.int64),
+        bias=np.asarray(bias, np.int64),
         rank=rank,
-        input_zp=zp_of(x_t),
+        input_zp=int(x_q[1]),
         mult_1=(int(q1[0]), int(q1[1])),
         mult_2=(int(q2[0]), int(q2[1])),
-        output_zp=zp_of(out_t),
+        output_zp=int(out_q[1]),
     )
 
 
