@@ -5,6 +5,9 @@ NAME_init starting a new stream."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
@@ -14,6 +17,7 @@ from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
+from tests.emit.test_runtime_fast_memory import least_budget
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
@@ -194,3 +198,30 @@ def test_init_zeroes_the_state(tmp_path):
     init = source[source.index(f"mli_status {conv.name}_init(") :]
     init = init[: init.index("\n}\n")]
     assert "_scratch[k] = 0;" in init
+
+
+@pytest.mark.parametrize("budget", [64 * 1024, "least"])
+def test_fast_memory_c_bit_exact_over_consecutive_runs(budget, mli_builds, tmp_path):
+    """--fast-memory: the state stays in its own static RAM (not staged), NAME_init zeroes it,
+    and the stream follows the executor's, at a roomy budget and at the least one."""
+    path = _write(tmp_path, "plain", svdf_model("int8"))
+    if budget == "least":
+        budget = least_budget(H.convert(path, "sa8", tmp_path / "plain").model)
+    conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
+    fm = conv.manifest["runtime"]["fast_memory"]
+    objs = H.compile_objects(conv, [*mli_cflags("2.0"), f"-D{fm['macros']['check_operands']}"])
+    results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 12, 0))
+    H.assert_bit_exact(results)
+    source = (conv.out / f"{conv.name}.c").read_text()
+    init = source[source.index(f"mli_status {conv.name}_init(") :]
+    assert "_scratch[k] = 0;" in init[: init.index("\n}\n")]
+
+
+@pytest.mark.skipif(not shutil.which("g++"), reason="g++ not installed")
+def test_emitted_c_compiles_as_cxx(tmp_path):
+    path = _write(tmp_path, "plain", svdf_model("int8"))
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    cxx = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
+    cmd = [*cxx, *mli_cflags("2.0"), "-c", f"{conv.name}.c", "-o", "net.o"]
+    res = subprocess.run(cmd, cwd=conv.out, capture_output=True, text=True)
+    assert res.returncode == 0, res.stderr[:4000]
