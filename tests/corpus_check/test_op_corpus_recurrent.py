@@ -1,8 +1,9 @@
 """Files of the op corpus (tests/corpus_ops, tools/make_op_corpus.py) the recurrent family runs:
-SVDF (TFLite Micro's keyword_scrambled op). Over a stream of consecutive invocations (its state
-carries between them): tflite mode (float mode for the float32 file) equals LiteRT, convert
-succeeds (int8: sa8; float32: sa8 --weights-only and calibrated), and the emitted C equals the
-executor on the real MLI 2.0.2 library in the four builds."""
+SVDF (TFLite Micro's keyword_scrambled op) over a stream of consecutive invocations (its state
+carries between them), and an integer LSTM whose cell-state scale is not a power of two. tflite
+mode (float mode for the float32 file) equals LiteRT, convert succeeds (int8: sa8; float32: sa8
+--weights-only and calibrated), and the emitted C equals the executor on the real MLI 2.0.2
+library in the four builds."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from tests.support.paths import ROOT, mli_cflags
 
 CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = ["svdf_float32", "svdf_int8"]
+LSTM_CELL_SCALE = CORPUS / "lstm_cell_scale_int8.tflite"
 
 
 def _inputs(g, n: int = 16, seed: int = 0) -> dict:
@@ -54,4 +56,19 @@ def test_c_on_the_real_library_over_a_stream(name, mli_builds, tmp_path):
         np.save(calib, _inputs(read(path).main, 32, 1)[0])
     H.assert_bit_exact(
         H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0"), calibration=calib)
+    )
+
+
+def test_lstm_cell_scale_not_a_power_of_two(mli_builds, tmp_path):
+    """LiteRT outputs 0 everywhere (its Prepare fails silently) and tflite mode with it; the MLI
+    conversion runs the LSTM on the int16 state's range, equal to the executor in C."""
+    g = read(LSTM_CELL_SCALE).main
+    xs = _inputs(g)
+    ref = reference_outputs(LSTM_CELL_SCALE, g, xs)[g.outputs[0]]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[g.outputs[0]], ref)
+    assert (ref == 0).all()
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    assert "lstm_cell" in {la.kind for la in model.layers}
+    H.assert_bit_exact(
+        H.run_case(LSTM_CELL_SCALE, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0"))
     )
