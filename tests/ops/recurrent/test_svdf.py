@@ -182,12 +182,15 @@ def test_float_model_quantized_follows_float_mode(calibrated, tmp_path):
     assert err <= (3 if calibrated else 8), err
 
 
-def test_float_model_quantized_c_on_the_real_library(mli_builds, tmp_path):
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_float_model_quantized_c_on_the_real_library(fmt, mli_builds, tmp_path):
+    """sa8, and fx16 with the conversions to and from SA8 around the fallback."""
     path = _write(tmp_path, "f", svdf_model("float32", act="RELU"))
     calib = tmp_path / "calib.npy"
     np.save(calib, np.random.default_rng(1).uniform(-1, 1, (16, 1, 8)).astype(np.float32))
+    conv_dir = tmp_path / "out"
     H.assert_bit_exact(
-        H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0"), calibration=calib)
+        H.run_case(path, fmt, conv_dir, mli_builds, mli_cflags("2.0"), calibration=calib)
     )
 
 
