@@ -159,11 +159,6 @@ def _lower_version(content: bytearray, op: str, version: int) -> bool:
     return changed
 
 
-# Ops whose variable tensors carry state from one inference to the next (the executors run a
-# batch of samples as consecutive invocations).
-STREAM_OPS = frozenset({"SVDF"})
-
-
 def run_litert(
     path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray], tensors: list[int]
 ) -> dict[int, np.ndarray]:
@@ -171,14 +166,15 @@ def run_litert(
     sample. `inputs` are in the model's own dtypes ({input tensor index: batch}). Variable
     tensors (LSTM state) are reset before every sample: each sample is one inference, as in
     mlitool's executors; except in a model whose state persists between inferences (SVDF's
-    memory): its samples are consecutive invocations from one reset, as mlitool runs them."""
+    memory, `ir.Graph.is_stream`): its samples are consecutive invocations from one reset, as
+    mlitool runs them."""
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
     # tensors a rewrite at import added (mlitool.passes.dilated) are not in the file: left out
     in_file = {d["index"] for d in it.get_tensor_details()}
     res: dict[int, list] = {t: [] for t in tensors if t in in_file}
-    stream = any(op.type in STREAM_OPS for op in graph.ops)
+    stream = graph.is_stream
     it.reset_all_variables()
     for s in range(n):
         for idx, a in inputs.items():

@@ -53,6 +53,7 @@ fallback_op(
     options="SVDFOptions",
     rescale=False,
     fused_activation=False,
+    stream=True,
     params=("weights_feature", "weights_time"),
     weights=("weights_feature",),
     checks=svdf_c.CHECKS,

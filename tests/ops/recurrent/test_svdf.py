@@ -17,8 +17,10 @@ from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
+from mlitool.plumbing.parallel import STREAM_BATCH, batch_size
 from tests.emit.test_runtime_fast_memory import least_budget
 from tests.support import runtime_harness as H
+from tests.support.cli import run_main
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options
@@ -228,3 +230,21 @@ def test_emitted_c_compiles_as_cxx(tmp_path):
     cmd = [*cxx, *mli_cflags("2.0"), "-c", f"{conv.name}.c", "-o", "net.o"]
     res = subprocess.run(cmd, cwd=conv.out, capture_output=True, text=True)
     assert res.returncode == 0, res.stderr[:4000]
+
+
+@pytest.mark.parametrize("mode", ["tflite", "mli"])
+def test_run_takes_the_samples_as_one_stream(mode, tmp_path, capsys):
+    """40 samples, more than one batch of an ordinary model (16), over two jobs: `run` gives
+    LiteRT's 40 consecutive invocations, the state never restarted."""
+    path = _write(tmp_path, "plain", svdf_model("int8"))
+    g = read(path).main
+    assert g.is_stream and batch_size(g) == STREAM_BATCH
+    xs = _inputs(g, 40, seed=5)
+    np.save(tmp_path / "x.npy", xs[g.inputs[0]])
+    out = tmp_path / "y.npz"
+    args = ["run", path, "-i", tmp_path / "x.npy", "--mode", mode, "--jobs", "2", "--npz", out]
+    code, _, err = run_main(args, capsys)
+    assert code == 0, err
+    with np.load(out) as z:
+        got = z[g.tensors[g.outputs[0]].name]
+    np.testing.assert_array_equal(got, reference_outputs(path, g, xs)[g.outputs[0]])
