@@ -101,6 +101,11 @@ class Runtime:
                 f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
                 f"scratch_data){self._SCRATCH_PLACE}."
             )
+        if self._state_resets():
+            lines += [
+                f" * Stateful layers (SVDF) keep their state there between {rt.run} calls;",
+                f" * {rt.init} zeroes it, starting a new stream.",
+            ]
         lines[-1] += " */"
         lines += self._memory_defines()
         lines += [
