@@ -69,6 +69,8 @@ def test_lstm_cell_scale_not_a_power_of_two(mli_builds, tmp_path):
     assert (ref == 0).all()
     model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
     assert "lstm_cell" in {la.kind for la in model.layers}
+    notes = [n for la in model.layers for n in la.notes]
+    assert any("LiteRT's integer LSTM outputs 0" in n for n in notes)  # said where it converts
     H.assert_bit_exact(
         H.run_case(LSTM_CELL_SCALE, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0"))
     )
