@@ -173,7 +173,9 @@ def run_litert(
     """{tensor index: batch} for those of `tensors` the file has, one interpreter invocation per
     sample. `inputs` are in the model's own dtypes ({input tensor index: batch}). Variable
     tensors (LSTM state) are reset before every sample: each sample is one inference, as in
-    mlitool's executors."""
+    mlitool's executors; except in a model whose state persists between inferences (SVDF's
+    memory, `ir.Graph.is_stream`): its samples are consecutive invocations from one reset, as
+    mlitool runs them."""
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
@@ -182,11 +184,14 @@ def run_litert(
     # temporaries (a convolution's im2col buffer): only the file's tensors count.
     in_file = set(range(_file_tensor_count(path)))
     res: dict[int, list] = {t: [] for t in tensors if t in in_file}
+    stream = graph.is_stream
+    it.reset_all_variables()
     for s in range(n):
         for idx, a in inputs.items():
             want = tuple(graph.tensors[idx].shape)
             it.set_tensor(idx, np.ascontiguousarray(a[s]).reshape(want))
-        it.reset_all_variables()
+        if not stream:
+            it.reset_all_variables()
         it.invoke()
         for t in res:
             res[t].append(it.get_tensor(t).copy())

@@ -895,6 +895,21 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
                 "what": "[1, 8, 1, 4] -> [1, 8, 4], squeeze_dims [2]",
             },
         )
+    # An int8 LSTM whose int16 cell state's scale is not a power of two (the converter writes
+    # 2^-15; other tools need not): LiteRT's Prepare fails on it silently and outputs 0.
+    from tests.support.lstm_models import int8_lstm_model
+
+    out["lstm_cell_scale_int8.tflite"] = (
+        int8_lstm_model(cell_scale=2.0**-12 * 1.3, cell_clip=0.9, seed=7),
+        {
+            "op": "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            "variant": I8,
+            "dtype": "int8",
+            "input_range": [-1, 1],
+            "what": "integer LSTM (6 steps, 5 features, 7 cells) whose cell-state scale is"
+            " 1.3 * 2^-12, not a power of two",
+        },
+    )
     return out
 
 
