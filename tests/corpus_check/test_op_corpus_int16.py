@@ -18,6 +18,7 @@ from tests.support.paths import ROOT, mli_cflags
 
 CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = [
+    "abs_int16",
     "greater_builder_int16",
     "select_v2_builder_int16",
 ]
