@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from mlitool.errors import ModelFormatError
 from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
@@ -20,6 +21,8 @@ CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = [
     "abs_int16",
     "greater_builder_int16",
+    "padv2_builder_int16",
+    "padv2_float32",
     "select_v2_builder_int16",
 ]
 
@@ -45,11 +48,49 @@ def test_equals_litert_and_converts(name):
         np.testing.assert_array_equal(ours[o], ref[o])
     fmt = "fx16" if name.endswith("int16") else "sa8"
     model = lower(g, format=fmt, mli_version="2.0", layout="hwc", weights_only=float32)
-    assert any(la.kind == "fallback" for la in model.layers)
+    assert {la.kind for la in model.layers} & {"fallback", "padding"}
 
 
-@pytest.mark.parametrize("name", FILES)
+@pytest.mark.parametrize("name", [f for f in FILES if f.endswith("int16")])
 def test_c_on_the_real_library(name, mli_builds, tmp_path):
     path = CORPUS / f"{name}.tflite"
-    fmt = "fx16" if name.endswith("int16") else "sa8"
-    H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
+    H.assert_bit_exact(H.run_case(path, "fx16", tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_calibrated_float_padv2_c_on_the_real_library(fmt, mli_builds, tmp_path):
+    """PADV2 of float data with the value 0.5: SA8 pads through SA32 (raw 0 = the value), FX16
+    through the `pad16` fallback C (MLI pads zeros); the C equals the executor."""
+    path = CORPUS / "padv2_float32.tflite"
+    g = read(path).main
+    cal = tmp_path / "cal.npz"
+    x = g.tensors[g.inputs[0]]
+    rng = np.random.default_rng(4)
+    np.savez(cal, **{x.name: rng.uniform(-1, 1, (16, *x.shape)).astype(np.float32)})
+    conv = H.convert(path, fmt, tmp_path / "out", calibration=cal)
+    kinds = [(la.kind, la.kernel) for la in conv.model.layers]
+    if fmt == "fx16":
+        assert ("fallback", "mlitool_pad16") in kinds
+    else:
+        assert [k for k, _ in kinds] == ["convert", "padding", "convert"]
+    results = H.run_case(
+        path, fmt, tmp_path / "out2", mli_builds, mli_cflags("2.0"), calibration=cal, samples=4
+    )
+    H.assert_bit_exact(results)
+
+
+@pytest.mark.parametrize("name", ["greater_int16", "padv2_int16"])
+def test_converter_artifacts_are_malformed_as_litert_says(name):
+    """The 16x8 converter writes these ops with a float32 constant (GREATER's threshold,
+    PADV2's value) beside int16 data; LiteRT refuses to prepare them (input types differ), and
+    mlitool calls them malformed (exit 2), never refused for want of a kernel."""
+    litert = pytest.importorskip("ai_edge_litert.interpreter")
+    path = CORPUS / f"{name}.tflite"
+    it = litert.Interpreter(
+        model_path=str(path),
+        experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,
+    )
+    with pytest.raises(RuntimeError, match="INT16 != FLOAT32"):
+        it.allocate_tensors()
+    with pytest.raises(ModelFormatError, match="has type float32, the op's input int16"):
+        read(path)
