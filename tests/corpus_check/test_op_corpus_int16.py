@@ -20,6 +20,7 @@ from tests.support.paths import ROOT, mli_cflags
 CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = [
     "abs_int16",
+    "batch_matmul_int16",
     "greater_builder_int16",
     "padv2_builder_int16",
     "padv2_float32",

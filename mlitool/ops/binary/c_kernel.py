@@ -209,5 +209,61 @@ BATCH_MATMUL8 = FallbackKernel(
     run=_run_batch_matmul,
     cfg=BMM.CFG,
 )
+
+
+def _int16_text(text: str) -> str:
+    """`batch_matmul8`'s C for int16 operands: int64 sums, the 64-bit MultiplyByQuantizedMultiplier
+    (TFLite's BatchMatMul<int16_t, int64_t>), int16 saturation."""
+    swaps = (
+        ("const int8_t *x = lhs->data.mem.pi8;", "const int16_t *x = lhs->data.mem.pi16;"),
+        ("const int8_t *w = rhs->data.mem.pi8;", "const int16_t *w = rhs->data.mem.pi16;"),
+        ("int8_t *y = out->data.mem.pi8;", "int16_t *y = out->data.mem.pi16;"),
+        ("int32_t acc = 0;", "int64_t acc = 0;"),
+        (
+            "acc += ((int32_t)x[xo + k * lk] - cfg->lhs_zp) * ((int32_t)w[wo + k * rk] - cfg->rhs_zp);",
+            "acc += ((int64_t)x[xo + k * lk] - cfg->lhs_zp) * ((int64_t)w[wo + k * rk] - cfg->rhs_zp);",
+        ),
+        (
+            "acc = @P@_mbqm(acc, cfg->out_mult, cfg->out_shift) + cfg->out_zp;",
+            "acc = @FN@_mbqm64(acc, cfg->out_mult, cfg->out_shift) + cfg->out_zp;",
+        ),
+        (
+            "y[@P@_offset(out, i)] = (int8_t)(acc < -128 ? -128 : (acc > 127 ? 127 : acc));",
+            "y[@P@_offset(out, i)] = (int16_t)(acc < -32768 ? -32768 : (acc > 32767 ? 32767 : acc));",
+        ),
+    )
+    for old, new in swaps:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return _MBQM64 + text
+
+
+# TFLite's MultiplyByQuantizedMultiplier(int64_t x, ...): the multiplier rounded to 16 bits, one
+# rounding right shift by 15 - shift (an arithmetic shift of negative values, as in C++).
+_MBQM64 = """\
+static int64_t @FN@_mbqm64(int64_t x, int32_t m, int32_t shift) {
+    int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + (1 << 15)) >> 16 : 0x7FFF;
+    int32_t total = 15 - shift;
+    return (x * reduced + ((int64_t)1 << (total - 1))) >> total;
+}
+
+"""
+
+
+def _run_batch_matmul16(layer, model, xs, arith) -> np.ndarray:
+    lhs, rhs = operands(layer, model, xs, least=2)
+    out_shape = model.tensor(layer.outputs[0]).shape
+    y = BMM.apply16(layer.cfg, lhs, rhs)
+    return y.reshape((y.shape[0],) + tuple(out_shape))
+
+
+BATCH_MATMUL16 = FallbackKernel(
+    name="batch_matmul16",
+    doc="int16 BATCH_MATMUL (16x8 models; FX16 operands), as TFLite's int64 reference kernel",
+    c_source=_int16_text(_BATCH_MATMUL),
+    run=_run_batch_matmul16,
+    cfg=BMM.CFG,
+)
 register_kernel(BINARY8)
 register_kernel(BATCH_MATMUL8)
+register_kernel(BATCH_MATMUL16)

@@ -20,10 +20,10 @@ from mlitool.mli.types import ElType
 from mlitool.ops import spec as opspec
 from mlitool.ops.binary import batch_matmul as BMM
 from mlitool.ops.binary import reference as BIN
-from mlitool.ops.binary.c_kernel import BATCH_MATMUL8, BINARY8
+from mlitool.ops.binary.c_kernel import BATCH_MATMUL8, BATCH_MATMUL16, BINARY8
 from mlitool.ops.common import fallback_checks as FB
 
-SA8 = ElType.SA8
+SA8, FX16 = ElType.SA8, ElType.FX16
 # DIV's last shift (mlitool.ops.binary.reference) is covered for output multipliers in this range
 DIV_SHIFTS = (-24, 22)
 
@@ -122,8 +122,11 @@ def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def lower_batch_matmul(b: Builder, op: ir.Op, fmt: str) -> None:
-    """BATCH_MATMUL on the fallback kernel `batch_matmul8` (int32 sums, TFLite's requantization)."""
+    """BATCH_MATMUL on the fallback kernel `batch_matmul8` (int32 sums, TFLite's requantization;
+    int16: `batch_matmul16`)."""
     out_idx = op.outputs[0]
+    if b.g.tensors[out_idx].dtype == "int16":
+        return _lower_batch_matmul16(b, op)
     rank = max(len(b.g.tensors[i].shape) for i in (*op.inputs[:2], out_idx))
     (x, ql), (w, qr) = (_operand(b, op, i, rank) for i in op.inputs[:2])
     out = b.produce(out_idx, SA8)
@@ -137,4 +140,23 @@ def lower_batch_matmul(b: Builder, op: ir.Op, fmt: str) -> None:
         [out.name],
         cfg=cfg,
         notes=["no MLI kernel for BATCH_MATMUL: fallback C (batch_matmul8)"],
+    )
+
+
+def _lower_batch_matmul16(b: Builder, op: ir.Op) -> None:
+    """int16 x int16 -> int16 BATCH_MATMUL (16x8 models) on FX16 activations (`batch_matmul16`):
+    TFLite's arithmetic on the scales 2^-frac_bits (with power-of-two scales in the model,
+    TFLite's integers)."""
+    names = [b.use(op, i, FX16) for i in op.inputs[:2]]
+    out = b.produce(op.outputs[0], FX16)
+    ql, qr = ((2.0 ** -b.tensors[n].frac_bits, 0) for n in names)
+    adj = bool(op.options.get("adj_x", False)), bool(op.options.get("adj_y", False))
+    cfg = BMM.int8_params(ql, qr, (2.0**-out.frac_bits, 0), *adj)
+    b.fallback(
+        op,
+        BATCH_MATMUL16,
+        names,
+        [out.name],
+        cfg=cfg,
+        notes=["no MLI kernel for BATCH_MATMUL: fallback C (batch_matmul16, int64 sums)"],
     )

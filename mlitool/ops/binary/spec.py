@@ -82,7 +82,7 @@ fallback_op(
     fused_activation=False,
     weights=("input2",),  # the inspect style reads input 2 as its weights
     shapes=batch_matmul_shapes,
-    checks=_CHECKS,
+    checks=(*FB.CHECKS16, C.one_operand_variable, FBB.operands_per_tensor),
     lower=FBB.lower_batch_matmul,
     run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
     macs=batch_matmul_macs,
