@@ -264,6 +264,56 @@ BATCH_MATMUL16 = FallbackKernel(
     run=_run_batch_matmul16,
     cfg=BMM.CFG,
 )
+# TFLite Micro's int16 SQUARED_DIFFERENCE, broadcast as binary8 (operand strides of 0).
+_SQUARED_DIFFERENCE16 = """\
+static void @FN@_strides(const mli_tensor *in, const mli_tensor *out, uint32_t *s) {
+    uint32_t d, lead = out->rank - in->rank;
+    for (d = 0u; d < out->rank; d++) {
+        s[d] = (d < lead || in->shape[d - lead] == 1u) ? 0u : (uint32_t)in->mem_stride[d - lead];
+    }
+}
+
+@STORAGE@mli_status @FN@(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg,
+                          mli_tensor *out) {
+    const int16_t *a = in1->data.mem.pi16;
+    const int16_t *b = in2->data.mem.pi16;
+    int16_t *y = out->data.mem.pi16;
+    uint32_t sa[MLI_MAX_RANK], sb[MLI_MAX_RANK];
+    uint32_t i, d, n = @P@_count(out);
+    @FN@_strides(in1, out, sa);
+    @FN@_strides(in2, out, sb);
+    for (i = 0u; i < n; i++) {
+        uint32_t r = i, oa = 0u, ob = 0u;
+        int32_t u, v, q;
+        for (d = out->rank; d > 0u; d--) {
+            uint32_t k = r % out->shape[d - 1u];
+            r /= out->shape[d - 1u];
+            oa += k * sa[d - 1u];
+            ob += k * sb[d - 1u];
+        }
+        u = @P@_mbqm(a[oa], cfg->a_mult, cfg->a_shift);
+        v = @P@_mbqm(b[ob], cfg->b_mult, cfg->b_shift);
+        q = @P@_mbqm((u - v) * (u - v), cfg->out_mult, cfg->out_shift);
+        y[@P@_offset(out, i)] = (int16_t)(q < cfg->act_min ? cfg->act_min
+                                                           : (q > cfg->act_max ? cfg->act_max : q));
+    }
+    return MLI_STATUS_OK;
+}
+"""
+
+
+def _run_squared_difference16(layer, model, xs, arith) -> np.ndarray:
+    return BIN.apply_squared_difference16(layer.cfg, *operands(layer, model, xs))
+
+
+SQUARED_DIFFERENCE16 = FallbackKernel(
+    name="squared_difference16",
+    doc="int16 SQUARED_DIFFERENCE with broadcasting, as TFLite Micro's kernel (16x8 models)",
+    c_source=_SQUARED_DIFFERENCE16,
+    run=_run_squared_difference16,
+    cfg=BIN.CFG,
+)
 register_kernel(BINARY8)
+register_kernel(SQUARED_DIFFERENCE16)
 register_kernel(BATCH_MATMUL8)
 register_kernel(BATCH_MATMUL16)
