@@ -1,8 +1,9 @@
 """The op corpus's int16 files (16x8 models) and PADV2 values that TFLite Micro runs (issue 35):
 tflite mode (float mode for float32 files) equals LiteRT's reference kernels, the file converts
 (16x8: fx16, float32: sa8 --weights-only), and the emitted C equals the executor on the real MLI
-2.0.2 library in the four builds. The two files the 16x8 converter writes with a float32
-constant (greater_int16, padv2_int16) LiteRT refuses to prepare: mlitool calls them malformed."""
+2.0.2 library in the four builds. The 16x8 converter writes GREATER and PADV2 with a float32
+constant that LiteRT refuses to prepare (mlitool calls such a file malformed, as the last test
+shows); tools/make_op_corpus.py quantizes it in greater_int16 / padv2_int16."""
 
 from __future__ import annotations
 
@@ -16,14 +17,17 @@ from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
 from tests.support.paths import ROOT, mli_cflags
+from tests.support.tflite_build import T, graph_model
 
 CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = [
     "abs_int16",
     "batch_matmul_int16",
     "greater_builder_int16",
+    "greater_int16",
     "padv2_builder_int16",
     "padv2_float32",
+    "padv2_int16",
     "select_v2_builder_int16",
 ]
 # LiteRT has no int16 kernel for these (TFLite Micro has): tflite mode is TFLite Micro's
@@ -97,13 +101,30 @@ def test_calibrated_float_padv2_c_on_the_real_library(fmt, mli_builds, tmp_path)
     H.assert_bit_exact(results)
 
 
-@pytest.mark.parametrize("name", ["greater_int16", "padv2_int16"])
-def test_converter_artifacts_are_malformed_as_litert_says(name):
-    """The 16x8 converter writes these ops with a float32 constant (GREATER's threshold,
-    PADV2's value) beside int16 data; LiteRT refuses to prepare them (input types differ), and
-    mlitool calls them malformed (exit 2), never refused for want of a kernel."""
+def _converter_artifact(tmp_path, op: str):
+    """What TF 2.21's 16x8 converter writes for tf.where(x > 0.25, ...) / tf.pad(...,
+    constant_values=0.5): int16 data beside an unquantized float32 scalar constant."""
+    x = T([1, 4, 4, 2], "int16", scale=1 / 4096, name="x")
+    value = T([], "float32", data=np.array(0.5 if op == "PADV2" else 0.25, np.float32))
+    if op == "PADV2":
+        pads = T([4, 2], "int32", data=np.array([[0, 0], [1, 1], [1, 1], [0, 0]], np.int32))
+        tensors = [x, pads, value, T([1, 6, 6, 2], "int16", scale=1 / 4096)]
+        ops = [("PADV2", [0, 1, 2], [3], None)]
+    else:
+        tensors = [x, value, T([1, 4, 4, 2], "bool")]
+        ops = [("GREATER", [0, 1], [2], None)]
+    path = tmp_path / f"{op.lower()}_artifact.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [len(tensors) - 1]))
+    return path
+
+
+@pytest.mark.parametrize("op", ["GREATER", "PADV2"])
+def test_converter_artifacts_are_malformed_as_litert_says(op, tmp_path):
+    """LiteRT refuses to prepare the converter's float32 constant beside int16 data (input
+    types differ), and mlitool calls such a file malformed (exit 2), never refused for want of
+    a kernel; tools/make_op_corpus.py quantizes that constant in greater_int16 / padv2_int16."""
     litert = pytest.importorskip("ai_edge_litert.interpreter")
-    path = CORPUS / f"{name}.tflite"
+    path = _converter_artifact(tmp_path, op)
     it = litert.Interpreter(
         model_path=str(path),
         experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF,

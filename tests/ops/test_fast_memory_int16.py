@@ -20,7 +20,9 @@ FILES = [
     "abs_int16",
     "batch_matmul_int16",
     "greater_builder_int16",
+    "greater_int16",
     "padv2_builder_int16",
+    "padv2_int16",
     "select_v2_builder_int16",
     "squared_difference_int16",
 ]
@@ -55,7 +57,9 @@ KERNELS = {
     "abs_int16": "abs16",
     "batch_matmul_int16": "batch_matmul16",
     "greater_builder_int16": "compare16",
+    "greater_int16": "select16",
     "padv2_builder_int16": "pad16",
+    "padv2_int16": "pad16",
     "select_v2_builder_int16": "select16",
     "squared_difference_int16": "squared_difference16",
 }

@@ -4,8 +4,9 @@
 TFLite compares int16 operands as the stored integers (LiteRT's GREATER / LESS / EQUAL...:
 no rescaling; the converter gives both operands one scale). On FX16 tensors the kernel compares
 the values shifted onto common frac bits: with one power-of-two scale in the model that is the
-integers TFLite compares. An int16 constant operand takes the frac bits of the operand it meets
-(the output's, for SELECT), so that its values stay exact where the activation's range holds them.
+integers TFLite compares. An int16 constant operand takes the frac bits of the operand it meets,
+so that its values stay exact where the activation's range holds them. SELECT copies int16
+values unchanged, as TFLite does whatever the scales (constants keep their integers).
 """
 
 from __future__ import annotations
@@ -55,17 +56,6 @@ def _constant(b: Builder, op: ir.Op, idx: int, frac_bits: int) -> str:
     return b.add(m)
 
 
-def _on_frac_bits(b: Builder, op: ir.Op, name: str, frac_bits: int) -> str:
-    """Activation `name` on `frac_bits`: itself, or a converted copy."""
-    src = b.tensors[name]
-    if src.frac_bits == frac_bits:
-        return name
-    t = b.derived(src, f"{name}_f{frac_bits}", frac_bits=frac_bits)
-    t.notes = [f"{op.type} copies values: its operand takes the output's frac bits"]
-    b.convert(op, name, t.name, f"{op.label} copies values on the output's frac bits")
-    return t.name
-
-
 def lower_compare16(b: Builder, op: ir.Op, code: int, bool_output) -> None:
     """GREATER, ..., EQUAL of int16 operands (`compare16`)."""
     i1, i2 = op.inputs[:2]
@@ -93,19 +83,52 @@ def lower_compare16(b: Builder, op: ir.Op, code: int, bool_output) -> None:
 
 
 def lower_select16(b: Builder, op: ir.Op, condition: str) -> None:
-    """SELECT / SELECT_V2 of int16 x and y (`select16`): values copied, on the output's frac
-    bits."""
+    """SELECT / SELECT_V2 of int16 x and y (`select16`): the int16 values copied unchanged, as
+    TFLite (and TFLite Micro) copy them whatever the operands' scales; an int16 constant keeps
+    its integers."""
     out = b.produce(op.outputs[0], FX16)
-    xy = []
+    xy, notes = [], []
     for i in op.inputs[1:3]:
-        if b.g.tensors[i].data is None:
-            xy.append(_on_frac_bits(b, op, b.use(op, i, FX16), out.frac_bits))
+        t = b.g.tensors[i]
+        if t.data is None:
+            xy.append(b.use(op, i, FX16))
+            f = b.tensors[xy[-1]].frac_bits
+        elif t.dtype == "int16":
+            xy.append(_raw_constant(b, op, i, out.frac_bits))
+            f = out.frac_bits
         else:
             xy.append(_constant(b, op, i, out.frac_bits))
+            f = out.frac_bits
+        if f != out.frac_bits:
+            notes.append(
+                f"operand '{xy[-1]}' has frac bits {f}, the output {out.frac_bits}: values copied "
+                "unchanged, as TFLite copies them (it does not check the scales)"
+            )
     b.fallback(
         op,
         K.SELECT16,
         [condition, *xy],
         [out.name],
-        notes=[f"no MLI kernel for {op.type}: fallback C (copies int16 values, as TFLite does)"],
+        notes=[f"no MLI kernel for {op.type}: fallback C (copies int16 values, as TFLite does)"]
+        + notes,
     )
+
+
+def _raw_constant(b: Builder, op: ir.Op, idx: int, frac_bits: int) -> str:
+    """An int16 constant with its own integers, labelled with `frac_bits` (SELECT copies them)."""
+    t = b.g.tensors[idx]
+    shape, rank = tuple(t.shape), len(b.mli_shape(b.g.tensors[op.outputs[0]].shape))
+    while len(shape) > rank and shape[0] == 1:
+        shape = shape[1:]
+    m = MliTensor(
+        name=b.base(idx),
+        role=Role.PARAM,
+        shape=shape or (1,),
+        el_type=FX16,
+        data=np.asarray(t.data, np.int16).reshape(shape or (1,)),
+        frac_bits=frac_bits,
+        source=t.name,
+        source_index=idx,
+        notes=["int16 constant: its integers, copied by SELECT as TFLite copies them"],
+    )
+    return b.add(m)
