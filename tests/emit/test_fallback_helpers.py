@@ -45,6 +45,7 @@ def test_prototype_and_fixed_point_use_are_read_from_the_c():
     uses = sorted(k.name for k in fallback_kernels().values() if k.fixedpoint)
     # cumsum8 requantizes its running sums with @P@_mbqm, svdf8 its feature and unit sums
     assert uses == [
+        "abs16",
         "batch_matmul8",
         "binary8",
         "cumsum8",
@@ -52,6 +53,7 @@ def test_prototype_and_fixed_point_use_are_read_from_the_c():
         "prelu8",
         "reduce16",
         "reduce8",
+        "squared_difference16",
         "svdf8",
     ]
     one_call = "@STORAGE@mli_status @FN@(int32_t x) {\n    return @P@_clz(0u);\n}\n"
