@@ -47,6 +47,7 @@ from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
+from mlitool.passes.custom_ops import name_custom_ops
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
@@ -68,6 +69,7 @@ class GraphPass(NamedTuple):
 
 
 PASSES = (
+    GraphPass(MODEL, name_custom_ops),  # first: every later stage dispatches on the op type
     GraphPass(MODEL, fold_float16_dequantize),
     GraphPass(MODEL, read_qdq_pairs),  # before folding: a weight's pair is still there
     GraphPass(MODEL, fold_constants),
