@@ -83,3 +83,33 @@ def defined_rows(opts: dict, count: int) -> np.ndarray:
         return rows < opts["max_detections"]
     n_cat = min(per, opts["num_classes"])
     return (rows // per < count) & (rows % per < n_cat)
+
+
+def int8_detection_model(anchors: np.ndarray, opts: dict) -> bytes:
+    """An int8 SSD's tail: int8 box encodings and class scores (the model's inputs), each
+    DEQUANTIZE'd to float32, then the op (TFLite Micro runs it on float32 only)."""
+    a = len(anchors)
+    width = opts["num_classes"] + 1
+    d = opts["max_detections"] * opts["max_classes_per_detection"]
+    tensors = [
+        T([1, a, 4], "int8", scale=1 / 32, zero_point=0, name="box_encodings_q"),
+        T([1, a, width], "int8", scale=1 / 256, zero_point=-128, name="class_scores_q"),
+        T([1, a, 4], "float32", name="box_encodings"),
+        T([1, a, width], "float32", name="class_predictions"),
+        T([a, 4], "float32", name="anchors", buffer=1),
+        T([1, d, 4], "float32", name="detection_boxes"),
+        T([1, d], "float32", name="detection_classes"),
+        T([1, d], "float32", name="detection_scores"),
+        T([1], "float32", name="num_detections"),
+    ]
+    ops = [
+        Op(0, [0], [2]),
+        Op(0, [1], [3]),
+        Op(1, [2, 3, 4], [5, 6, 7, 8], custom_options=bytes(flexbuffers.Dumps(opts))),
+    ]
+    codes = [
+        Code(builtin=tflite.BuiltinOperator.DEQUANTIZE),
+        Code(builtin=tflite.BuiltinOperator.CUSTOM, custom=NAME),
+    ]
+    buffers = [Buf(), Buf(np.asarray(anchors, np.float32).tobytes())]
+    return build(Spec(tensors, ops, codes, buffers, inputs=[0, 1], outputs=[5, 6, 7, 8]))

@@ -209,3 +209,58 @@ def test_layers(tmp_path):
     packed = m.tensor(m.layers[0].outputs[0])
     offsets = [m.tensor(n).offset for n in m.outputs]
     assert offsets == [0, 20, 25, 30] and all(m.tensor(n).buffer == packed.name for n in m.outputs)
+
+
+@pytest.mark.parametrize("budget", [64 * 1024, "least"])
+@pytest.mark.parametrize("name", ["fast_two_classes_ties", "regular_ties"])
+def test_fast_memory(name, budget, mli_builds, tmp_path):
+    """`convert --fast-memory`: outputs bit-exact against the executor in the four builds, at a
+    budget that holds the whole model and at the least it fits (-DNAME_CHECK_OPERANDS)."""
+    from tests.emit.test_runtime_fast_memory import _macro, least_budget
+
+    _, changes, background, ties = next(c for c in CASES if c[0] == name)
+    path = _model(tmp_path, name, changes, background)
+    if budget == "least":
+        budget = least_budget(H.convert(path, "sa8", tmp_path / "plain").model)
+    conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
+    fm = conv.manifest["runtime"]["fast_memory"]
+    assert _macro(conv, fm["macros"]["fast_bytes"]) == fm["fast_bytes"] <= budget
+    check = f"-D{fm['macros']['check_operands']}"
+    objs = H.compile_objects(conv, [*mli_cflags("2.0"), check])
+    g = conv.graph
+    xs = _inputs(g, 6, ties, seed=2)
+    inputs = {
+        n: xs[i].reshape(6, *conv.model.tensor(n).shape)
+        for n, i in zip(conv.model.inputs, g.inputs)
+    }
+    H.assert_bit_exact(H.check(conv, objs, mli_builds, inputs))
+
+
+def test_int8_model_dequantize_then_detection(mli_builds, tmp_path):
+    """An int8 SSD's tail (DEQUANTIZE of int8 boxes and scores, then the op): tflite mode equals
+    LiteRT, the DEQUANTIZEs become converts to FP32, and the C equals the executor."""
+    from tests.support.detection_models import int8_detection_model
+
+    opts = _opts(dict(use_regular_nms=True, detections_per_class=3))
+    path = tmp_path / "int8.tflite"
+    path.write_bytes(int8_detection_model(grid_anchors(4, 5), opts))
+    g = read(path).main
+    rng = np.random.default_rng(4)
+    xs = {i: rng.integers(-128, 128, (8, *g.tensors[i].shape)).astype(np.int8) for i in g.inputs}
+    ref = reference_outputs(path, g, xs)
+    ours = run_graph(g, xs, "tflite")
+    count = g.outputs[3]
+    np.testing.assert_array_equal(ours[count], ref[count])
+    for o in g.outputs[:3]:
+        np.testing.assert_array_equal(ours[o], ref[o])  # regular NMS writes every row
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    assert [la.kind for la in conv.model.layers] == ["convert", "convert", "fallback", "view"]
+    inputs = {
+        n: xs[i].reshape(8, *conv.model.tensor(n).shape)
+        for n, i in zip(conv.model.inputs, g.inputs)
+    }
+    objs = H.compile_objects(conv, mli_cflags("2.0"))
+    H.assert_bit_exact(H.check(conv, objs, mli_builds, inputs))
+    values = H.executor_values(conv.model, inputs, H.ARITH[("UP", "OFF")])
+    for o, name in zip(g.outputs, conv.model.outputs):
+        np.testing.assert_array_equal(values[name].reshape(ref[o].shape), ref[o])
