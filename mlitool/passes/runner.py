@@ -4,7 +4,7 @@ Each pass is a function `(graph, ctx) -> graph` (`context.PassContext`) with a d
 what it rewrites and why, and belongs to one stage:
 
 - `MODEL`: right after reading, for every command (`pipeline.read`, and `inspect`, which shows
-  what they did): float16 weights folded, a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as
+  what they did): a custom op mlitool knows named by its custom code, float16 weights folded, a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as
   the quantization of the float tensors they wrap, constant ops folded (the batch fixed to 1), nearest
   upsampling and dilated convolutions through the batch as one op, an int8 model's float
   islands as the int8 op, a bool CAST to float then QUANTIZE as a SELECT_V2. What they
