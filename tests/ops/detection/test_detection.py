@@ -25,15 +25,35 @@ from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
 
 TIES = np.array([0.25, 0.5, 0.75, 0.9], np.float32)
+# Every place twice: the pairs overlap (IoU above 0.5 unless the encodings move them apart), so
+# the NMS suppresses boxes.
+ANCHORS = np.concatenate([grid_anchors(2, 5)] * 2)
 # (name, options, background, equal scores)
 CASES = [
     ("fast", dict(), True, False),
     ("fast_ties", dict(), True, True),
     ("fast_two_classes_ties", dict(max_classes_per_detection=2), True, True),
     ("fast_all_classes", dict(max_classes_per_detection=3), False, True),
+    ("fast_more_than_classes", dict(max_classes_per_detection=4), True, False),
     ("regular", dict(use_regular_nms=True, detections_per_class=4), True, False),
     ("regular_ties", dict(use_regular_nms=True, detections_per_class=4), True, True),
     ("regular_two", dict(use_regular_nms=True, max_classes_per_detection=2), False, True),
+    # fewer boxes above the score threshold than max_detections: counts below it
+    ("fast_sparse", dict(nms_score_threshold=0.8, max_detections=10), True, False),
+    (
+        "fast_sparse_two",
+        dict(nms_score_threshold=0.9, max_detections=8, max_classes_per_detection=2),
+        True,
+        True,
+    ),
+    (
+        "regular_sparse",
+        dict(
+            use_regular_nms=True, nms_score_threshold=0.8, max_detections=10, detections_per_class=3
+        ),
+        True,
+        False,
+    ),
 ]
 
 
@@ -44,7 +64,7 @@ def _opts(changes: dict) -> dict:
 
 def _model(tmp_path, name, changes, background):
     path = tmp_path / f"{name}.tflite"
-    path.write_bytes(detection_model(grid_anchors(4, 5), _opts(changes), background=background))
+    path.write_bytes(detection_model(ANCHORS, _opts(changes), background=background))
     return path
 
 
@@ -70,6 +90,22 @@ def test_custom_op_named_by_its_code_with_its_options(tmp_path):
     assert flexbuffers.Loads(bytearray(op.custom_options)) == op.options
     assert op.options["use_regular_nms"] is True and op.options["max_detections"] == 5
     assert op.options["nms_iou_threshold"] == 0.5
+
+
+def test_options_left_out_take_tflite_defaults(tmp_path):
+    """detections_per_class 100, use_regular_nms false when the map leaves them out."""
+    opts = _opts({})
+    del opts["detections_per_class"], opts["use_regular_nms"]
+    path = tmp_path / "m.tflite"
+    path.write_bytes(detection_model(grid_anchors(4, 5), opts))
+    g = read(path).main
+    xs = _inputs(g, 6, False)
+    ref = reference_outputs(path, g, xs)
+    ours = run_graph(g, xs, "tflite")
+    for s, n in enumerate(ref[g.outputs[3]][:, 0].astype(int)):
+        rows = defined_rows(opts, n)
+        for o in g.outputs[:3]:
+            np.testing.assert_array_equal(ours[o][s, 0][rows], ref[o][s, 0][rows])
 
 
 def test_options_not_a_flexbuffer_leave_an_unknown_custom_op(tmp_path):
@@ -161,7 +197,14 @@ def test_partial_sort_is_libstdcxx(tmp_path):
         assert partial_argsort(v, len(v), k)[:k] == [int(t) for t in line.split()]
 
 
-C_CASES = ["fast_ties", "fast_two_classes_ties", "regular_ties", "regular_two"]
+C_CASES = [
+    "fast_ties",
+    "fast_two_classes_ties",
+    "regular_ties",
+    "regular_two",
+    "fast_sparse_two",
+    "regular_sparse",
+]
 
 
 @pytest.mark.parametrize("name", C_CASES)
