@@ -122,6 +122,8 @@ class Op:
     # Set by a graph pass (mlitool.passes) on an op it made from a model's op (same index):
     # that op. Labels, layers' op types and per-layer overrides name it, not the rewrite.
     origin: Op | None = None
+    # A custom op's custom_options bytes as the file holds them (flexbuffers for TFLite's own).
+    custom_options: bytes = b""
 
     @property
     def label(self) -> str:

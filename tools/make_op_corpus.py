@@ -950,7 +950,48 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
             " 1.3 * 2^-12, not a power of two",
         },
     )
+    out.update(detection_variants())
     return out
+
+
+def detection_variants() -> dict[str, tuple[bytes, dict]]:
+    """TFLite_Detection_PostProcess, 20 anchors (10 places, each twice), 3 classes + background,
+    box encodings the input and class scores constant (one input, as the corpus tools feed):
+    regular NMS, and fast NMS with 2 classes per detection. TFLite Micro runs float32 inputs only (its
+    kernel refuses others), so there is no int8 variant."""
+    from tests.support.detection_models import detection_model, grid_anchors, options
+
+    rng = rng_for("detection")
+    anchors = np.concatenate([grid_anchors(2, 5)] * 2)  # each place twice: the NMS suppresses
+    scores = rng.uniform(0, 1, size=(1, 20, 4)).astype(np.float32)
+    common = dict(num_classes=3, max_detections=12, nms_score_threshold=0.5)
+    variants = {
+        "detection_postprocess_regular_float32.tflite": (
+            options(**common, use_regular_nms=True, detections_per_class=4),
+            "regular NMS (per class, 4 per class), 20 anchors (10 places twice), 3 classes + background,"
+            " 12 detections; box encodings the input, class scores and anchors constant",
+        ),
+        "detection_postprocess_multiclass_float32.tflite": (
+            # 6 of the ~10 places kept: every output row written (LiteRT leaves rows past the
+            # count as they were, which a whole-output comparison would read)
+            options(**{**common, "max_detections": 6}, max_classes_per_detection=2),
+            "fast NMS with 2 classes per detection, 20 anchors (10 places twice), 3 classes +"
+            " background, 6 detections; box encodings the input, class scores and anchors constant",
+        ),
+    }
+    return {
+        name: (
+            detection_model(anchors, opts, scores=scores),
+            {
+                "op": "TFLite_Detection_PostProcess",
+                "variant": F,
+                "dtype": "float32",
+                "input_range": [-1, 1],
+                "what": what,
+            },
+        )
+        for name, (opts, what) in variants.items()
+    }
 
 
 def detection_postprocess(rng: np.random.Generator) -> bytes:

@@ -32,7 +32,7 @@ class OpSpec:
     """One TFLite op. Callables are optional: an op without `lower` is refused by the support
     check ("no MLI kernel for this op"), one without `run` by the executors."""
 
-    name: str  # TFLite builtin name, e.g. "CONV_2D"
+    name: str  # TFLite builtin name, e.g. "CONV_2D"; a custom op's custom code (`custom`)
     slots: tuple[str, ...] | None = None  # input slots in schema order; None: not validated
     optional: int = 0  # how many trailing slots may be omitted or absent
     required: int | None = None  # slots that must be present (default: non-optional)
@@ -71,6 +71,12 @@ class OpSpec:
     # Its variable tensors carry state from one inference to the next (SVDF's memory): the
     # executors and the LiteRT reference run a batch of samples as consecutive invocations.
     stream: bool = False
+    # A custom op (TFLite_Detection_PostProcess): `name` is its custom code, its options the
+    # flexbuffer map of its custom options (mlitool.passes.custom_ops).
+    custom: bool = False
+    # Reads and writes its float32 tensors as MLI FP32 tensors (no quantization): they need no
+    # value range from calibration for its sake.
+    keeps_float: bool = False
 
     @property
     def arity(self) -> tuple[int, int, int, int, int]:

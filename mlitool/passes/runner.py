@@ -4,11 +4,13 @@ Each pass is a function `(graph, ctx) -> graph` (`context.PassContext`) with a d
 what it rewrites and why, and belongs to one stage:
 
 - `MODEL`: right after reading, for every command (`pipeline.read`, and `inspect`, which shows
-  what they did): float16 weights folded, a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as
-  the quantization of the float tensors they wrap, constant ops folded (the batch fixed to 1), nearest
-  upsampling and dilated convolutions through the batch as one op, an int8 model's float
-  islands as the int8 op, a bool CAST to float then QUANTIZE as a SELECT_V2. What they
-  change every later stage sees: validation, the support check, lowering, the executors. No option is settled yet: `ctx.target` is None.
+  what they did): a custom op mlitool knows named by its custom code, float16 weights folded,
+  a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as the quantization of the float tensors they
+  wrap, constant ops folded (the batch fixed to 1), nearest upsampling and dilated
+  convolutions through the batch as one op, an int8 model's float islands as the int8 op, a
+  bool CAST to float then QUANTIZE as a SELECT_V2. What they change every later stage sees:
+  validation, the support check, lowering, the executors. No option is settled yet:
+  `ctx.target` is None.
 - `LOWERING`: between the support check and lowering (`mli.lower.driver`), with the target:
   PAD fusion, ops MLI runs as conv2d.
 
@@ -48,6 +50,7 @@ from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
+from mlitool.passes.custom_ops import name_custom_ops
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
@@ -71,6 +74,7 @@ class GraphPass(NamedTuple):
 
 
 PASSES = (
+    GraphPass(MODEL, name_custom_ops),  # first: every later stage dispatches on the op type
     GraphPass(MODEL, fold_float16_dequantize),
     GraphPass(MODEL, read_qdq_pairs),  # before folding: a weight's pair is still there
     GraphPass(MODEL, fold_constants),

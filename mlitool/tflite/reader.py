@@ -30,6 +30,7 @@ from mlitool.tflite.checked import (
     _MODEL_OPCODES,
     _MODEL_SIGNATURES,
     _MODEL_SUBGRAPHS,
+    _OP_CUSTOM_OPTIONS,
     _OP_INPUTS,
     _OP_INTERMEDIATES,
     _OP_OUTPUTS,
@@ -268,8 +269,11 @@ class _Reader:
         intermediates = self._indices(
             op, _OP_INTERMEDIATES, n_t, f"the intermediates of {label}", optional=True
         )
-        options, table = {}, None
-        if op_type != "CUSTOM":
+        options, table, custom_options = {}, None, b""
+        if op_type == "CUSTOM":  # decoded by the op's family (flexbuffers) where it knows the op
+            raw = self.chk.array(op, _OP_CUSTOM_OPTIONS, "u1", f"the custom options of {label}")
+            custom_options = b"" if raw is None else raw.tobytes()
+        else:
             if op.BuiltinOptions() is not None:
                 table = _OPTION_NAMES.get(op.BuiltinOptionsType())
             options = self._options(
@@ -295,6 +299,7 @@ class _Reader:
             version=version,
             options_table=table,
             intermediates=intermediates,
+            custom_options=custom_options,
         )
 
     def _options(self, kind: int, table: Any, union: type, label: str) -> dict[str, Any]:

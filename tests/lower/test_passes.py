@@ -17,6 +17,7 @@ from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
+from mlitool.passes.custom_ops import name_custom_ops
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
@@ -148,6 +149,7 @@ def test_run_passes_in_order_on_a_copy():
 
 def test_one_ordered_list_of_passes():
     assert [p.run for p in PASSES] == [
+        name_custom_ops,
         fold_float16_dequantize,
         read_qdq_pairs,
         fold_constants,
@@ -165,7 +167,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 12 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 13 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

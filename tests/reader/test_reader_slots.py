@@ -43,6 +43,7 @@ FIELDS = {
     "_QUANT_DIMENSION": ("QuantizationParameters", "QuantizedDimension"),
     "_OP_INPUTS": ("Operator", "Inputs"),
     "_OP_OUTPUTS": ("Operator", "Outputs"),
+    "_OP_CUSTOM_OPTIONS": ("Operator", "CustomOptions"),
     "_OP_INTERMEDIATES": ("Operator", "Intermediates"),
     "_OPCODE_CUSTOM": ("OperatorCode", "CustomCode"),
     "_BUFFER_DATA": ("Buffer", "Data"),

@@ -163,6 +163,8 @@ def float_activations(graph: ir.Graph) -> list[int]:
         known = opspec.get(op.type)  # an unknown op is the support check's to refuse
         if known is not None and known.kind == "convert":  # QUANTIZE, DEQUANTIZE: float on one side
             continue
+        if known is not None and known.keeps_float:  # FP32 in and out (detection post-process)
+            continue
         for i in list(op.inputs) + list(op.outputs):
             t = graph.tensor(i)
             if t is None or t.data is not None or t.dtype != "float32" or t.is_variable:
