@@ -31,4 +31,5 @@ def load() -> None:
     from mlitool.ops.logical import spec as _logical  # noqa: F401
     from mlitool.ops.log_softmax import spec as _log_softmax  # noqa: F401
     from mlitool.ops.island import spec as _island  # noqa: F401
+    from mlitool.ops.float_region import spec as _float_region  # noqa: F401
     # isort: on

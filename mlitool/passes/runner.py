@@ -50,6 +50,7 @@ from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
+from mlitool.passes.float_regions import fuse_float_regions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
@@ -75,6 +76,7 @@ PASSES = (
     GraphPass(MODEL, fuse_space_to_batch_conv),
     GraphPass(MODEL, fuse_float_islands),
     GraphPass(MODEL, fuse_float_expressions),  # islands of several ops (PT2E)
+    GraphPass(MODEL, fuse_float_regions),  # a float FULLY_CONNECTED, GRU gates (PT2E)
     GraphPass(MODEL, cast_bool_as_select),
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),

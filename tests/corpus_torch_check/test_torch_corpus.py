@@ -32,10 +32,7 @@ FORMATS = ("sa8", "fx16")
 
 # What fails today, by file (tests/corpus_torch/baseline.md has the whole table): a file that
 # does not convert fails in every format and way, and so its C check.
-ISLANDS = "refused: the GRU's PT2E int8 leaves a float FULLY_CONNECTED and its gates in float (not element-wise islands): 'float activations need value ranges'"  # noqa: E501
-DOES_NOT_CONVERT = {
-    "conv_gru_h0_pt2e_int8.tflite": ISLANDS,
-}  # fmt: skip
+DOES_NOT_CONVERT: dict[str, str] = {}
 # QDQ files where the exporter left float activations without a pair that no rewrite takes in
 # (the U-Net's TRANSPOSE_CONV / RESIZE before a concatenation, the GRU's gates): they need
 # --calibration for those. SiLU's LOGISTIC -> MUL and hardswish between pairs are float islands
