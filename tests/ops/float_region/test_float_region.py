@@ -1,0 +1,226 @@
+"""Float regions of int8 models (PT2E's GRU: a float FULLY_CONNECTED over the time steps, the
+recurrent FULLY_CONNECTED of a float hidden state, the gates) become one op on the int8 tensors
+(`mlitool.passes.float_regions`), lowered onto a program of float32 operations in fallback C
+(`mlitool/ops/float_region`). Checked on a two-step GRU cell built here: tflite mode and the
+program (mli mode) equal LiteRT's reference kernels on every output, the gates reach LOGISTIC's
+both cut-offs (below -9, above 16.6), and the emitted C equals mli mode on the real MLI library
+in the four builds (the program's float32 work area included)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mlitool.execute.mli.bridge import run_mli
+from mlitool.execute.mli.presets import arith_for
+from mlitool.execute.reference.graph import run_graph
+from mlitool.ir import REGION_GRAPH, REGION_OP
+from mlitool.ops.float_region import program as P
+from mlitool.pipeline import ModelOptions, load, read, settle
+from mlitool.tflite.reader import read_model
+from tests.support import runtime_harness as H
+from tests.support.litert import reference_outputs
+from tests.support.paths import mli_cflags
+from tests.support.tflite_build import T, graph_model, int32_const, options
+
+STEPS, FEAT, UNITS = 2, 8, 4
+ACT = {"NONE": 0, "RELU": 1}
+
+
+def _binary(kind: str, act: str = "NONE"):
+    name = {"ADD": "AddOptions", "SUB": "SubOptions", "MUL": "MulOptions"}[kind]
+    return options(name, fusedActivationFunction=ACT[act])
+
+
+def _gru(tmp_path, weight: float = 3.0):
+    """x int8 [STEPS, 1, FEAT] -> DEQUANTIZE -> FULLY_CONNECTED (keep_num_dims) -> per step:
+    SLICE of its row, RESHAPE, SLICEs of three gates, z = LOGISTIC(gz + bz) (a [1, 4] plus a
+    [1, 1, 4] constant), n = TANH(gn + z * (h Wh)), h = (1 - z) * n + z * h (h0 = 0: the first
+    step has no recurrent FC), QUANTIZE of each step's h (two scales), and a RELU-fused ADD. Large
+    weights push the gates past LOGISTIC's cut-offs."""
+    rng = np.random.default_rng(7)
+    t: list[T] = []
+
+    def add(tensor: T) -> int:
+        t.append(tensor)
+        return len(t) - 1
+
+    def f32(shape, data=None) -> int:
+        return add(T(list(shape), "float32", data=data))
+
+    x = add(T([STEPS, 1, FEAT], scale=[0.05], zero_point=[3]))
+    w = f32([3 * UNITS, FEAT], (rng.standard_normal((3 * UNITS, FEAT)) * weight).astype(np.float32))
+    b = f32([3 * UNITS], rng.standard_normal(3 * UNITS).astype(np.float32))
+    wh = f32([3 * UNITS, UNITS], rng.standard_normal((3 * UNITS, UNITS)).astype(np.float32))
+    bz = f32([1, 1, UNITS], rng.standard_normal((1, 1, UNITS)).astype(np.float32))
+    one = f32([], np.float32(1.0))
+    xf, g = f32([STEPS, 1, FEAT]), f32([STEPS, 1, 3 * UNITS])
+    row_size, gate_size = add(int32_const([1, 1, 3 * UNITS])), add(int32_const([1, UNITS]))
+    to2 = add(int32_const([1, 3 * UNITS]))
+    ops = [
+        ("DEQUANTIZE", [x], [xf], None),
+        ("FULLY_CONNECTED", [xf, w, b], [g], options("FullyConnectedOptions", keepNumDims=True)),
+    ]
+    h = None
+    outs = []
+    for s in range(STEPS):
+        row, row2 = f32([1, 1, 3 * UNITS]), f32([1, 3 * UNITS])
+        ops += [
+            ("SLICE", [g, add(int32_const([s, 0, 0])), row_size], [row], None),
+            ("RESHAPE", [row, to2], [row2], None),
+        ]
+        gz, gr, gn = (f32([1, UNITS]) for _ in range(3))
+        for k, gate in enumerate((gz, gr, gn)):
+            ops.append(("SLICE", [row2, add(int32_const([0, k * UNITS])), gate_size], [gate], None))
+        zs, z = f32([1, 1, UNITS]), f32([1, 1, UNITS])
+        ops += [("ADD", [gz, bz], [zs], _binary("ADD")), ("LOGISTIC", [zs], [z], None)]
+        pre = gn
+        if h is not None:
+            rec, rz = f32([1, 1, 3 * UNITS]), f32([1, 1, UNITS])
+            opts = options("FullyConnectedOptions", keepNumDims=True)
+            ops += [
+                ("FULLY_CONNECTED", [h, wh, -1], [rec], opts),
+                (
+                    "SLICE",
+                    [rec, add(int32_const([0, 0, 2 * UNITS])), add(int32_const([1, 1, UNITS]))],
+                    [rz],
+                    None,
+                ),  # noqa: E501
+            ]
+            zr, pre = f32([1, 1, UNITS]), f32([1, 1, UNITS])
+            ops += [
+                ("MUL", [z, rz], [zr], _binary("MUL")),
+                ("ADD", [gn, zr], [pre], _binary("ADD")),
+            ]
+        n, keep, hn = f32([1, 1, UNITS]), f32([1, 1, UNITS]), f32([1, 1, UNITS])
+        ops += [
+            ("TANH", [pre], [n], None),
+            ("SUB", [one, z], [keep], _binary("SUB")),
+            ("MUL", [keep, n], [hn], _binary("MUL")),
+        ]
+        if h is not None:
+            zh, h2 = f32([1, 1, UNITS]), f32([1, 1, UNITS])
+            ops += [("MUL", [z, h], [zh], _binary("MUL")), ("ADD", [hn, zh], [h2], _binary("ADD"))]
+            hn = h2
+        h = hn
+        q = add(T([1, 1, UNITS], scale=[0.0078 * (s + 1)], zero_point=[-3 + s]))
+        ops.append(("QUANTIZE", [h], [q], None))
+        outs.append(q)
+    r, rq = f32([1, 1, UNITS]), add(T([1, 1, UNITS], scale=[0.004], zero_point=[-128]))
+    ops += [("ADD", [h, bz], [r], _binary("ADD", "RELU")), ("QUANTIZE", [r], [rq], None)]
+    outs.append(rq)
+    path = tmp_path / "gru_region.tflite"
+    path.write_bytes(graph_model(t, ops, [x], outs))
+    return path
+
+
+def _inputs(g, n: int = 256) -> dict[int, np.ndarray]:
+    rng = np.random.default_rng(1)
+    i = g.inputs[0]
+    x = rng.integers(-128, 128, (n, *g.tensors[i].shape))
+    x.reshape(n, -1)[:, 0] = np.arange(n) - 128  # every value of one element
+    return {i: x.astype(np.int8)}
+
+
+def test_the_region_is_one_op_and_equals_litert(tmp_path):
+    path = _gru(tmp_path)
+    g = read(path).main
+    assert [op.type for op in g.ops] == [REGION_OP]
+    region = g.ops[0]
+    assert region.label == "op 0 (DEQUANTIZE)" and len(region.outputs) == STEPS + 1
+    xs = _inputs(g)
+    ref = reference_outputs(path, read_model(path).main, xs)
+    ours = run_graph(g, xs, "tflite", keep=True)
+    sub = region.options[REGION_GRAPH]
+    # the gates reach both of LOGISTIC's cut-offs
+    first_gate = next(op.outputs[0] for op in sub.ops if op.type == "ADD")
+    zs = run_graph(sub, xs, "tflite", keep=True)[first_gate]
+    assert zs.min() < -9 and zs.max() > 16.62
+    for o in g.outputs:
+        np.testing.assert_array_equal(ours[o], ref[o].reshape(ours[o].shape))
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_the_program_equals_litert(fmt, tmp_path):
+    """mli mode (the program's numpy twin: TFLite's reference order, expf / tanhf) equals
+    LiteRT on every output: the region adds no error of its own."""
+    path = _gru(tmp_path)
+    graph, model = load(path, settle(ModelOptions(format=fmt)))
+    xs = _inputs(graph)
+    ref = reference_outputs(path, read_model(path).main, xs)
+    ours, _ = run_mli(graph, model, xs, arith_for())
+    for o in graph.outputs:
+        np.testing.assert_array_equal(ours[o], ref[o].reshape(ours[o].shape))
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_the_c_equals_mli_mode(fmt, mli_builds, tmp_path):
+    results = H.run_case(_gru(tmp_path), fmt, tmp_path / "out", mli_builds, mli_cflags("2.0"))
+    H.assert_bit_exact(results)
+
+
+def test_lowering_is_one_program_layer_and_one_quantize_per_output(tmp_path):
+    _, model = load(_gru(tmp_path), settle(ModelOptions(format="sa8")))
+    kernels = [la.kernel for la in model.layers]
+    assert kernels == ["mlitool_float_region1"] + ["mlitool_float_region_out"] * (STEPS + 1)
+    assert model.layers[0].notes[0].startswith("float region: fallback C, float32 region of")
+
+
+def test_a_float_tensor_read_outside_stays_refused(tmp_path):
+    """A float tensor the region makes that a graph output reads is no region: no op is fused
+    (and lowering asks for value ranges, as before)."""
+    tensors = [T([2, 4], scale=[0.05], zero_point=[0]), T([2, 4], "float32")]
+    tensors += [T([3, 4], "float32", data=np.ones((3, 4), np.float32)), T([2, 3], "float32")]
+    tensors += [T([2, 3], scale=[0.1], zero_point=[0])]
+    ops = [
+        ("DEQUANTIZE", [0], [1], None),
+        ("FULLY_CONNECTED", [1, 2, -1], [3], options("FullyConnectedOptions")),
+        ("QUANTIZE", [3], [4], None),
+    ]
+    path = tmp_path / "leak.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [4, 3]))
+    assert [op.type for op in read(path).main.ops] == ["DEQUANTIZE", "FULLY_CONNECTED", "QUANTIZE"]
+
+
+def _float_model(tmp_path, name, tensors, ops):
+    path = tmp_path / f"{name}.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [len(tensors) - 1]))
+    return path, read_model(path).main
+
+
+@pytest.mark.parametrize("kind", ["LOGISTIC", "TANH"])
+def test_the_programs_logistic_and_tanh_are_litert_bit_for_bit(kind, tmp_path):
+    """Over 200001 float32 values in [-30, 30] (both of LOGISTIC's cut-offs; a plain
+    1 / (1 + expf(-x)) differs from LiteRT in 37896 of them)."""
+    x = np.linspace(-30, 30, 200001).astype(np.float32)
+    tensors = [T([x.size], "float32"), T([x.size], "float32")]
+    path, g = _float_model(tmp_path, kind, tensors, [(kind, [0], [1], None)])
+    ref = reference_outputs(path, g, {0: x[None]})[1].reshape(-1)
+    ours = P.logistic(x) if kind == "LOGISTIC" else P.libm("tanhf", x)
+    np.testing.assert_array_equal(ours.view(np.int32), ref.view(np.int32))
+
+
+def test_the_programs_fully_connected_sums_in_litert_order(tmp_path):
+    """A float32 FULLY_CONNECTED of depth 256 whose terms cancel (sums far below their terms:
+    any other order of additions changes last bits): the program's FC is LiteRT's to the bit."""
+    rng = np.random.default_rng(3)
+    rows, depth, outs = 16, 256, 8
+    x = (rng.standard_normal((rows, depth)) * np.exp(rng.uniform(-6, 6, depth))).astype(np.float32)
+    w = rng.standard_normal((outs, depth)).astype(np.float32)
+    b = rng.standard_normal(outs).astype(np.float32)
+    tensors = [T([rows, depth], "float32"), T([outs, depth], "float32", data=w)]
+    tensors += [T([outs], "float32", data=b), T([rows, outs], "float32")]
+    fc = ("FULLY_CONNECTED", [0, 1, 2], [3], options("FullyConnectedOptions"))
+    path, g = _float_model(tmp_path, "fc", tensors, [fc])
+    ref = reference_outputs(path, g, {0: x[None]})[3].reshape(rows, outs)
+    # consts: x, then w, then b; the arena holds the result
+    consts = np.concatenate([x.reshape(-1), w.reshape(-1), b]).astype(np.float32)
+    w_at, b_at = x.size, x.size + w.size
+    code = [P.FC, 0, -1, -w_at - 1, -b_at - 1, rows, depth, outs, P.bits(-np.inf), P.bits(np.inf)]
+    prog = P.Program(
+        np.array(code + [0] * (P.WIDTH - len(code)), np.int32), consts, rows * outs, ()
+    )
+    ours = P.run_program(prog, [np.zeros((1, 1), np.int8)])[0].reshape(rows, outs)
+    np.testing.assert_array_equal(ours.view(np.int32), ref.view(np.int32))
+    pairwise = (x.astype(np.float32) @ w.T.astype(np.float32)) + b  # another order: differs
+    assert np.count_nonzero(pairwise.astype(np.float32) != ref) > 0
