@@ -19,6 +19,7 @@ from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
+from mlitool.passes.float_regions import fuse_float_regions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
@@ -152,6 +153,7 @@ def test_one_ordered_list_of_passes():
         fuse_space_to_batch_conv,
         fuse_float_islands,
         fuse_float_expressions,
+        fuse_float_regions,
         cast_bool_as_select,
         rescale_bias_as_tflite,
         fuse_pad_into_conv,
