@@ -161,7 +161,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 9 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 10 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 
