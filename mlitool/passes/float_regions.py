@@ -166,11 +166,29 @@ def _regions(graph: ir.Graph) -> list[list[ir.Op]]:
     return found
 
 
+def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
+    """Whether DEQUANTIZE / QUANTIZE `op` is half of a QDQ file's QUANTIZE -> DEQUANTIZE pair
+    (the int8 tensor made by a QUANTIZE of a float tensor, or read by DEQUANTIZEs only): a
+    QDQ file's ops between pairs are the int8 ops the exporter meant (`passes.qdq`)."""
+    if op.type == "DEQUANTIZE":
+        src = prod.get(op.inputs[0])
+        return (
+            src is not None and src.type == "QUANTIZE" and _float_act(graph.tensor(src.inputs[0]))
+        )
+    if op.type == "QUANTIZE":
+        readers = consumers.get(op.outputs[0], [])
+        return bool(readers) and all(r.type == "DEQUANTIZE" for r in readers)
+    return False
+
+
 def _closed(graph, ops, prod, consumers, outputs) -> bool:
-    """A region: some op beyond DEQUANTIZE / QUANTIZE, every float activation it reads made in
-    it, every one it makes read only in it, and its int8 inputs made before its first op."""
+    """A region: some op beyond DEQUANTIZE / QUANTIZE, no half of a QDQ pair, every float
+    activation it reads made in it, every one it makes read only in it, and its int8 inputs
+    made before its first op."""
     inside = {op.index for op in ops}
     if all(op.type in ("DEQUANTIZE", "QUANTIZE") for op in ops):
+        return False
+    if any(_paired(graph, op, prod, consumers) for op in ops):
         return False
     first = ops[0].index
     position = {op.index: k for k, op in enumerate(graph.ops)}
