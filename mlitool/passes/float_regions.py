@@ -33,7 +33,17 @@ from mlitool.passes.upsampling import REWRITTEN_FROM
 
 # The float32 ops a region's program runs (mlitool/ops/float_region/program.py).
 REGION_OPS = frozenset(
-    {"FULLY_CONNECTED", "SLICE", "RESHAPE", "ADD", "SUB", "MUL", "LOGISTIC", "TANH"}
+    {
+        "FULLY_CONNECTED",
+        "SLICE",
+        "RESHAPE",
+        "CONCATENATION",
+        "ADD",
+        "SUB",
+        "MUL",
+        "LOGISTIC",
+        "TANH",
+    }
 )
 _ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 MAX_RANK = 4
@@ -72,6 +82,10 @@ def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
         return ts[0] is not None and ts[0].dtype == "float32"
     if op.type in ("LOGISTIC", "TANH"):
         return _float_act(ts[0])
+    if op.type == "CONCATENATION":
+        return op.options.get("fused_activation", "NONE") == "NONE" and all(
+            t is not None and t.dtype == "float32" for t in ts
+        )
     # ADD / SUB / MUL: float operands (constants allowed) broadcast to the output
     return len(ts) == 2 and all(
         t is not None
@@ -182,13 +196,16 @@ def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
 
 
 def _closed(graph, ops, prod, consumers, outputs) -> bool:
-    """A region: some op beyond DEQUANTIZE / QUANTIZE, no half of a QDQ pair, every float
-    activation it reads made in it, every one it makes read only in it, and its int8 inputs
-    made before its first op."""
+    """A region: some op beyond DEQUANTIZE / QUANTIZE; between QDQ pairs, a float activation
+    no pair wraps (else its ops are the int8 ops the exporter meant); every float activation it
+    reads made in it, every one it makes read only in it; its int8 inputs made before its first
+    op."""
     inside = {op.index for op in ops}
     if all(op.type in ("DEQUANTIZE", "QUANTIZE") for op in ops):
         return False
-    if any(_paired(graph, op, prod, consumers) for op in ops):
+    if any(_paired(graph, op, prod, consumers) for op in ops) and not any(
+        graph.tensors[o].qdq is None for op in ops if op.type != "QUANTIZE" for o in op.outputs
+    ):
         return False
     first = ops[0].index
     position = {op.index: k for k, op in enumerate(graph.ops)}

@@ -12,7 +12,8 @@ int32 words each:
   depth in order, each product and sum rounded to float32; then total + bias (0 without one),
   clamped to [lo, hi]: reference_ops::FullyConnected's order;
 - MOVE dst src d0..d3 ss0..ss3 ds0..ds3: arena[dst + sum(i*ds)] = src[sum(i*ss)] over the 4-d
-  index space d (SLICE; a RESHAPE moves nothing: it reads its input's storage);
+  index space d (SLICE, each input of a CONCATENATION; a RESHAPE moves nothing: it reads its
+  input's storage);
 - BIN kind dst a b d0..d3 as0..as3 bs0..bs3 lo hi: ADD / SUB / MUL element by element, operands
   broadcast by stride 0, then the fused activation clamp min(max(r, lo), hi);
 - UN kind dst src n: LOGISTIC as reference_ops::Logistic (1 above 16.619047, expf(x) below -9,
@@ -156,6 +157,20 @@ class _Compiler:
         dst = self.new(op.outputs[0])
         self.emit([MOVE, dst, _shift(src, offset), *dims, *strides, *_strides(dims)], [src], dst)
 
+    def _concatenation(self, op: ir.Op) -> None:
+        out = self.g.tensors[op.outputs[0]]
+        rank = len(out.shape)
+        axis = int(op.options.get("axis", 0)) % rank + (RANK - rank)
+        ds = _strides(_dims(out.shape))
+        dst = self.new(op.outputs[0])
+        at = 0
+        for i in op.inputs:
+            dims = _dims(self.g.tensors[i].shape)
+            src = self.where(i)
+            words = [MOVE, _shift(dst, at * ds[axis]), src, *dims, *_strides(dims), *ds]
+            self.emit(words, [src], dst)
+            at += dims[axis]
+
     def _fully_connected(self, op: ir.Op) -> None:
         w_t = self.g.tensors[op.inputs[1]]
         outs, depth = int(w_t.shape[0]), int(np.prod(w_t.shape[1:]))
@@ -192,9 +207,9 @@ class _Compiler:
 
     # -- arena ----------------------------------------------------------------------------
     def _finish(self) -> Program:
-        last = {}
+        last = {}  # the last instruction that reads or writes each slot
         for k, slots in enumerate(self.reads):
-            for s in slots:
+            for s in (*slots, self.writes[k]):
                 last[s] = k
         end = len(self.instrs)
         for src, *_ in self.outputs:
@@ -204,16 +219,10 @@ class _Compiler:
         free: list[tuple[int, int]] = []  # (start, size), sorted
         top = 0
         for k, dst in enumerate(self.writes):
-            size = self.sizes[dst]
-            for j, (start, room) in enumerate(free):
-                if room >= size:
-                    at[dst] = start
-                    free[j : j + 1] = [(start + size, room - size)] if room > size else []
-                    break
-            else:
-                at[dst], top = top, top + size
+            if dst not in at:  # else a CONCATENATION's next input
+                at[dst], top, free = _place(self.sizes[dst], top, free)
             for s in {*self.reads[k], dst}:
-                if last.get(s, k) <= k:  # read for the last time here (or never)
+                if last[s] == k:  # its last use
                     free = _release(free, at[s], self.sizes[s])
         code = np.array(
             [_word(w, at) for words in self.instrs for w in _padded(words)], np.int32
@@ -229,6 +238,15 @@ class _Compiler:
 
 def _shift(loc: tuple, offset: int) -> tuple:
     return (*loc[:-1], loc[-1] + offset)
+
+
+def _place(size: int, top: int, free: list) -> tuple[int, int, list]:
+    """(offset, new top, new free list) of a slot of `size`: the first free span it fits."""
+    for j, (start, room) in enumerate(free):
+        if room >= size:
+            rest = [(start + size, room - size)] if room > size else []
+            return start, top, free[:j] + rest + free[j + 1 :]
+    return top, top + size, free
 
 
 def _release(free: list, start: int, size: int) -> list:
