@@ -224,3 +224,71 @@ def test_the_programs_fully_connected_sums_in_litert_order(tmp_path):
     np.testing.assert_array_equal(ours.view(np.int32), ref.view(np.int32))
     pairwise = (x.astype(np.float32) @ w.T.astype(np.float32)) + b  # another order: differs
     assert np.count_nonzero(pairwise.astype(np.float32) != ref) > 0
+
+
+def _pair(shape, q, name):
+    """(float before, int8, float after) tensors of a QUANTIZE -> DEQUANTIZE pair."""
+    return [
+        T(shape, "float32", name=f"{name}"),
+        T(shape, scale=[q[0]], zero_point=[q[1]], name=f"{name}_q"),
+        T(shape, "float32", name=f"{name}_dq"),
+    ]
+
+
+def _qdq_fc(tmp_path, gate: bool):
+    """A QDQ file: x -> pair -> FULLY_CONNECTED -> pair, the pair's DEQUANTIZE output
+    concatenated with (unpaired) TANH(x_dq) -> pair -> out; or (`gate`) x -> pair ->
+    FULLY_CONNECTED -> LOGISTIC (the FC's output unpaired) -> pair -> out."""
+    w = np.random.default_rng(5).standard_normal((4, 6)).astype(np.float32)
+    t = _pair([1, 6], (0.02, 1), "x")  # 0..2
+    t += [T([4, 6], "float32", data=w, name="w"), T([1, 4], "float32", name="fc")]  # 3, 4
+    t += _pair([1, 4], (0.03, -2), "h")  # 5..7
+    t += [T([1, 6], "float32", name="th"), T([1, 10], "float32", name="cat")]  # 8, 9
+    t += [T([1, 10], scale=[0.01], zero_point=[0], name="cat_q")]  # 10
+    t += [T([1, 10], "float32", name="cat_dq")]  # 11
+    ops = [
+        ("QUANTIZE", [0], [1], None),
+        ("DEQUANTIZE", [1], [2], None),
+        ("FULLY_CONNECTED", [2, 3, -1], [4], options("FullyConnectedOptions")),
+        ("LOGISTIC", [4], [5], None),
+        ("QUANTIZE", [5], [6], None),
+        ("DEQUANTIZE", [6], [7], None),
+        ("TANH", [2], [8], None),
+        ("CONCATENATION", [7, 8], [9], options("ConcatenationOptions", axis=1)),
+        ("QUANTIZE", [9], [10], None),
+        ("DEQUANTIZE", [10], [11], None),
+    ]
+    if not gate:  # the FC straight into its pair
+        ops[2:4] = [("FULLY_CONNECTED", [2, 3, -1], [5], options("FullyConnectedOptions"))]
+    else:  # no concatenation (its TANH of x_dq would join the region through a pair)
+        ops = ops[:6]
+    path = tmp_path / f"qdq_{gate}.tflite"
+    path.write_bytes(graph_model(t, ops, [0], [7 if gate else 11]))
+    return path
+
+
+def test_a_qdq_files_paired_ops_stay_int8_ops(tmp_path):
+    """Between pairs, an op whose float tensors all have pairs is the int8 op the exporter
+    meant: no region. The CONCATENATION's unpaired input
+    (TANH's) takes the output's pair, so the file converts without calibration."""
+    g = read(_qdq_fc(tmp_path, gate=False)).main
+    assert REGION_OP not in [op.type for op in g.ops]
+    th = g.tensors[8]
+    assert th.qdq is not None and (th.qdq.scale[0], th.qdq.zero_point[0]) == (np.float32(0.01), 0)
+    load(_qdq_fc(tmp_path, gate=False), settle(ModelOptions(format="sa8")))
+
+
+def test_a_qdq_files_unpaired_gate_is_a_float_region(mli_builds, tmp_path):
+    """FULLY_CONNECTED -> LOGISTIC with no pair between: the float FC output is no int8 tensor
+    the exporter meant, so DEQUANTIZE -> FC -> LOGISTIC -> QUANTIZE runs as a float region, and
+    the file converts without calibration; its C equals mli mode."""
+    path = _qdq_fc(tmp_path, gate=True)
+    g = read(path).main
+    regions = [op for op in g.ops if op.type == REGION_OP]
+    assert len(regions) == 1 and [o.type for o in regions[0].options[REGION_GRAPH].ops] == [
+        "DEQUANTIZE",
+        "FULLY_CONNECTED",
+        "LOGISTIC",
+        "QUANTIZE",
+    ]
+    H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
