@@ -7,7 +7,7 @@ what it rewrites and why, and belongs to one stage:
   what they did): float16 weights folded, a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as
   the quantization of the float tensors they wrap, constant ops folded (the batch fixed to 1), nearest
   upsampling and dilated convolutions through the batch as one op, an int8 model's float
-  islands as the int8 op, a bool CAST to float then QUANTIZE as a SELECT_V2. What they
+  islands as the int8 op and its float regions (a GRU left in float) as one op, a bool CAST to float then QUANTIZE as a SELECT_V2. What they
   change every later stage sees: validation, the support check, lowering, the executors. No option is settled yet: `ctx.target` is None.
 - `LOWERING`: between the support check and lowering (`mli.lower.driver`), with the target:
   PAD fusion, ops MLI runs as conv2d.
