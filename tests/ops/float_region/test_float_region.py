@@ -8,6 +8,10 @@ in the four builds (the program's float32 work area included)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -292,3 +296,26 @@ def test_a_qdq_files_unpaired_gate_is_a_float_region(mli_builds, tmp_path):
         "QUANTIZE",
     ]
     H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+@pytest.mark.skipif(not shutil.which("g++"), reason="g++ not installed")
+def test_region_c_compiles_as_cxx20(mli_builds, tmp_path):
+    """`float_region<N>` and `float_region_out` (unions, volatile, math.h) are valid C++20 too,
+    warnings as errors."""
+    H.run_case(_gru(tmp_path), "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0"), samples=1)
+    src = (tmp_path / "out" / "net.c").read_text()
+    assert "float_region1" in src and "float_region_out" in src
+    cmd = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
+    cmd += [*mli_cflags("2.0"), "-I", str(tmp_path / "out"), "-c", "net.c", "-o", "net.o"]
+    subprocess.run(cmd, cwd=tmp_path / "out", check=True, capture_output=True)
+
+
+@pytest.mark.skipif(
+    "fma" not in Path("/proc/cpuinfo").read_text(errors="ignore").split(),
+    reason="needs a host with fused multiply-add",
+)
+def test_region_c_stays_bit_exact_where_the_compiler_may_fuse_multiply_add(mli_builds, tmp_path):
+    """Built with -ffp-contract=fast and FMA instructions the program still equals mli mode:
+    each FULLY_CONNECTED product and sum, and each gate operation, rounds on its own."""
+    flags = [*mli_cflags("2.0"), "-O2", "-mfma", "-ffp-contract=fast"]
+    H.assert_bit_exact(H.run_case(_gru(tmp_path), "sa8", tmp_path / "out", mli_builds, flags))
