@@ -118,6 +118,32 @@ static void @FN@_bin(int32_t *arena, const int32_t *consts, const int32_t *w) {
     }
 }
 
+/* COPY dst src n, and FLAT kind dst a b n sa sb lo hi: operands read in order (step 1) or one
+ * value (step 0) */
+static void @FN@_copy(int32_t *arena, const int32_t *consts, const int32_t *w) {
+    int32_t i;
+    for (i = 0; i < w[3]; i++) {
+        arena[w[1] + i] = @FN@_b(@FN@_ld(arena, consts, w[2], i));
+    }
+}
+
+static void @FN@_flat(int32_t *arena, const int32_t *consts, const int32_t *w) {
+    int32_t i;
+    for (i = 0; i < w[5]; i++) {
+        volatile float r;
+        float a = @FN@_ld(arena, consts, w[3], i * w[6]);
+        float b = @FN@_ld(arena, consts, w[4], i * w[7]);
+        if (w[1] == 0) {
+            r = a + b;
+        } else if (w[1] == 1) {
+            r = a - b;
+        } else {
+            r = a * b;
+        }
+        arena[w[2] + i] = @FN@_b(@FN@_clamp(r, w[8], w[9]));
+    }
+}
+
 static void @FN@_un(int32_t *arena, const int32_t *consts, const int32_t *w) {
     int32_t i;
     for (i = 0; i < w[4]; i++) {
@@ -130,15 +156,16 @@ static void @FN@_un(int32_t *arena, const int32_t *consts, const int32_t *w) {
 _RUN = """
 @STORAGE@mli_status @FN@(@INS@, const mli_tensor *code, const mli_tensor *consts,
                          const @CFG@ *cfg, mli_tensor *work) {
+    static const int32_t length[7] = {@LENGTH@};
     const mli_tensor *ins[@N@] = {@NAMES@};
     const int32_t *c = consts->data.mem.pi32;
+    const int32_t *w = code->data.mem.pi32;
     int32_t *arena = work->data.mem.pi32;
     int32_t i, k;
     for (i = 0; i < cfg->arena; i++) {
         arena[i] = 0;
     }
-    for (k = 0; k < cfg->count; k++) {
-        const int32_t *w = code->data.mem.pi32 + k * @WIDTH@;
+    for (k = 0; k < cfg->count; k++, w += length[w[0]]) {
         if (w[0] == 0) { /* DEQUANTIZE: float(scale * (x - zp)), one rounding */
             const int8_t *x = @P@_in8(ins[w[2]]);
             volatile float v;
@@ -152,8 +179,12 @@ _RUN = """
             @FN@_move(arena, c, w);
         } else if (w[0] == 3) {
             @FN@_bin(arena, c, w);
-        } else {
+        } else if (w[0] == 4) {
             @FN@_un(arena, c, w);
+        } else if (w[0] == 5) {
+            @FN@_copy(arena, c, w);
+        } else {
+            @FN@_flat(arena, c, w);
         }
     }
     return MLI_STATUS_OK;
@@ -199,14 +230,14 @@ def _source(n: int) -> str:
     ins = ", ".join(f"const mli_tensor *in{k}" for k in range(n))
     names = ", ".join(f"in{k}" for k in range(n))
     run = _RUN.replace("@INS@", ins).replace("@NAMES@", names).replace("@N@", str(n))
-    return _HELPERS + run.replace("@WIDTH@", str(P.WIDTH))
+    return _HELPERS + run.replace("@LENGTH@", ", ".join(map(str, P.LENGTH)))
 
 
 def _run(layer, model, xs, arith_mode) -> np.ndarray:
     n = len(layer.inputs) - 2
     code = model.tensor(layer.inputs[n]).data.astype(np.int32)
     consts = model.tensor(layer.inputs[n + 1]).data.astype(np.int32).view(np.float32)
-    prog = P.Program(code, consts, int(layer.cfg["arena"]), ())
+    prog = P.Program(code, consts, int(layer.cfg["arena"]), (), int(layer.cfg["count"]))
     arena = P.run_program(prog, [np.asarray(x) for x in xs[:n]])
     return arena.view(np.int32)
 

@@ -57,7 +57,7 @@ def lower_region(b: Builder, op: ir.Op, fmt: str) -> None:
         f"{base}_program",
         ElType.SA32,
         prog.code,
-        notes=[f"{len(prog.code) // P.WIDTH} float32 instructions of {P.WIDTH} words"],
+        notes=[f"{prog.count} float32 instructions ({len(prog.code)} words)"],
     )
     consts = b.sa_constant(
         f"{base}_consts",
@@ -80,7 +80,7 @@ def lower_region(b: Builder, op: ir.Op, fmt: str) -> None:
         region_kernel(len(xs)),
         [*xs, code, consts],
         [work.name],
-        cfg={"count": len(prog.code) // P.WIDTH, "arena": prog.arena},
+        cfg={"count": prog.count, "arena": prog.arena},
         notes=[f"float region: fallback C, {runs} (software floating point without an FPU)"],
     )
     for idx, o in zip(op.outputs, prog.outputs):

@@ -3,8 +3,8 @@ interpreter (the twin of the fallback C, `c_kernel.py`).
 
 The program works on one float32 work area (`Program.arena` values, kept as their int32 bit
 patterns in an SA32 tensor) and reads constants (weights, biases, constant operands: `consts`,
-float32). An address a >= 0 is arena[a], a < 0 is consts[-a - 1]. Instructions are WIDTH
-int32 words each:
+float32). An address a >= 0 is arena[a], a < 0 is consts[-a - 1]. An instruction is its
+opcode and its operands, int32 words (`LENGTH[opcode]` in all):
 
 - DEQ dst k n scale zp: arena[dst + i] = float(scale * (x - zp)) for the n elements x of int8
   input k (TFLite's DEQUANTIZE: one rounding of the exact product);
@@ -13,9 +13,10 @@ int32 words each:
   clamped to [lo, hi]: reference_ops::FullyConnected's order;
 - MOVE dst src d0..d3 ss0..ss3 ds0..ds3: arena[dst + sum(i*ds)] = src[sum(i*ss)] over the 4-d
   index space d (SLICE, each input of a CONCATENATION; a RESHAPE moves nothing: it reads its
-  input's storage);
+  input's storage); COPY dst src n where both sides are contiguous;
 - BIN kind dst a b d0..d3 as0..as3 bs0..bs3 lo hi: ADD / SUB / MUL element by element, operands
-  broadcast by stride 0, then the fused activation clamp min(max(r, lo), hi);
+  broadcast by stride 0, then the fused activation clamp min(max(r, lo), hi); FLAT kind dst a b
+  n sa sb lo hi where each operand is contiguous (step 1) or one value (step 0);
 - UN kind dst src n: LOGISTIC as reference_ops::Logistic (1 above 16.619047, expf(x) below -9,
   else 1 / (1 + expf(-x))) or TANH (tanhf): the C library's expf / tanhf, as TFLite's.
 
@@ -39,8 +40,8 @@ from mlitool.ir import REGION_GRAPH
 from mlitool.ops.island import arith
 
 f32 = np.float32
-WIDTH = 20
-DEQ, FC, MOVE, BIN, UN = range(5)
+DEQ, FC, MOVE, BIN, UN, COPY, FLAT = range(7)
+LENGTH = (6, 10, 15, 19, 5, 4, 10)  # words of an instruction, by opcode
 BIN_KINDS = {"ADD": 0, "SUB": 1, "MUL": 2}
 UN_KINDS = {"LOGISTIC": 0, "TANH": 1}
 RANK = 4
@@ -56,10 +57,11 @@ class Output:
 
 @dataclasses.dataclass(frozen=True)
 class Program:
-    code: np.ndarray  # int32 [instructions * WIDTH]
+    code: np.ndarray  # int32: the instructions one after the other
     consts: np.ndarray  # float32
     arena: int  # float32 slots
     outputs: tuple[Output, ...]  # one per region output, in the op's order
+    count: int = 0  # instructions in `code`
 
 
 def bits(v) -> int:
@@ -155,7 +157,14 @@ class _Compiler:
         src = self.where(op.inputs[0])
         dims = _dims(size)
         dst = self.new(op.outputs[0])
-        self.emit([MOVE, dst, _shift(src, offset), *dims, *strides, *_strides(dims)], [src], dst)
+        self.move(dst, _shift(src, offset), dims, strides, _strides(dims))
+
+    def move(self, dst: tuple, src: tuple, dims, ss, ds) -> None:
+        """MOVE, or COPY where source and destination are both contiguous."""
+        if _contiguous(dims, ss) and _contiguous(dims, ds):
+            self.emit([COPY, dst, src, int(np.prod(dims))], [src], dst)
+        else:
+            self.emit([MOVE, dst, src, *dims, *ss, *ds], [src], dst)
 
     def _concatenation(self, op: ir.Op) -> None:
         out = self.g.tensors[op.outputs[0]]
@@ -166,9 +175,7 @@ class _Compiler:
         at = 0
         for i in op.inputs:
             dims = _dims(self.g.tensors[i].shape)
-            src = self.where(i)
-            words = [MOVE, _shift(dst, at * ds[axis]), src, *dims, *_strides(dims), *ds]
-            self.emit(words, [src], dst)
+            self.move(_shift(dst, at * ds[axis]), self.where(i), dims, _strides(dims), ds)
             at += dims[axis]
 
     def _fully_connected(self, op: ir.Op) -> None:
@@ -192,7 +199,12 @@ class _Compiler:
             strides.append(tuple(0 if d == 1 else s for d, s in zip(dims, _strides(dims))))
         dst = self.new(op.outputs[0])
         lo, hi = _bounds(op)
-        words = [BIN, BIN_KINDS[op.type], dst, ops[0], ops[1], *out, *strides[0], *strides[1]]
+        steps = [_step(out, st) for st in strides]
+        if None not in steps:
+            n = int(np.prod(out))
+            words = [FLAT, BIN_KINDS[op.type], dst, ops[0], ops[1], n, *steps]
+        else:
+            words = [BIN, BIN_KINDS[op.type], dst, ops[0], ops[1], *out, *strides[0], *strides[1]]
         self.emit([*words, lo, hi], ops, dst)
 
     _add = _sub = _mul = _binary
@@ -224,16 +236,15 @@ class _Compiler:
             for s in {*self.reads[k], dst}:
                 if last[s] == k:  # its last use
                     free = _release(free, at[s], self.sizes[s])
-        code = np.array(
-            [_word(w, at) for words in self.instrs for w in _padded(words)], np.int32
-        ).reshape(-1)
+        code = np.array([_word(w, at) for words in self.instrs for w in _checked(words)], np.int32)
         consts = np.concatenate(self.consts) if self.consts else np.zeros(0, f32)
         outputs = []
         for src, n, scale, zp in self.outputs:
             if src[0] != "a":
                 raise UnsupportedError("a float region's output is a constant")
             outputs.append(Output(_word(src, at), n, scale, zp))
-        return Program(code, consts.astype(f32), max(top, 1), tuple(outputs))
+        arena = max(top, 1)
+        return Program(code, consts.astype(f32), arena, tuple(outputs), len(self.instrs))
 
 
 def _shift(loc: tuple, offset: int) -> tuple:
@@ -261,10 +272,22 @@ def _release(free: list, start: int, size: int) -> list:
     return merged
 
 
-def _padded(words: list) -> list:
-    if len(words) > WIDTH:
-        raise AssertionError(f"instruction of {len(words)} words")
-    return words + [0] * (WIDTH - len(words))
+def _checked(words: list) -> list:
+    if len(words) != LENGTH[words[0]]:
+        raise AssertionError(f"instruction {words[0]} of {len(words)} words")
+    return words
+
+
+def _contiguous(dims, strides) -> bool:
+    """Whether the 4-d index space `dims` through `strides` is 0, 1, 2, ... in order."""
+    return bool(np.array_equal(_index(dims, strides), np.arange(int(np.prod(dims)))))
+
+
+def _step(dims, strides) -> int | None:
+    """1 for an operand read in order, 0 for one value read everywhere, else None."""
+    if _contiguous(dims, strides):
+        return 1
+    return 0 if not any(strides) else None
 
 
 def _word(w, at: dict[int, int]) -> int:
@@ -322,9 +345,10 @@ def run_program(prog: Program, xs: list[np.ndarray]) -> np.ndarray:
     def ld(a: int, idx: np.ndarray) -> np.ndarray:
         return arena[:, a + idx] if a >= 0 else np.broadcast_to(consts[-a - 1 + idx], (n, idx.size))
 
-    code = prog.code.reshape(-1, WIDTH)
-    for w in code:
-        w = [int(v) for v in w]
+    pc = 0
+    while pc < len(prog.code):
+        w = [int(v) for v in prog.code[pc : pc + LENGTH[int(prog.code[pc])]]]
+        pc += len(w)
         with np.errstate(all="ignore"):
             if w[0] == DEQ:
                 dst, k, cnt, scale, zp = w[1:6]
@@ -345,6 +369,14 @@ def run_program(prog: Program, xs: list[np.ndarray]) -> np.ndarray:
                 dst, src = w[1:3]
                 dims, ss, ds = w[3:7], w[7:11], w[11:15]
                 arena[:, dst + _index(dims, ds)] = ld(src, _index(dims, ss))
+            elif w[0] == COPY:
+                dst, src, cnt = w[1:4]
+                arena[:, dst : dst + cnt] = ld(src, np.arange(cnt))
+            elif w[0] == FLAT:
+                kind, dst, a, b, cnt, sa, sb, lo, hi = w[1:10]
+                va, vb = ld(a, np.arange(cnt) * sa), ld(b, np.arange(cnt) * sb)
+                r = va + vb if kind == 0 else (va - vb if kind == 1 else va * vb)
+                arena[:, dst : dst + cnt] = _clamp(r.astype(f32), lo, hi)
             elif w[0] == BIN:
                 kind, dst, a, b = w[1:5]
                 dims, sa, sb, (lo, hi) = w[5:9], w[9:13], w[13:17], w[17:19]

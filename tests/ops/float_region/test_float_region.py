@@ -113,6 +113,16 @@ def _gru(tmp_path, weight: float = 3.0):
     r, rq = f32([1, 1, UNITS]), add(T([1, 1, UNITS], scale=[0.004], zero_point=[-128]))
     ops += [("ADD", [h, bz], [r], _binary("ADD", "RELU")), ("QUANTIZE", [r], [rq], None)]
     outs.append(rq)
+    # every step's first gate columns (a strided MOVE) plus bz broadcast over the steps (BIN)
+    cols, cb = f32([STEPS, 1, UNITS]), f32([STEPS, 1, UNITS])
+    cq = add(T([STEPS, 1, UNITS], scale=[0.1], zero_point=[5]))
+    size = add(int32_const([STEPS, 1, UNITS]))
+    ops += [
+        ("SLICE", [g, add(int32_const([0, 0, 0])), size], [cols], None),
+        ("ADD", [cols, bz], [cb], _binary("ADD", "RELU")),
+        ("QUANTIZE", [cb], [cq], None),
+    ]
+    outs.append(cq)
     path = tmp_path / "gru_region.tflite"
     path.write_bytes(graph_model(t, ops, [x], outs))
     return path
@@ -131,7 +141,7 @@ def test_the_region_is_one_op_and_equals_litert(tmp_path):
     g = read(path).main
     assert [op.type for op in g.ops] == [REGION_OP]
     region = g.ops[0]
-    assert region.label == "op 0 (DEQUANTIZE)" and len(region.outputs) == STEPS + 1
+    assert region.label == "op 0 (DEQUANTIZE)" and len(region.outputs) == STEPS + 2
     xs = _inputs(g)
     ref = reference_outputs(path, read_model(path).main, xs)
     ours = run_graph(g, xs, "tflite", keep=True)
@@ -166,7 +176,13 @@ def test_the_c_equals_mli_mode(fmt, mli_builds, tmp_path):
 def test_lowering_is_one_program_layer_and_one_quantize_per_output(tmp_path):
     _, model = load(_gru(tmp_path), settle(ModelOptions(format="sa8")))
     kernels = [la.kernel for la in model.layers]
-    assert kernels == ["mlitool_float_region1"] + ["mlitool_float_region_out"] * (STEPS + 1)
+    assert kernels == ["mlitool_float_region1"] + ["mlitool_float_region_out"] * (STEPS + 2)
+    prog = P.compile_region(read(_gru(tmp_path)).main, read(_gru(tmp_path)).main.ops[0])
+    ops, pc = [], 0
+    while pc < len(prog.code):
+        ops.append(int(prog.code[pc]))
+        pc += P.LENGTH[ops[-1]]
+    assert len(ops) == prog.count and {P.MOVE, P.BIN, P.COPY, P.FLAT, P.FC, P.UN} <= set(ops)
     assert model.layers[0].notes[0].startswith("float region: fallback C, float32 region of")
 
 
@@ -221,9 +237,7 @@ def test_the_programs_fully_connected_sums_in_litert_order(tmp_path):
     consts = np.concatenate([x.reshape(-1), w.reshape(-1), b]).astype(np.float32)
     w_at, b_at = x.size, x.size + w.size
     code = [P.FC, 0, -1, -w_at - 1, -b_at - 1, rows, depth, outs, P.bits(-np.inf), P.bits(np.inf)]
-    prog = P.Program(
-        np.array(code + [0] * (P.WIDTH - len(code)), np.int32), consts, rows * outs, ()
-    )
+    prog = P.Program(np.array(code, np.int32), consts, rows * outs, ())
     ours = P.run_program(prog, [np.zeros((1, 1), np.int8)])[0].reshape(rows, outs)
     np.testing.assert_array_equal(ours.view(np.int32), ref.view(np.int32))
     pairwise = (x.astype(np.float32) @ w.T.astype(np.float32)) + b  # another order: differs
