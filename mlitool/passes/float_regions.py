@@ -11,9 +11,9 @@ tensors have no int8 parameters, so lowering would ask for calibration.
 tensors between DEQUANTIZEs of per-tensor int8 tensors and QUANTIZEs to per-tensor int8, by one
 op (`ir.REGION_OP`) from the int8 tensors the DEQUANTIZEs read to the QUANTIZEs' int8 outputs.
 It carries the region's own ops (`ir.REGION_GRAPH`, an `ir.Graph` over the model's tensors),
-which tflite and float mode run with their own kernels; lowering compiles them into a program
-of float32 operations that the fallback C runs as TFLite's float32 reference kernels compute
-(`mlitool/ops/float_region`). A region is taken only when every op in it is one the program
+compiled into a program of float32 operations that tflite mode and the fallback C run as
+TFLite's float32 reference kernels compute (`mlitool/ops/float_region`); float mode runs the ops
+with its own kernels. A region is taken only when every op in it is one the program
 has (`REGION_OPS`) with constant weights, shapes and slice bounds, and when the int8 tensors it
 reads are all computed before its first op (so the one op may stand where that op stood).
 

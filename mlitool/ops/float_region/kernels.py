@@ -1,9 +1,10 @@
 """The executors' kernels and the lowering of `ir.REGION_OP` (an int8 model's float region).
 
-tflite and float mode run the region's own ops (`ir.REGION_GRAPH`) with their own kernels, so
-the fused op computes what the model's ops computed before the pass. Lowering compiles them into
-a program (`program.py`): one `float_region<N>` layer runs it into the region's float32 work area,
-then one `float_region_out` layer per output quantizes its values as TFLite's QUANTIZE does.
+Lowering compiles the region's ops (`ir.REGION_GRAPH`) into a program (`program.py`): one
+`float_region<N>` layer runs it into the region's float32 work area, then one
+`float_region_out` layer per output quantizes its values as TFLite's QUANTIZE does. tflite mode
+runs the same program (TFLite's float32 reference kernels to the bit, checked against LiteRT);
+float mode runs the region's own ops on real values.
 """
 
 from __future__ import annotations
@@ -33,7 +34,14 @@ def _run(c: Call, mode: str) -> list:
 
 
 def tflite_region(c: Call):
-    return _run(c, "tflite")
+    """The region's program (`program.py`): TFLite's float32 reference kernels to the bit (its
+    FULLY_CONNECTED order, LOGISTIC's cut-offs, expf / tanhf), what the C computes."""
+    prog = P.compile_region(c.graph, c.op)
+    arena = P.run_program(prog, [np.asarray(c.x(k)) for k in range(len(c.op.inputs))])
+    return [
+        P.quantize_output(arena, o).reshape((len(arena), *c.tout(j).shape))
+        for j, o in enumerate(prog.outputs)
+    ]
 
 
 def float_region(c: Call):
