@@ -5,8 +5,9 @@ mode equals LiteRT's reference kernels at every layer (float tensors: within 1e-
 tensor's largest magnitude: TFLite sums in another order, rounding carries from layer to layer);
 and the emitted C of every calibrated or int8 conversion, run on the real MLI 2.0.2 library in
 the four builds, equals mli mode at every layer. QDQ files (`pt2e_qdq`) also convert from their
-QUANTIZE -> DEQUANTIZE pairs alone (way "pairs": no calibration) where every float activation has
-one, with the pairs' own parameters, and their C is checked converted that way.
+QUANTIZE -> DEQUANTIZE pairs alone (way "pairs": no calibration; a float activation without a
+pair takes its CONCATENATION's pair or runs in a float region), with the pairs' own parameters,
+and their C is checked converted that way.
 
 What fails today is listed below with its reason (mlitool's message) and runs as a strict
 xfail: a fix makes it pass, and the strict mark then fails until the entry is removed. tools/torch_corpus_table.py measures the same and writes the table (baseline.md).
