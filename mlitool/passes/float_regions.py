@@ -203,6 +203,8 @@ def _closed(graph, ops, prod, consumers, outputs) -> bool:
     inside = {op.index for op in ops}
     if all(op.type in ("DEQUANTIZE", "QUANTIZE") for op in ops):
         return False
+    if not any(op.type == "DEQUANTIZE" for op in ops):  # a float model's ops: no int8 input
+        return False
     if any(_paired(graph, op, prod, consumers) for op in ops) and not any(
         graph.tensors[o].qdq is None for op in ops if op.type != "QUANTIZE" for o in op.outputs
     ):
