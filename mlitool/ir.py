@@ -55,6 +55,11 @@ ISLAND_OP = "FLOAT_ISLAND"
 ISLAND_TERMS = "island_terms"
 ISLAND_STEPS = "island_steps"
 ISLAND_RUNS = "island_runs"  # one line for inspect: how the island runs
+# The op a graph pass makes of an int8 model's float region that is no element-wise island
+# (mlitool.passes.float_regions: PT2E's float FULLY_CONNECTED and GRU gates, DEQUANTIZE ->
+# float32 ops -> QUANTIZEs), and its option: the region's own ops as an `ir.Graph`.
+REGION_OP = "FLOAT_REGION"
+REGION_GRAPH = "region_graph"
 
 
 @dataclass(frozen=True)

@@ -33,4 +33,5 @@ def load() -> None:
     from mlitool.ops.update_slice import spec as _update_slice  # noqa: F401
     from mlitool.ops.island import spec as _island  # noqa: F401
     from mlitool.ops.detection import spec as _detection  # noqa: F401
+    from mlitool.ops.float_region import spec as _float_region  # noqa: F401
     # isort: on

@@ -137,6 +137,8 @@ _ELSEWHERE = {
     "ops/island/arith.py",  # the island's steps: ADD / SUB / MUL in float32
     "passes/qdq.py",  # ops whose int8 form keeps its input's parameters (a QDQ pair's neighbours)
     "passes/quantize_early.py",  # the joins a QUANTIZE moves through onto each input
+    "passes/float_regions.py",  # the float ops a float region may hold
+    "ops/float_region/program.py",  # the region's instructions, one per float op it runs
 }
 
 

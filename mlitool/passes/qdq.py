@@ -15,7 +15,8 @@ float tensors it wraps, for lowering to take exactly (no calibration, no range r
 - float activations between pairs that an int8 model gives its input's parameters (PAD,
   RESHAPE, TRANSPOSE, MAX_POOL_2D, ...: `SAME_PARAMS`) take them from a neighbour, forward and
   backward (the graph input before litert-torch's NCHW -> NHWC TRANSPOSE, a PAD before a
-  convolution).
+  convolution); a CONCATENATION's float inputs without a pair take its output's (the U-Net's
+  TRANSPOSE_CONV and RESIZE_BILINEAR before its skip concatenations).
 
 Lowering (`Builder.sa_params` / `value_range`, `conv.encoding.sa8_weights`) then uses these
 parameters where a float tensor has them, and QUANTIZE / DEQUANTIZE between equal parameters
@@ -147,3 +148,22 @@ def _spread(graph: ir.Graph, consumers, found: dict[int, ir.Quant]) -> None:
                 if src in found and dst not in found:
                     found[dst] = found[src]
                     changed = True
+        changed |= _concatenation_inputs(graph, found)
+
+
+def _concatenation_inputs(graph: ir.Graph, found: dict[int, ir.Quant]) -> bool:
+    """A CONCATENATION's float inputs without a pair take its output's (PT2E quantizes a
+    concatenation's inputs with its output's observer and writes no pair on them: LiteRT's float
+    concatenation and the output's pair then quantize each input element at the output's
+    parameters, which an int8 concatenation does to inputs of those parameters); whether any
+    changed."""
+    changed = False
+    for op in graph.ops:
+        if op.type != "CONCATENATION" or op.outputs[0] not in found:
+            continue
+        for i in op.inputs:
+            t = graph.tensor(i)
+            if t is not None and t.data is None and t.dtype == "float32" and i not in found:
+                found[i] = found[op.outputs[0]]
+                changed = True
+    return changed

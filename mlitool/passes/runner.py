@@ -7,10 +7,10 @@ what it rewrites and why, and belongs to one stage:
   what they did): a custom op mlitool knows named by its custom code, float16 weights folded,
   a QDQ file's QUANTIZE -> DEQUANTIZE pairs read as the quantization of the float tensors they
   wrap, constant ops folded (the batch fixed to 1), nearest upsampling and dilated
-  convolutions through the batch as one op, an int8 model's float islands as the int8 op, a
-  bool CAST to float then QUANTIZE as a SELECT_V2. What they change every later stage sees:
-  validation, the support check, lowering, the executors. No option is settled yet:
-  `ctx.target` is None.
+  convolutions through the batch as one op, an int8 model's float islands as the int8 op and
+  its float regions (a GRU left in float) as one op, a bool CAST to float then QUANTIZE as a
+  SELECT_V2. What they change every later stage sees: validation, the support check,
+  lowering, the executors. No option is settled yet: `ctx.target` is None.
 - `LOWERING`: between the support check and lowering (`mli.lower.driver`), with the target:
   PAD fusion, ops MLI runs as conv2d.
 
@@ -54,6 +54,7 @@ from mlitool.passes.custom_ops import name_custom_ops
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
+from mlitool.passes.float_regions import fuse_float_regions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.moved_islands import fuse_moved_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
@@ -86,6 +87,7 @@ PASSES = (
     GraphPass(MODEL, fuse_bool_islands),  # comparisons of float values, SELECT of them
     GraphPass(MODEL, fuse_moved_islands),  # UNPACK of a DEQUANTIZE
     GraphPass(MODEL, cast_bool_as_select),
+    GraphPass(MODEL, fuse_float_regions),  # what float is left: a float FULLY_CONNECTED, GRU gates
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),
     GraphPass(LOWERING, fuse_lowest_pad_into_max_pool),

@@ -21,6 +21,7 @@ from mlitool.passes.custom_ops import name_custom_ops
 from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
+from mlitool.passes.float_regions import fuse_float_regions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.moved_islands import fuse_moved_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
@@ -161,13 +162,14 @@ def test_one_ordered_list_of_passes():
         fuse_bool_islands,
         fuse_moved_islands,
         cast_bool_as_select,
+        fuse_float_regions,
         rescale_bias_as_tflite,
         fuse_pad_into_conv,
         fuse_lowest_pad_into_max_pool,
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 13 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 14 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

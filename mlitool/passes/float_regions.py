@@ -1,0 +1,228 @@
+"""Float regions of int8 models (no element-wise island), as one op on the int8 tensors.
+
+PT2E quantization (litert-torch) leaves a GRU in float32 inside an int8 model: DEQUANTIZE of the
+int8 sequence, a float FULLY_CONNECTED of every time step, then per step SLICEs of its rows, the
+recurrent FULLY_CONNECTED of the float hidden state, the gates (ADD, LOGISTIC, MUL, TANH, SUB)
+and a QUANTIZE of each step's state; the float state itself runs on to the next step
+unquantized. No int8 op computes that (the state is never on an int8 grid), and the float
+tensors have no int8 parameters, so lowering would ask for calibration.
+
+`fuse_float_regions` replaces each such region, the ops connected through non-constant float32
+tensors between DEQUANTIZEs of per-tensor int8 tensors and QUANTIZEs to per-tensor int8, by one
+op (`ir.REGION_OP`) from the int8 tensors the DEQUANTIZEs read to the QUANTIZEs' int8 outputs.
+It carries the region's own ops (`ir.REGION_GRAPH`, an `ir.Graph` over the model's tensors),
+compiled into a program of float32 operations that tflite mode and the fallback C run as
+TFLite's float32 reference kernels compute (`mlitool/ops/float_region`); float mode runs the ops
+with its own kernels. A region is taken only when every op in it is one the program
+has (`REGION_OPS`) with constant weights, shapes and slice bounds, and when the int8 tensors it
+reads are all computed before its first op (so the one op may stand where that op stood).
+
+It runs after the element-wise islands (`islands`, `float_expressions`), which take what they
+can as int8 tables or short float expressions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from mlitool import ir
+from mlitool.ir import ISLAND_RUNS, REGION_GRAPH, REGION_OP
+from mlitool.passes.context import PassContext
+from mlitool.passes.islands import _per_tensor_int8
+from mlitool.passes.upsampling import REWRITTEN_FROM
+
+# The float32 ops a region's program runs (mlitool/ops/float_region/program.py).
+REGION_OPS = frozenset(
+    {
+        "FULLY_CONNECTED",
+        "SLICE",
+        "RESHAPE",
+        "CONCATENATION",
+        "ADD",
+        "SUB",
+        "MUL",
+        "LOGISTIC",
+        "TANH",
+    }
+)
+_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
+MAX_RANK = 4
+
+
+def _float_act(t: ir.Tensor | None) -> bool:
+    return t is not None and t.dtype == "float32" and t.data is None
+
+
+def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
+    """Whether the program runs `op` (its float inputs and outputs, constants where it needs
+    them, rank <= 4, a fused activation it knows)."""
+    ts = [graph.tensor(i) for i in op.inputs]
+    outs = [graph.tensors[o] for o in op.outputs]
+    if len(outs) != 1 or outs[0].dtype != "float32" or len(outs[0].shape) > MAX_RANK:
+        return False
+    if str(op.options.get("fused_activation", "NONE")) not in _ACTIVATIONS:
+        return False
+    if op.type == "FULLY_CONNECTED":
+        x, w = ts[0], ts[1]
+        b = ts[2] if len(ts) > 2 else None
+        return (
+            _float_act(x)
+            and w is not None
+            and w.dtype == "float32"
+            and w.data is not None
+            and (b is None or (b.dtype == "float32" and b.data is not None))
+        )
+    if op.type == "SLICE":
+        return (
+            _float_act(ts[0])
+            and len(ts[0].shape) <= MAX_RANK
+            and all(t is not None and t.data is not None for t in ts[1:])
+        )
+    if op.type == "RESHAPE":
+        return ts[0] is not None and ts[0].dtype == "float32"
+    if op.type in ("LOGISTIC", "TANH"):
+        return _float_act(ts[0])
+    if op.type == "CONCATENATION":
+        return op.options.get("fused_activation", "NONE") == "NONE" and all(
+            t is not None and t.dtype == "float32" for t in ts
+        )
+    # ADD / SUB / MUL: float operands (constants allowed) broadcast to the output
+    return len(ts) == 2 and all(
+        t is not None
+        and t.dtype == "float32"
+        and len(t.shape) <= MAX_RANK
+        and _broadcasts(t.shape, outs[0].shape)
+        for t in ts
+    )
+
+
+def _broadcasts(shape, out) -> bool:
+    s = (1,) * (len(out) - len(shape)) + tuple(shape)
+    return len(s) == len(out) and all(a in (1, b) for a, b in zip(s, out))
+
+
+def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
+    """`graph` with each float region replaced by one `REGION_OP` on its int8 tensors
+    (`ctx.rewritten`); the same graph when there is none."""
+    regions = _regions(graph)
+    if not regions:
+        return graph
+    placed: dict[int, ir.Op] = {}
+    removed: set[int] = set()
+    for ops in regions:
+        first = ops[0]
+        inputs: list[int] = []
+        for op in ops:
+            if op.type == "DEQUANTIZE" and op.inputs[0] not in inputs:
+                inputs.append(op.inputs[0])
+        outputs = tuple(op.outputs[0] for op in ops if op.type == "QUANTIZE")
+        kinds = sorted({o.type for o in ops} - {"DEQUANTIZE", "QUANTIZE"})
+        sub = ir.Graph(f"{graph.name}_region{first.index}", graph.tensors, ops, inputs, outputs)
+        runs = (
+            f"float32 region of {len(ops)} ops ({', '.join(kinds)}) as TFLite's float32 "
+            f"reference kernels, {len(inputs)} int8 input(s), {len(outputs)} QUANTIZEd output(s)"
+        )
+        labels = tuple(o.label for o in ops)
+        new = ir.Op(
+            first.index,
+            REGION_OP,
+            tuple(inputs),
+            outputs,
+            {REGION_GRAPH: sub, ISLAND_RUNS: runs, REWRITTEN_FROM: labels},
+            origin=first,
+        )
+        placed[first.index] = new
+        removed.update(o.index for o in ops)
+        ctx.rewritten[new.label] = list(labels)
+    ops = [placed.get(op.index, op) for op in graph.ops]
+    ops = [op for op in ops if op.index in placed or op.index not in removed]
+    return dataclasses.replace(graph, ops=ops)
+
+
+def _regions(graph: ir.Graph) -> list[list[ir.Op]]:
+    """The ops of each float region, in graph order."""
+    prod = {o: op for op in graph.ops for o in op.outputs}
+    consumers, outputs = graph.consumers(), set(graph.outputs)
+    parent = {op.index: op.index for op in graph.ops}
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    member: dict[int, ir.Op] = {}
+    for op in graph.ops:
+        if op.type == "DEQUANTIZE":
+            x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+            ok = _per_tensor_int8(x) and x.data is None and y.dtype == "float32"
+        elif op.type == "QUANTIZE":
+            x, y = graph.tensors[op.inputs[0]], graph.tensors[op.outputs[0]]
+            ok = _float_act(x) and _per_tensor_int8(y)
+        else:
+            ok = op.type in REGION_OPS and _admitted(graph, op)
+        if ok:
+            member[op.index] = op
+    # ops joined by the float activations between them
+    for op in member.values():
+        for i in op.inputs:
+            src = prod.get(i)
+            if src is not None and src.index in member and _float_act(graph.tensor(i)):
+                parent[find(op.index)] = find(src.index)
+    groups: dict[int, list[ir.Op]] = {}
+    for op in graph.ops:
+        if op.index in member:
+            groups.setdefault(find(op.index), []).append(op)
+    found = []
+    for ops in groups.values():
+        if _closed(graph, ops, prod, consumers, outputs):
+            found.append(ops)
+    return found
+
+
+def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
+    """Whether DEQUANTIZE / QUANTIZE `op` is half of a QDQ file's QUANTIZE -> DEQUANTIZE pair
+    (the int8 tensor made by a QUANTIZE of a float tensor, or read by DEQUANTIZEs only): a
+    QDQ file's ops between pairs are the int8 ops the exporter meant (`passes.qdq`)."""
+    if op.type == "DEQUANTIZE":
+        src = prod.get(op.inputs[0])
+        return (
+            src is not None and src.type == "QUANTIZE" and _float_act(graph.tensor(src.inputs[0]))
+        )
+    if op.type == "QUANTIZE":
+        readers = consumers.get(op.outputs[0], [])
+        return bool(readers) and all(r.type == "DEQUANTIZE" for r in readers)
+    return False
+
+
+def _closed(graph, ops, prod, consumers, outputs) -> bool:
+    """A region: some op beyond DEQUANTIZE / QUANTIZE; between QDQ pairs, a float activation
+    no pair wraps (else its ops are the int8 ops the exporter meant); every float activation it
+    reads made in it, every one it makes read only in it; its int8 inputs made before its first
+    op."""
+    inside = {op.index for op in ops}
+    if all(op.type in ("DEQUANTIZE", "QUANTIZE") for op in ops):
+        return False
+    if not any(op.type == "DEQUANTIZE" for op in ops):  # a float model's ops: no int8 input
+        return False
+    if any(_paired(graph, op, prod, consumers) for op in ops) and not any(
+        graph.tensors[o].qdq is None for op in ops if op.type != "QUANTIZE" for o in op.outputs
+    ):
+        return False
+    first = ops[0].index
+    position = {op.index: k for k, op in enumerate(graph.ops)}
+    for op in ops:
+        for i in op.inputs:
+            t = graph.tensor(i)
+            src = prod.get(i)
+            if op.type == "DEQUANTIZE":
+                if src is not None and position[src.index] >= position[first]:
+                    return False
+            elif _float_act(t) and (src is None or src.index not in inside):
+                return False
+        if op.type == "QUANTIZE":
+            continue
+        for o in op.outputs:
+            if o in outputs or any(r.index not in inside for r in consumers.get(o, [])):
+                return False
+    return True
