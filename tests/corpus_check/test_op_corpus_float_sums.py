@@ -1,6 +1,6 @@
 """The float32 files of the op corpus (tests/corpus_ops) that were "float32 rounding" in tflite
-mode: their sums are now added in LiteRT's reference order (`execute/reference/sequential.py`),
-so tflite mode gives LiteRT's bits on several inputs. The rest stay within float32 rounding for
+and float mode: their sums are now added in LiteRT's reference order
+(`execute/reference/sequential.py`), so both modes give LiteRT's bits on several inputs. The rest stay within float32 rounding for
 the host libm's sake (`tests.support.litert.LIBM_OPS`): TANH (tanhf), ELU (expm1f), LOG_SOFTMAX
 (expf, logf), LOGISTIC (expf: equal on most inputs since its cutoffs are LiteRT's) and the
 float LSTM (its gates' sigmoid and tanh)."""
@@ -40,21 +40,23 @@ def _run(name: str):
     g = read(path).main
     rng = np.random.default_rng(11)
     xs = {i: rng.uniform(-3, 3, (4, *g.tensors[i].shape)).astype(np.float32) for i in g.inputs}
-    return g, reference_outputs(path, g, xs), run_graph(g, xs, "tflite")
+    return g, xs, reference_outputs(path, g, xs), run_graph(g, xs, "tflite")
 
 
 @pytest.mark.parametrize("name", EXACT)
-def test_tflite_mode_is_litert_bit_for_bit(name):
-    g, ref, ours = _run(name)
+def test_tflite_and_float_mode_are_litert_bit_for_bit(name):
+    g, xs, ref, ours = _run(name)
     assert not libm_ops(g)
+    floats = run_graph(g, xs, "float")
     for o in g.outputs:
         assert ours[o].dtype == np.float32
         np.testing.assert_array_equal(ours[o], ref[o].reshape(ours[o].shape))
+        np.testing.assert_array_equal(floats[o], ref[o].reshape(ours[o].shape))
 
 
 @pytest.mark.parametrize("name", LIBM)
 def test_libm_ops_stay_within_float32_rounding(name):
-    g, ref, ours = _run(name)
+    g, _, ref, ours = _run(name)
     assert libm_ops(g)
     for o in g.outputs:
         np.testing.assert_allclose(ours[o], ref[o].reshape(ours[o].shape), rtol=1e-5, atol=1e-6)

@@ -1,13 +1,15 @@
-"""Float32 CONV_2D and FULLY_CONNECTED in tflite mode (`mlitool/ops/conv/tflite_float.py`): the
-same bits as LiteRT's reference kernels (each sum added term by term in their loop order, then
-the bias, then the clamp), over strides, SAME padding, dilation, groups and fused activations;
-a float64 sum rounded once differs on these models, so the order is what the test checks."""
+"""Float32 CONV_2D and FULLY_CONNECTED in tflite and float mode (`mlitool/ops/conv/float_mode.py`):
+the same bits as LiteRT's reference kernels (each sum added term by term in their loop order,
+then the bias, then the clamp), over strides, SAME padding, dilation, groups and fused
+activations; the exact sums rounded once to float32 differ on these models, so the order is
+what the test checks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+from mlitool.execute import windows as win
 from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.litert import reference_outputs
@@ -76,21 +78,49 @@ def _check(path):
     x = np.random.default_rng(7).uniform(-2, 2, (3, *t.shape)).astype(np.float32)
     xs = {g.inputs[0]: x}
     ref = reference_outputs(path, g, xs)[g.outputs[0]]
-    ours = run_graph(g, xs, "tflite")[g.outputs[0]]
-    assert ours.dtype == np.float32 and ours.shape == ref.shape
-    np.testing.assert_array_equal(ours, ref)
+    for mode in ("tflite", "float"):
+        ours = run_graph(g, xs, mode)[g.outputs[0]]
+        assert ours.dtype == np.float32 and ours.shape == ref.shape
+        np.testing.assert_array_equal(ours, ref, err_msg=mode)
     assert np.unique(ref).size > ref.size // 4  # real values, not a clamped constant
-    return g, xs, ref
+    return g, x, ref
+
+
+def _rounded_once(g, x) -> np.ndarray:
+    """Each sum exact (float64 of the float32 products) and rounded once to float32, + bias,
+    clamped: what any other summation order tends to; it differs from LiteRT's."""
+    op = g.ops[0]
+    w = g.tensors[op.inputs[1]].data.astype(np.float64)
+    bias = g.tensors[op.inputs[2]].data
+    if op.type == "FULLY_CONNECTED":
+        sums = x.reshape(-1, w.shape[1]).astype(np.float64) @ w.T
+        return _clamp(op, sums.astype(np.float32) + bias)
+    xs = x.reshape(-1, *x.shape[2:]).astype(np.float64)
+    o, kh, kw, ci = w.shape
+    n = xs.shape[3] // ci
+    geom = win.geometry(op.options, xs.shape[1], xs.shape[2], kh, kw)
+    per_group = [
+        win.im2col(xs[..., k * ci : (k + 1) * ci], kh, kw, geom)
+        @ w[k * o // n : (k + 1) * o // n].reshape(o // n, -1).T
+        for k in range(n)
+    ]
+    return _clamp(op, np.concatenate(per_group, axis=-1).astype(np.float32) + bias)
+
+
+def _clamp(op, y: np.ndarray) -> np.ndarray:
+    lo, hi = {"RELU": (0, None), "RELU6": (0, 6)}.get(
+        op.options.get("fused_activation"), (None,) * 2
+    )
+    return y if lo is None else np.clip(y, np.float32(lo), None if hi is None else np.float32(hi))
 
 
 @pytest.mark.parametrize("name", sorted(CONV))
 def test_float_conv_2d_is_litert_bit_for_bit(name, tmp_path):
-    g, xs, ref = _check(_conv_model(tmp_path, name))
-    # float mode's order-free sums round differently somewhere: the order is what is checked
-    assert (run_graph(g, xs, "float")[g.outputs[0]] != ref).any()
+    g, x, ref = _check(_conv_model(tmp_path, name))
+    assert (_rounded_once(g, x).reshape(ref.shape) != ref).any()  # the order shows
 
 
 @pytest.mark.parametrize("rows,depth,units,act", [(1, 300, 10, "NONE"), (4, 64, 33, "RELU")])
 def test_float_fully_connected_is_litert_bit_for_bit(rows, depth, units, act, tmp_path):
-    g, xs, ref = _check(_fc_model(tmp_path, rows, depth, units, act))
-    assert (run_graph(g, xs, "float")[g.outputs[0]] != ref).any()
+    g, x, ref = _check(_fc_model(tmp_path, rows, depth, units, act))
+    assert (_rounded_once(g, x).reshape(ref.shape) != ref).any()  # the order shows
