@@ -6,9 +6,8 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.execute.reference import fixedpoint as fp
-from mlitool.execute.reference import repro
 from mlitool.execute.reference.call import Call
-from mlitool.execute.reference.kernel_common import is_float, real_input
+from mlitool.execute.reference.kernel_common import is_float
 from mlitool.execute.reference.params import (
     scale_of,
     zp_of,
@@ -115,26 +114,10 @@ def _tanhf(v: np.ndarray) -> np.ndarray:
     return np.tanh(v.astype(np.float64)).astype(f32)
 
 
-# reference_ops::Logistic's cutoffs: above, 1; below, exp(x) (1 / (1 + exp(-x)) rounds otherwise)
-LOGISTIC_UPPER, LOGISTIC_LOWER = f32(16.619047164916992188), f32(-9.0)
-
-
-def float_logistic(c: Call):
-    """reference_ops::Logistic of float32: 1 where x > 16.619..., exp(x) where x < -9, else
-    1 / (1 + exp(-x)) in float32. Its exp is the host libm's expf (glibc's: not correctly
-    rounded on about 1 input in 2000), this one correctly rounded (`repro.exp`)."""
-    x = real_input(c, 0)
-    low = x < LOGISTIC_LOWER
-    e = repro.exp(np.where(low, x, -x))
-    with np.errstate(over="ignore"):
-        mid = f32(1) / (f32(1) + e)
-    return [np.where(x > LOGISTIC_UPPER, f32(1), np.where(low, e, mid)).astype(f32)]
-
-
 def logistic(c: Call):
     if c.tin(0).dtype == "int16":
         return logistic_int16(c)
-    return _lut(c, _sigmoid_f32, float_logistic)
+    return _lut(c, _sigmoid_f32, float_ops.logistic)
 
 
 def tanh(c: Call):
