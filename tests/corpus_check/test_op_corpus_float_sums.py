@@ -1,6 +1,7 @@
 """The float32 files of the op corpus (tests/corpus_ops) that were "float32 rounding" in tflite
-and float mode: their sums are now added in LiteRT's reference order
-(`execute/reference/sequential.py`), so both modes give LiteRT's bits on several inputs. The rest stay within float32 rounding for
+mode: their sums are now added in LiteRT's reference order (`execute/reference/sequential.py`),
+so tflite mode gives LiteRT's bits on several inputs (float mode, order-free, within float32
+rounding). The rest stay within float32 rounding for
 the host libm's sake (`tests.support.litert.LIBM_OPS`): TANH (tanhf), ELU (expm1f), LOG_SOFTMAX
 (expf, logf), LOGISTIC (expf: equal on most inputs since its cutoffs are LiteRT's) and the
 float LSTM (its gates' sigmoid and tanh)."""
@@ -44,14 +45,16 @@ def _run(name: str):
 
 
 @pytest.mark.parametrize("name", EXACT)
-def test_tflite_and_float_mode_are_litert_bit_for_bit(name):
+def test_tflite_mode_is_litert_bit_for_bit(name):
     g, xs, ref, ours = _run(name)
     assert not libm_ops(g)
     floats = run_graph(g, xs, "float")
     for o in g.outputs:
         assert ours[o].dtype == np.float32
         np.testing.assert_array_equal(ours[o], ref[o].reshape(ours[o].shape))
-        np.testing.assert_array_equal(floats[o], ref[o].reshape(ours[o].shape))
+        want = ref[o].reshape(ours[o].shape)
+        # float mode's sums are near exact; LiteRT's carry one rounding per term
+        np.testing.assert_allclose(floats[o], want, rtol=0, atol=1e-5 * np.abs(want).max())
 
 
 @pytest.mark.parametrize("name", LIBM)

@@ -1,8 +1,9 @@
 """Files of the op corpus (tests/corpus_ops, made by the real TFLite converter of TF 2.21) that
 issue 35's rows / space_batch / dilated fold / grouped conv / bool / CAST / wide-comparison work
-unlocked: tflite mode equals LiteRT bit for bit (float32 files too, and their float mode),
-convert succeeds (int8: sa8, 16x8: fx16, float32: sa8 --weights-only), and the int8 files'
-emitted C equals the executor on the real MLI 2.0.2 library in the four builds."""
+unlocked: tflite mode equals LiteRT bit for bit (float32 files too; their float mode within
+float32 rounding where its order-free sums round otherwise), convert succeeds (int8: sa8,
+16x8: fx16, float32: sa8 --weights-only), and the int8 files' emitted C equals the executor on
+the real MLI 2.0.2 library in the four builds."""
 
 from __future__ import annotations
 
@@ -44,6 +45,8 @@ FILES = [
     "strided_slice_shrink_int16",
     "strided_slice_shrink_int8",
 ]
+# float mode's float32 sums are not in LiteRT's order (tests/corpus_check's bound)
+ROUNDING = {"conv_2d_dilated_dynbatch_float32", "conv_2d_grouped_float32"}
 
 
 def _inputs(g, seed=0) -> dict:
@@ -66,7 +69,9 @@ def test_equals_litert_and_converts(name):
     floats = run_graph(g, xs, "float") if float32 else {}
     for o in g.outputs:
         np.testing.assert_array_equal(ours[o], ref[o])
-        if float32:
+        if name in ROUNDING:
+            np.testing.assert_allclose(floats[o], ref[o], rtol=1e-5, atol=1e-6)
+        elif float32:
             np.testing.assert_array_equal(floats[o], ref[o])
     fmt = "fx16" if name.endswith("int16") else "sa8"
     model = lower(g, format=fmt, mli_version="2.0", layout="hwc", weights_only=float32)

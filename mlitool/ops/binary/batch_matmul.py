@@ -61,6 +61,13 @@ def _aligned(c: Call) -> tuple[np.ndarray, np.ndarray]:
 
 
 def float_batch_matmul(c: Call):
+    lhs, rhs = _aligned(c)
+    x, w = _operands(np.asarray(lhs, f32), np.asarray(rhs, f32), c.opt("adj_x"), c.opt("adj_y"))
+    # products of float32 values are exact in float64: one rounding of each sum to float32
+    return [np.matmul(x.astype(np.float64), w.astype(np.float64)).astype(f32)]
+
+
+def ordered_batch_matmul(c: Call):
     """reference_ops::BatchMatMul's float sums: each output adds lhs * rhs over the depth in
     turn from 0.0 (the LiteRT BUILTIN_REF bits); batch dimensions broadcast."""
     lhs, rhs = _aligned(c)
@@ -73,7 +80,7 @@ def tflite_batch_matmul(c: Call):
     if np.dtype(out.dtype).kind == "f":
         if tl.dtype != "float32" or tr.dtype != "float32":
             raise c.unsupported(f"{tl.dtype} x {tr.dtype} (hybrid) BATCH_MATMUL")
-        return float_batch_matmul(c)
+        return ordered_batch_matmul(c)
     if (tl.dtype, tr.dtype, out.dtype) != ("int8", "int8", "int8"):
         raise c.unsupported(f"{tl.dtype} x {tr.dtype} -> {out.dtype} BATCH_MATMUL")
     q = [(scale_of(t), zp_of(t)) for t in (tl, tr, out)]

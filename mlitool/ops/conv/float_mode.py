@@ -1,17 +1,5 @@
-"""`float` and `tflite` mode kernels of float32 CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and
-FULLY_CONNECTED: each sum added term by term in the order of TFLite's reference kernels
-(`sequential.ordered_matmul`), so the float32 results are LiteRT's BUILTIN_REF bits, not merely
-within float32 rounding of them, and the same on every CPU (element-wise float32 steps only).
-
-- reference_ops::Conv: per output, `total += input * filter` over filter y, filter x, input
-  channel (of the group), from 0.0, then `total + bias`, then the activation clamp. Padding taps
-  are skipped there and added as 0 * w here: the same sum for finite weights.
-- reference_ops::DepthwiseConv: over filter y, filter x (`windows.tap_sum`), then `+ bias`.
-- reference_ops::FullyConnected: over the input depth, from 0.0, then `+ bias`, then the clamp.
-- reference_ops::TransposeConv: a scatter from output 0.0 in the order batch, input y, input x,
-  input channel (so, for one output, filter y and x descending), then `+ bias` in a second pass,
-  then the clamp.
-"""
+"""`float` mode kernels of CONV_2D, DEPTHWISE_CONV_2D, TRANSPOSE_CONV and FULLY_CONNECTED: float32
+sums in the order TFLite's reference kernels add (`repro.matmul`)."""
 
 from __future__ import annotations
 
@@ -19,15 +7,16 @@ import numpy as np
 
 from mlitool.errors import UnsupportedError
 from mlitool.execute import windows as win
+from mlitool.execute.reference import repro
 from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.kernel_common import (
     activated,
     merge_batch,
     plus_bias,
+    real_bias,
     real_input,
 )
-from mlitool.execute.reference.sequential import ordered_matmul
-from mlitool.geometry import transpose_conv_padding
+from mlitool.execute.reference.repro import matmul
 
 f32 = np.float32
 
@@ -51,13 +40,19 @@ def conv_2d(c: Call):
     w = c.const("weights").astype(f32)
     kh, kw = w.shape[1:3]
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
-    # im2col's (kh, kw, c) columns are the reference loop's term order
-    sums = [
-        ordered_matmul(win.im2col(xg, kh, kw, geom), wg.reshape(len(wg), -1).T)
-        for xg, wg in groups(c, x, w)
-    ]
-    y = np.concatenate(sums, axis=-1) if len(sums) > 1 else sums[0]
-    return activated(c, plus_bias(c, y))
+    sums = [_conv_sums(xg, wg, kh, kw, geom) for xg, wg in groups(c, x, w)]
+    return activated(c, plus_bias(c, np.concatenate(sums, axis=-1)))
+
+
+def _conv_sums(x: np.ndarray, w: np.ndarray, kh: int, kw: int, geom) -> np.ndarray:
+    """The float32 sums of one conv (of one group) in TFLite's order, before the bias."""
+    w = w.reshape(len(w), -1).T
+    if not repro.finite(x, w):
+        return matmul(win.im2col(x, kh, kw, geom), w)
+    # The grid of each sample's input, before im2col: a K-times smaller array to round
+    xi, scale = repro.on_grid(x, w.shape[0])
+    rows = np.repeat(scale, geom[0] * geom[1])
+    return repro.grid_matmul(win.im2col(xi, kh, kw, geom), rows, w)
 
 
 def depthwise_conv_2d(c: Call):
@@ -66,44 +61,17 @@ def depthwise_conv_2d(c: Call):
     return activated(c, plus_bias(c, win.depthwise_sum(x, w, c.op.options)))
 
 
-def fully_connected(c: Call):
-    w = c.const("weights").astype(f32)
-    depth = w.shape[-1]
-    x = real_input(c, "input").reshape(-1, depth)
-    return activated(c, plus_bias(c, ordered_matmul(x, w.reshape(-1, depth).T)))
-
-
 def transpose_conv(c: Call):
     """TRANSPOSE_CONV: inputs output_shape, weights (O, KH, KW, I), input, optional bias."""
     x = merge_batch(real_input(c, "input"))
     w = c.const("weights").astype(f32)
     out_h, out_w = c.tout().shape[1:3]
-    y = transpose_conv_scatter(x, w, c.op.options, out_h, out_w)
-    return activated(c, plus_bias(c, y))
+    y = win.transpose_conv_sum(x, w, c.op.options, out_h, out_w, matmul) + real_bias(c)
+    return activated(c, y)
 
 
-def transpose_conv_scatter(
-    x: np.ndarray, w: np.ndarray, options: dict, out_h: int, out_w: int
-) -> np.ndarray:
-    """reference_ops::TransposeConv's float sums (no bias) of NHWC `x` and filter w (O, KH, KW, I).
-
-    One output receives its terms in input (y, x, channel) order; input y = (out y + pad - filter
-    y) / stride grows as filter y falls, so the taps run filter y, then filter x, descending, each
-    adding its I channels in turn onto the strided slice of outputs it reaches. Outputs outside
-    [0, out) are never formed by LiteRT; the accumulator spans them and they are cut off."""
-    b, h, wd, ci = x.shape
-    o, kh, kw, _ = w.shape
-    sh, sw = options.get("stride_h", 1), options.get("stride_w", 1)
-    padding = options.get("padding", "SAME")
-    pt, _ = transpose_conv_padding(padding, h, out_h, kh, sh)
-    pl, _ = transpose_conv_padding(padding, wd, out_w, kw, sw)
-    full_h, full_w = max((h - 1) * sh + kh, pt + out_h), max((wd - 1) * sw + kw, pl + out_w)
-    acc = np.zeros((b, full_h, full_w, o), dtype=f32)
-    rows = x.reshape(-1, ci)
-    for i in reversed(range(kh)):
-        for j in reversed(range(kw)):
-            reached = acc[:, i : i + (h - 1) * sh + 1 : sh, j : j + (wd - 1) * sw + 1 : sw, :]
-            reached[...] = ordered_matmul(rows, w[:, i, j, :].T, reached.reshape(-1, o)).reshape(
-                reached.shape
-            )
-    return np.ascontiguousarray(acc[:, pt : pt + out_h, pl : pl + out_w, :])
+def fully_connected(c: Call):
+    w = c.const("weights").astype(f32)
+    depth = w.shape[-1]
+    x = real_input(c, "input").reshape(-1, depth)
+    return activated(c, plus_bias(c, matmul(x, w.reshape(-1, depth).T)))
