@@ -33,9 +33,20 @@ def prelu(c: Call):
     return [np.where(x >= 0, x, x * a)]
 
 
+# reference_ops::Logistic's cutoffs: above, 1; below, exp(x) (1 / (1 + exp(-x)) rounds otherwise)
+LOGISTIC_UPPER, LOGISTIC_LOWER = f32(16.619047164916992188), f32(-9.0)
+
+
 def logistic(c: Call):
+    """reference_ops::Logistic of float32: 1 where x > 16.619..., exp(x) where x < -9, else
+    1 / (1 + exp(-x)) in float32. Its exp is the host libm's expf (glibc's: not correctly
+    rounded on about 1 input in 2000), this one correctly rounded (`repro.exp`)."""
     x = real_input(c, 0)
-    return [(f32(1) / (f32(1) + repro.exp(-x))).astype(f32)]
+    low = x < LOGISTIC_LOWER
+    e = repro.exp(np.where(low, x, -x))
+    with np.errstate(over="ignore"):
+        mid = f32(1) / (f32(1) + e)
+    return [np.where(x > LOGISTIC_UPPER, f32(1), np.where(low, e, mid)).astype(f32)]
 
 
 def tanh(c: Call):

@@ -15,6 +15,7 @@ import numpy as np
 from mlitool.execute.reference import fixedpoint as fp
 from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.params import scale_of, zp_of
+from mlitool.execute.reference.sequential import ordered_matmul
 
 f32 = np.float32
 QParams = tuple[float, int]
@@ -76,12 +77,20 @@ def float_batch_matmul(c: Call):
     return [np.matmul(x.astype(np.float64), w.astype(np.float64)).astype(f32)]
 
 
+def ordered_batch_matmul(c: Call):
+    """reference_ops::BatchMatMul's float sums: each output adds lhs * rhs over the depth in
+    turn from 0.0 (the LiteRT BUILTIN_REF bits); batch dimensions broadcast."""
+    lhs, rhs = _aligned(c)
+    x, w = _operands(np.asarray(lhs, f32), np.asarray(rhs, f32), c.opt("adj_x"), c.opt("adj_y"))
+    return [ordered_matmul(x, w)]
+
+
 def tflite_batch_matmul(c: Call):
     tl, tr, out = c.tin(0), c.tin(1), c.tout()
     if np.dtype(out.dtype).kind == "f":
         if tl.dtype != "float32" or tr.dtype != "float32":
             raise c.unsupported(f"{tl.dtype} x {tr.dtype} (hybrid) BATCH_MATMUL")
-        return float_batch_matmul(c)
+        return ordered_batch_matmul(c)
     types = (tl.dtype, tr.dtype, out.dtype)
     if types not in (("int8",) * 3, ("int16",) * 3):
         raise c.unsupported(f"{tl.dtype} x {tr.dtype} -> {out.dtype} BATCH_MATMUL")

@@ -1,5 +1,6 @@
 """`tflite` mode kernels of the MAC ops (convolutions, transpose convolution, fully connected):
-TFLite's integer reference arithmetic with exact integer sums; float ops run the float kernels.
+TFLite's integer reference arithmetic with exact integer sums; float ops run TFLite's float
+reference sums term by term (`tflite_float.py`; depthwise: float mode's kernel, already in order).
 The other ops' kernels are in tflite_ops.py."""
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mlitool.execute.reference.params import (
     zp_of,
 )
 from mlitool.ops.conv import float_mode as float_ops
+from mlitool.ops.conv import tflite_float
 
 f32 = np.float32
 
@@ -97,7 +99,7 @@ def _per_channel_output(c: Call, acc: np.ndarray) -> list:
 
 def conv_2d(c: Call):
     if _weighted_float(c):
-        return float_ops.conv_2d(c)
+        return tflite_float.conv_2d(c)
     x, w, bound = _offsets(c)
     o, kh, kw, ci = w.shape
     geom = win.geometry(c.op.options, x.shape[1], x.shape[2], kh, kw)
@@ -128,7 +130,7 @@ def transpose_conv(c: Call):
     """reference_integer_ops::TransposeConv (int8, and 16x8 with an int64 accumulator): the
     scatter of every input pixel's products, + bias, per-channel requantization."""
     if _weighted_float(c):
-        return float_ops.transpose_conv(c)
+        return tflite_float.transpose_conv(c)
     x, w, _ = _offsets(c)
     out_h, out_w = c.tout().shape[1:3]
     # float64 taps: a 16x8 product reaches 2^23, so float32 sums would not stay exact
@@ -141,7 +143,7 @@ def transpose_conv(c: Call):
 def fully_connected(c: Call):
     x_t, w_t, out_t = c.tin("input"), c.tin("weights"), c.tout()
     if _weighted_float(c):
-        return float_ops.fully_connected(c)
+        return tflite_float.fully_connected(c)
     w = c.const("weights").astype(np.float64)
     wq = quant_of(w_t, "weights")
     if not wq.per_axis:

@@ -1,7 +1,8 @@
 """BATCH_MATMUL on fallback C (`batch_matmul8`): tflite mode equals LiteRT's reference kernel
-(int8; adj_x / adj_y, broadcast batch dimensions, a constant operand), float mode LiteRT's float
-kernel, the mli executor tflite mode, and the emitted C on the real MLI 2.0.2 library the
-executor in the four builds (sa8, and fx16 with conversions around the fallback)."""
+(int8, and float32 bit for bit; adj_x / adj_y, broadcast batch dimensions, a constant operand),
+float mode LiteRT's float kernel within rounding, the mli executor tflite mode, and the emitted
+C on the real MLI 2.0.2 library the executor in the four builds (sa8, and fx16 with conversions
+around the fallback)."""
 
 from __future__ import annotations
 
@@ -89,6 +90,8 @@ def test_float_mode_equals_litert_float(case, tmp_path):
     ref = reference_outputs(path, g, xs)[g.outputs[0]]
     ours = run_graph(g, xs, "float")[g.outputs[0]]
     np.testing.assert_allclose(ours, ref, rtol=1e-6, atol=1e-5)
+    # tflite mode: reference_ops::BatchMatMul's sums in order, bit for bit
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[g.outputs[0]], ref)
 
 
 @pytest.mark.parametrize("case", sorted(CASES))

@@ -1,5 +1,5 @@
 """TRANSPOSE_CONV in the three execution modes: `tflite` mode equals LiteRT's reference kernels
-exactly (int8 per-channel and 16x8), `float` mode equals LiteRT's float kernel within float32
+exactly (int8 per-channel, 16x8 and float32, bit for bit), `float` mode equals LiteRT's float kernel within float32
 rounding, and `mli` mode (mli_krn_transpose_conv2d_hwcn_*) stays within the figures verify
 reports against `tflite` mode."""
 
@@ -10,6 +10,7 @@ import json
 import numpy as np
 import pytest
 
+from mlitool.execute import windows as win
 from mlitool.execute.reference.graph import run_graph
 from mlitool.pipeline import read
 from tests.support.tconv_models import INT8_CASES, WIDE_CASES, decoder_model, tconv_model
@@ -61,6 +62,17 @@ def test_float_mode_is_litert_float(padding, out_hw, act, tmp_path):
     ref = _litert(path, g, x)
     assert np.abs(ref).max() > 1
     np.testing.assert_allclose(ours, ref, rtol=1e-5, atol=1e-5)
+    # tflite mode: reference_ops::TransposeConv's scatter order, bit for bit
+    tfl = run_graph(g, {g.inputs[0]: x}, "tflite")[g.outputs[0]]
+    np.testing.assert_array_equal(tfl, ref)
+    # the order shows: the taps in ascending order (a gather's) round otherwise
+    w, b = (g.tensors[g.ops[0].inputs[i]].data for i in (1, 3))
+    ascending = win.transpose_conv_sum(
+        x.reshape(-1, *x.shape[2:]), w, g.ops[0].options, *ref.shape[-3:-1]
+    )
+    inside = ref.reshape(ascending.shape)
+    unclamped = (inside > 0) & (inside < 6)  # where no fused activation clamps
+    assert (ascending + b != inside)[unclamped].any()
 
 
 def test_float_mode_of_the_int8_model_is_its_real_arithmetic(tmp_path):
