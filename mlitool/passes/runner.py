@@ -45,6 +45,7 @@ from mlitool import ir
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.cast_bool import cast_bool_as_select
+from mlitool.passes.cast_quantize import cast_int_quantize
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
@@ -76,6 +77,7 @@ PASSES = (
     GraphPass(MODEL, fuse_float_islands),
     GraphPass(MODEL, fuse_float_expressions),  # islands of several ops (PT2E)
     GraphPass(MODEL, cast_bool_as_select),
+    GraphPass(MODEL, cast_int_quantize),
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),
     GraphPass(LOWERING, fuse_lowest_pad_into_max_pool),

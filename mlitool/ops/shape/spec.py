@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterator
 from mlitool import ir
 from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import checks_or, int32_or
+from mlitool.ops.integer.reference import quantized_cast
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.shape import reference as S
@@ -77,18 +80,20 @@ _shape_op(
     reads_views=True,
 )
 _shape_op("REDUCE_PROD", ("input", "axis"), "ReducerOptions", S.reduce_prod, params=("axis",))
-# Of a bool tensor onto fallback C (`cast.py`); constant folding evaluates the others.
+# Of a bool tensor onto fallback C (`cast.py`), through int32 onto `cast32`; constant folding
+# evaluates the others.
 _shape_op(
     "CAST",
     ("input",),
     "CastOptions",
-    S.cast,
+    quantized_cast(S.cast),
     types=CONVERT,
     kind="fallback",
     bools=True,
+    int32=True,  # from or to int32 (or ARG_* int64 indices): the `integer` family's `cast32`
     leading_dims=True,  # element-wise
-    checks=(fallback_needs_mli2, cast_from_bool),
-    lower=lower_cast,
+    checks=checks_or((fallback_needs_mli2, cast_from_bool), IL.CHECKS),
+    lower=int32_or(lower_cast, IL.lower_cast32),
 )
 _shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
 _RANGE = ("start", "limit", "delta")
