@@ -32,9 +32,7 @@ FILES = [
     "int32_arith_float32",
 ]
 RANGES = {
-    name: json.loads((CORPUS / "corpus.json").read_text())["files"][f"{name}.tflite"][
-        "input_range"
-    ]
+    name: json.loads((CORPUS / "corpus.json").read_text())["files"][f"{name}.tflite"]["input_range"]
     for name in FILES
 }
 

@@ -17,11 +17,11 @@ from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType, MliTensor
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2, sa8_params
-from mlitool.ops.compare.lower import BOOL_NOTE
 from mlitool.ops.integer import c_kernel as K
 from mlitool.ops.integer.reference import ACT_RANGE, CODES, COMPARE
 
 SA8, SA32 = ElType.SA8, ElType.SA32
+BOOL_NOTE = "bool tensor: one byte 0/1, an SA8 tensor of scale 1 and zero point 0"
 INT_NOTE = "int32 tensor: SA32 of scale 1 and zero point 0 (the containers are the values)"
 _TYPES = ("int32", "int64", "int8", "bool", "float32")
 
