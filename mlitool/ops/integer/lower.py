@@ -46,7 +46,7 @@ def gather_axis_rows(s: Subject):
 
 
 def lookup_same_type(s: Subject):
-    """EMBEDDING_LOOKUP of a {table} table into {out}: fallback C copies rows (no hybrid
+    """EMBEDDING_LOOKUP from a table of {table} into {out}: fallback C copies rows (no hybrid
     dequantization)"""
     table, out = s.graph.tensors[s.op.inputs[1]], s.output
     return _OK if table.dtype == out.dtype else {"table": table.dtype, "out": out.dtype}
