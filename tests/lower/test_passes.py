@@ -14,6 +14,7 @@ from mlitool.ops import spec as opspec
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.cast_bool import cast_bool_as_select
+from mlitool.passes.cast_quantize import cast_int_quantize
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.dilated import fuse_space_to_batch_conv
@@ -153,13 +154,14 @@ def test_one_ordered_list_of_passes():
         fuse_float_islands,
         fuse_float_expressions,
         cast_bool_as_select,
+        cast_int_quantize,
         rescale_bias_as_tflite,
         fuse_pad_into_conv,
         fuse_lowest_pad_into_max_pool,
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 9 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 10 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 
