@@ -24,6 +24,7 @@ FILES = [
     "arg_min_cast_float32",
     "arg_min_cast_int8",
     "cast_float_int32_float32",
+    "cast_int32_int16_float32",
     "cast_int32_int8_float32",
     "embedding_float32",
     "embedding_int8",

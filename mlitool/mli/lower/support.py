@@ -47,7 +47,8 @@ def activation_type(s: Subject, t: ir.Tensor):
     ARG_MAX outputs are indices (any integer type); comparisons write, and SELECT reads, bool
     (one byte 0/1, SA8 with scale 1 and zero point 0); the ops with an int32 form read and write
     int32 (SA32 with scale 1), and an ARG_MAX / ARG_MIN's int64 indices as int32 (exact: an
-    index is below 2**31); other int64 tensors would be narrowed, so they are refused."""
+    index is below 2**31), an int16 without quantization beside int32 as FX16 of 0 frac bits;
+    other int64 tensors would be narrowed, so they are refused."""
     if t.dtype in ("int8", "float32") or (
         opspec.spec(s.op.type).index_outputs and t.index in s.op.outputs
     ):
@@ -55,7 +56,9 @@ def activation_type(s: Subject, t: ir.Tensor):
     if t.dtype == "bool" and opspec.spec(s.op.type).bools:
         return _OK
     if opspec.spec(s.op.type).int32 and (
-        t.dtype == "int32" or (t.dtype == "int64" and _index_output(s.graph, t))
+        t.dtype == "int32"
+        or (t.dtype == "int64" and _index_output(s.graph, t))
+        or (t.dtype == "int16" and t.quant is None and _on_int32(s))
     ):
         return _OK
     if (
@@ -66,6 +69,13 @@ def activation_type(s: Subject, t: ir.Tensor):
     ):
         return _OK
     return {"name": _label(t), "dtype": t.dtype}
+
+
+def _on_int32(s: Subject) -> bool:
+    """Whether the op reads or writes an int32 / int64 tensor (its int32 form: a raw int16 on
+    its other side, a CAST, is an FX16 tensor of 0 frac bits)."""
+    ids = [i for i in (*s.op.inputs, *s.op.outputs) if i >= 0]
+    return any(s.graph.tensors[i].dtype in ("int32", "int64") for i in ids)
 
 
 def _index_output(graph: ir.Graph, t: ir.Tensor) -> bool:

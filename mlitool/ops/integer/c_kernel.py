@@ -139,7 +139,7 @@ SELECT32 = FallbackKernel(
 )
 
 # cast32's output modes
-TO_INT32, TO_INT8, TO_BOOL, TO_SA8 = 0, 1, 2, 3
+TO_INT32, TO_INT8, TO_BOOL, TO_SA8, TO_INT16 = 0, 1, 2, 3, 4
 
 
 def cast_values(v: np.ndarray, mode: int, thresholds: np.ndarray, reach: int) -> np.ndarray:
@@ -152,6 +152,8 @@ def cast_values(v: np.ndarray, mode: int, thresholds: np.ndarray, reach: int) ->
         return wrap32(v).astype(np.int8)  # int32 -> int8 keeps the low byte, as TFLite's cast
     if mode == TO_BOOL:
         return (v != 0).astype(np.int8)
+    if mode == TO_INT16:
+        return wrap32(v).astype(np.int16)  # the low 16 bits, as TFLite's cast
     thr = np.asarray(thresholds, np.int64).reshape(-1)
     return (np.minimum(np.searchsorted(thr, v, side="right"), reach) - 128).astype(np.int8)
 
@@ -162,26 +164,30 @@ def _run_cast(layer, model, xs, arith) -> np.ndarray:
     x = np.asarray(x)
     if c["in_bytes"] == 1:
         v = np.asarray(lut, np.int64).reshape(-1)[x.astype(np.int64) + 128]
-    else:
+    else:  # int16 (FX16 of 0 frac bits) or int32: the values
         v = x.astype(np.int64)
     return cast_values(v, c["mode"], thr, c["reach"])
 
 
 CAST32 = FallbackKernel(
     name="cast32",
-    doc="CAST through int32: an int8 input by a 256-entry table, an int32 one as it is; out as "
-    "int32, the low byte, bool, or int8 by 255 thresholds",
+    doc="CAST through int32: an int8 input by a 256-entry table, an int16 / int32 one as it is; "
+    "out as int32, the low 16 bits or byte, bool, or int8 by 255 thresholds",
     c_source="""\
 @STORAGE@mli_status @FN@(const mli_tensor *in, const mli_tensor *lut, const mli_tensor *thr,
                          const @CFG@ *cfg, mli_tensor *out) {
     uint32_t i, n = @P@_count(out);
     for (i = 0u; i < n; i++) {
         uint32_t at = @P@_offset(in, i);
-        int32_t v = cfg->in_bytes == 1 ? lut->data.mem.pi32[in->data.mem.pi8[at] + 128]
-                                       : in->data.mem.pi32[at];
+        int32_t v = cfg->in_bytes == 1   ? lut->data.mem.pi32[in->data.mem.pi8[at] + 128]
+                    : cfg->in_bytes == 2 ? (int32_t)in->data.mem.pi16[at]
+                                         : in->data.mem.pi32[at];
         uint32_t o = @P@_offset(out, i);
         if (cfg->mode == 0) {
             out->data.mem.pi32[o] = v;
+        } else if (cfg->mode == 4) {
+            uint32_t low = (uint32_t)v & 0xFFFFu;
+            out->data.mem.pi16[o] = (int16_t)(low >= 32768u ? (int32_t)low - 65536 : (int32_t)low);
         } else if (cfg->mode == 1) {
             uint32_t low = (uint32_t)v & 0xFFu;
             out->data.mem.pi8[o] = (int8_t)(low >= 128u ? (int32_t)low - 256 : (int32_t)low);

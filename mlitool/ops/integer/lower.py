@@ -20,20 +20,27 @@ from mlitool.ops.common.fallback_checks import fallback_needs_mli2, sa8_params
 from mlitool.ops.integer import c_kernel as K
 from mlitool.ops.integer.reference import ACT_RANGE, CODES, COMPARE
 
-SA8, SA32 = ElType.SA8, ElType.SA32
+SA8, SA32, FX16 = ElType.SA8, ElType.SA32, ElType.FX16
 BOOL_NOTE = "bool tensor: one byte 0/1, an SA8 tensor of scale 1 and zero point 0"
+RAW16_NOTE = (
+    "int16 tensor without quantization: FX16 of 0 frac bits (the containers are the values)"
+)
 INT_NOTE = "int32 tensor: SA32 of scale 1 and zero point 0 (the containers are the values)"
-_TYPES = ("int32", "int64", "int8", "bool", "float32")
+_TYPES = ("int32", "int64", "int16", "int8", "bool", "float32")
 
 # --- checks ----------------------------------------------------------------------------------
 
 
 def integer_operands(s: Subject):
-    """fallback C runs int32 ops on int32, int8, bool and float tensors; tensor {name!r} is
-    {dtype}"""
+    """fallback C runs int32 ops on int32, int8, bool and float tensors (CAST: int16 without
+    quantization too); tensor {name!r} is {dtype}"""
     for i in (*s.op.inputs, *s.op.outputs):
         t = s.graph.tensors[i] if i >= 0 else None
-        if t is not None and (t.dtype not in _TYPES or (t.dtype == "int64" and i in s.op.outputs)):
+        if t is None:
+            continue
+        wide = t.dtype == "int64" and i in s.op.outputs
+        raw16 = t.dtype == "int16" and (t.quant is not None or s.op.type != "CAST")
+        if t.dtype not in _TYPES or wide or raw16:
             return {"name": t.name or f"#{i}", "dtype": t.dtype}
     return _OK
 
@@ -62,6 +69,11 @@ LOOKUP_CHECKS = (*CHECKS, gather_axis_rows, lookup_same_type)
 
 def _int_act(t: MliTensor) -> None:
     t.notes = [INT_NOTE]
+
+
+def _raw16(t: MliTensor) -> None:
+    t.frac_bits = 0
+    t.notes = [RAW16_NOTE]
 
 
 def _bool(b: Builder, t: MliTensor) -> None:
@@ -193,6 +205,9 @@ def lower_cast32(b: Builder, op: ir.Op, fmt: str) -> None:
     if src.dtype in ("int32", "int64"):
         x, in_bytes, lut = b.use(op, src.index, SA32), 4, dummy
         _int_act(b.tensors[x])
+    elif src.dtype == "int16":  # without quantization (the support check): raw integers
+        x, in_bytes, lut = b.use(op, src.index, FX16), 2, dummy
+        _raw16(b.tensors[x])
     else:
         x, in_bytes = b.use(op, src.index, SA8), 1
         if src.dtype == "bool":
@@ -206,6 +221,9 @@ def lower_cast32(b: Builder, op: ir.Op, fmt: str) -> None:
     elif dst.dtype == "int32":
         out, mode = b.produce(dst.index, SA32), K.TO_INT32
         _int_act(out)
+    elif dst.dtype == "int16":
+        out, mode = b.produce(dst.index, FX16), K.TO_INT16
+        _raw16(out)
     elif dst.dtype == "bool":
         out, mode = b.produce(dst.index, SA8), K.TO_BOOL
         _bool(b, out)

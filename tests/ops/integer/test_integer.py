@@ -234,6 +234,8 @@ CASTS = [
     ("int8", "int32"),
     ("float32", "int32"),
     ("int32", "float32"),
+    ("int32", "int16"),
+    ("int16", "int32"),
 ]
 
 
@@ -253,9 +255,11 @@ def _cast_inputs(src: str, n: int = 3, seed: int = 0) -> np.ndarray:
         return rng.integers(0, 2, shape).astype(bool)
     if src == "int8":
         return rng.integers(-128, 128, shape).astype(np.int8)
+    if src == "int16":
+        return rng.integers(-32768, 32768, shape).astype(np.int16)
     if src == "float32":
         return rng.uniform(-300, 300, shape).astype(np.float32)
-    x = rng.integers(-1000, 1000, shape)
+    x = rng.integers(-100000, 100000, shape)
     x.reshape(-1)[:11] = EDGES
     return x.astype(np.int32)
 
