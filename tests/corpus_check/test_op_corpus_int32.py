@@ -2,7 +2,7 @@
 int32 activations (and ARG_MIN's int64 indices) that the `integer` family's fallback C unlocked:
 tflite mode (and float mode) equals LiteRT, convert succeeds (int8: sa8, float32: sa8
 --weights-only), and the emitted C equals the executor on the real MLI 2.0.2 library in the four
-builds (float32 files calibrated), on inputs inside the file's input range (indices in the
+builds, in sa8 and fx16 (float32 files calibrated; in fx16 converts around the fallback C), on inputs inside the file's input range (indices in the
 table) and the harness's random containers (int32 indices mostly out of range: rows of 0)."""
 
 from __future__ import annotations
@@ -75,8 +75,9 @@ def test_arg_min_cast_quantize_is_one_cast():
     assert g.tensors[g.ops[1].outputs[0]].dtype == "int8"
 
 
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
 @pytest.mark.parametrize("name", FILES)
-def test_c_on_the_real_library(name, mli_builds, tmp_path):
+def test_c_on_the_real_library(name, fmt, mli_builds, tmp_path):
     path = CORPUS / f"{name}.tflite"
     g = read(path).main
     real = _inputs(g, name, 8, seed=1)
@@ -86,7 +87,7 @@ def test_c_on_the_real_library(name, mli_builds, tmp_path):
         np.save(cal, _inputs(g, name, 16, seed=2))
     results = H.run_case(
         path,
-        "sa8",
+        fmt,
         tmp_path / "out",
         mli_builds,
         mli_cflags("2.0"),
