@@ -278,13 +278,15 @@ def lower_gather_rows(b: Builder, op: ir.Op, fmt: str) -> None:
             q = sa8_params(b, op, op.outputs[0])
             ints = np.asarray(Q.int_quantize(data, *q, 8)[0], np.int8)
             p = b.sa_constant(b.base(p_idx), SA8, ints, q, [], pt)
-    else:
+    else:  # rows are read contiguously
         p = b.use(op, p_idx, el)
+        p = b.dense(op, fmt, b.tensors[p], "gather_rows reads contiguous rows").name
     if wide:
         _int_act(out)
     else:  # rows are copied: the output holds the input's parameters
         _copy_params(out, b.tensors[p])
     k = _int32_operand(b, op, k_idx, 1)
+    k = b.dense(op, fmt, b.tensors[k], "gather_rows reads contiguous indices").name
     shape = tuple(pt.shape)
     cfg = {
         "outer": int(np.prod(shape[:axis], dtype=np.int64)),

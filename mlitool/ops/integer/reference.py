@@ -4,8 +4,8 @@ numpy twins of the fallback C (`c_kernel.py`), which compute the same integers.
 - ADD, SUB, MUL: int32 wrapping (two's complement; TFLite's C++ overflows the same way on every
   target mlitool knows), then the fused activation's clamp (RELU: [0, max], RELU6: [0, 6],
   RELU_N1_TO_1: [-1, 1]), as TFLite's `CalculateActivationRange<int32_t>`;
-- FLOOR_DIV: the floor of the quotient (TFLite: std::floor of the float64 quotient, exact for
-  int32 operands), FLOOR_MOD: the remainder with the divisor's sign; INT32_MIN / -1 wraps;
+- FLOOR_DIV: the floor of the quotient, FLOOR_MOD: the remainder with the divisor's sign;
+  INT32_MIN / -1 (TFLite's integer division traps on x86) wraps to INT32_MIN, its FLOOR_MOD 0;
 - a divisor of 0: TFLite's kernel fails ("Division by 0"); tflite mode refuses the input with
   the same error, the fallback C (and its twin) writes 0;
 - MAXIMUM, MINIMUM and the comparisons: as the values are.
@@ -87,19 +87,6 @@ def binary_kernel(name: str):
 
     run.__name__ = f"int32_{name.lower()}"
     return run
-
-
-def gather_rows(params: np.ndarray, idx: np.ndarray, axis: int) -> np.ndarray:
-    """params (batched, axis counted without the sample axis) gathered along `axis` by the
-    int indices `idx` (batched, any shape); an index out of [0, rows) gives a row of raw 0
-    (the fallback C's choice: TFLite fails)."""
-    n, rows = params.shape[0], params.shape[axis + 1]
-    idx = np.asarray(idx, np.int64).reshape(n, -1)
-    bad = (idx < 0) | (idx >= rows)
-    safe = np.where(bad, 0, idx)
-    out = np.stack([np.take(params[s], safe[s], axis=axis) for s in range(n)])
-    mask = bad.reshape((n,) + (1,) * axis + (idx.shape[1],) + (1,) * (params.ndim - axis - 2))
-    return np.where(mask, np.zeros((), params.dtype), out)
 
 
 def quantized_cast(own):
