@@ -51,13 +51,13 @@ def _run_binary(layer, model, xs, arith) -> np.ndarray:
 
 BINARY32 = FallbackKernel(
     name="binary32",
-    doc="int32 ADD / SUB / MUL (wrapping) / FLOOR_DIV / FLOOR_MOD / MAXIMUM / MINIMUM, or a "
-    "comparison (bool output)",
+    doc="int32 ADD / SUB / MUL / SQUARED_DIFFERENCE (wrapping) / DIV / FLOOR_DIV / FLOOR_MOD / "
+    "MAXIMUM / MINIMUM, or a comparison (bool output)",
     c_source=_AT
     + """\
 static int32_t @FN@_op(int32_t op, int32_t x, int32_t y) {
     int32_t r;
-    switch (op) { /* the order of mlitool.ops.integer.reference.ARITH */
+    switch (op) { /* the order of mlitool.ops.integer.reference.CODES */
     case 0: return (int32_t)((uint32_t)x + (uint32_t)y);
     case 1: return (int32_t)((uint32_t)x - (uint32_t)y);
     case 2: return (int32_t)((uint32_t)x * (uint32_t)y);
@@ -71,7 +71,14 @@ static int32_t @FN@_op(int32_t op, int32_t x, int32_t y) {
         r = x % y;
         return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
     case 5: return x > y ? x : y;
-    default: return x < y ? x : y;
+    case 6: return x < y ? x : y;
+    case 13:
+        if (y == 0) return 0;
+        if (y == -1) return (int32_t)(0u - (uint32_t)x);
+        return x / y;
+    default:
+        r = (int32_t)((uint32_t)x - (uint32_t)y);
+        return (int32_t)((uint32_t)r * (uint32_t)r);
     }
 }
 
@@ -94,7 +101,7 @@ static int @FN@_cmp(int32_t op, int32_t x, int32_t y) {
     for (i = 0u; i < n; i++) {
         int32_t x = a[@FN@_at(in1, out, i)];
         int32_t y = b[@FN@_at(in2, out, i)];
-        if (cfg->op >= 7) {
+        if (cfg->op >= 7 && cfg->op <= 12) {
             out->data.mem.pi8[@P@_offset(out, i)] = (int8_t)@FN@_cmp(cfg->op, x, y);
         } else {
             int32_t r = @FN@_op(cfg->op, x, y);

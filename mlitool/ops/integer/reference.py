@@ -4,6 +4,7 @@ numpy twins of the fallback C (`c_kernel.py`), which compute the same integers.
 - ADD, SUB, MUL: int32 wrapping (two's complement; TFLite's C++ overflows the same way on every
   target mlitool knows), then the fused activation's clamp (RELU: [0, max], RELU6: [0, 6],
   RELU_N1_TO_1: [-1, 1]), as TFLite's `CalculateActivationRange<int32_t>`;
+- DIV: the quotient truncated toward 0; SQUARED_DIFFERENCE: (x - y)**2, wrapping;
 - FLOOR_DIV: the floor of the quotient, FLOOR_MOD: the remainder with the divisor's sign;
   INT32_MIN / -1 (TFLite's integer division traps on x86) wraps to INT32_MIN, its FLOOR_MOD 0;
 - a divisor of 0: TFLite's kernel fails ("Division by 0"); tflite mode refuses the input with
@@ -22,11 +23,12 @@ from mlitool.errors import InputDataError
 from mlitool.execute.reference.call import Call
 from mlitool.execute.reference.params import affine_quantize
 
-# Operation codes of the `binary32` fallback C's switch; 7.. are the comparisons, in the order
-# of mlitool.ops.compare.reference.CODES (their output is bool).
+# Operation codes of the `binary32` fallback C's switch; 7..12 are the comparisons, in the
+# order of mlitool.ops.compare.reference.CODES (their output is bool), then DIV and
+# SQUARED_DIFFERENCE.
 ARITH = ("ADD", "SUB", "MUL", "FLOOR_DIV", "FLOOR_MOD", "MAXIMUM", "MINIMUM")
 COMPARE = ("EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL")
-CODES = ARITH + COMPARE
+CODES = ARITH + COMPARE + ("DIV", "SQUARED_DIFFERENCE")
 I32 = np.iinfo(np.int32)
 ACT_RANGE = {
     "NONE": (int(I32.min), int(I32.max)),
@@ -66,6 +68,12 @@ def binary32(code: int, a, b, act_min: int, act_max: int) -> np.ndarray:
         r = np.where(b == 0, 0, np.floor_divide(a, safe))
     elif name == "FLOOR_MOD":
         r = np.where(b == 0, 0, np.mod(a, safe))
+    elif name == "DIV":  # truncated toward 0, as C's integer division
+        q = np.abs(a) // np.abs(safe)
+        r = np.where(b == 0, 0, np.where((a < 0) != (b < 0), -q, q))
+    elif name == "SQUARED_DIFFERENCE":
+        d = wrap32(a - b).astype(np.int64)
+        r = d * d
     elif name == "MAXIMUM":
         r = np.maximum(a, b)
     else:
@@ -79,7 +87,7 @@ def binary_kernel(name: str):
 
     def run(c: Call):
         a, b = c.aligned(0, 1)
-        if name in ("FLOOR_DIV", "FLOOR_MOD") and np.any(np.asarray(b) == 0):
+        if name in ("FLOOR_DIV", "FLOOR_MOD", "DIV") and np.any(np.asarray(b) == 0):
             raise InputDataError(f"{c.op.label}: Division by 0 (TFLite's int32 {name} fails)")
         lo, hi = ACT_RANGE.get(c.opt("fused_activation", "NONE") or "NONE", ACT_RANGE["NONE"])
         out = binary32(code, a, b, lo, hi)

@@ -33,6 +33,8 @@ BINARY = {
     "ADD": ("AddOptions", {"fusedActivationFunction": 0}),
     "SUB": ("SubOptions", {"fusedActivationFunction": 0}),
     "MUL": ("MulOptions", {"fusedActivationFunction": 0}),
+    "DIV": ("DivOptions", {"fusedActivationFunction": 0}),
+    "SQUARED_DIFFERENCE": (None, None),
     "FLOOR_DIV": (None, None),
     "FLOOR_MOD": (None, None),
     "MAXIMUM": (None, None),
@@ -63,7 +65,7 @@ def _edge_inputs(name: str, n: int = 3, seed: int = 0) -> dict[int, np.ndarray]:
     rng = np.random.default_rng(seed)
     a = np.broadcast_to(EDGES[:, None], (11, 11))
     b = EDGES[None, :]
-    if name in ("FLOOR_DIV", "FLOOR_MOD"):  # LiteRT's x86 division traps on INT32_MIN / -1
+    if name in ("DIV", "FLOOR_DIV", "FLOOR_MOD"):  # x86 division traps on INT32_MIN / -1
         a, b = np.where(a == I32.min, -8, a), np.where(b == 0, 3, b)
     xs_a = [a] + [rng.integers(I32.min, I32.max, (11, 11), endpoint=True) for _ in range(n - 1)]
     xs_b = [b] + [rng.integers(-50, 50, (1, 11)) | 1 for _ in range(n - 1)]
@@ -102,7 +104,7 @@ def test_wrapping_and_the_fused_relu_are_tflites(tmp_path):
     np.testing.assert_array_equal(run_mli(g, model, xs, arith_for("vpx"))[0][2], ref)
 
 
-@pytest.mark.parametrize("name", ["FLOOR_DIV", "FLOOR_MOD"])
+@pytest.mark.parametrize("name", ["DIV", "FLOOR_DIV", "FLOOR_MOD"])
 def test_a_zero_divisor_fails_as_in_tflite_and_gives_0_in_c(name, tmp_path):
     path = _binary_model(tmp_path, name)
     g = read(path).main
@@ -115,7 +117,9 @@ def test_a_zero_divisor_fails_as_in_tflite_and_gives_0_in_c(name, tmp_path):
     assert not run_mli(g, model, xs, arith_for("vpx"))[0][2].any()
 
 
-@pytest.mark.parametrize("name", ["ADD", "MUL", "FLOOR_DIV", "FLOOR_MOD", "LESS"])
+@pytest.mark.parametrize(
+    "name", ["ADD", "MUL", "DIV", "FLOOR_DIV", "FLOOR_MOD", "SQUARED_DIFFERENCE", "LESS"]
+)
 def test_binary_c_on_the_real_library(name, mli_builds, tmp_path):
     path = _binary_model(tmp_path, name)
     g = read(path).main
