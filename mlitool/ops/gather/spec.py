@@ -30,6 +30,7 @@ def gather_op(
     """Register `name`, whose output is its input's elements picked along each axis by index
     tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
     validation the output shape."""
+    facts.setdefault("int32", True)  # gather4 moves int32 elements too (SA32)
     return fallback_op(
         name,
         slots,

@@ -155,8 +155,8 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
 def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
     """RESHAPE, SQUEEZE, EXPAND_DIMS: a view of the (dense) input in the model's shape."""
     idx = op.inputs[0]
-    if idx not in b.primary:
-        b.use(op, idx, act_el(fmt))
+    if idx not in b.primary:  # a graph input: int32 ones are SA32 (scale 1)
+        b.use(op, idx, b.el_of(idx, fmt))
     src = b.tensors[b.primary[idx]]
     if (
         b.layout == "chw"
@@ -227,8 +227,8 @@ def _slice_view(
 def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
     """SPLIT / SPLIT_V / SLICE / STRIDED_SLICE: each output a view of the input where MLI can
     address it, else a copy (mli_mov_tensor_sync)."""
-    el = act_el(fmt)
     x_idx, boxes = slice_boxes(b.g, op)
+    el = b.el_of(x_idx, fmt)
     x = b.tensors[b.use(op, x_idx, el)]
     in_shape = b.g.tensors[x_idx].shape
     views, notes, copies = [], [], []

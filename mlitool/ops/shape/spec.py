@@ -63,6 +63,7 @@ _shape_op(
     all_data=True,
     kind="concat",
     leading_dims=True,  # an unrolled RNN's time steps stacked in front: rows, not a batch
+    int32=True,
     lower=lower_pack,
 )
 _shape_op(
@@ -75,6 +76,7 @@ _shape_op(
     shapes=unpack_shapes,
     kind="view",
     leading_dims=True,
+    int32=True,
     checks=(MC.slice_keeps_batch,),
     lower=movement.lower_slice,
     reads_views=True,

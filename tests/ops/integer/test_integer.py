@@ -357,3 +357,132 @@ def test_cast_then_quantize_is_tflites_quantize_on_every_int32(scale, zp, mli_bu
     H.assert_bit_exact(
         H.check(conv, H.compile_objects(conv, mli_cflags("2.0")), mli_builds, batches)
     )
+
+
+def _view_model(tmp_path):
+    """int32 [1, 2, 3] -> RESHAPE [1, 6] -> MUL by a constant -> RESHAPE [1, 3, 2]."""
+    tensors = [
+        T([1, 2, 3], "int32"),
+        T([2], "int32", data=np.array([1, 6], np.int32)),
+        T([1, 6], "int32"),
+        T([6], "int32", data=np.array([3, -1, 0, 7, -100000, 2], np.int32)),
+        T([1, 6], "int32"),
+        T([3], "int32", data=np.array([1, 3, 2], np.int32)),
+        T([1, 3, 2], "int32"),
+    ]
+    mul = options("MulOptions", fusedActivationFunction=0)
+    ops = [
+        ("RESHAPE", [0, 1], [2], None),
+        ("MUL", [2, 3], [4], mul),
+        ("RESHAPE", [4, 5], [6], None),
+    ]
+    path = tmp_path / "views.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [6]))
+    return path
+
+
+def test_views_of_int32_tensors(mli_builds, tmp_path):
+    """RESHAPE of int32 activations (a graph input, an op's output): SA32 views, no convert."""
+    path = _view_model(tmp_path)
+    g = read(path).main
+    xs = {0: _cast_inputs("int32", 4)[:, :, :2, :3].reshape(4, 1, 2, 3)}
+    ref = reference_outputs(path, g, xs)[6]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[6], ref)
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    assert [la.kind for la in conv.model.layers] == ["view", "fallback", "view"]
+    np.testing.assert_array_equal(run_mli(g, conv.model, xs, arith_for("vpx"))[0][6], ref)
+    batches = H.join_inputs(H.random_inputs(conv.model, 4, 0), H.model_inputs(g, conv.model, xs))
+    H.assert_bit_exact(
+        H.check(conv, H.compile_objects(conv, mli_cflags("2.0")), mli_builds, batches)
+    )
+
+
+def _movement_model(tmp_path):
+    """int32 [1, 4, 6]: a SLICE (a view), a STRIDED_SLICE of every other row (an mli_mov
+    copy), their CONCATENATION, a STRIDED_SLICE reversing the last axis (gather4), the ADD of
+    the two, SPLIT in halves and CONCATENATION of the halves swapped."""
+
+    def c(v):
+        return T([len(v)], "int32", data=np.array(v, np.int32))
+
+    tensors = [
+        T([1, 4, 6], "int32"),  # 0
+        c([0, 0, 0]),  # 1
+        c([1, 2, 6]),  # 2
+        T([1, 2, 6], "int32"),  # 3 slice
+        c([0, 0, 0]),  # 4
+        c([1, 4, 6]),  # 5
+        c([1, 2, 1]),  # 6
+        T([1, 2, 6], "int32"),  # 7 every other row
+        T([1, 4, 6], "int32"),  # 8 concat
+        c([0, 0, -1]),  # 9
+        c([1, 4, 0]),  # 10
+        c([1, 1, -1]),  # 11
+        T([1, 4, 6], "int32"),  # 12 reversed
+        T([1, 4, 6], "int32"),  # 13 sum
+        T([], "int32", data=np.array(2, np.int32)),  # 14 split axis
+        T([1, 4, 3], "int32"),  # 15
+        T([1, 4, 3], "int32"),  # 16
+        T([1, 4, 6], "int32"),  # 17 out
+    ]
+    ss = options("StridedSliceOptions", endMask=4)
+    ops = [
+        ("SLICE", [0, 1, 2], [3], options("SliceOptions")),
+        ("STRIDED_SLICE", [0, 4, 5, 6], [7], options("StridedSliceOptions")),
+        ("CONCATENATION", [3, 7], [8], options("ConcatenationOptions", axis=1)),
+        ("STRIDED_SLICE", [0, 9, 10, 11], [12], ss),
+        ("ADD", [8, 12], [13], options("AddOptions", fusedActivationFunction=0)),
+        ("SPLIT", [14, 13], [15, 16], options("SplitOptions", numSplits=2)),
+        ("CONCATENATION", [16, 15], [17], options("ConcatenationOptions", axis=2)),
+    ]
+    path = tmp_path / "movement.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [17]))
+    return path
+
+
+def test_int32_data_movement(mli_builds, tmp_path):
+    """Slices, CONCATENATION, SPLIT of int32 tensors move SA32 elements: no convert, equal to
+    LiteRT, the C to the executor in the four builds."""
+    path = _movement_model(tmp_path)
+    g = read(path).main
+    xs = {0: _cast_inputs("int32", 4)[:, :, :4, :6].reshape(4, 1, 4, 6)}
+    ref = reference_outputs(path, g, xs)[17]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[17], ref)
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    assert "convert" not in {la.kind for la in conv.model.layers}
+    assert {t.el_type for t in conv.model.tensors.values() if not t.role.is_constant} == {
+        ElType.SA32
+    }
+    np.testing.assert_array_equal(run_mli(g, conv.model, xs, arith_for("vpx"))[0][17], ref)
+    batches = H.join_inputs(H.random_inputs(conv.model, 4, 0), H.model_inputs(g, conv.model, xs))
+    H.assert_bit_exact(
+        H.check(conv, H.compile_objects(conv, mli_cflags("2.0")), mli_builds, batches)
+    )
+
+
+def test_int32_index_gathers(mli_builds, tmp_path):
+    """REVERSE_V2 and TILE of an int32 activation: gather4 moving 4-byte elements."""
+    tensors = [
+        T([1, 3, 4], "int32"),
+        T([1], "int32", data=np.array([2], np.int32)),
+        T([1, 3, 4], "int32"),
+        T([3], "int32", data=np.array([1, 2, 1], np.int32)),
+        T([1, 6, 4], "int32"),
+    ]
+    ops = [
+        ("REVERSE_V2", [0, 1], [2], options("ReverseV2Options")),
+        ("TILE", [2, 3], [4], options("TileOptions")),
+    ]
+    path = tmp_path / "gathers.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [4]))
+    g = read(path).main
+    xs = {0: _cast_inputs("int32", 4)[:, :, :3, :4].reshape(4, 1, 3, 4)}
+    ref = reference_outputs(path, g, xs)[4]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[4], ref)
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    assert [la.kernel for la in conv.model.layers] == ["mlitool_gather4"] * 2
+    np.testing.assert_array_equal(run_mli(g, conv.model, xs, arith_for("vpx"))[0][4], ref)
+    batches = H.join_inputs(H.random_inputs(conv.model, 4, 0), H.model_inputs(g, conv.model, xs))
+    H.assert_bit_exact(
+        H.check(conv, H.compile_objects(conv, mli_cflags("2.0")), mli_builds, batches)
+    )
