@@ -276,10 +276,12 @@ def _pad_value(b: Builder, op: ir.Op) -> int | None:
 def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     """PAD, PADV2: a padding copy (SA8 fills other than raw 0 go through SA32). One that a
     convolution can take as its padding is gone already (passes.pad_fusion)."""
-    el = act_el(fmt)
+    el = b.el_of(op.input("input"), fmt)
     x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
     value = _pad_value(b, op)
+    if el == ElType.SA32 and value:  # an int32 tensor: its values, MLI's copy pads 0
+        raise UnsupportedError(f"{op.label}: int32 PADV2 with value {value}: MLI pads 0")
     pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
     if len(pads) == 3:  # [1, T, C]: the MLI tensor [T, C], padded per dimension by mli_mov
         pre, post = [int(v) for v in pads[1:, 0]], [int(v) for v in pads[1:, 1]]

@@ -41,7 +41,13 @@ register(
         run=(F.concatenation, T.concatenation),
     )
 )
-_PAD = dict(quantized=True, kind="padding", lower=movement.lower_pad, run=(F.pad, T.pad))
+_PAD = dict(
+    quantized=True,
+    kind="padding",
+    int32=True,  # int32 data: SA32, padded with 0
+    lower=movement.lower_pad,
+    run=(F.pad, T.pad),
+)
 register(
     OpSpec(
         "PAD",

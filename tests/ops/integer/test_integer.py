@@ -486,3 +486,46 @@ def test_int32_index_gathers(mli_builds, tmp_path):
     H.assert_bit_exact(
         H.check(conv, H.compile_objects(conv, mli_cflags("2.0")), mli_builds, batches)
     )
+
+
+@pytest.mark.parametrize("rank", [3, 4])
+def test_int32_pad(rank, mli_builds, tmp_path):
+    """PAD of an int32 activation: mli_mov's padding of SA32 elements with 0."""
+    shape = [1, 3, 4] if rank == 3 else [1, 3, 4, 2]
+    pads = [[0, 0], [1, 2], [0, 1]] + ([[0, 0]] if rank == 4 else [])
+    out = [1, 6, 5] + ([2] if rank == 4 else [])
+    tensors = [
+        T(shape, "int32"),
+        T([rank, 2], "int32", data=np.array(pads, np.int32)),
+        T(out, "int32"),
+    ]
+    path = tmp_path / "pad.tflite"
+    path.write_bytes(graph_model(tensors, [("PAD", [0, 1], [2], options("PadOptions"))], [0], [2]))
+    g = read(path).main
+    xs = {0: np.random.default_rng(0).integers(I32.min, I32.max, (4, *shape)).astype(np.int32)}
+    ref = reference_outputs(path, g, xs)[2]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[2], ref)
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    np.testing.assert_array_equal(run_mli(g, conv.model, xs, arith_for("vpx"))[0][2], ref)
+    H.assert_bit_exact(
+        H.check(
+            conv,
+            H.compile_objects(conv, mli_cflags("2.0")),
+            mli_builds,
+            H.model_inputs(g, conv.model, xs),
+        )
+    )
+
+
+def test_int32_padv2_of_a_value_is_refused(tmp_path):
+    tensors = [
+        T([1, 3, 4], "int32"),
+        T([3, 2], "int32", data=np.array([[0, 0], [1, 1], [0, 0]], np.int32)),
+        T([], "int32", data=np.array(7, np.int32)),
+        T([1, 5, 4], "int32"),
+    ]
+    path = tmp_path / "padv2.tflite"
+    ops = [("PADV2", [0, 1, 2], [3], options("PadV2Options"))]
+    path.write_bytes(graph_model(tensors, ops, [0], [3]))
+    with pytest.raises(UnsupportedError, match="int32 PADV2 with value 7"):
+        lower(read(path).main, format="sa8", mli_version="2.0", layout="hwc")
