@@ -21,28 +21,39 @@ def on_int32(g: ir.Graph, op: ir.Op) -> bool:
     return any(t.dtype in INTEGER for t in ins + outs)
 
 
-def int32_or(own: Callable | None, int32: Callable) -> Callable:
-    """A lowering `(builder, op, fmt)` or kernel `(call)`: `int32` on int32 operands, else `own`."""
+def int32_or(own: Callable | None, int32: Callable, when: Callable = on_int32) -> Callable:
+    """A lowering `(builder, op, fmt)` or kernel `(call)`: `int32` where `when(graph, op)` (on
+    int32 operands), else `own`."""
 
     @functools.wraps(own if own is not None else int32)
     def either(*args):
         first = args[0]
         g, op = (first.g, args[1]) if len(args) == 3 else (first.graph, first.op)
-        if on_int32(g, op) or own is None:
+        if own is None or when(g, op):
             return int32(*args)
         return own(*args)
 
     return either
 
 
-def _only(check: Callable, when_int32: bool) -> Callable:
+def _only(check: Callable, when: Callable, taken: bool) -> Callable:
     @functools.wraps(check)
     def guarded(s: Subject):
-        return check(s) if on_int32(s.graph, s.op) == when_int32 else _OK
+        return check(s) if bool(when(s.graph, s.op)) == taken else _OK
 
     return guarded
 
 
-def checks_or(own: tuple[Callable, ...], int32: tuple[Callable, ...]) -> tuple[Callable, ...]:
-    """Support checks: `own` where the op is not on int32 operands, `int32` where it is."""
-    return tuple(_only(c, False) for c in own) + tuple(_only(c, True) for c in int32)
+def checks_or(
+    own: tuple[Callable, ...], int32: tuple[Callable, ...], when: Callable = on_int32
+) -> tuple[Callable, ...]:
+    """Support checks: `own` where `when(graph, op)` does not hold (the op is not on int32
+    operands), `int32` where it does."""
+    return tuple(_only(c, when, False) for c in own) + tuple(_only(c, when, True) for c in int32)
+
+
+def cast_through_int32(g: ir.Graph, op: ir.Op) -> bool:
+    """Whether a CAST runs on `cast32`: every CAST but bool to float32 / int8 (`select8` of the
+    two values, the shape family's)."""
+    src, dst = g.tensors[op.inputs[0]].dtype, g.tensors[op.outputs[0]].dtype
+    return not (src == "bool" and dst in ("float32", "int8"))

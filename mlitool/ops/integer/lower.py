@@ -156,16 +156,17 @@ def lower_select32(b: Builder, op: ir.Op, fmt: str) -> None:
 # --- CAST ------------------------------------------------------------------------------------
 
 
-def _lut(b: Builder, t: ir.Tensor, m: MliTensor) -> np.ndarray:
+def _lut(b: Builder, t: ir.Tensor, m: MliTensor, dst: str) -> np.ndarray:
     """The int32 TFLite's CAST gives each SA8 byte of `m` (standing for `t`): int8 and bool keep
     their raw value (TFLite ignores quantization); a float tensor's real value truncated toward
-    0 (out of the int32 range: INT32_MIN, what x86's conversion gives)."""
+    0 and saturated to the output's integer type (LiteRT's cast of float: 3e9 -> INT32_MAX,
+    300.7 -> 127 into int8)."""
     q = np.arange(-128, 128, dtype=np.int64)
     if t.dtype != "float32":
         return q.astype(np.int32)
     real = np.float32((q - int(m.zero_point[0])) * float(m.real_scale()[0]))
-    inside = (real > -2147483649.0) & (real < 2147483648.0)
-    return np.where(inside, np.trunc(real), np.iinfo(np.int32).min).astype(np.int32)
+    info = np.iinfo(np.dtype(dst if dst in ("int8", "int16") else "int32"))
+    return np.clip(np.trunc(real.astype(np.float64)), info.min, info.max).astype(np.int32)
 
 
 def thresholds(level_of) -> tuple[np.ndarray, int]:
@@ -212,7 +213,7 @@ def lower_cast32(b: Builder, op: ir.Op, fmt: str) -> None:
         x, in_bytes = b.use(op, src.index, SA8), 1
         if src.dtype == "bool":
             _bool(b, b.tensors[x])
-        lut = _lut(b, src, b.tensors[x])
+        lut = _lut(b, src, b.tensors[x], dst.dtype)
     thr, reach = dummy, 0
     if op.options.get(ir.QUANTIZED_CAST):  # CAST -> QUANTIZE: TFLite's levels of the float value
         out, mode = b.produce(dst.index, SA8), K.TO_SA8

@@ -97,15 +97,23 @@ def binary_kernel(name: str):
     return run
 
 
-def quantized_cast(own):
-    """CAST's kernel: `own`, but where a graph pass fused the QUANTIZE reading an int -> float32
-    CAST (`ir.QUANTIZED_CAST`), tflite mode quantizes the float32 value as that QUANTIZE does
-    (float mode keeps real values, as its QUANTIZE does)."""
+def cast_kernel(own):
+    """CAST's kernel: `own`, but a float to integer CAST truncates and saturates to the output
+    type, NaN to its largest value (LiteRT's cast), and where a graph pass fused the QUANTIZE
+    reading an int -> float32 CAST (`ir.QUANTIZED_CAST`), tflite mode quantizes the float32
+    value as that QUANTIZE does (float mode keeps real values, as its QUANTIZE does)."""
 
     @functools.wraps(own)
     def run(c: Call):
         if c.mode == "tflite" and c.opt(ir.QUANTIZED_CAST):
             return [affine_quantize(np.asarray(c.x(0)).astype(np.float32), c.tout())]
+        dst = c.tout().dtype
+        x = np.asarray(c.x(0))
+        plain = c.mode == "float" and c.tout().quant is not None  # real values stay real
+        if x.dtype.kind == "f" and dst in ("int8", "int16", "int32", "int64") and not plain:
+            info = np.iinfo(np.dtype(dst))
+            v = np.where(np.isnan(x), np.inf, x).astype(np.float64)
+            return [np.clip(np.trunc(v), info.min, info.max).astype(dst)]
         return own(c)
 
     return run

@@ -16,8 +16,8 @@ from mlitool import ir
 from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2
 from mlitool.ops.integer import lower as IL
-from mlitool.ops.integer.dispatch import checks_or, int32_or
-from mlitool.ops.integer.reference import quantized_cast
+from mlitool.ops.integer.dispatch import cast_through_int32, checks_or, int32_or
+from mlitool.ops.integer.reference import cast_kernel
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.shape import reference as S
@@ -88,14 +88,14 @@ _shape_op(
     "CAST",
     ("input",),
     "CastOptions",
-    quantized_cast(S.cast),
+    cast_kernel(S.cast),
     types=CONVERT,
     kind="fallback",
     bools=True,
-    int32=True,  # from or to int32 (or ARG_* int64 indices): the `integer` family's `cast32`
+    int32=True,  # but bool -> float32 / int8: the `integer` family's `cast32`
     leading_dims=True,  # element-wise
-    checks=checks_or((fallback_needs_mli2, cast_from_bool), IL.CHECKS),
-    lower=int32_or(lower_cast, IL.lower_cast32),
+    checks=checks_or((fallback_needs_mli2, cast_from_bool), IL.CHECKS, cast_through_int32),
+    lower=int32_or(lower_cast, IL.lower_cast32, cast_through_int32),
 )
 _shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
 _RANGE = ("start", "limit", "delta")

@@ -240,6 +240,9 @@ CASTS = [
     ("int32", "float32"),
     ("int32", "int16"),
     ("int16", "int32"),
+    ("float32", "int8"),
+    ("int8", "float32"),
+    ("int8", "bool"),
 ]
 
 
@@ -529,3 +532,18 @@ def test_int32_padv2_of_a_value_is_refused(tmp_path):
     path.write_bytes(graph_model(tensors, ops, [0], [3]))
     with pytest.raises(UnsupportedError, match="int32 PADV2 with value 7"):
         lower(read(path).main, format="sa8", mli_version="2.0", layout="hwc")
+
+
+@pytest.mark.parametrize("dst", ["int32", "int16", "int8", "bool"])
+def test_cast_of_float_saturates_as_litert(dst, tmp_path):
+    """LiteRT truncates a float toward 0 and saturates to the integer type, NaN to its largest
+    value; tflite and float mode do the same."""
+    x = [3e9, -3e9, np.nan, np.inf, -np.inf, 300.7, -200.2, 40000.5, -1.9, 1.9, 127.9, -0.0]
+    x = np.array(x * 2, np.float32).reshape(1, 24)
+    tensors = [T([24], "float32"), T([24], dst)]
+    path = tmp_path / "cast.tflite"
+    path.write_bytes(graph_model(tensors, [("CAST", [0], [1], None)], [0], [1]))
+    g = read(path).main
+    ref = reference_outputs(path, g, {0: x})[1]
+    for mode in ("tflite", "float"):
+        np.testing.assert_array_equal(run_graph(g, {0: x}, mode)[1], ref, err_msg=mode)
