@@ -168,6 +168,13 @@ class Graph:
     def producers(self) -> dict[int, Op]:
         return {t: op for op in self.ops for t in op.outputs}
 
+    @property
+    def is_stream(self) -> bool:
+        """Whether an op keeps state between inferences (`OpSpec.stream`): its samples are
+        consecutive invocations of one stream, not independent inferences."""
+        specs = (opspec.get(op.type) for op in self.ops)
+        return any(s is not None and s.stream for s in specs)
+
     def consumers(self) -> dict[int, list[Op]]:
         out: dict[int, list[Op]] = {}
         for op in self.ops:

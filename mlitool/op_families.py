@@ -30,5 +30,6 @@ def load() -> None:
     from mlitool.ops.compare import spec as _compare  # noqa: F401
     from mlitool.ops.logical import spec as _logical  # noqa: F401
     from mlitool.ops.log_softmax import spec as _log_softmax  # noqa: F401
+    from mlitool.ops.update_slice import spec as _update_slice  # noqa: F401
     from mlitool.ops.island import spec as _island  # noqa: F401
     # isort: on

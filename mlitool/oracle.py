@@ -159,24 +159,39 @@ def _lower_version(content: bytearray, op: str, version: int) -> bool:
     return changed
 
 
+def _file_tensor_count(path: str | Path) -> int:
+    """How many tensors the file's main subgraph holds (indices 0..N-1 in the interpreter)."""
+    import tflite
+
+    model = tflite.Model.GetRootAsModel(Path(path).read_bytes(), 0)
+    return model.Subgraphs(0).TensorsLength()
+
+
 def run_litert(
     path: str | Path, graph: ir.Graph, inputs: dict[int, np.ndarray], tensors: list[int]
 ) -> dict[int, np.ndarray]:
     """{tensor index: batch} for those of `tensors` the file has, one interpreter invocation per
     sample. `inputs` are in the model's own dtypes ({input tensor index: batch}). Variable
     tensors (LSTM state) are reset before every sample: each sample is one inference, as in
-    mlitool's executors."""
+    mlitool's executors; except in a model whose state persists between inferences (SVDF's
+    memory, `ir.Graph.is_stream`): its samples are consecutive invocations from one reset, as
+    mlitool runs them."""
     it = _interpreter(path)
     it.allocate_tensors()
     n = next(iter(inputs.values())).shape[0]
-    # tensors a rewrite at import added (mlitool.passes.dilated) are not in the file: left out
-    in_file = {d["index"] for d in it.get_tensor_details()}
+    # tensors a rewrite at import added (mlitool.passes: dilated, quantize_early...) are not in
+    # the file: left out. Their indices follow the file's, where the interpreter keeps its own
+    # temporaries (a convolution's im2col buffer): only the file's tensors count.
+    in_file = set(range(_file_tensor_count(path)))
     res: dict[int, list] = {t: [] for t in tensors if t in in_file}
+    stream = graph.is_stream
+    it.reset_all_variables()
     for s in range(n):
         for idx, a in inputs.items():
             want = tuple(graph.tensors[idx].shape)
             it.set_tensor(idx, np.ascontiguousarray(a[s]).reshape(want))
-        it.reset_all_variables()
+        if not stream:
+            it.reset_all_variables()
         it.invoke()
         for t in res:
             res[t].append(it.get_tensor(t).copy())

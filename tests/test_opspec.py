@@ -134,8 +134,10 @@ _ELSEWHERE = {
     "passes/dilated.py",  # the ops a dilated convolution through the batch is made of
     "verify/classes.py",  # ops that keep values, walked back from an output
     "passes/float_expressions.py",  # the float ops an int8 model's float island may hold
+    "passes/bool_islands.py",  # the comparisons and SELECTs of a bool island
     "ops/island/arith.py",  # the island's steps: ADD / SUB / MUL in float32
     "passes/qdq.py",  # ops whose int8 form keeps its input's parameters (a QDQ pair's neighbours)
+    "passes/quantize_early.py",  # the joins a QUANTIZE moves through onto each input
 }
 
 

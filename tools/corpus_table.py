@@ -230,6 +230,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--md", type=Path, help="also write the table and summary here")
     args = ap.parse_args(argv)
 
+    from mlitool import op_families
+
+    op_families.load()  # entries() reads the files before any CLI call has loaded the families
     files = entries(args.corpus)
     rows = []
     for name, entry in files.items():

@@ -18,7 +18,9 @@ only: run it in a virtual environment of its own, with the `tflite` package for 
 
 NAME (optional) remakes only the cases whose name contains it, keeping the other entries of
 corpus.json. Weights and data are seeded per case, so a rerun with the same versions writes the
-same files. A conversion the converter refuses is listed under "dropped".
+same files. A conversion the converter refuses is listed under "dropped"; a 16x8 float32 constant
+the converter leaves beside int16 data (GREATER, PADV2: files LiteRT refuses) is quantized to int16
+(`quantize_16x8_constants`, listed under "constants_quantized").
 """
 
 from __future__ import annotations
@@ -560,6 +562,44 @@ def convert(f: Callable, case: Case, variant: str) -> tuple[bytes, str]:
         return most_integer(lambda: run(opsets)), "integer with float ops allowed"
 
 
+# Ops whose operands TFLite requires of one type; the 16x8 converter leaves their constant
+# operand (GREATER's threshold, PADV2's pad value) float32 beside int16 data, a file LiteRT and
+# TFLite Micro refuse to prepare.
+SAME_TYPE_OPS = {"EQUAL", "NOT_EQUAL", "GREATER", "GREATER_EQUAL", "LESS", "LESS_EQUAL", "PADV2"}
+
+
+def quantize_16x8_constants(model: bytes) -> tuple[bytes, list[str]]:
+    """The converter's float32 constant operand of an op in SAME_TYPE_OPS that reads int16 data,
+    quantized to int16 on that data's scale (zero point 0), as the op needs; what was done."""
+    m = flatbuffer_utils.convert_bytearray_to_object(bytearray(model))
+    op_names = {v: k for k, v in vars(schema.BuiltinOperator).items() if not k.startswith("_")}
+    sub, done = m.subgraphs[0], []
+    for op in sub.operators:
+        c = m.operatorCodes[op.opcodeIndex]
+        name = op_names.get(max(c.builtinCode, c.deprecatedBuiltinCode))
+        ins = [sub.tensors[i] for i in op.inputs if i >= 0]
+        data16 = [t for t in ins if t.type == schema.TensorType.INT16]
+        if name not in SAME_TYPE_OPS or not data16:
+            continue
+        scale = float(data16[0].quantization.scale[0])
+        for t in ins:
+            buf = m.buffers[t.buffer]
+            if t.type != schema.TensorType.FLOAT32 or buf.data is None or len(buf.data) == 0:
+                continue
+            real = np.frombuffer(bytes(bytearray(buf.data)), np.float32)
+            q = np.clip(np.round(real / scale), -32768, 32767).astype(np.int16)
+            buf.data = np.frombuffer(q.tobytes(), np.uint8)
+            t.type = schema.TensorType.INT16
+            t.quantization = schema.QuantizationParametersT()
+            t.quantization.scale, t.quantization.zeroPoint = [scale], [0]
+            done.append(
+                f"{name}: float32 constant {t.name.decode()} {real.tolist()} -> int16 {q.tolist()}"
+            )
+    if not done:
+        return model, done
+    return bytes(flatbuffer_utils.convert_object_to_bytearray(m)), done
+
+
 def most_integer(run: Callable[[], bytes], tries: int = 6) -> bytes:
     """The converter of TF 2.21 does not always decide alike: an int8 SPLIT / SPLIT_V comes out as
     a float island (DEQUANTIZE -> SPLIT -> QUANTIZE) in some runs. Convert again while the model
@@ -895,6 +935,21 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
                 "what": "[1, 8, 1, 4] -> [1, 8, 4], squeeze_dims [2]",
             },
         )
+    # An int8 LSTM whose int16 cell state's scale is not a power of two (the converter writes
+    # 2^-15; other tools need not): LiteRT's Prepare fails on it silently and outputs 0.
+    from tests.support.lstm_models import int8_lstm_model
+
+    out["lstm_cell_scale_int8.tflite"] = (
+        int8_lstm_model(cell_scale=2.0**-12 * 1.3, cell_clip=0.9, seed=7),
+        {
+            "op": "UNIDIRECTIONAL_SEQUENCE_LSTM",
+            "variant": I8,
+            "dtype": "int8",
+            "input_range": [-1, 1],
+            "what": "integer LSTM (6 steps, 5 features, 7 cells) whose cell-state scale is"
+            " 1.3 * 2^-12, not a power of two",
+        },
+    )
     return out
 
 
@@ -972,6 +1027,9 @@ def main(argv: list[str]) -> int:
                 doc["dropped"][stem + ".tflite"] = first_line(exc)
                 print(f"{stem:34s} DROPPED: {first_line(exc)}", file=sys.stderr)
                 continue
+            fixed = []
+            if variant == I16:
+                model, fixed = quantize_16x8_constants(model)
             (OUT / f"{stem}.tflite").write_bytes(model)
             info = facts(model)
             dtype = case.op_dtype.get(variant) or {I16: "int16"}.get(variant, variant)
@@ -987,6 +1045,8 @@ def main(argv: list[str]) -> int:
                 "bytes": len(model),
                 **info,
             }
+            if fixed:  # the converter's file LiteRT refuses, made valid
+                entry["constants_quantized"] = fixed
             doc["files"][stem + ".tflite"] = entry
             print(f"{stem:34s} {len(model):7d} B  {' '.join(info['ops'])}")
     if not only or any("builder" in s for s in only):

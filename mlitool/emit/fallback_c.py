@@ -30,6 +30,7 @@ def header_lines(model: MliModel, syms: Symbols, static: bool) -> list[str]:
     for k in kernels:
         if k.cfg_type:
             fields = " ".join(f"int32_t {f};" for f in k.cfg)
+            fields += " mli_data_container state;" if k.state else ""
             lines.append(f"typedef struct {{ {fields} }} {syms.fallback_types[k.cfg_type]};")
     if not static:
         for k in kernels:

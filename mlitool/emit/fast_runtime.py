@@ -191,6 +191,7 @@ class FastRuntime(Runtime):
         for kind, (lut, _) in rt.luts.items():
             data = f"(int16_t *)({fs.fast} + {p.luts[kind]}u)"
             body += create_lut(kind, lut, f"{2 * LUT_LENGTHS[kind]}u", data)
+        body += self._state_resets()
         body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
 

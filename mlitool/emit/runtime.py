@@ -13,7 +13,9 @@ No allocation: the application owns the arena; the look-up tables MLI 2.x kernel
 data (flash), the values MLI's own `mli_krn_<kind>_create_lut` writes (`execute.mli_kernels.luts`;
 the fast-memory runtime still creates them in the fast buffer). Every parameter a kernel rewrites in its output tensor is
 already emitted with the value the kernel writes (lowering sets it so, see
-`mlitool.mli.ops.OUTPUT_PARAMS`), so repeated runs start from the same tensors.
+`mlitool.mli.ops.OUTPUT_PARAMS`), so repeated runs start from the same tensors. The one state
+that persists between runs is a stateful fallback layer's (SVDF's memory): static RAM that
+NAME_init zeroes, so every NAME_run continues the stream NAME_init began.
 
 An application may define `NAME_LAYER_HOOK` (a function name) when compiling NAME.c: it is then
 called as `hook(layer position, output tensor)` after every layer, once per output.
@@ -28,6 +30,7 @@ from mlitool.emit.names import comment_text
 from mlitool.emit.symbols import RuntimeSymbols
 from mlitool.errors import UnsupportedError
 from mlitool.mli.kernels import LUT_LENGTHS, luts_of
+from mlitool.mli.kinds import kind_of
 from mlitool.mli.memory.arena import ArenaPlan, model_arena
 from mlitool.mli.types import MliLayer
 
@@ -98,6 +101,11 @@ class Runtime:
                 f" * Recurrent cells work in {scratch} bytes of static RAM (their configs' "
                 f"scratch_data){self._SCRATCH_PLACE}."
             )
+        if self._state_resets():
+            lines += [
+                f" * Stateful layers (SVDF) keep their state there between {rt.run} calls;",
+                f" * {rt.init} zeroes it, starting a new stream.",
+            ]
         lines[-1] += " */"
         lines += self._memory_defines()
         lines += [
@@ -245,8 +253,24 @@ class Runtime:
         ]
         body += [self._bind(p.buffer.name, p.offset) for p in self.plan.placements]
         body.append(f"    {self.syms.bind_views}();")
+        body += self._state_resets()
         body += [f"    {rt.ready} = 1;", "    return MLI_STATUS_OK;", "}", ""]
         return "\n".join(body)
+
+    def _state_resets(self) -> list[str]:
+        """NAME_init's lines that zero the state fallback layers keep between inferences (SVDF's
+        memory, `FallbackKernel.state`): every init starts a new stream."""
+        lines = []
+        for pos, layer in enumerate(self.model.layers):
+            entry = kind_of(layer)
+            if entry is None or entry.fallback is None or not entry.fallback.state:
+                continue
+            buf = self.syms.scratch[pos]
+            lines.append(
+                f"    {{ size_t k; for (k = 0u; k < sizeof {buf} / sizeof {buf}[0]; k++) "
+                f"{buf}[k] = 0; }}  /* layer {pos}'s state */"
+            )
+        return lines
 
     def _ref(self, key: str) -> str:
         return f"&{self.by_key[key].sym.name}"

@@ -21,7 +21,6 @@ FOREIGN_WEIGHTED_OPS = frozenset(
         "CONV_3D_TRANSPOSE",
         "LSTM",
         "BIDIRECTIONAL_SEQUENCE_LSTM",
-        "SVDF",
         "UNIDIRECTIONAL_SEQUENCE_RNN",
         "RNN",
     }

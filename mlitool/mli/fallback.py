@@ -75,6 +75,10 @@ class FallbackKernel:
     c_source: str  # defines `@STORAGE@mli_status @FN@(...)`
     run: Callable
     cfg: tuple[str, ...] = ()  # int32 fields of its config struct, in order
+    # C element type of a state that persists between inferences (SVDF's memory): the config's
+    # last field `state`, an mli_data_container over the layer's own static array (its cfg's
+    # "scratch_bytes" / "scratch_type"), which NAME_init zeroes.
+    state: str | None = None
 
     @property
     def signature(self) -> str:
@@ -94,7 +98,7 @@ class FallbackKernel:
 
     @property
     def cfg_type(self) -> str | None:
-        return f"{PREFIX}{self.name}_cfg" if self.cfg else None
+        return f"{PREFIX}{self.name}_cfg" if self.cfg or self.state else None
 
 
 def register_kernel(k: FallbackKernel, *, row_tiling: str | None = None) -> FallbackKernel:

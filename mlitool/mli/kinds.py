@@ -469,12 +469,16 @@ def kind_of(layer: Any) -> LayerKind | None:
 
 def cfg_fields(structs: Mapping[str, list], cfg_type: str) -> list | None:
     """The fields of config struct `cfg_type` (as `cfg_structs` lists them): one of a target's
-    `structs`, or a fallback kernel's (int32 fields); None when neither has it."""
+    `structs`, or a fallback kernel's (int32 fields, then its state container); None when
+    neither has it."""
     if cfg_type in structs:
         return structs[cfg_type]
     for k in KINDS.values():
         if k.fallback is not None and k.fallback.cfg_type == cfg_type:
-            return [(f, "i32", f, None) for f in k.fallback.cfg]
+            fields = [(f, "i32", f, None) for f in k.fallback.cfg]
+            stateful = getattr(k.fallback, "state", None)  # FallbackKernel.state
+            state = [("state", "scratch", "scratch", None)] if stateful else []
+            return fields + state
     return None
 
 

@@ -68,6 +68,12 @@ class OpSpec:
     # is per element (views, element-wise ops, activations), so lowering keeps that dimension.
     # True, or a predicate (graph, op) -> bool for ops where it depends on the instance.
     leading_dims: bool | Callable = False
+    # Its outputs depend on its input's shape alone (SHAPE, ZEROS_LIKE): constant folding
+    # evaluates it once that shape is static, its input's values unknown.
+    shape_only: bool = False
+    # Its variable tensors carry state from one inference to the next (SVDF's memory): the
+    # executors and the LiteRT reference run a batch of samples as consecutive invocations.
+    stream: bool = False
 
     @property
     def arity(self) -> tuple[int, int, int, int, int]:

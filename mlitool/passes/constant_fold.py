@@ -68,11 +68,16 @@ def _fold_constants(graph: ir.Graph) -> tuple[ir.Graph, Folding]:
     written = {i for op in graph.ops for i in op.outputs}
     bad = {i for i in written if graph.tensors[i].is_constant or i in graph.inputs}
     for op in graph.ops:
-        if not bad.intersection(op.inputs + op.outputs) and _fold(g, op, unknown):
+        sound = not bad.intersection(op.inputs + op.outputs)
+        if sound and _fold(g, op, unknown):
             folded.append(op)
             unknown -= set(op.outputs)
         elif _infer_shapes(g, op, run_time, unknown):
             unknown -= set(op.outputs)
+            # an output shape computed at run time (BROADCAST_TO to a BROADCAST_ARGS) is known
+            # now: its validation shape check no longer stops the fold
+            if sound and _fold(g, op, unknown):
+                folded.append(op)
     gone = {op.index for op in folded}
     g.ops = [op for op in graph.ops if op.index not in gone]
     removed: list[str] = []
@@ -135,8 +140,8 @@ def _fold(g: ir.Graph, op: ir.Op, unknown: set[int]) -> bool:
         or not _sound(g, op)
     ):
         return False
-    if op.type == "SHAPE":
-        if ins[0].index in unknown:
+    if opspec.spec(op.type).shape_only:
+        if any(t.index in unknown for t in ins):
             return False
     elif not all(t.is_constant for t in ins):
         return False

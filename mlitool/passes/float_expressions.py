@@ -12,15 +12,19 @@ an island computes by one op (`ir.ISLAND_OP`) on the int8 tensors the island's D
   ops (DEQUANTIZE in float32, TFLite's float kernels, QUANTIZE), so the int8 table is identical
   to the float island on every input.
 - several int8 inputs, combined by ADD / SUB / MUL (fused activation allowed) where each op has
-  at least one side that depends on one int8 input alone: per input, the 256 float32 values of
+  at least one side that depends on one int8 input alone, or by an ADD_N of such sides (TFLite's
+  float32 sum in input order: ADD steps): per input, the 256 float32 values of
   that side (`ISLAND_TERMS`: its DEQUANTIZE and any unary ops on it, tabulated as above), and
   the float32 ops in the island's order (`ISLAND_STEPS`); the op then runs TFLite's float32
   arithmetic (an IEEE-754 operation per step, each rounded) and QUANTIZE's division and rounding.
   A float sum the island passes on to the next island unquantized is recomputed there from the
   same int8 inputs: float32 arithmetic gives the same bits again.
 
-Other islands (a float FULLY_CONNECTED, an operand that is a constant of several values, inputs of
-different shapes) are left as they are (still refused). It runs after `islands.fuse_float_islands`
+A constant operand is one value or one per channel (the last axis: a BatchNorm PT2E leaves
+after a concatenation, ((x - mean) * a) * b + c): one of several values is its own term (the op
+reads it; its values are no function of an int8 input), so the island takes the float32 path.
+Other islands (a float FULLY_CONNECTED, inputs of different shapes) are left as they are (still
+refused). It runs after `islands.fuse_float_islands`
 (single fallback ops). A DEQUANTIZE or float op goes only when every reader of its output went
 with an island. The new op keeps the index of the island's last float op (or of the QUANTIZE
 when that op stays or is taken) as its `origin`, and lists the ops it stands for
@@ -34,7 +38,7 @@ import dataclasses
 from mlitool import ir
 from mlitool.ir import ISLAND_OP, ISLAND_RUNS, ISLAND_STEPS, ISLAND_TABLE, ISLAND_TERMS
 from mlitool.passes.context import PassContext
-from mlitool.passes.islands import _per_tensor_int8, _table
+from mlitool.passes.islands import _per_tensor_int8, _table, one_value
 from mlitool.passes.upsampling import REWRITTEN_FROM
 
 # Ops combining the values of several int8 inputs (one float32 operation each).
@@ -44,11 +48,23 @@ COMBINING = ("ADD", "SUB", "MUL")
 ELEMENTWISE = frozenset(
     {
         *COMBINING,
-        "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "LOGISTIC", "TANH", "HARD_SWISH",
+        "ADD_N", "DIV", "MAXIMUM", "MINIMUM", "SQUARED_DIFFERENCE", "LOGISTIC", "TANH", "HARD_SWISH",
         "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1", "LEAKY_RELU", "ABS", "NEG", "EXP",
         "LOG", "SQRT", "RSQRT", "SQUARE", "GELU", "ELU",
     }
 )  # fmt: skip
+
+
+def _const_term(t: ir.Tensor) -> bool:
+    """A float32 constant an island may hold: one value (in any shape), or one per channel (the
+    last axis)."""
+    per_channel = len(t.shape) >= 1 and t.size == t.shape[-1]
+    return t.dtype == "float32" and (one_value(t) or per_channel)
+
+
+def _per_channel(t: ir.Tensor) -> bool:
+    """A constant of several values, one per channel: no function of an int8 input alone."""
+    return t.data is not None and not one_value(t)
 
 
 def fuse_float_expressions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
@@ -104,7 +120,7 @@ class _Island:
         labels = (at.label, *(o.label for o in self.ops if o.index != at.index))
         opts: dict = {REWRITTEN_FROM: labels}
         kinds = sorted({o.type for o in self.ops} - {"DEQUANTIZE", "QUANTIZE"})
-        if len(self.inputs) == 1:
+        if len(self.terms) == 1:
             table = _table(graph, (*self._chain(graph, self.top.outputs[0]), self.quant))
             opts[ISLAND_TABLE] = tuple(int(v) for v in table)
             opts[ISLAND_RUNS] = (
@@ -113,11 +129,18 @@ class _Island:
             )
         else:
             opts[ISLAND_TERMS] = tuple(
-                tuple(float(v) for v in _table(graph, self._chain(graph, t))) for t in self.terms
+                ()  # a constant term: the op reads the constant itself
+                if graph.tensors[t].data is not None
+                else tuple(float(v) for v in _table(graph, self._chain(graph, t)))
+                for t in self.terms
             )
             opts[ISLAND_STEPS] = tuple(self.steps)
+            n_in = sum(1 for t in self.terms if graph.tensors[t].data is None)
+            consts = len(self.terms) - n_in
+            also = f" and {consts} constants (one value, or one per channel)" if consts else ""
             opts[ISLAND_RUNS] = (
-                f"float32 {', '.join(kinds)} of {len(self.inputs)} int8 inputs as TFLite "
+                f"float32 {', '.join(kinds)} of {n_in} int8 input{'s' * (n_in != 1)}{also} "
+                "as TFLite "
                 "(tables of their float values, float32 arithmetic, QUANTIZE's rounding)"
             )
         return ir.Op(
@@ -155,6 +178,7 @@ class _Finder:
         self.prod = {o: op for op in graph.ops for o in op.outputs}
         self.outputs = set(graph.outputs)
         self.memo: dict[int, frozenset | None] = {}
+        self.channel_memo: dict[int, bool] = {}
 
     def leaves(self, t: int) -> frozenset | None:
         """The int8 tensors float tensor `t` is computed from (through DEQUANTIZE and
@@ -167,8 +191,8 @@ class _Finder:
         tensor = self.g.tensors[t]
         if tensor.dtype != "float32":
             return None
-        if tensor.data is not None:
-            return frozenset() if tensor.size == 1 else None
+        if tensor.data is not None:  # one value (ZEROS_LIKE folded: of any shape), or per channel
+            return frozenset() if _const_term(tensor) else None
         op = self.prod.get(t)
         if op is None or t in self.outputs or len(op.outputs) != 1:
             return None
@@ -183,8 +207,31 @@ class _Finder:
             t_in = self.g.tensors[i]
             if sub is None or (t_in.data is None and tuple(t_in.shape) != tuple(tensor.shape)):
                 return None
+            if _per_channel(t_in) and t_in.size != tensor.shape[-1]:
+                return None  # a constant of several values: one per channel (the last axis)
             found |= sub
         return found
+
+    def per_channel(self, t: int) -> bool:
+        """Float tensor `t` depends on a constant of several values (one per channel), so it is
+        no function of its int8 inputs alone (no 256-entry table)."""
+        if t not in self.channel_memo:
+            tensor, op = self.g.tensors[t], self.prod.get(t)
+            if tensor.data is not None:
+                found = _per_channel(tensor)
+            elif op is None or op.type == "DEQUANTIZE":
+                found = False
+            else:
+                found = any(self.per_channel(i) for i in op.inputs)
+            self.channel_memo[t] = found
+        return self.channel_memo[t]
+
+    def term(self, t: int) -> bool:
+        """`t` is one term of an island: a function of one int8 input alone (tabulated), or a
+        constant (one value, or one per channel)."""
+        if self.g.tensors[t].data is not None:
+            return self.leaves(t) is not None
+        return len(self.leaves(t)) == 1 and not self.per_channel(t)
 
     def island(self, q: ir.Op) -> _Island | None:
         f = q.inputs[0]
@@ -198,7 +245,10 @@ class _Finder:
         if linear is None:
             return None
         terms, steps = linear
-        inputs = [next(iter(self.leaves(t))) for t in terms]
+        # a constant term is its own input (the op reads its values); others their int8 tensor
+        inputs = [
+            t if self.g.tensors[t].data is not None else next(iter(self.leaves(t))) for t in terms
+        ]
         ops: dict[int, ir.Op] = {q.index: q}
         self._collect(f, ops)
         return _Island(q, top, sorted(ops.values(), key=lambda o: o.index), inputs, terms, steps)
@@ -216,15 +266,21 @@ class _Finder:
         """`t` as term, then (op, term) steps: the tensors of one int8 input each and how they
         combine, left to right; None when an op combines two sides of several inputs each (or
         a constant with such a side)."""
-        if len(self.leaves(t)) == 1:
+        if self.term(t):
             return [t], []
-        op = self.prod[t]
+        op = self.prod.get(t)
+        if op is None:
+            return None
+        if op.type == "ADD_N":  # TFLite's float kernel: 0 + in0 + in1 + ..., in order
+            if not all(self.term(i) for i in op.inputs):
+                return None
+            return list(op.inputs), [("ADD", "NONE")] * (len(op.inputs) - 1)
         if op.type not in COMBINING or len(op.inputs) != 2:
             return None
         act = str(op.options.get("fused_activation", "NONE"))
         a, b = op.inputs
         for rest, term, kind in ((a, b, op.type), (b, a, "RSUB" if op.type == "SUB" else op.type)):
-            if len(self.leaves(term)) == 1:
+            if self.term(term):
                 inner = self._linear(rest)
                 if inner is None:
                     return None

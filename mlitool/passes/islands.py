@@ -34,6 +34,12 @@ def _per_tensor_int8(t: ir.Tensor) -> bool:
     return t.dtype == "int8" and t.quant is not None and not t.quant.per_axis
 
 
+def one_value(t: ir.Tensor) -> bool:
+    """A constant whose elements are all one value (of any shape: a folded ZEROS_LIKE)."""
+    data = np.asarray(t.data).reshape(-1)
+    return data.size >= 1 and bool(np.all(data == data[0]))
+
+
 # An element-wise op whose other inputs, constants of one value, are part of the function the
 # island's table holds (POW, FLOOR_DIV, FLOOR_MOD) marks its tflite kernel: it reads
 # `ISLAND_TABLE` on int8 tensors.
@@ -145,6 +151,8 @@ def _table(graph: ir.Graph, chain: tuple[ir.Op, ...]) -> np.ndarray:
                 t = graph.tensors[i]
                 index[i] = len(tensors)
                 shape = t.shape if t.data is not None else (256,)
+                if t.data is not None and t.size > 1:  # one value (`one_value`), any shape
+                    t, shape = dataclasses.replace(t, data=np.asarray(t.data).reshape(-1)[:1]), (1,)
                 tensors.append(
                     dataclasses.replace(
                         t, index=len(tensors), shape=tuple(shape), shape_signature=None

@@ -44,6 +44,7 @@ from typing import NamedTuple
 from mlitool import ir
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
+from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.cast_quantize import cast_int_quantize
 from mlitool.passes.constant_fold import fold_constants
@@ -52,9 +53,11 @@ from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.islands import fuse_float_islands
+from mlitool.passes.moved_islands import fuse_moved_islands
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
+from mlitool.passes.quantize_early import quantize_before_concatenation
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
 __all__ = ["LOWERING", "MODEL", "PASSES", "GraphPass", "run_passes"]
@@ -74,8 +77,11 @@ PASSES = (
     GraphPass(MODEL, fold_constants),
     GraphPass(MODEL, fuse_tiled_upsampling),  # after folding: RESHAPE targets known
     GraphPass(MODEL, fuse_space_to_batch_conv),
+    GraphPass(MODEL, quantize_before_concatenation),  # each branch an island of its own
     GraphPass(MODEL, fuse_float_islands),
     GraphPass(MODEL, fuse_float_expressions),  # islands of several ops (PT2E)
+    GraphPass(MODEL, fuse_bool_islands),  # comparisons of float values, SELECT of them
+    GraphPass(MODEL, fuse_moved_islands),  # UNPACK of a DEQUANTIZE
     GraphPass(MODEL, cast_bool_as_select),
     GraphPass(MODEL, cast_int_quantize),
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees

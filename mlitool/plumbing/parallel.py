@@ -35,6 +35,7 @@ def check_jobs(jobs: int | None) -> int:
 
 
 MAX_BATCH = 16
+STREAM_BATCH = 1 << 30  # a model that keeps state between samples (SVDF) runs them in one batch
 # Activation elements one batch may hold: verify keeps every layer's output in three modes, about
 # 15 bytes an element measured, so a batch stays near 0.5 GB (224x224 MobileNetV2: 4 samples).
 BATCH_ELEMENTS = 32_000_000
@@ -42,12 +43,15 @@ BATCH_ELEMENTS = 32_000_000
 
 def batch_size(graph, requested: int | None = None) -> int:
     """Samples per batch: `requested`, else as many as keep every activation of the batch within
-    BATCH_ELEMENTS (at most MAX_BATCH). Depends on the model only, so figures do not depend on
+    BATCH_ELEMENTS (at most MAX_BATCH); a model whose ops keep state between samples
+    (`ir.Graph.is_stream`) all in one. Depends on the model only, so figures do not depend on
     --jobs."""
     if requested is not None:
         if requested < 1:
             raise OptionError(f"batch {requested}: give at least 1")
         return requested
+    if getattr(graph, "is_stream", False):  # one stream: a batch would restart it
+        return STREAM_BATCH
     per_sample = sum(math.prod(t.shape) for t in graph.tensors if not t.is_constant)
     return max(1, min(MAX_BATCH, BATCH_ELEMENTS // max(1, per_sample)))
 

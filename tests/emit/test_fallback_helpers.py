@@ -43,8 +43,19 @@ def test_prototype_and_fixed_point_use_are_read_from_the_c():
     )
     assert LUT8.signature == "(const mli_tensor *in, const mli_tensor *table, mli_tensor *out)"
     uses = sorted(k.name for k in fallback_kernels().values() if k.fixedpoint)
-    # cumsum8 requantizes its running sums with @P@_mbqm
-    assert uses == ["batch_matmul8", "binary8", "cumsum8", "log_softmax8", "reduce16", "reduce8"]
+    # cumsum8 requantizes its running sums with @P@_mbqm, svdf8 its feature and unit sums
+    assert uses == [
+        "abs16",
+        "batch_matmul8",
+        "binary8",
+        "cumsum8",
+        "log_softmax8",
+        "prelu8",
+        "reduce16",
+        "reduce8",
+        "squared_difference16",
+        "svdf8",
+    ]
     one_call = "@STORAGE@mli_status @FN@(int32_t x) {\n    return @P@_clz(0u);\n}\n"
     assert FallbackKernel("k", "", one_call, run=None).fixedpoint
     assert not FallbackKernel("k", "", one_call.replace("@P@_clz", "@P@_count"), None).fixedpoint

@@ -526,9 +526,14 @@ def test_padv2(tmp_path, value):
         assert kinds_ == ["convert", "padding", "convert", "conv2d"]
         assert int(mli.tensor(mli.layers[0].outputs[0]).zero_point[0]) == 9 - value
     assert worst_lsb(graph, mli) <= 1
-    if value == -100:
-        with pytest.raises(UnsupportedError, match="PADV2 value -100 is not real zero"):
-            lower(graph, format="fx16")
+    if value == -100:  # MLI's FX padding fills 0: fallback C fills the real value
+        fx = lower(graph, format="fx16")
+        pad = next(la for la in fx.layers if la.kind == "fallback")
+        assert pad.kernel == "mlitool_pad16"
+        x = graph.tensors[graph.ops[0].inputs[0]]
+        real = (value - int(x.quant.zero_point[0])) * float(x.quant.scale[0])
+        frac = fx.tensor(pad.inputs[0]).frac_bits
+        assert pad.cfg["fill"] == round(real * 2**frac) != 0
 
 
 @needs_gcc

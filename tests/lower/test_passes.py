@@ -13,6 +13,7 @@ from mlitool.mli.target import MLI2, MLI11
 from mlitool.ops import spec as opspec
 from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_conv
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
+from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
 from mlitool.passes.cast_quantize import cast_int_quantize
 from mlitool.passes.constant_fold import fold_constants
@@ -21,9 +22,11 @@ from mlitool.passes.dilated import fuse_space_to_batch_conv
 from mlitool.passes.float16 import fold_float16_dequantize
 from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.islands import fuse_float_islands
+from mlitool.passes.moved_islands import fuse_moved_islands
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
+from mlitool.passes.quantize_early import quantize_before_concatenation
 from mlitool.passes.runner import LOWERING, MODEL, PASSES, GraphPass, run_passes
 from mlitool.passes.upsampling import fuse_tiled_upsampling
 
@@ -151,8 +154,11 @@ def test_one_ordered_list_of_passes():
         fold_constants,
         fuse_tiled_upsampling,
         fuse_space_to_batch_conv,
+        quantize_before_concatenation,
         fuse_float_islands,
         fuse_float_expressions,
+        fuse_bool_islands,
+        fuse_moved_islands,
         cast_bool_as_select,
         cast_int_quantize,
         rescale_bias_as_tflite,
@@ -161,7 +167,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 10 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 13 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

@@ -18,6 +18,7 @@ def int8_lstm_model(
     h_zp: int = 0,
     hidden_zp: int | None = None,
     cell_power: int = -12,
+    cell_scale: float | None = None,
     cell_clip: float = 0.0,
     cifg: bool = False,
     time_major: bool = False,
@@ -27,7 +28,8 @@ def int8_lstm_model(
     slots_from: dict[int, int] | None = None,
 ) -> bytes:
     """An int8 UNIDIRECTIONAL_SEQUENCE_LSTM as TFLite's quantizer writes it: per-tensor int8
-    weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power),
+    weights, int32 biases, variable int8 output state and int16 cell state (scale 2^cell_power, or
+    `cell_scale`: TFLite's quantizer writes a power of two, other tools may not),
     five intermediates (four unquantized gate placeholders, the hidden state's quantization).
     `hidden_scale` is the hidden intermediate's scale (the output's quantization in TFLite's
     kernel). `slots_from` {slot: other slot or -1} rewires or omits an input (malformed models)."""
@@ -58,7 +60,8 @@ def int8_lstm_model(
         elif k == 18:
             t = T([batch, cells], scale=h_scale, zero_point=h_zp, is_variable=True, name="h")
         elif k == 19:
-            t = T([batch, cells], dtype="int16", scale=2.0**cell_power, is_variable=True, name="c")
+            scale = 2.0**cell_power if cell_scale is None else cell_scale
+            t = T([batch, cells], dtype="int16", scale=scale, is_variable=True, name="c")
         if t is None:
             slots.append(-1)
         else:

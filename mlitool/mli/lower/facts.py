@@ -131,13 +131,14 @@ def transpose_moves_units_only(graph: ir.Graph, op: ir.Op) -> bool:
 
 
 def transpose_into_rows(graph: ir.Graph, op: ir.Op) -> bool:
-    """A TRANSPOSE of a batch-1 tensor whose output leads with a dimension other than 1
-    (PyTorch's time-major `x.permute(2, 0, 1)`: [1, C, T] -> [T, 1, C]): that dimension is rows
-    (the MLI output keeps every dimension), and the permute reads the input in its full TFLite
-    shape, batch axis included, with the model's permutation."""
+    """A TRANSPOSE whose input or output leads with a dimension other than 1: PyTorch's
+    time-major `x.permute(2, 0, 1)` ([1, C, T] -> [T, 1, C]), attention heads split off tokens
+    ([17, 1, 3, 24] -> [3, 17, 1, 24]), PixelShuffle's rank-4 steps ([8, 2, 2, 64] ->
+    [8, 2, 64, 2]). Such a dimension is rows (the MLI tensors keep every dimension), and the
+    permute works on the full TFLite shapes, batch axis included, with the model's permutation."""
     perm = axis_list(graph, op)
     x, y = graph.tensors[op.inputs[0]].shape, graph.tensors[op.outputs[0]].shape
-    return perm is not None and 2 <= len(x) <= 4 and x[0] == 1 and y[0] != 1
+    return perm is not None and 2 <= len(x) <= 4 and (x[0] != 1 or y[0] != 1)
 
 
 def concat_into_rows(graph: ir.Graph, op: ir.Op) -> bool:

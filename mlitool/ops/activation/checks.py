@@ -1,9 +1,11 @@
 """Support checks of the activations (each docstring is the refusal): SOFTMAX's beta and axis, PRELU's
-slope."""
+general slope (fallback C, int8)."""
 
 from __future__ import annotations
 
 from mlitool.mli.lower.checks import _OK, Subject
+from mlitool.ops.activation.prelu_c import general_slope
+from mlitool.ops.common.fallback_checks import fallback_int8
 
 # --- MLI 1.x -------------------------------------------------------------------------------
 
@@ -27,10 +29,14 @@ def softmax_one_axis_on_mli1(s: Subject):
     return _OK
 
 
-def prelu_slope_one_axis(s: Subject):
-    """PReLU slope is not constant or varies along more than one axis"""
-    alpha = s.input("alpha")
-    return {} if alpha.data is None or sum(d > 1 for d in alpha.shape) > 1 else _OK
+def prelu_general_slope_int8(s: Subject):
+    """PReLU slope {shape} is not one along one axis: fallback C runs it on int8 tensors; tensor
+    {name!r} is {dtype}"""
+    if not general_slope(s.graph, s.op):
+        return _OK
+    shape = list(s.input("alpha").shape)
+    fields = fallback_int8(s)
+    return _OK if fields is _OK else {"shape": shape, **fields}
 
 
 # --- data movement -------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The activations lowered onto MLI kernels: ReLU (`mli_krn_relu`), LEAKY_RELU and PRELU (slope kernels), and
-the table kernels LOGISTIC, TANH, SOFTMAX, L2_NORMALIZATION, which write fixed output parameters."""
+"""The activations lowered onto MLI kernels: ReLU (`mli_krn_relu`), LEAKY_RELU and PRELU (slope kernels;
+a PRELU slope of any other shape onto fallback C, `prelu_c.py`), and the table kernels LOGISTIC, TANH, SOFTMAX, L2_NORMALIZATION, which write fixed output parameters."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import RELU_TYPES, Builder, act_el
 from mlitool.mli.types import MliTensor, Role
 from mlitool.ops import spec as opspec
+from mlitool.ops.activation.prelu_c import general_slope, lower_prelu_general
 
 # leaky_relu / prelu: an FX output takes its input's frac bits (ops.SAME_FX_FRAC_BITS)
 SAME_FRAC_BITS_NOTE = "frac bits of the input: MLI's FX kernel requires them equal"
@@ -49,6 +50,10 @@ def _slope_layer(b: Builder, op: ir.Op, fmt: str, kind: str, x: str, slope: str,
 
 
 def lower_prelu(b: Builder, op: ir.Op, fmt: str) -> None:
+    """PRELU onto MLI's prelu (a slope along one axis), else onto fallback C (`prelu8`)."""
+    if general_slope(b.g, op):
+        lower_prelu_general(b, op, fmt)
+        return
     el = act_el(fmt)
     x = b.use(op, op.input("input"), el)
     at = b.g.slot(op, "alpha")

@@ -48,7 +48,7 @@ _activation(
     run=(F.prelu, T.prelu),
     per_element=False,
     slots=("input", "alpha"),
-    checks=(C.kernel_needs_mli2, AC.prelu_slope_one_axis),
+    checks=(C.kernel_needs_mli2, AC.prelu_general_slope_int8),
 )
 # Along an axis; the kernels write fixed output parameters (`lower_lut`), as LOGISTIC's do.
 _ALONG_AXIS = dict(per_element=False, lower=act.lower_lut)

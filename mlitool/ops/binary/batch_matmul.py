@@ -53,6 +53,16 @@ def apply(p: dict, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.clip(q, -128, 127).astype(np.int8)
 
 
+def apply16(p: dict, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """int16 result of config `p` (16x8 models: zero points 0): TFLite's BatchMatMul<int16_t,
+    int64_t>, int64 sums rescaled by the 64-bit MultiplyByQuantizedMultiplier (the multiplier
+    rounded to 16 bits), clamped to int16."""
+    x, w = _operands(lhs, rhs, p["adj_x"], p["adj_y"])
+    acc = np.matmul(x.astype(np.int64) - p["lhs_zp"], w.astype(np.int64) - p["rhs_zp"])
+    q = fp.mul_by_quantized_multiplier_64(acc, p["out_mult"], p["out_shift"]) + p["out_zp"]
+    return np.clip(q, -32768, 32767).astype(np.int16)
+
+
 def _aligned(c: Call) -> tuple[np.ndarray, np.ndarray]:
     """Both operands, batched, with the ranks made equal by leading ones (after the sample
     axis), so that numpy broadcasts their batch dimensions as TFLite does."""
@@ -72,8 +82,9 @@ def tflite_batch_matmul(c: Call):
         if tl.dtype != "float32" or tr.dtype != "float32":
             raise c.unsupported(f"{tl.dtype} x {tr.dtype} (hybrid) BATCH_MATMUL")
         return float_batch_matmul(c)
-    if (tl.dtype, tr.dtype, out.dtype) != ("int8", "int8", "int8"):
+    types = (tl.dtype, tr.dtype, out.dtype)
+    if types not in (("int8",) * 3, ("int16",) * 3):
         raise c.unsupported(f"{tl.dtype} x {tr.dtype} -> {out.dtype} BATCH_MATMUL")
     q = [(scale_of(t), zp_of(t)) for t in (tl, tr, out)]
     p = int8_params(*q, c.opt("adj_x", False), c.opt("adj_y", False))
-    return [apply(p, *_aligned(c))]
+    return [(apply16 if out.dtype == "int16" else apply)(p, *_aligned(c))]

@@ -209,5 +209,111 @@ BATCH_MATMUL8 = FallbackKernel(
     run=_run_batch_matmul,
     cfg=BMM.CFG,
 )
+
+
+def _int16_text(text: str) -> str:
+    """`batch_matmul8`'s C for int16 operands: int64 sums, the 64-bit MultiplyByQuantizedMultiplier
+    (TFLite's BatchMatMul<int16_t, int64_t>), int16 saturation."""
+    swaps = (
+        ("const int8_t *x = lhs->data.mem.pi8;", "const int16_t *x = lhs->data.mem.pi16;"),
+        ("const int8_t *w = rhs->data.mem.pi8;", "const int16_t *w = rhs->data.mem.pi16;"),
+        ("int8_t *y = out->data.mem.pi8;", "int16_t *y = out->data.mem.pi16;"),
+        ("int32_t acc = 0;", "int64_t acc = 0;"),
+        (
+            "acc += ((int32_t)x[xo + k * lk] - cfg->lhs_zp) * ((int32_t)w[wo + k * rk] - cfg->rhs_zp);",
+            "acc += ((int64_t)x[xo + k * lk] - cfg->lhs_zp) * ((int64_t)w[wo + k * rk] - cfg->rhs_zp);",
+        ),
+        (
+            "acc = @P@_mbqm(acc, cfg->out_mult, cfg->out_shift) + cfg->out_zp;",
+            "acc = @FN@_mbqm64(acc, cfg->out_mult, cfg->out_shift) + cfg->out_zp;",
+        ),
+        (
+            "y[@P@_offset(out, i)] = (int8_t)(acc < -128 ? -128 : (acc > 127 ? 127 : acc));",
+            "y[@P@_offset(out, i)] = (int16_t)(acc < -32768 ? -32768 : (acc > 32767 ? 32767 : acc));",
+        ),
+    )
+    for old, new in swaps:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    return _MBQM64 + text
+
+
+# TFLite's MultiplyByQuantizedMultiplier(int64_t x, ...): the multiplier rounded to 16 bits, one
+# rounding right shift by 15 - shift (an arithmetic shift of negative values, as in C++).
+_MBQM64 = """\
+static int64_t @FN@_mbqm64(int64_t x, int32_t m, int32_t shift) {
+    int64_t reduced = m < 0x7FFF0000 ? ((int64_t)m + (1 << 15)) >> 16 : 0x7FFF;
+    int32_t total = 15 - shift;
+    return (x * reduced + ((int64_t)1 << (total - 1))) >> total;
+}
+
+"""
+
+
+def _run_batch_matmul16(layer, model, xs, arith) -> np.ndarray:
+    lhs, rhs = operands(layer, model, xs, least=2)
+    out_shape = model.tensor(layer.outputs[0]).shape
+    y = BMM.apply16(layer.cfg, lhs, rhs)
+    return y.reshape((y.shape[0],) + tuple(out_shape))
+
+
+BATCH_MATMUL16 = FallbackKernel(
+    name="batch_matmul16",
+    doc="int16 BATCH_MATMUL (16x8 models; FX16 operands), as TFLite's int64 reference kernel",
+    c_source=_int16_text(_BATCH_MATMUL),
+    run=_run_batch_matmul16,
+    cfg=BMM.CFG,
+)
+# TFLite Micro's int16 SQUARED_DIFFERENCE, broadcast as binary8 (operand strides of 0).
+_SQUARED_DIFFERENCE16 = """\
+static void @FN@_strides(const mli_tensor *in, const mli_tensor *out, uint32_t *s) {
+    uint32_t d, lead = out->rank - in->rank;
+    for (d = 0u; d < out->rank; d++) {
+        s[d] = (d < lead || in->shape[d - lead] == 1u) ? 0u : (uint32_t)in->mem_stride[d - lead];
+    }
+}
+
+@STORAGE@mli_status @FN@(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg,
+                          mli_tensor *out) {
+    const int16_t *a = in1->data.mem.pi16;
+    const int16_t *b = in2->data.mem.pi16;
+    int16_t *y = out->data.mem.pi16;
+    uint32_t sa[MLI_MAX_RANK], sb[MLI_MAX_RANK];
+    uint32_t i, d, n = @P@_count(out);
+    @FN@_strides(in1, out, sa);
+    @FN@_strides(in2, out, sb);
+    for (i = 0u; i < n; i++) {
+        uint32_t r = i, oa = 0u, ob = 0u;
+        int32_t u, v, q;
+        for (d = out->rank; d > 0u; d--) {
+            uint32_t k = r % out->shape[d - 1u];
+            r /= out->shape[d - 1u];
+            oa += k * sa[d - 1u];
+            ob += k * sb[d - 1u];
+        }
+        u = @P@_mbqm(a[oa], cfg->a_mult, cfg->a_shift);
+        v = @P@_mbqm(b[ob], cfg->b_mult, cfg->b_shift);
+        q = @P@_mbqm((u - v) * (u - v), cfg->out_mult, cfg->out_shift);
+        y[@P@_offset(out, i)] = (int16_t)(q < cfg->act_min ? cfg->act_min
+                                                           : (q > cfg->act_max ? cfg->act_max : q));
+    }
+    return MLI_STATUS_OK;
+}
+"""
+
+
+def _run_squared_difference16(layer, model, xs, arith) -> np.ndarray:
+    return BIN.apply_squared_difference16(layer.cfg, *operands(layer, model, xs))
+
+
+SQUARED_DIFFERENCE16 = FallbackKernel(
+    name="squared_difference16",
+    doc="int16 SQUARED_DIFFERENCE with broadcasting, as TFLite Micro's kernel (16x8 models)",
+    c_source=_SQUARED_DIFFERENCE16,
+    run=_run_squared_difference16,
+    cfg=BIN.CFG,
+)
 register_kernel(BINARY8)
+register_kernel(SQUARED_DIFFERENCE16)
 register_kernel(BATCH_MATMUL8)
+register_kernel(BATCH_MATMUL16)

@@ -16,14 +16,19 @@ from mlitool.mli import quant as Q
 from mlitool.mli.lower import checks as C
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
-from mlitool.mli.types import ElType
+from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.ops import spec as opspec
 from mlitool.ops.binary import batch_matmul as BMM
 from mlitool.ops.binary import reference as BIN
-from mlitool.ops.binary.c_kernel import BATCH_MATMUL8, BINARY8
+from mlitool.ops.binary.c_kernel import (
+    BATCH_MATMUL8,
+    BATCH_MATMUL16,
+    BINARY8,
+    SQUARED_DIFFERENCE16,
+)
 from mlitool.ops.common import fallback_checks as FB
 
-SA8 = ElType.SA8
+SA8, FX16 = ElType.SA8, ElType.FX16
 # DIV's last shift (mlitool.ops.binary.reference) is covered for output multipliers in this range
 DIV_SHIFTS = (-24, 22)
 
@@ -105,6 +110,8 @@ def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:
     broadcasting)."""
     out_idx = op.outputs[0]
     rank = len(b.g.tensors[out_idx].shape)
+    if op.type == "SQUARED_DIFFERENCE" and b.g.tensors[out_idx].dtype == "int16":
+        return _lower_squared_difference16(b, op, rank)
     (x, q1), (y, q2) = (_operand(b, op, i, rank) for i in op.inputs[:2])
     out = b.produce(out_idx, SA8)
     qo = FB.sa8_params(b, op, out_idx)
@@ -122,8 +129,11 @@ def lower_binary(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def lower_batch_matmul(b: Builder, op: ir.Op, fmt: str) -> None:
-    """BATCH_MATMUL on the fallback kernel `batch_matmul8` (int32 sums, TFLite's requantization)."""
+    """BATCH_MATMUL on the fallback kernel `batch_matmul8` (int32 sums, TFLite's requantization;
+    int16: `batch_matmul16`)."""
     out_idx = op.outputs[0]
+    if b.g.tensors[out_idx].dtype == "int16":
+        return _lower_batch_matmul16(b, op)
     rank = max(len(b.g.tensors[i].shape) for i in (*op.inputs[:2], out_idx))
     (x, ql), (w, qr) = (_operand(b, op, i, rank) for i in op.inputs[:2])
     out = b.produce(out_idx, SA8)
@@ -137,4 +147,83 @@ def lower_batch_matmul(b: Builder, op: ir.Op, fmt: str) -> None:
         [out.name],
         cfg=cfg,
         notes=["no MLI kernel for BATCH_MATMUL: fallback C (batch_matmul8)"],
+    )
+
+
+def _lower_batch_matmul16(b: Builder, op: ir.Op) -> None:
+    """int16 x int16 -> int16 BATCH_MATMUL (16x8 models) on FX16 activations (`batch_matmul16`):
+    TFLite's arithmetic on the scales 2^-frac_bits (with power-of-two scales in the model,
+    TFLite's integers)."""
+    names = [b.use(op, i, FX16) for i in op.inputs[:2]]
+    out = b.produce(op.outputs[0], FX16)
+    ql, qr = ((2.0 ** -b.tensors[n].frac_bits, 0) for n in names)
+    adj = bool(op.options.get("adj_x", False)), bool(op.options.get("adj_y", False))
+    cfg = BMM.int8_params(ql, qr, (2.0**-out.frac_bits, 0), *adj)
+    b.fallback(
+        op,
+        BATCH_MATMUL16,
+        names,
+        [out.name],
+        cfg=cfg,
+        notes=["no MLI kernel for BATCH_MATMUL: fallback C (batch_matmul16, int64 sums)"],
+    )
+
+
+def _operand16(b: Builder, op: ir.Op, idx: int, out_rank: int) -> str:
+    """An int16 operand as FX16: an activation, or a constant as an FX16 parameter in its own
+    shape (aligned to the output's rank, leading ones dropped): its own integers where its
+    scale is a power of two, else quantized on the frac bits of its values."""
+    t = b.g.tensors[idx]
+    if t.data is None:
+        return b.use(op, idx, FX16)
+    real = P.real(t)
+    shape = (1,) * (out_rank - len(t.shape)) + tuple(t.shape)
+    while len(shape) > 1 and shape[0] == 1:
+        shape = shape[1:]
+    frac = _pow2_frac_bits(t)
+    if frac is not None:  # the model's own integers: TFLite's arithmetic on the same scale
+        data = np.asarray(t.data, np.int16)
+    else:
+        frac = Q.fx_frac_bits(np.max(np.abs(real), initial=0.0), 16)
+        data, _ = Q.fx_quantize(real, frac, 16)
+    m = MliTensor(
+        name=b.base(idx),
+        role=Role.PARAM,
+        shape=shape,
+        el_type=FX16,
+        data=np.asarray(data, np.int16).reshape(shape),
+        frac_bits=frac,
+        source=t.name,
+        source_index=idx,
+        notes=[f"constant operand {list(t.shape)}: broadcast by the fallback kernel"],
+    )
+    return b.add(m)
+
+
+def _pow2_frac_bits(t: ir.Tensor) -> int | None:
+    """-log2 of an int16 constant's scale where it is a power of two (zero point 0), else None."""
+    if t.dtype != "int16" or t.quant is None or t.quant.per_axis:
+        return None
+    m, e = np.frexp(float(t.quant.scale[0]))
+    return int(1 - e) if m == 0.5 and int(t.quant.zero_point[0]) == 0 else None
+
+
+def _lower_squared_difference16(b: Builder, op: ir.Op, rank: int) -> None:
+    """int16 SQUARED_DIFFERENCE (16x8 models) on FX16 tensors (`squared_difference16`):
+    TFLite Micro's arithmetic on the scales 2^-frac_bits."""
+    x, y = (_operand16(b, op, i, rank) for i in op.inputs[:2])
+    out = b.produce(op.outputs[0], FX16)
+    q1, q2, qo = (
+        (2.0**-f, 0) for f in (b.tensors[x].frac_bits, b.tensors[y].frac_bits, out.frac_bits)
+    )
+    cfg = BIN.int16_squared_difference_params(q1, q2, qo)
+    b.fallback(
+        op,
+        SQUARED_DIFFERENCE16,
+        [x, y],
+        [out.name],
+        cfg=cfg,
+        notes=[
+            "no MLI kernel for SQUARED_DIFFERENCE: fallback C (TFLite Micro's int16 arithmetic)"
+        ],
     )

@@ -138,6 +138,26 @@ def apply(p: dict, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return np.clip(q, p["act_min"], p["act_max"]).astype(np.int8)
 
 
+def int16_squared_difference_params(q1: QParams, q2: QParams, qo: QParams) -> dict[str, int]:
+    """The config of TFLite Micro's int16 SQUARED_DIFFERENCE (zero points 0): left shift 0,
+    both operands to twice the larger scale, the output multiplier of that scale squared."""
+    p = dict(op=OPS.index("SQUARED_DIFFERENCE"), a_zp=0, b_zp=0, out_zp=0)
+    p.update(act_min=-32768, act_max=32767)
+    p.update(_common_scale(q1[0], q2[0], 0, lambda t: t * t / np.float64(f32(1) * f32(qo[0]))))
+    return {k: int(p[k]) for k in CFG}
+
+
+def apply_squared_difference16(p: dict, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """TFLite Micro's int16 SQUARED_DIFFERENCE of config `p`: each operand rescaled
+    (MultiplyByQuantizedMultiplierSmallerThanOneExp, even with left shift 0), the difference
+    squared in int32, MultiplyByQuantizedMultiplier, clamped to int16."""
+    a, b = np.broadcast_arrays(np.asarray(a, np.int64), np.asarray(b, np.int64))
+    x = fp.mul_by_quantized_multiplier(a, p["a_mult"], p["a_shift"])
+    y = fp.mul_by_quantized_multiplier(b, p["b_mult"], p["b_shift"])
+    q = fp.mul_by_quantized_multiplier((x - y) * (x - y), p["out_mult"], p["out_shift"])
+    return np.clip(q, p["act_min"], p["act_max"]).astype(np.int16)
+
+
 # --- float and tflite modes of the ops MLI lacks ---------------------------------------------
 
 
@@ -162,9 +182,13 @@ def _tflite(name: str, float_kernel):
         t1, t2, out = c.tin(0), c.tin(1), c.tout()
         if np.dtype(out.dtype).kind == "f":
             return float_kernel(c)
+        q = [(scale_of(t), zp_of(t)) for t in (t1, t2, out)]
+        if name == "SQUARED_DIFFERENCE" and (t1.dtype, t2.dtype, out.dtype) == ("int16",) * 3:
+            # LiteRT has no int16 SQUARED_DIFFERENCE; this is TFLite Micro's kernel
+            p = int16_squared_difference_params(*q)
+            return [apply_squared_difference16(p, *c.aligned(0, 1))]
         if (t1.dtype, t2.dtype, out.dtype) != ("int8",) * 3:
             raise c.unsupported(f"{out.dtype} {name}")
-        q = [(scale_of(t), zp_of(t)) for t in (t1, t2, out)]
         act = activation_range(out, c.opt("fused_activation"))
         return [apply(int8_params(name, *q, act), *c.aligned(0, 1))]
 

@@ -24,11 +24,13 @@ from mlitool.tflite import validate_ops as V
 
 _CHECKS = (*FB.CHECKS, C.one_operand_variable, FBB.operands_per_tensor)
 
-for _name, _options, _checks, _run in (
-    ("DIV", "DivOptions", (FBB.div_multiplier_in_range,), (BIN.float_div, BIN.tflite_div)),
+_CHECKS16 = (FB.fallback_needs_mli2, FB.fallback_int8_or_int16, *_CHECKS[2:])
+for _name, _options, _base, _checks, _run in (
+    ("DIV", "DivOptions", _CHECKS, (FBB.div_multiplier_in_range,), (BIN.float_div, BIN.tflite_div)),
     (
         "SQUARED_DIFFERENCE",
         "SquaredDifferenceOptions",
+        _CHECKS16,  # int16 too: TFLite Micro's kernel
         (),
         (BIN.float_squared_difference, BIN.tflite_squared_difference),
     ),
@@ -41,7 +43,7 @@ for _name, _options, _checks, _run in (
         shapes=V.eltwise_shapes,
         leading_dims=True,  # element-wise: a leading dimension other than 1 is rows
         int32=True,  # int32 operands: the `integer` family's `binary32`
-        checks=checks_or((*_CHECKS, C.operands_broadcast, *_checks), IL.CHECKS),
+        checks=checks_or((*_base, C.operands_broadcast, *_checks), IL.CHECKS),
         lower=int32_or(FBB.lower_binary, IL.lower_binary32),
         run=tuple(int32_or(k, binary_kernel(_name)) for k in _run),
     )
@@ -85,8 +87,9 @@ fallback_op(
     all_data=True,
     fused_activation=False,
     weights=("input2",),  # the inspect style reads input 2 as its weights
+    leading_dims=True,  # batch dimensions (attention heads) are the kernel's loop, not a batch
     shapes=batch_matmul_shapes,
-    checks=_CHECKS,
+    checks=(*FB.CHECKS16, C.one_operand_variable, FBB.operands_per_tensor),
     lower=FBB.lower_batch_matmul,
     run=(BMM.float_batch_matmul, BMM.tflite_batch_matmul),
     macs=batch_matmul_macs,

@@ -28,7 +28,26 @@ def fallback_int8(s: Subject):
     return _OK
 
 
+def fallback_int8_or_int16(s: Subject):
+    """fallback C runs this op on int8 or int16 (16x8) tensors only; tensor {name!r} is {dtype}"""
+    for i in (*s.op.inputs, *s.op.outputs):
+        t = s.graph.tensors[i] if i >= 0 else None
+        if t is not None and t.data is None and t.dtype not in ("int8", "int16", "float32"):
+            return {"name": t.name or f"#{i}", "dtype": t.dtype}
+    return _OK
+
+
+def int16_operands_variable(s: Subject):
+    """int16 operand {name!r} is a constant: the int16 fallback C takes activations only"""
+    if s.output.dtype == "int16":
+        for t in (s.input(0), s.input(1)):
+            if t.data is not None:
+                return {"name": t.name}
+    return _OK
+
+
 CHECKS = (fallback_needs_mli2, fallback_int8)
+CHECKS16 = (fallback_needs_mli2, fallback_int8_or_int16, int16_operands_variable)
 
 
 # --- lowering --------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2, sa8_params
 from mlitool.ops.compare import c_kernel as K
+from mlitool.ops.compare import lower16 as L16
 from mlitool.ops.compare.reference import scaling
 
 SA8 = ElType.SA8
@@ -30,10 +31,10 @@ BOOL_NOTE = "bool tensor: one byte 0/1, an SA8 tensor of scale 1 and zero point 
 
 
 def operands_int8(s: Subject):
-    """fallback C runs this op on int8 tensors only; tensor {name!r} is {dtype}"""
+    """fallback C runs this op on int8 or int16 tensors only; tensor {name!r} is {dtype}"""
     for i in (*s.op.inputs, *s.op.outputs):
         t = s.graph.tensors[i] if i >= 0 else None
-        if t is not None and t.dtype not in ("int8", "float32", "bool"):
+        if t is not None and t.dtype not in ("int8", "int16", "float32", "bool"):
             return {"name": t.name or f"#{i}", "dtype": t.dtype}
     return _OK
 
@@ -113,6 +114,9 @@ def comparison(code: int):
 
 
 def _lower_compare(b: Builder, op: ir.Op, code: int) -> None:
+    if L16.is_int16(b, op, (0, 1)):
+        L16.lower_compare16(b, op, code, _output)
+        return
     (a, qa), (c, qc) = (_operand(b, op, i) for i in op.inputs[:2])
     # a bool input of the graph takes its first consumer's type: SA8, but 0/1
     for name, i in zip((a, c), op.inputs[:2]):
@@ -156,10 +160,15 @@ def _below_one(b: Builder, op: ir.Op, qa, qc):
 
 
 def lower_select(b: Builder, op: ir.Op, fmt: str) -> None:
-    """SELECT / SELECT_V2: int8 values of x or y copied unchanged (`select8`)."""
-    (cond, _), (x, qx), (y, qy) = (_operand(b, op, i) for i in op.inputs[:3])
+    """SELECT / SELECT_V2: int8 values of x or y copied unchanged (`select8`; int16:
+    `select16`)."""
+    cond, _ = _operand(b, op, op.inputs[0])
     if b.tensors[cond].role != Role.PARAM:
         _bool_act(b, b.tensors[cond])
+    if L16.is_int16(b, op, (1, 2)):
+        L16.lower_select16(b, op, cond)
+        return
+    (x, qx), (y, qy) = (_operand(b, op, i) for i in op.inputs[1:3])
     out = _output(b, op)
     notes = [f"no MLI kernel for {op.type}: fallback C (copies int8 values, as TFLite does)"]
     qo = sa8_params(b, op, op.outputs[0])

@@ -58,13 +58,6 @@ def gather_constant(s: Subject):
     return _OK
 
 
-def same_rank(s: Subject):
-    """{op} to rank {out} from rank {rank} (fallback C: the output of the input's rank)"""
-    rank = len(s.graph.tensors[s.op.inputs[0]].shape)
-    out = len(s.graph.tensors[s.op.outputs[0]].shape)
-    return _OK if rank == out else {"op": s.op.type, "rank": rank, "out": out}
-
-
 # --- shared steps ----------------------------------------------------------------------------
 
 
@@ -163,3 +156,17 @@ def lower_gather_nd(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.dense_view(op, fmt, x, view, "GATHER_ND: its indexed axes merged into one")
     vecs = [rows, *(np.arange(n) for n in shape[k:])]
     gather4_layer(b, op, el, x, vecs, "GATHER_ND rows of the indexed axes merged")
+
+
+def lower_broadcast_to(b: Builder, op: ir.Op, fmt: str) -> None:
+    """BROADCAST_TO, also to a higher rank: the input seen with leading axes of 1 (as gather4
+    sees any input up to rank 4), index 0 along each axis it repeats (one gather4 layer)."""
+    el = b.el_of(op.inputs[0], fmt)
+    src = tuple(b.g.tensors[op.inputs[0]].shape)
+    out = tuple(b.g.tensors[op.outputs[0]].shape)
+    padded = (1,) * (len(out) - len(src)) + src
+    vecs = [np.zeros(o, np.int64) if i == 1 else np.arange(o) for i, o in zip(padded, out)]
+    if len(out) >= 2:  # the output's batch axis (1) is not an MLI axis
+        vecs = vecs[1:]
+    x = b.use(op, op.inputs[0], el)
+    gather4_layer(b, op, el, x, vecs, "repeated along the axes of size 1")

@@ -77,7 +77,7 @@ gather_op(
     None,
     R.broadcast_to,
     params=("shape",),
-    checks=(*GL.CHECKS, GL.same_rank),
+    lower=GL.lower_broadcast_to,
 )
 gather_op(
     "GATHER_ND",
@@ -86,6 +86,7 @@ gather_op(
     R.gather_nd,
     checks=(*GL.CHECKS, GL.indices_constant, GL.gather_nd_view),
     lower=GL.lower_gather_nd,
+    leading_dims=True,  # picks rows: a leading dimension other than 1 is not a batch
 )
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))
 # Run-time ids (a graph input of int32 ids): rows of the table copied by the `integer` family's

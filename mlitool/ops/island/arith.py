@@ -1,7 +1,8 @@
 """An int8 model's float island (`ir.ISLAND_OP`) in numpy: TFLite's float32 arithmetic.
 
 Each int8 input is read through its table (`ISLAND_TERMS`: the float32 value the island computes
-of that input alone: its DEQUANTIZE, and unary ops on it), the values combine left to right as
+of that input alone: its DEQUANTIZE, and unary ops on it; a constant term, one value or one per
+channel, is read as it is), the values combine left to right as
 the island's ADD / SUB / MUL do (`ISLAND_STEPS`; float32, each operation rounded, then the fused
 activation), and the sum is quantized as TFLite's QUANTIZE does (float32 division by the scale,
 rounded half away from zero, plus the zero point, clamped). The `float_island<N>` fallback C
@@ -59,7 +60,18 @@ def quantize(v: np.ndarray, scale: float, zp: int) -> np.ndarray:
     return np.clip(r, -128, 127).astype(np.int8)
 
 
-def island_int8(xs: list[np.ndarray], tables: np.ndarray, steps, scale: float, zp: int):
-    """The island's int8 output of its int8 inputs `xs` (`tables`: [inputs, 256] float32)."""
-    values = [tables[k][np.asarray(x).astype(np.int16) + 128] for k, x in enumerate(xs)]
-    return quantize(combine(values, steps), scale, zp)
+def term_values(xs: list[np.ndarray], tables: list) -> list[np.ndarray]:
+    """Each term's float32 values: an int8 input through its table (256 float32), or, where
+    the table is None, a constant's float32 values as they are (broadcast on the last axis)."""
+    return [
+        np.asarray(x, f32)
+        if table is None
+        else np.asarray(table, f32)[np.asarray(x).astype(np.int16) + 128]
+        for x, table in zip(xs, tables)
+    ]
+
+
+def island_int8(xs: list[np.ndarray], tables: list, steps, scale: float, zp: int):
+    """The island's int8 output of its terms `xs` (int8 inputs, each with its table of 256
+    float32 values; constants, with None)."""
+    return quantize(combine(term_values(xs, tables), steps), scale, zp)

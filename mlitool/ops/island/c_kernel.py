@@ -25,6 +25,9 @@ from mlitool.mli.fallback import FallbackKernel, register_kernel
 from mlitool.ops.island import arith
 
 MAX_INPUTS = 8
+# `deq<k>` of a constant term (one value, or one per channel: `len<k>` of them, the output's
+# last axis); 0: an input read through its table; 1: a plain DEQUANTIZE.
+CONSTANT_TERM = 2
 
 _HELPERS = """\
 static float @FN@_f32(int32_t bits) {
@@ -88,7 +91,7 @@ def _source(n: int) -> str:
         for k in range(n)
     )
     steps = "".join(
-        f"        v = @FN@_value(t{k}, cfg->deq{k}, x{k}[@P@_offset(in{k}, i)]);\n"
+        f"        v = {_term(k)};\n"
         f"        acc = @FN@_step(acc, v, cfg->op{k}, cfg->lo{k}, cfg->hi{k});\n"
         for k in range(1, n)
     )
@@ -100,7 +103,7 @@ def _source(n: int) -> str:
     const float scale = @FN@_f32(cfg->fscale);
     uint32_t i, n = @P@_count(out);
     for (i = 0u; i < n; i++) {{
-        float v, acc = @FN@_value(t0, cfg->deq0, x0[@P@_offset(in0, i)]);
+        float v, acc = {_term(0)};
 {steps}        y[@P@_offset(out, i)] = (int8_t)@FN@_round(acc / scale, cfg->out_zp);
     }}
     return MLI_STATUS_OK;
@@ -109,32 +112,47 @@ def _source(n: int) -> str:
     )
 
 
+def _term(k: int) -> str:
+    """Term k's float32 value at output element i: a constant's value for i's channel (the
+    int8 input, its table tensor, is then not read), else the input's."""
+    return (
+        f"cfg->deq{k} == {CONSTANT_TERM} ? @FN@_f32(t{k}[i % (uint32_t)cfg->len{k}])\n"
+        f"            : @FN@_value(t{k}, cfg->deq{k}, x{k}[@P@_offset(in{k}, i)])"
+    )
+
+
 def _cfg(n: int) -> tuple[str, ...]:
     steps = (f"{f}{k}" for k in range(1, n) for f in ("op", "lo", "hi"))
-    return (*(f"deq{k}" for k in range(n)), *steps, "fscale", "out_zp")
+    lens = (f"len{k}" for k in range(n))
+    return (*(f"deq{k}" for k in range(n)), *lens, *steps, "fscale", "out_zp")
 
 
 def _run(layer, model, xs, arith_mode) -> np.ndarray:
     cfg = layer.cfg
     n = len(layer.inputs)
+    out_shape = model.tensor(layer.outputs[0]).shape
+    ins = [np.asarray(x) for x in xs]
+    batch = next(x.shape[0] for k, x in enumerate(ins) if cfg[f"deq{k}"] != CONSTANT_TERM)
     tables = []
     for k in range(n):
-        data = model.tensor(layer.params[f"table{k}"]).data.astype(np.int32)
+        data = model.tensor(layer.params[f"table{k}"]).data.astype(np.int32).reshape(-1)
+        if cfg[f"deq{k}"] == CONSTANT_TERM:  # values by channel, broadcast over the output
+            values = data.view(np.float32)
+            ins[k] = np.broadcast_to(values, (batch, *out_shape)) if values.size > 1 else values[0]
+            tables.append(None)
+            continue
         if cfg[f"deq{k}"]:  # the scale's bits and the zero point: one float32 product each
             scale = data[:1].view(np.float32)[0]
             data = dequantized(float(scale), int(data[1])).view(np.int32)
         tables.append(data.view(np.float32))
-    tables = np.stack(tables)
     codes = {v: k for k, v in arith.STEP_CODES.items()}
     steps = []
     for k in range(1, n):
         lo, hi = np.array([cfg[f"lo{k}"], cfg[f"hi{k}"]], np.int32).view(np.float32)
         steps.append((codes[cfg[f"op{k}"]], (float(lo), float(hi))))
     scale = np.array([cfg["fscale"]], np.int32).view(np.float32)[0]
-    ins = [np.asarray(x) for x in xs]
     y = arith.island_int8(ins, tables, steps, float(scale), int(cfg["out_zp"]))
-    out_shape = model.tensor(layer.outputs[0]).shape
-    return y.reshape((ins[0].shape[0],) + tuple(out_shape))
+    return np.broadcast_to(y, (batch, *out_shape)).reshape((batch,) + tuple(out_shape))
 
 
 def dequantized(scale: float, zp: int) -> np.ndarray:

@@ -67,11 +67,6 @@ def transpose_keeps_batch(s: Subject):
     return {} if perm is None or (len(s.input("input").shape) >= 2 and perm[0] != 0) else _OK
 
 
-def concat_inputs_variable(s: Subject):
-    """constant concatenation inputs"""
-    return {} if any(s.graph.tensors[i].data is not None for i in s.op.inputs) else _OK
-
-
 def concat_keeps_batch(s: Subject):
     """concatenation along the batch dimension"""
     if s.layout == "hwc" and concat_into_rows(s.graph, s.op):
@@ -130,13 +125,3 @@ def pad_value_constant(s: Subject):
     """PADV2 pad value is not one constant"""
     value = _pad_value(s)
     return {} if value is None or value.size != 1 else _OK
-
-
-def float_pad_zero(s: Subject):
-    """PADV2 of float data with a non-zero pad value (MLI pads with zeros), other than -inf
-    before a max pool, which takes it as its padding (passes.pool_padding)"""
-    from mlitool.passes.pool_padding import max_pool_padding
-
-    value = _pad_value(s)
-    nonzero = value.dtype.kind == "f" and float(value.reshape(-1)[0]) != 0.0
-    return {} if nonzero and max_pool_padding(s.graph, s.op) is None else _OK

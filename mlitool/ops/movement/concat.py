@@ -6,8 +6,12 @@ notes.
 
 from __future__ import annotations
 
+import numpy as np
+
 from mlitool import ir
 from mlitool.errors import SubtensorError
+from mlitool.execute.reference.fixedpoint import round_away_f32
+from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
@@ -21,6 +25,8 @@ def _concat_piece(
 ) -> str | None:
     """Why input `t` of a concatenation cannot be written in place as view `cand` of the
     output buffer (None: it can)."""
+    if t.role == Role.PARAM:
+        return "a constant (a class token, a learned padding): copied from its parameter"
     if t.name in seen:
         return "the same tensor is concatenated more than once"
     if t.role == Role.INPUT:
@@ -51,7 +57,10 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
     it. A "view" layer (no call) then stands for the whole output."""
     el = b.el_of(op.outputs[0], fmt)
     out = b.produce(op.outputs[0], el)
-    ins = [b.use(op, i, el) for i in op.inputs]
+    ins = [
+        b.use(op, i, el) if b.g.tensors[i].data is None else _constant_piece(b, op, i, out)
+        for i in op.inputs
+    ]
     if b.layout == "hwc" and concat_into_rows(b.g, op):  # batch-1 inputs in their full shape
         why = "CONCATENATION into rows: the input with its leading axis"
         ins = [
@@ -62,6 +71,57 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
         ]
     with b.relu_after(op, fmt, out.name) as kout:
         _concat(b, op, fmt, out, b.tensors[kout], ins)
+
+
+def _constant_piece(b: Builder, op: ir.Op, idx: int, out: MliTensor) -> str:
+    """A constant input as a parameter in the output's element type and parameters (copied into
+    its slice): an int8 constant with the output's scale and zero point keeps its values; one
+    with others is rescaled as tflite mode's concatenation does (ConcatenationWithScaling);
+    a float constant is quantized with the output's parameters."""
+    t = b.g.tensors[idx]
+    shape = b.mli_shape(t.shape)
+    if concat_into_rows(b.g, op) and b.layout == "hwc":
+        shape = tuple(t.shape)
+    if out.el_type.is_sa:
+        data = _constant_in_output_params(b.g.tensors[op.outputs[0]], t, out)
+    else:
+        data, _ = Q.fx_quantize(P.real(t), out.frac_bits, out.el_type.bits)
+    m = MliTensor(
+        name=b.base(idx),
+        role=Role.PARAM,
+        shape=tuple(shape),
+        el_type=out.el_type,
+        data=np.asarray(data).reshape(shape),
+        source=t.name,
+        source_index=t.index,
+        notes=["constant concatenation input, in the output's parameters"],
+    )
+    if out.el_type.is_sa:
+        m.scale, m.scale_frac_bits = out.scale, out.scale_frac_bits
+        m.zero_point = None if out.zero_point is None else out.zero_point.copy()
+    else:
+        m.frac_bits = out.frac_bits
+    return b.add(m)
+
+
+def _constant_in_output_params(out_t: ir.Tensor, t: ir.Tensor, out: MliTensor) -> np.ndarray:
+    """An int8 constant's values in the output tensor's parameters, as tflite mode computes them."""
+    if t.dtype == "int8" and t.quant is not None and not t.quant.per_axis and out_t.quant:
+        if float(t.quant.scale[0]) == float(out_t.quant.scale[0]) and int(
+            t.quant.zero_point[0]
+        ) == int(out_t.quant.zero_point[0]):
+            return np.asarray(t.data, np.int8)
+        so = np.float32(out_t.quant.scale[0])
+        scale = np.float32(t.quant.scale[0]) * (np.float32(1) / so)
+        bias = np.float32(-int(t.quant.zero_point[0])) * scale
+        y = round_away_f32(np.asarray(t.data).astype(np.float32) * scale + bias)
+        y = y.astype(np.int64) + int(out_t.quant.zero_point[0])
+        return np.clip(y, -128, 127).astype(np.int8)
+    scale, zp = (
+        float(out.real_scale().reshape(-1)[0]),
+        int(np.asarray(out.zero_point).reshape(-1)[0]),
+    )
+    return Q.int_quantize(P.real(t), scale, zp, out.el_type.bits)[0]
 
 
 def _concat(

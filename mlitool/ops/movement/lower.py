@@ -13,6 +13,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool.errors import SubtensorError, UnsupportedError
+from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder, act_el
@@ -27,6 +28,7 @@ from mlitool.mli.lower.facts import (
 from mlitool.mli.ops import output_params
 from mlitool.mli.subtensor import create_subtensor
 from mlitool.mli.types import ElType, MliTensor, Role
+from mlitool.ops.movement import c_kernel as PK
 
 
 def lower_arg_max(b: Builder, op: ir.Op, fmt: str, src: str | None = None) -> None:
@@ -137,18 +139,25 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.inputs[0], el)
     perm = axis_list(b.g, op)
     p = [a - 1 for a in perm[1:]] if len(perm) >= 2 else perm
+    full_out = None
     if b.layout == "hwc" and transpose_into_rows(b.g, op):
-        # the output keeps its leading rows: permute the input seen in its full shape
+        # rows lead the input or the output: permute the tensors seen in their full shapes
         shape = tuple(b.g.tensors[op.inputs[0]].shape)
-        x = b.dense_view(op, fmt, x, shape, "TRANSPOSE into rows reads the batch axis too")
+        x = b.dense_view(op, fmt, x, shape, "TRANSPOSE of rows reads the batch axis too")
         p = list(perm)
+        full_out = tuple(b.g.tensors[op.outputs[0]].shape)
     if b.layout == "chw" and len(p) == 3:
         c, cinv = (2, 0, 1), (1, 2, 0)
         p = [cinv[p[c[i]]] for i in range(3)]
     cfg = {f"perm_dim{i}": (p[i] if i < len(p) else 0) for i in range(4)}
     leaves = P.kernel_leaves("permute", b.tensors[x], cfg)
     kout, pending = b.kernel_output(op, op.outputs[0], el, leaves)
-    b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
+    if full_out is not None and full_out != b.tensors[kout].shape:  # batch 1 out of rows
+        tmp = b.shaped_output(b.tensors[kout], full_out, "perm")
+        b.layer(op, "permute", fmt, [x], [tmp], cfg_type="mli_permute_cfg", cfg=cfg)
+        b.view_layer(op, tmp, kout, f"TRANSPOSE output {list(b.tensors[kout].shape)}")
+    else:
+        b.layer(op, "permute", fmt, [x], [kout], cfg_type="mli_permute_cfg", cfg=cfg)
     b.finish(op, pending, "permute copies its input's parameters")
 
 
@@ -264,18 +273,43 @@ def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         b.view_layer(op, tmp.name, out.name, f"{op.type} drops size-1 axes")
 
 
-def _pad_value(b: Builder, op: ir.Op) -> int | None:
-    """The int8 value a PAD / PADV2 of int8 data fills with (None: real zero)."""
+def _pad_value(b: Builder, op: ir.Op):
+    """PADV2's pad value: an int (the raw value in the data's quantization) or a float (a float
+    model's real value); None for PAD (real zero)."""
     if op.type == "PADV2":
         v = np.asarray(const_values(b.g, op.input("constant_values"))).reshape(-1)[0]
-        if v.dtype.kind in "iu":
-            return int(v)
+        return int(v) if v.dtype.kind in "iu" else float(v)
     return None
 
 
+def _sa_fill(xt: MliTensor, value) -> int:
+    """The raw SA fill: an int8 model's raw value, or a float value quantized with the input's
+    parameters (the padding copies them), saturated."""
+    if value is None:
+        return int(xt.zero_point[0])
+    if isinstance(value, int):
+        return value
+    scale = float(xt.scale[0]) / 2.0 ** int(xt.scale_frac_bits[0])
+    raw, _ = Q.int_quantize(np.array([value]), scale, int(xt.zero_point[0]), 8)
+    return int(np.asarray(raw).reshape(-1)[0])
+
+
+def _fx_fill(b: Builder, op: ir.Op, value, frac_bits: int, bits: int) -> int:
+    """The raw FX fill of `value` (an int: raw in the model's quantization) on `frac_bits`."""
+    if value is None:
+        return 0
+    real = float(value)
+    if isinstance(value, int):
+        q = b.g.slot(op, "input").quant
+        real = (value - int(q.zero_point[0])) * float(q.scale[0])
+    raw, _ = Q.fx_quantize(np.array([real]), frac_bits, bits)
+    return int(np.asarray(raw).reshape(-1)[0])
+
+
 def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
-    """PAD, PADV2: a padding copy (SA8 fills other than raw 0 go through SA32). One that a
-    convolution can take as its padding is gone already (passes.pad_fusion)."""
+    """PAD, PADV2: a padding copy (SA8 fills other than raw 0 go through SA32, FX fills other
+    than 0 through the `pad8` / `pad16` fallback C). One that a convolution can take as its
+    padding is gone already (passes.pad_fusion)."""
     el = b.el_of(op.input("input"), fmt)
     x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
@@ -290,17 +324,42 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
         cfg = _pad_cfg(pads)
     cfg_type = "mli_mov_cfg_t" if b.target.padding_via_mov else "mli_padding2d_cfg"
     if el.is_sa:
-        fill = int(xt.zero_point[0]) if value is None else value  # raw SA8 pad value
+        fill = _sa_fill(xt, value)  # raw SA8 pad value
         if fill != 0:
             return _pad_wide(b, op, fmt, x, fill, cfg_type, cfg)
-    elif value is not None and value != int(b.g.slot(op, "input").quant.zero_point[0]):
-        raise UnsupportedError(
-            f"{op.label}: PADV2 value {value} is not real zero, and MLI "
-            f"{fmt} padding fills zeros; use --format sa8 for this layer"
-        )
+    else:
+        fill = _fx_fill(b, op, value, xt.frac_bits, el.bits)
+        if fill != 0:
+            return _pad_fill(b, op, x, fill, pads)
     kout, pending = b.kernel_output(op, op.outputs[0], el, P.copy_params(xt))
     b.layer(op, "padding", fmt, [x], [kout], cfg_type=cfg_type, cfg=cfg)
     b.finish(op, pending, "padding copies its input's parameters")
+
+
+def _pad_fill(b: Builder, op: ir.Op, x: str, fill: int, pads: np.ndarray) -> None:
+    """FX padding with `fill` != 0: the `pad8` / `pad16` fallback C (MLI pads zeros)."""
+    if not b.target.offers("fallback"):
+        raise UnsupportedError(
+            f"{op.label}: FX padding with a value other than 0 needs mlitool's fallback C, "
+            "which needs MLI 2.x tensors (convert with --mli 2.0)"
+        )
+    xt = b.tensors[x]
+    out = b.produce(op.outputs[0], xt.el_type)
+    P.copy_params(xt)(out)
+    pre = list(b.mli_dims([int(v) for v in pads[:, 0]], b.g.slot(op, "input").shape))
+    cfg = {f"pre{d}": (pre[d] if d < len(pre) else 0) for d in range(4)}
+    kernel = PK.PAD16 if xt.el_type.bits == 16 else PK.PAD8
+    b.fallback(
+        op,
+        kernel,
+        [x],
+        [out.name],
+        cfg={**cfg, "fill": fill},
+        notes=[
+            f"MLI's padding fills zeros: fallback C fills the raw value {fill} "
+            f"(frac bits {xt.frac_bits})"
+        ],
+    )
 
 
 def _pad_cfg(pads: np.ndarray) -> dict:

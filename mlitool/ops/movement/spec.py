@@ -36,7 +36,7 @@ register(
         leading_dims=facts.concat_into_rows,
         reads_views=True,
         int32=True,  # of int32 tensors: SA32 copies
-        checks=(MC.concat_inputs_variable, MC.concat_keeps_batch),
+        checks=(MC.concat_keeps_batch,),
         lower=concat.lower_concatenation,
         run=(F.concatenation, T.concatenation),
     )
@@ -58,19 +58,31 @@ register(
         checks=(MC.pad_spatial, MC.pad_channels_need_mli2),
     )
 )
+_padv2_shapes = computed_shapes_of("paddings")
+
+
+def padv2_types(g, op):
+    """The pad value of the input's type (TFLite's Prepare: the 16x8 converter writes a float32
+    value beside int16 data, a file LiteRT and TFLite Micro refuse), then the shapes."""
+    x, value = g.slot(op, "input"), g.slot(op, "constant_values")
+    if value is not None and value.dtype != x.dtype:
+        yield V.Problem(f"has type {value.dtype}, the op's input {x.dtype}", op, value)
+        return
+    yield from _padv2_shapes(g, op)
+
+
 register(
     OpSpec(
         "PADV2",
         ("input", "paddings", "constant_values"),
         optional=1,
         options="PadV2Options",
-        shapes=computed_shapes_of("paddings"),
+        shapes=padv2_types,
         **_PAD,
         checks=(
             MC.pad_spatial,
             MC.pad_channels_need_mli2,
             MC.pad_value_constant,
-            MC.float_pad_zero,
         ),
     )
 )

@@ -19,6 +19,7 @@ import numpy as np
 
 from mlitool import ir
 from mlitool import lstm_slots as lstm
+from mlitool.execute.reference.params import checked_log2
 from mlitool.mli import quant as Q
 from mlitool.mli.lower import params as P
 from mlitool.mli.lower.builder import Builder
@@ -72,6 +73,11 @@ def _cell_range(b: Builder, op: ir.Op) -> tuple[float, str]:
         r, why = max(abs(v) for v in b.ranges[idx]), "calibrated"
     elif t is not None and t.dtype == "int16" and t.quant is not None:
         r, why = float(t.quant.scale[0]) * 32767, "the model's int16 cell state"
+        if not checked_log2(float(t.quant.scale[0]))[1]:
+            why += (
+                " (its scale is no power of two: LiteRT's integer LSTM outputs 0 for this"
+                " model, and tflite mode with it)"
+            )
     elif clip > 0:
         r, why = clip, "the model's cell clip"
     else:

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from mlitool import lstm_slots
 from mlitool.inspect.opstats import sequence_macs
+from mlitool.ops.common.register import fallback_op
 from mlitool.ops.recurrent import float_mode as F
 from mlitool.ops.recurrent import lower as recurrent
+from mlitool.ops.recurrent import svdf as SV
+from mlitool.ops.recurrent import svdf_c
 from mlitool.ops.recurrent import tflite_mode as tflite_lstm
 from mlitool.ops.recurrent.checks import LSTM_CHECKS
 from mlitool.ops.spec import OpSpec, register
@@ -38,4 +41,23 @@ register(
 # validated (no slots), not executed.
 register(
     OpSpec("UNIDIRECTIONAL_SEQUENCE_RNN", not_lowered="mli_krn_rnn_dense_*", macs=sequence_macs)
+)
+
+# SVDF: TFLite's float kernel, LiteRT's integer one (`svdf.py`), the `svdf8` fallback C
+# (`svdf_c.py`); its state persists between invocations (a batch of samples runs as consecutive
+# ones).
+fallback_op(
+    "SVDF",
+    SV.SLOTS,
+    optional=1,
+    options="SVDFOptions",
+    rescale=False,
+    fused_activation=False,
+    stream=True,
+    params=("weights_feature", "weights_time"),
+    weights=("weights_feature",),
+    checks=svdf_c.CHECKS,
+    lower=svdf_c.lower_svdf,
+    run=(SV.float_svdf, SV.tflite_svdf),
+    macs=sequence_macs,
 )

@@ -7,6 +7,13 @@ point terms are folded into the bias as TFLite's Prepare() does; gemmlowp's 16-b
 tanh (`gemmlowp16`); the cell update in Q0.15 products with rounding shifts; the output through
 the hidden intermediate's scale and zero point. Effective scales are float32 products, as in
 TFLite. Every sequence starts from TFLite's reset state: output state at its zero point, cell 0.
+
+A cell state scale that is not a power of two (CheckedLog2: log2 more than 1e-3 from an integer)
+makes LiteRT's PopulateQuantizedLstmParams8x8_16 return early, a status its Prepare ignores: the
+integer parameters keep their zero initialization (multipliers 0, hidden zero point 0), and the
+LSTM outputs 0 at every step whatever its input. tflite mode gives exactly that, LiteRT's result.
+(TFLite Micro's LSTM takes the file's scale in its cell multiplications and the rounded power in
+its tanh; mlitool's MLI lowering takes the int16 state's range, as for any cell scale.)
 Peephole, projection and layer normalization are refused (mlitool does not lower them either).
 """
 
@@ -47,6 +54,11 @@ def unidirectional_sequence_lstm(c: Call):
             f"an integer LSTM with activation {c.opt('fused_activation')} "
             "(TFLite's integer LSTM computes TANH only)"
         )
+    if not checked_log2(scale_of(c.tin(lstm.CELL_STATE)))[1]:
+        # LiteRT's Prepare stops at its CheckedLog2 of the cell scale, and its caller ignores the
+        # status: every multiplier and zero point of the integer LSTM stays 0, so every output
+        # element is 0 (not the zero point). TFLite Micro runs such a file otherwise.
+        return [np.zeros(c.out_shape(), np.int8)]
     cell = _Cell(c)
     time_major = bool(c.opt("time_major", False))
     x = np.asarray(c.x(0), np.int64)

@@ -1,5 +1,5 @@
 """Kernels of the shape-arithmetic ops, one for both executor modes (they move or count elements):
-SHAPE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE."""
+SHAPE, ZEROS_LIKE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE, BROADCAST_ARGS."""
 
 from __future__ import annotations
 
@@ -23,6 +23,16 @@ def _axis(c: Call, axis: int, rank: int) -> int:
 def shape(c: Call):
     dims = np.asarray(c.tin(0).shape, dtype=c.tout().dtype)
     return [np.broadcast_to(dims, (c.n,) + dims.shape).copy()]
+
+
+def zeros_like(c: Call):
+    """ZEROS_LIKE: stored zeros of the input's shape and type (float mode: the real value of a
+    stored 0 of a quantized tensor)."""
+    out, shape = c.tout(), (c.n, *c.tin(0).shape)
+    if c.mode == "float" and out.quant is not None and np.dtype(out.dtype).kind in "iu":
+        zero = out.quant.dequantize(np.zeros(1, out.dtype))
+        return [np.full(shape, zero.reshape(-1)[0], np.float32)]
+    return [np.zeros(shape, out.dtype)]
 
 
 def pack(c: Call):
@@ -91,3 +101,19 @@ def range_op(c: Call):
         steps[0] = start
     values = np.cumsum(steps, dtype=start.dtype)
     return [np.broadcast_to(values, (c.n, n)).copy()]
+
+
+def broadcast_args(c: Call):
+    """BROADCAST_ARGS: the shape two shapes broadcast to (numpy's rule, as TFLite's kernel), per
+    sample (shape vectors computed at run time have one row each)."""
+    a, b = np.asarray(c.x(0)), np.asarray(c.x(1))
+    a, b = np.broadcast_to(a, (c.n, *a.shape[1:])), np.broadcast_to(b, (c.n, *b.shape[1:]))
+    rows = []
+    for sa, sb in zip(a, b):
+        try:
+            rows.append(np.broadcast_shapes(tuple(sa.tolist()), tuple(sb.tolist())))
+        except ValueError:
+            raise UnsupportedError(
+                f"{c.op.label}: shapes {sa.tolist()} and {sb.tolist()} do not broadcast"
+            ) from None
+    return [np.asarray(rows, dtype=c.tout().dtype).reshape(c.n, -1)]

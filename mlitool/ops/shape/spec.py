@@ -1,5 +1,5 @@
-"""OpSpecs of the shape-arithmetic ops: SHAPE, PACK, UNPACK, REDUCE_PROD, CAST, FILL, RANGE
-(STRIDED_SLICE is a slice, in `movement`; GATHER and TILE are index gathers, in `gather`).
+"""OpSpecs of the shape-arithmetic ops: SHAPE, ZEROS_LIKE, PACK, UNPACK, REDUCE_PROD, CAST, FILL,
+RANGE, BROADCAST_ARGS (STRIDED_SLICE is a slice, in `movement`; GATHER and TILE are index gathers, in `gather`).
 
 Keras exports with a dynamic batch compute every Flatten / Reshape target with them on int32
 tensors; constant folding (`mlitool.passes.constant_fold`) evaluates those with these kernels,
@@ -52,7 +52,9 @@ def unpack_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
     yield from computed_shapes(g, op)
 
 
-_shape_op("SHAPE", ("input",), "ShapeOptions", S.shape, types=CONVERT)
+_shape_op("SHAPE", ("input",), "ShapeOptions", S.shape, types=CONVERT, shape_only=True)
+# Zeros of its input's shape and type: folded into a constant wherever that shape is static.
+_shape_op("ZEROS_LIKE", ("input",), "ZerosLikeOptions", S.zeros_like, shape_only=True)
 _shape_op(
     "PACK",
     ("input",),
@@ -100,3 +102,6 @@ _shape_op(
 _shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
 _RANGE = ("start", "limit", "delta")
 _shape_op("RANGE", _RANGE, "RangeOptions", S.range_op, types=CONVERT, params=_RANGE)
+# The shape BROADCAST_TO reads, computed from two shapes: folded where both are known (a SHAPE of
+# a static tensor, a constant), as the shapes are at conversion.
+_shape_op("BROADCAST_ARGS", ("s0", "s1"), None, S.broadcast_args, types=CONVERT)

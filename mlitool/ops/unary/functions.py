@@ -230,6 +230,30 @@ def abs_int8(op: ir.Op, qin: QParams, qout: QParams):
     return fn
 
 
+def abs_int16(op: ir.Op, qin: QParams, qout: QParams):
+    """TFLite's int16 ABS (zero points 0): |x|, rescaled by s_in / s_out when the scales differ
+    (MultiplyByQuantizedMultiplier, not a table), saturated to int16."""
+    rescale, mult, shift = abs16_params(qin[0], qout[0])
+
+    def fn(x: np.ndarray) -> np.ndarray:
+        return abs16(x, rescale, mult, shift)
+
+    return fn
+
+
+def abs16_params(s_in: float, s_out: float) -> tuple[int, int, int]:
+    """(rescale, multiplier, shift) TFLite's Prepare derives from the two scales."""
+    mult, shift = (int(v) for v in quantize_multiplier(f32(s_in) / f32(s_out)))
+    return int(f32(s_in) != f32(s_out)), mult, shift
+
+
+def abs16(x: np.ndarray, rescale: int, mult: int, shift: int) -> np.ndarray:
+    v = np.abs(np.asarray(x).astype(np.int64))
+    if rescale:
+        v = mul_by_quantized_multiplier(v, mult, shift)
+    return np.clip(v, -32768, 32767).astype(np.int16)
+
+
 def neg_int8(op: ir.Op, qin: QParams, qout: QParams):
     """TFLite's int8 NEG negates the stored integers and ignores the quantization (-(-128)
     wraps to -128)."""

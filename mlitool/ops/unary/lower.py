@@ -9,9 +9,10 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType
 from mlitool.ops.common.fallback_checks import fallback_int8, fallback_needs_mli2, sa8_params
 from mlitool.ops.unary import c_kernel as lut
+from mlitool.ops.unary.functions import abs16_params
 from mlitool.ops.unary.table import Unary
 
-SA8 = ElType.SA8
+SA8, FX16 = ElType.SA8, ElType.FX16
 
 
 # --- checks ----------------------------------------------------------------------------------
@@ -24,7 +25,17 @@ def fallback_unary_int8(s: Subject):
     return found if found is _OK else {**found, "op": s.op.type}
 
 
+def fallback_unary_int8_or_int16(s: Subject):
+    """fallback C runs {op} on int8 or int16 tensors only; tensor {name!r} is {dtype}"""
+    for i in (*s.op.inputs, *s.op.outputs):
+        t = s.graph.tensors[i]
+        if t.data is None and t.dtype not in ("int8", "int16", "float32"):
+            return {"name": t.name or f"#{i}", "dtype": t.dtype, "op": s.op.type}
+    return _OK
+
+
 UNARY_CHECKS = (fallback_needs_mli2, fallback_unary_int8)
+UNARY16_CHECKS = (fallback_needs_mli2, fallback_unary_int8_or_int16)
 
 
 # --- lowering --------------------------------------------------------------------------------
@@ -35,7 +46,10 @@ def lower_unary_lut(u: Unary):
     inputs, in a table (`lut8`)."""
 
     def lower_lut(b: Builder, op: ir.Op, fmt: str) -> None:
-        lower_table(b, op, u)
+        if u.int16 is not None and b.g.tensors[op.inputs[0]].dtype == "int16":
+            lower_abs16(b, op)
+        else:
+            lower_table(b, op, u)
 
     return lower_lut
 
@@ -58,4 +72,20 @@ def lower_table(b: Builder, op: ir.Op, u: Unary) -> None:
         [out.name],
         params={"table": table},
         notes=[f"no MLI kernel for {op.type}: fallback C (table look-up, 256 bytes)"],
+    )
+
+
+def lower_abs16(b: Builder, op: ir.Op) -> None:
+    """int16 ABS (16x8 models) as an `abs16` layer on FX16 tensors: TFLite's arithmetic with the
+    scales 2^-frac_bits (with power-of-two scales in the model, TFLite's integers)."""
+    x = b.use(op, op.inputs[0], FX16)
+    out = b.produce(op.outputs[0], FX16)
+    rescale, mult, shift = abs16_params(2.0 ** -b.tensors[x].frac_bits, 2.0**-out.frac_bits)
+    b.fallback(
+        op,
+        lut.ABS16,
+        [x],
+        [out.name],
+        cfg={"rescale": rescale, "multiplier": mult, "shift": shift},
+        notes=["no MLI kernel for int16 ABS: fallback C (|x| rescaled as TFLite's int16 ABS)"],
     )

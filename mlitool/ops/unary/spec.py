@@ -32,7 +32,7 @@ def unary_op(u: U.Unary) -> OpSpec:
         ("input",),
         options=u.options,
         shapes=V.same_shape,
-        checks=L.UNARY_CHECKS,
+        checks=L.UNARY16_CHECKS if u.int16 else L.UNARY_CHECKS,
         lower=L.lower_unary_lut(u),
         run=(U.float_kernel(u), U.tflite_kernel(u)),
     )
@@ -45,7 +45,7 @@ unary_op(U.Unary("EXP", O.exp, options="ExpOptions"))
 unary_op(U.Unary("LOG", O.log, O.log_int8))
 unary_op(U.Unary("RSQRT", O.rsqrt, O.rsqrt_int8))
 unary_op(U.Unary("SQRT", O.sqrt, O.sqrt_int8))
-unary_op(U.Unary("ABS", np.abs, O.abs_int8, options="AbsOptions"))
+unary_op(U.Unary("ABS", np.abs, O.abs_int8, options="AbsOptions", int16=O.abs_int16))
 unary_op(U.Unary("NEG", np.negative, O.neg_int8, options="NegOptions"))
 # GroupNormalization, tf.square; in an int8 model a float island, folded into its table.
 unary_op(O.SQUARE)

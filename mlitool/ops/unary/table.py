@@ -41,6 +41,8 @@ class Unary:
     # the float function when the op's options choose it (GELU's `approximate`)
     real_of: Callable[[ir.Op], Callable[[np.ndarray], np.ndarray]] | None = None
     options: str | None = None  # its builtin options table, where the schema has one
+    # TFLite's int16 arithmetic (16x8 models, zero points 0), where the op has one
+    int16: Callable[[ir.Op, QParams, QParams], Int8Fn] | None = None
 
     def function(self, op: ir.Op) -> Callable[[np.ndarray], np.ndarray]:
         return self.real_of(op) if self.real_of else self.real
@@ -98,9 +100,11 @@ def tflite_kernel(u: Unary):
         tin, tout = c.tin(0), c.tout()
         if np.dtype(tin.dtype).kind == "f":
             return float_kernel(u)(c)
+        qin, qout = (scale_of(tin), zp_of(tin)), (scale_of(tout), zp_of(tout))
+        if tin.dtype == tout.dtype == "int16" and u.int16 is not None:
+            return [u.int16(c.op, qin, qout)(np.asarray(c.x(0)))]
         if tin.dtype != "int8" or tout.dtype != "int8":
             raise c.unsupported(f"{tin.dtype} {u.name}")
-        qin, qout = (scale_of(tin), zp_of(tin)), (scale_of(tout), zp_of(tout))
         return [u.int8_function(c.op, qin, qout)(np.asarray(c.x(0)))]
 
     run.__name__ = f"tflite_{u.name.lower()}"

@@ -1,5 +1,6 @@
 """ADD_N: float and tflite mode equal LiteRT's float32 kernel bit for bit (-0.0 included); an int8
-model's float island with several DEQUANTIZEs is not taken for an element-wise one; a float model
+model's float island with several DEQUANTIZEs is not taken for an element-wise one (it is a
+float island of several int8 inputs: `float_island<N>`, tests/corpus_check's islands2); a float model
 quantized by mlitool runs a chain of int8 ADDs (binary8, one per input after the first), and its
 emitted C equals the mli executor on the real MLI 2.0.2 library in the four
 builds."""
@@ -12,6 +13,7 @@ import numpy as np
 import pytest
 
 from mlitool.execute.reference.graph import run_graph
+from mlitool.ir import ISLAND_OP, ISLAND_STEPS
 from mlitool.pipeline import read
 from tests.support import runtime_harness as H
 from tests.support.litert import reference_outputs
@@ -46,9 +48,12 @@ def test_float_and_tflite_mode_equal_litert_bit_exactly(n, tmp_path):
         np.testing.assert_array_equal(got.view(np.int32), ref.view(np.int32), err_msg=mode)
 
 
-def test_int8_island_of_several_dequantizes_stays_float():
+def test_int8_island_of_several_dequantizes_is_one_island_of_add_steps():
     g = read(ROOT / "tests" / "corpus_ops" / "add_n_int8.tflite").main
-    assert [op.type for op in g.ops].count("DEQUANTIZE") == 3
+    assert [op.type for op in g.ops] == ["ABS", "RELU", ISLAND_OP]
+    island = g.ops[-1]
+    assert island.inputs == (0, 4, 2)  # the ADD_N's order: x, RELU(x), ABS(x)
+    assert island.options[ISLAND_STEPS] == (("ADD", "NONE"), ("ADD", "NONE"))
 
 
 @pytest.mark.parametrize("n", [2, 3])

@@ -41,6 +41,8 @@ CASES = {
     ),
     "broadcast_h": ("BROADCAST_TO", (1, 1, 5, 3), [[1, 4, 5, 3]], None, (1, 4, 5, 3)),
     "broadcast_wc": ("BROADCAST_TO", (1, 6, 1, 1), [[1, 6, 4, 3]], None, (1, 6, 4, 3)),
+    "broadcast_rank2_to_4": ("BROADCAST_TO", (1, 3), [[1, 4, 2, 3]], None, (1, 4, 2, 3)),
+    "broadcast_rank3_to_4": ("BROADCAST_TO", (1, 5, 1), [[1, 2, 5, 3]], None, (1, 2, 5, 3)),
     "slice_neg": (
         "STRIDED_SLICE",
         (1, 8, 6, 4),
@@ -144,13 +146,3 @@ def test_reflect_pad_beyond_the_edge_is_refused(tmp_path):
             run_graph(g, _inputs(g), "tflite")
     finally:
         del CASES["too_far"]
-
-
-def test_broadcast_to_a_higher_rank_is_refused_with_the_reason(tmp_path):
-    path = tmp_path / "b.tflite"
-    tensors = [activation((1, 3)), int32_const([1, 4, 1, 3]), activation((1, 4, 1, 3))]
-    path.write_bytes(
-        graph_model(tensors, [("BROADCAST_TO", [0, 1], [2], None)], [0], [2], {"BROADCAST_TO": 3})
-    )
-    with pytest.raises(UnsupportedError, match="rank"):
-        lower(read(path).main, format="sa8", mli_version="2.0", layout="hwc")

@@ -209,3 +209,51 @@ def test_lowering_notes_name_how_each_island_runs(tmp_path):
     assert notes[(9, "SUB", "mlitool_float_island3")][0].startswith(
         "float island: fallback C, float32 LOGISTIC, MUL, SUB of 3 int8 inputs as TFLite"
     )
+
+
+def _batchnorm(tmp_path):
+    """PT2E's BatchNorm after a concatenation, left in float: relu(((x - mean) * a) * b + c) with
+    one constant per channel (shape [1, 1, 1, 4]); and a - x * 0.5 (the per-channel constant the
+    left operand of a SUB: the first term)."""
+    rng = np.random.default_rng(7)
+    consts = [rng.uniform(lo, hi, (1, 1, 1, 4)).astype(np.float32) for lo, hi in
+              ((-0.3, 0.3), (0.5, 1.5), (0.8, 1.2), (-0.2, 0.2))]  # fmt: skip
+    tensors = [T(SHAPE, scale=[0.05], zero_point=[-3]), T(SHAPE, "float32")]  # 0, 1
+    tensors += [T([1, 1, 1, 4], "float32", data=c) for c in consts]  # 2..5
+    tensors += [T(SHAPE, "float32") for _ in range(4)]  # 6..9
+    tensors += [T(SHAPE, scale=[0.03], zero_point=[-128])]  # 10
+    tensors += [T([], "float32", data=np.float32(0.5)), T(SHAPE, "float32"), T(SHAPE, "float32")]
+    tensors += [T(SHAPE, scale=[0.04], zero_point=[5])]  # 14
+    ops = [
+        ("DEQUANTIZE", [0], [1], None),
+        ("SUB", [1, 2], [6], _add("SUB")),
+        ("MUL", [6, 3], [7], _add("MUL")),
+        ("MUL", [7, 4], [8], _add("MUL")),
+        ("ADD", [8, 5], [9], _add("ADD", "RELU")),
+        ("QUANTIZE", [9], [10], None),
+        ("MUL", [1, 11], [12], _add("MUL")),
+        ("SUB", [3, 12], [13], _add("SUB")),
+        ("QUANTIZE", [13], [14], None),
+    ]
+    path = tmp_path / "batchnorm.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [10, 14]))
+    return path
+
+
+def test_per_channel_constants_are_terms_equal_to_litert(tmp_path):
+    g = _check_equals_litert(_batchnorm(tmp_path))
+    assert [op.type for op in g.ops] == [ISLAND_OP, ISLAND_OP]
+    bn, rsub = g.ops
+    assert bn.inputs == (0, 2, 3, 4, 5)  # the int8 input, then the constants as they combine
+    assert bn.options[ISLAND_STEPS] == (
+        ("SUB", "NONE"), ("MUL", "NONE"), ("MUL", "NONE"), ("ADD", "RELU")
+    )  # fmt: skip
+    assert [len(t) for t in bn.options[ISLAND_TERMS]] == [256, 0, 0, 0, 0]
+    assert rsub.inputs == (3, 0) and rsub.options[ISLAND_STEPS] == (("SUB", "NONE"),)
+    assert [len(t) for t in rsub.options[ISLAND_TERMS]] == [0, 256]  # a; x * 0.5 tabulated
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_per_channel_island_c_equals_the_executor(fmt, mli_builds, tmp_path):
+    path = _batchnorm(tmp_path)
+    H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))

@@ -266,3 +266,36 @@ def test_float_lstm_run_cli(tmp_path, capsys):
         else:
             assert code == 4 and len(err.strip().splitlines()) == 1, err
             assert "op 0 (UNIDIRECTIONAL_SEQUENCE_LSTM)" in err and "layer normalization" in err
+
+
+# LiteRT's Prepare fails its CheckedLog2 of a cell scale that is no power of two and ignores the
+# failure: the integer parameters stay 0 and every output is 0 (tflite mode reproduces it). A
+# scale within CheckedLog2's 1e-3 (in log2) of a power runs as that power, the clip in the file's
+# own scale.
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"cell_scale": 2.0**-12 * 1.3},
+        {"cell_scale": 1 / 3000, "x_zp": 17, "h_zp": -5, "hidden_zp": 9},
+        {"cell_scale": 2.0**-16 * 1.5, "cifg": True},
+        {"cell_scale": 2.0**-8 * 1.1, "cell_clip": 0.9, "batch": 3},
+        {"cell_scale": 2.0**-12 * (1 + 3e-3), "time_major": True},
+    ],
+    ids=lambda case: ",".join(f"{k}={v:.6g}" for k, v in case.items()),
+)
+def test_cell_scale_not_a_power_of_two_equals_litert(case, tmp_path):
+    out = _compare(tmp_path, int8_lstm_model(**case))
+    assert (out == 0).all()  # LiteRT's zero parameters, not the zero point
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        {"cell_scale": 2.0**-12 * (1 + 1e-4)},
+        {"cell_scale": 2.0**-11 * (1 - 5e-4), "cell_clip": 0.90007, "gate_gain": 3.0},
+    ],
+    ids=lambda case: ",".join(f"{k}={v:.6g}" for k, v in case.items()),
+)
+def test_cell_scale_near_a_power_of_two_equals_litert(case, tmp_path):
+    out = _compare(tmp_path, int8_lstm_model(**case), samples=16)
+    assert len(np.unique(out)) > 8

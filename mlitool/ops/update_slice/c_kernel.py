@@ -1,0 +1,78 @@
+"""`update_slice`: out = in with `update` written over it from constant start offsets (one per
+axis of the output seen up to rank 4, leading axes of 1), the start indices TFLite clamps,
+clamped at conversion. It copies raw elements of any MLI element size (SA8, FX8, FX16), as
+TFLite's kernel copies; every tensor is read and written through its own strides."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from mlitool.mli.fallback import FallbackKernel, register_kernel
+from mlitool.mli.types import Role
+
+CFG = ("s0", "s1", "s2", "s3")
+
+
+def _run(layer, model, xs, arith) -> np.ndarray:
+    x, update = np.asarray(xs[0]), np.asarray(xs[1])
+    u_t = model.tensor(layer.inputs[1])
+    if u_t.role == Role.PARAM:
+        update = update[None]
+    lead = 4 - (x.ndim - 1)
+    starts = [int(layer.cfg[f"s{d}"]) for d in range(lead, 4)]
+    y = x.copy()
+    window = tuple(slice(s, s + n) for s, n in zip(starts, update.shape[1:]))
+    y[(slice(None), *window)] = update
+    return y
+
+
+UPDATE_SLICE = register_kernel(
+    FallbackKernel(
+        name="update_slice",
+        doc="out = in with update written from constant start offsets (DYNAMIC_UPDATE_SLICE)",
+        cfg=CFG,
+        c_source="""\
+@STORAGE@mli_status @FN@(const mli_tensor *in, const mli_tensor *update, const @CFG@ *cfg,
+                         mli_tensor *out) {
+    const int32_t start[4] = {cfg->s0, cfg->s1, cfg->s2, cfg->s3};
+    const uint32_t lead = 4u - out->rank;
+    const uint32_t size = mli_hlp_tensor_element_size(in);
+    uint32_t shape[4] = {1u, 1u, 1u, 1u};
+    uint32_t ushape[4] = {1u, 1u, 1u, 1u};
+    uint32_t d, i, n = @P@_count(out);
+    for (d = 0u; d < out->rank; d++) {
+        shape[lead + d] = out->shape[d];
+        ushape[lead + d] = update->shape[d];
+    }
+    for (i = 0u; i < n; i++) {
+        uint32_t r = i, k[4], u = 0u;
+        int inside = 1;
+        for (d = 4u; d > 0u; d--) {
+            k[d - 1u] = r % shape[d - 1u];
+            r /= shape[d - 1u];
+        }
+        for (d = 0u; d < 4u; d++) {
+            const int32_t j = (int32_t)k[d] - start[d];
+            if (j < 0 || j >= (int32_t)ushape[d]) {
+                inside = 0;
+            } else {
+                u = u * ushape[d] + (uint32_t)j;
+            }
+        }
+        {
+            const mli_tensor *src = inside ? update : in;
+            const uint32_t from = @P@_offset(src, inside ? u : i);
+            const uint32_t to = @P@_offset(out, i);
+            if (size == 2u) {
+                out->data.mem.pi16[to] = src->data.mem.pi16[from];
+            } else {
+                out->data.mem.pi8[to] = src->data.mem.pi8[from];
+            }
+        }
+    }
+    return MLI_STATUS_OK;
+}
+""",
+        run=_run,
+    )
+)
