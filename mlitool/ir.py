@@ -47,6 +47,10 @@ ISLAND_TABLE = "island_table"
 # the 256 DEQUANTIZE results over -128..127 (float32 values); its tflite kernel runs its float32
 # kernel on them and quantizes as QUANTIZE does to its output's parameters.
 FLOAT_ISLAND = "float_island"
+# The option of a CAST from int32 (or int64 indices) to float32 fused with the QUANTIZE that
+# alone reads it (mlitool.passes.cast_quantize): the CAST writes the QUANTIZE's int8 output, the
+# QUANTIZE of the cast float32 value.
+QUANTIZED_CAST = "quantized_cast"
 # The op a graph pass makes of an int8 model's float island of several ops (DEQUANTIZE ->
 # ADD / SUB / MUL / LOGISTIC ... -> QUANTIZE, mlitool.passes.float_expressions) and its options:
 # one 256-entry float32 table per int8 input (the island's float value of that input alone),

@@ -127,6 +127,7 @@ def test_slots_by_name():
 _FUSED = {"RELU", "RELU6", "RELU_N1_TO_1", "TANH"}
 _ELSEWHERE = {
     "ops/binary/reference.py",  # binary8's op selector (its C switch): ADD... fall back to it
+    "ops/integer/reference.py",  # binary32's op selector (its C switch): ADD... on int32
     "passes/pad_fusion.py",  # convolutions PAD fuses into
     "mli/quant.py",  # MLI's per-axis weight dim per version (the Target's)
     "passes/upsampling.py",  # the movement ops a nearest-upsampling chain is made of

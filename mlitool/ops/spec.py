@@ -48,6 +48,9 @@ class OpSpec:
     window: bool = True  # stride / dilation / filter options checked
     index_outputs: bool = False  # outputs are indices (any integer type)
     bools: bool = False  # reads or writes bool tensors (one byte 0/1; lowered as SA8)
+    # reads or writes int32 tensors (and ARG_MAX / ARG_MIN int64 indices): 4-byte SA32 of scale
+    # 1, run as fallback C on the integers (`mlitool/ops/integer`)
+    int32: bool = False
     reads_views: bool = False  # takes a strided view as input (mli_mov copies)
     fused_activation: bool = True  # "fused_activation" is an output activation
     params: tuple[str, ...] = ()  # slots that must be constants, not activations

@@ -48,6 +48,7 @@ from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_con
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
+from mlitool.passes.cast_quantize import cast_int_quantize
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.custom_ops import name_custom_ops
@@ -87,6 +88,7 @@ PASSES = (
     GraphPass(MODEL, fuse_bool_islands),  # comparisons of float values, SELECT of them
     GraphPass(MODEL, fuse_moved_islands),  # UNPACK of a DEQUANTIZE
     GraphPass(MODEL, cast_bool_as_select),
+    GraphPass(MODEL, cast_int_quantize),
     GraphPass(MODEL, fuse_float_regions),  # what float is left: a float FULLY_CONNECTED, GRU gates
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),

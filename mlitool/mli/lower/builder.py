@@ -226,6 +226,11 @@ class Builder:
                 t.frac_bits = Q.fx_frac_bits(max(abs(r[0]), abs(r[1])), el.bits)
         return t
 
+    def el_of(self, idx: int, fmt: str) -> ElType:
+        """The element type TFLite tensor `idx` moves in (views, copies): SA32 for int32 data
+        (the values, scale 1), else the activations of format `fmt`."""
+        return ElType.SA32 if self.g.tensors[idx].dtype == "int32" else act_el(fmt)
+
     def produce(self, idx: int, el: ElType) -> MliTensor:
         """The primary MLI tensor of TFLite tensor `idx`, written by the current layer."""
         t = self.new_act(idx, el)

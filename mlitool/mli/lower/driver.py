@@ -137,6 +137,7 @@ def _check_kernels(b: Builder) -> None:
             if i >= 0
             and b.g.tensors[i].data is None
             and b.g.tensors[i].dtype == "int16"
+            and b.g.tensors[i].quant is not None  # a raw int16 (CAST): integers, FX16 frac 0
             and not b.g.tensors[i].is_variable
         ]  # LSTM state: lowering sets it
         if wide and FORMATS[fmt][0].bits < 16:

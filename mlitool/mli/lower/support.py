@@ -45,12 +45,21 @@ def activation_type(s: Subject, t: ir.Tensor):
     and one scale, as 16x8 models have)
 
     ARG_MAX outputs are indices (any integer type); comparisons write, and SELECT reads, bool
-    (one byte 0/1, SA8 with scale 1 and zero point 0)."""
+    (one byte 0/1, SA8 with scale 1 and zero point 0); the ops with an int32 form read and write
+    int32 (SA32 with scale 1), and an ARG_MAX / ARG_MIN's int64 indices as int32 (exact: an
+    index is below 2**31), an int16 without quantization beside int32 as FX16 of 0 frac bits;
+    other int64 tensors would be narrowed, so they are refused."""
     if t.dtype in ("int8", "float32") or (
         opspec.spec(s.op.type).index_outputs and t.index in s.op.outputs
     ):
         return _OK
     if t.dtype == "bool" and opspec.spec(s.op.type).bools:
+        return _OK
+    if opspec.spec(s.op.type).int32 and (
+        t.dtype == "int32"
+        or (t.dtype == "int64" and _index_output(s.graph, t))
+        or (t.dtype == "int16" and t.quant is None and _on_int32(s))
+    ):
         return _OK
     if (
         t.dtype == "int16"
@@ -60,6 +69,22 @@ def activation_type(s: Subject, t: ir.Tensor):
     ):
         return _OK
     return {"name": _label(t), "dtype": t.dtype}
+
+
+def _on_int32(s: Subject) -> bool:
+    """Whether the op reads or writes an int32 / int64 tensor (its int32 form: a raw int16 on
+    its other side, a CAST, is an FX16 tensor of 0 frac bits)."""
+    ids = [i for i in (*s.op.inputs, *s.op.outputs) if i >= 0]
+    return any(s.graph.tensors[i].dtype in ("int32", "int64") for i in ids)
+
+
+def _index_output(graph: ir.Graph, t: ir.Tensor) -> bool:
+    """Whether `t` is written by an op whose outputs are indices (ARG_MAX, ARG_MIN)."""
+    return any(
+        t.index in op.outputs and opspec.spec(op.type).index_outputs
+        for op in graph.ops
+        if opspec.get(op.type) is not None
+    )
 
 
 def batch_one(s: Subject, t: ir.Tensor):

@@ -17,6 +17,9 @@ from mlitool.ops.binary import lower as FBB
 from mlitool.ops.binary import reference as BIN
 from mlitool.ops.common import fallback_checks as FB
 from mlitool.ops.common.register import fallback_op
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import checks_or, int32_or
+from mlitool.ops.integer.reference import binary_kernel
 from mlitool.tflite import validate_ops as V
 
 _CHECKS = (*FB.CHECKS, C.one_operand_variable, FBB.operands_per_tensor)
@@ -39,9 +42,10 @@ for _name, _options, _base, _checks, _run in (
         all_data=True,
         shapes=V.eltwise_shapes,
         leading_dims=True,  # element-wise: a leading dimension other than 1 is rows
-        checks=(*_base, C.operands_broadcast, *_checks),
-        lower=FBB.lower_binary,
-        run=_run,
+        int32=True,  # int32 operands: the `integer` family's `binary32`
+        checks=checks_or((*_base, C.operands_broadcast, *_checks), IL.CHECKS),
+        lower=int32_or(FBB.lower_binary, IL.lower_binary32),
+        run=tuple(int32_or(k, binary_kernel(_name)) for k in _run),
     )
 
 

@@ -13,6 +13,8 @@ from mlitool import ir
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.compare import lower as FC
 from mlitool.ops.compare import reference as X
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import checks_or, int32_or
 from mlitool.ops.spec import CONVERT
 from mlitool.tflite import validate_ops as V
 
@@ -78,10 +80,11 @@ for _name, _code in (
         options="".join(w.capitalize() for w in _name.split("_")) + "Options",
         types=CONVERT,
         shapes=compare_types,
-        checks=FC.COMPARE_CHECKS,
+        checks=checks_or(FC.COMPARE_CHECKS, IL.CHECKS),
         bools=True,
+        int32=True,  # int32 operands: the `integer` family's fallback C
         leading_dims=True,  # element-wise: a leading dimension other than 1 is rows
-        lower=FC.comparison(_code),
+        lower=int32_or(FC.comparison(_code), IL.lower_binary32),
         run=(X.float_compare(_name, _code), X.tflite_compare(_name, _code)),
     )
 for _name, _options in (("SELECT", "SelectOptions"), ("SELECT_V2", "SelectV2Options")):
@@ -91,9 +94,10 @@ for _name, _options in (("SELECT", "SelectOptions"), ("SELECT_V2", "SelectV2Opti
         options=_options,
         all_data=True,
         shapes=select_shapes,
-        checks=FC.SELECT_CHECKS,
+        checks=checks_or(FC.SELECT_CHECKS, IL.CHECKS),
         bools=True,
+        int32=True,
         leading_dims=True,
-        lower=FC.lower_select,
+        lower=int32_or(FC.lower_select, IL.lower_select32),
         run=(X.select, X.select),
     )

@@ -9,6 +9,9 @@ from mlitool.mli.lower import checks as C
 from mlitool.ops.elementwise import float_mode as F
 from mlitool.ops.elementwise import tflite_mode as T
 from mlitool.ops.elementwise.lower import lower_eltwise
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import checks_or, int32_or
+from mlitool.ops.integer.reference import binary_kernel
 from mlitool.ops.spec import OpSpec, register
 from mlitool.tflite import validate_ops as V
 
@@ -17,14 +20,18 @@ _ELTWISE = dict(
     all_data=True,
     quantized=True,
     shapes=V.eltwise_shapes,
-    checks=(
-        C.one_operand_variable,
-        C.operands_broadcast,
-        C.broadcast_needs_mli2,
-        C.broadcast_against_activation,
-        C.output_broadcast_shape,
+    int32=True,  # int32 operands: the `integer` family's fallback C
+    checks=checks_or(
+        (
+            C.one_operand_variable,
+            C.operands_broadcast,
+            C.broadcast_needs_mli2,
+            C.broadcast_against_activation,
+            C.output_broadcast_shape,
+        ),
+        IL.CHECKS,
     ),
-    lower=lower_eltwise,
+    lower=int32_or(lower_eltwise, IL.lower_binary32),
 )
 for _name, _options, _kind, _float, _tflite in (
     ("ADD", "AddOptions", "eltwise_add", F.add, T.add),
@@ -40,6 +47,6 @@ for _name, _options, _kind, _float, _tflite in (
             options=_options,
             kind=_kind,
             **_ELTWISE,
-            run=(_float, _tflite),
+            run=(int32_or(_float, binary_kernel(_name)), int32_or(_tflite, binary_kernel(_name))),
         )
     )

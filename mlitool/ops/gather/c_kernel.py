@@ -69,7 +69,9 @@ GATHER4 = FallbackKernel(
                         : t0[i0] * stride[0] + t1[i1] * stride[1] + t2[i2] * stride[2]
                           + t3[i3] * stride[3];
                     const uint32_t dst = @P@_offset(out, i);
-                    if (size == 2u) {
+                    if (size == 4u) { /* int32 (SA32 of scale 1: fill 0) */
+                        out->data.mem.pi32[dst] = hole ? cfg->fill : in->data.mem.pi32[src];
+                    } else if (size == 2u) {
                         out->data.mem.pi16[dst] =
                             hole ? (int16_t)cfg->fill : in->data.mem.pi16[src];
                     } else {

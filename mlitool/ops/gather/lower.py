@@ -9,7 +9,7 @@ from mlitool import ir
 from mlitool.errors import UnsupportedError
 from mlitool.execute.reference.call import Call
 from mlitool.mli.lower import params as P
-from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.types import ElType, MliTensor
@@ -21,10 +21,10 @@ from mlitool.ops.gather.c_kernel import GATHER4
 
 
 def movement_types(s: Subject):
-    """fallback C moves int8 or int16 elements; tensor {name!r} is {dtype}"""
+    """fallback C moves int8, int16 or int32 elements; tensor {name!r} is {dtype}"""
     for i in (*s.op.inputs[:1], *s.op.outputs):
         t = s.graph.tensors[i]
-        if t.data is None and t.dtype not in ("int8", "int16", "float32"):
+        if t.data is None and t.dtype not in ("int8", "int16", "int32", "float32"):
             return {"name": t.name or f"#{i}", "dtype": t.dtype}
     return _OK
 
@@ -76,7 +76,7 @@ def _fill(t: MliTensor) -> int:
 
 def gather4_layers(b: Builder, op: ir.Op, fmt: str, vecs: list[np.ndarray], what: str) -> None:
     """A gather4 layer from index vectors along each TFLite input axis (the batch's is [0])."""
-    el = act_el(fmt)
+    el = b.el_of(op.inputs[0], fmt)
     x = b.use(op, op.inputs[0], el)
     rank = len(b.g.tensors[op.inputs[0]].shape)
     if rank >= 2:
@@ -146,7 +146,7 @@ def lower_separable(b: Builder, op: ir.Op, fmt: str, shape: tuple[int, ...], wha
 def lower_gather_nd(b: Builder, op: ir.Op, fmt: str) -> None:
     """GATHER_ND with constant indices [..., k]: the input seen with its first k axes merged
     into one (a view), whose rows the flat indices pick (one gather4 layer)."""
-    el = act_el(fmt)
+    el = b.el_of(op.inputs[0], fmt)
     shape = tuple(b.g.tensors[op.inputs[0]].shape)
     idx = np.asarray(const_values(b.g, op.inputs[1])).astype(np.int64)
     k = idx.shape[-1]
@@ -161,7 +161,7 @@ def lower_gather_nd(b: Builder, op: ir.Op, fmt: str) -> None:
 def lower_broadcast_to(b: Builder, op: ir.Op, fmt: str) -> None:
     """BROADCAST_TO, also to a higher rank: the input seen with leading axes of 1 (as gather4
     sees any input up to rank 4), index 0 along each axis it repeats (one gather4 layer)."""
-    el = act_el(fmt)
+    el = b.el_of(op.inputs[0], fmt)
     src = tuple(b.g.tensors[op.inputs[0]].shape)
     out = tuple(b.g.tensors[op.outputs[0]].shape)
     padded = (1,) * (len(out) - len(src)) + src

@@ -12,6 +12,8 @@ from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.gather import reference as R
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import checks_or, int32_or, on_int32
 from mlitool.ops.spec import CONVERT, OpSpec, register
 
 
@@ -28,6 +30,7 @@ def gather_op(
     """Register `name`, whose output is its input's elements picked along each axis by index
     tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
     validation the output shape."""
+    facts.setdefault("int32", True)  # gather4 moves int32 elements too (SA32)
     return fallback_op(
         name,
         slots,
@@ -47,7 +50,11 @@ gather_op(
     ("input", "positions"),
     "GatherOptions",
     R.gather,
-    checks=(*GL.CHECKS, GL.gather_constant),
+    # run-time int32 indices (or int32 data): the `integer` family's `gather_rows`
+    checks=checks_or((*GL.CHECKS, GL.gather_constant), IL.GATHER_CHECKS),
+    lower=int32_or(GL.lower_index_gather, IL.lower_gather_rows),
+    int32=True,
+    leading_dims=on_int32,
 )
 gather_op("TILE", ("input", "multiples"), "TileOptions", R.tile, params=("multiples",))
 gather_op(
@@ -82,8 +89,8 @@ gather_op(
     leading_dims=True,  # picks rows: a leading dimension other than 1 is not a batch
 )
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))
-# Run-time ids (a graph input of int32 ids): tflite and float mode run it; gather4's index
-# tables are constants, so it is not lowered (ids as int32 activations are not either).
+# Run-time ids (a graph input of int32 ids): rows of the table copied by the `integer` family's
+# `gather_rows` fallback C.
 register(
     OpSpec(
         "EMBEDDING_LOOKUP",
@@ -92,6 +99,11 @@ register(
         params=("table",),
         weights=("table",),
         shapes=computed_shapes,
+        kind="fallback",
+        int32=True,
+        leading_dims=True,  # the looked-up rows
+        checks=IL.LOOKUP_CHECKS,
+        lower=IL.lower_gather_rows,
         run=(R.embedding_lookup,) * 2,
     )
 )

@@ -14,7 +14,7 @@ from mlitool.execute.reference.fixedpoint import round_away_f32
 from mlitool.mli import quant as Q
 from mlitool.mli import views as V
 from mlitool.mli.lower import params as P
-from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.facts import concat_into_rows
 from mlitool.mli.subtensor import create_subtensor
 from mlitool.mli.types import MliTensor, Role
@@ -55,7 +55,7 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
     """The output is one buffer; each input becomes a view of its slice that the producer
     writes in place, or is requantized (mli_hlp_convert_tensor) / copied (mli_mov) into
     it. A "view" layer (no call) then stands for the whole output."""
-    el = act_el(fmt)
+    el = b.el_of(op.outputs[0], fmt)
     out = b.produce(op.outputs[0], el)
     ins = [
         b.use(op, i, el) if b.g.tensors[i].data is None else _constant_piece(b, op, i, out)

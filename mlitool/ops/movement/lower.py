@@ -164,8 +164,8 @@ def lower_transpose(b: Builder, op: ir.Op, fmt: str) -> None:
 def lower_reshape(b: Builder, op: ir.Op, fmt: str) -> None:
     """RESHAPE, SQUEEZE, EXPAND_DIMS: a view of the (dense) input in the model's shape."""
     idx = op.inputs[0]
-    if idx not in b.primary:
-        b.use(op, idx, act_el(fmt))
+    if idx not in b.primary:  # a graph input: int32 ones are SA32 (scale 1)
+        b.use(op, idx, b.el_of(idx, fmt))
     src = b.tensors[b.primary[idx]]
     if (
         b.layout == "chw"
@@ -236,8 +236,8 @@ def _slice_view(
 def lower_slice(b: Builder, op: ir.Op, fmt: str) -> None:
     """SPLIT / SPLIT_V / SLICE / STRIDED_SLICE: each output a view of the input where MLI can
     address it, else a copy (mli_mov_tensor_sync)."""
-    el = act_el(fmt)
     x_idx, boxes = slice_boxes(b.g, op)
+    el = b.el_of(x_idx, fmt)
     x = b.tensors[b.use(op, x_idx, el)]
     in_shape = b.g.tensors[x_idx].shape
     views, notes, copies = [], [], []
@@ -310,10 +310,12 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     """PAD, PADV2: a padding copy (SA8 fills other than raw 0 go through SA32, FX fills other
     than 0 through the `pad8` / `pad16` fallback C). One that a convolution can take as its
     padding is gone already (passes.pad_fusion)."""
-    el = act_el(fmt)
+    el = b.el_of(op.input("input"), fmt)
     x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
     value = _pad_value(b, op)
+    if el == ElType.SA32 and value:  # an int32 tensor: its values, MLI's copy pads 0
+        raise UnsupportedError(f"{op.label}: int32 PADV2 with value {value}: MLI pads 0")
     pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
     if len(pads) == 3:  # [1, T, C]: the MLI tensor [T, C], padded per dimension by mli_mov
         pre, post = [int(v) for v in pads[1:, 0]], [int(v) for v in pads[1:, 1]]

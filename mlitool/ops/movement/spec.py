@@ -35,12 +35,19 @@ register(
         kind="concat",
         leading_dims=facts.concat_into_rows,
         reads_views=True,
+        int32=True,  # of int32 tensors: SA32 copies
         checks=(MC.concat_keeps_batch,),
         lower=concat.lower_concatenation,
         run=(F.concatenation, T.concatenation),
     )
 )
-_PAD = dict(quantized=True, kind="padding", lower=movement.lower_pad, run=(F.pad, T.pad))
+_PAD = dict(
+    quantized=True,
+    kind="padding",
+    int32=True,  # int32 data: SA32, padded with 0
+    lower=movement.lower_pad,
+    run=(F.pad, T.pad),
+)
 register(
     OpSpec(
         "PAD",
@@ -84,6 +91,7 @@ _VIEW = dict(
     shapes=V.same_size,
     kind="view",
     leading_dims=True,
+    int32=True,  # a view of an int32 tensor (SA32) is one too
     lower=movement.lower_reshape,
     run=(LO.reshape,) * 2,
 )
@@ -150,6 +158,7 @@ for _name, _options, _kernel, _mli in (
 # Slices: views of their input where MLI can address them (else mli_mov copies).
 _SLICE = dict(
     kind="view",
+    int32=True,  # slices of int32 tensors (SA32): views, mli_mov copies, gather4
     leading_dims=True,  # picks elements: a leading dimension other than 1 is rows (a time-major
     # RNN's steps); slice_keeps_batch decides
     checks=(MC.slice_expressible, MC.slice_keeps_batch),

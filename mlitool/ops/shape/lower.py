@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mlitool import ir
-from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.builder import Builder
 from mlitool.ops.movement import concat
 
 # --- checks ----------------------------------------------------------------------------------
@@ -17,7 +17,7 @@ from mlitool.ops.movement import concat
 
 def lower_pack(b: Builder, op: ir.Op, fmt: str) -> None:
     """PACK: each input viewed with the new axis of size 1, concatenated along it."""
-    el = act_el(fmt)
+    el = b.el_of(op.outputs[0], fmt)
     out = b.produce(op.outputs[0], el)
     axis = b.mli_axis(
         int(op.options.get("axis", 0)), len(b.g.tensors[op.outputs[0]].shape), out.rank

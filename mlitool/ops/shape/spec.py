@@ -15,6 +15,9 @@ from collections.abc import Callable, Iterator
 from mlitool import ir
 from mlitool.ops.common.computed_shapes import computed_shapes
 from mlitool.ops.common.fallback_checks import fallback_needs_mli2
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import cast_through_int32, checks_or, int32_or
+from mlitool.ops.integer.reference import cast_kernel
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.shape import reference as S
@@ -62,6 +65,7 @@ _shape_op(
     all_data=True,
     kind="concat",
     leading_dims=True,  # an unrolled RNN's time steps stacked in front: rows, not a batch
+    int32=True,
     lower=lower_pack,
 )
 _shape_op(
@@ -74,23 +78,26 @@ _shape_op(
     shapes=unpack_shapes,
     kind="view",
     leading_dims=True,
+    int32=True,
     checks=(MC.slice_keeps_batch,),
     lower=movement.lower_slice,
     reads_views=True,
 )
 _shape_op("REDUCE_PROD", ("input", "axis"), "ReducerOptions", S.reduce_prod, params=("axis",))
-# Of a bool tensor onto fallback C (`cast.py`); constant folding evaluates the others.
+# Of a bool tensor onto fallback C (`cast.py`), through int32 onto `cast32`; constant folding
+# evaluates the others.
 _shape_op(
     "CAST",
     ("input",),
     "CastOptions",
-    S.cast,
+    cast_kernel(S.cast),
     types=CONVERT,
     kind="fallback",
     bools=True,
+    int32=True,  # but bool -> float32 / int8: the `integer` family's `cast32`
     leading_dims=True,  # element-wise
-    checks=(fallback_needs_mli2, cast_from_bool),
-    lower=lower_cast,
+    checks=checks_or((fallback_needs_mli2, cast_from_bool), IL.CHECKS, cast_through_int32),
+    lower=int32_or(lower_cast, IL.lower_cast32, cast_through_int32),
 )
 _shape_op("FILL", ("dims", "value"), "FillOptions", S.fill, types=CONVERT, params=("dims",))
 _RANGE = ("start", "limit", "delta")

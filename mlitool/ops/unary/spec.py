@@ -11,6 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.ops.common.register import fallback_op
+from mlitool.ops.integer import lower as IL
+from mlitool.ops.integer.dispatch import checks_or, int32_or, on_int32
+from mlitool.ops.integer.reference import binary_kernel
 from mlitool.ops.spec import OpSpec
 from mlitool.ops.unary import float_math as M
 from mlitool.ops.unary import functions as O
@@ -59,13 +62,16 @@ fallback_op(
 # TFLite's float32-only math (TFLite Micro: float32 only); in an int8 model float islands.
 for _u in (M.CEIL, M.FLOOR, M.ROUND, M.SIN, M.COS):
     unary_op(_u)
-# By a constant divisor of one value: the table of the function of the first input.
+# By a constant divisor of one value: the table of the function of the first input; on int32
+# operands, any divisor: the `integer` family's fallback C.
 for _name in M.BY_CONSTANT:
     fallback_op(
         _name,
         ("input", "input2"),
         shapes=V.eltwise_shapes,
-        checks=LP.DIVISOR_CHECKS,
-        lower=LP.lower_by_constant,
-        run=(M.by_constant_kernel(_name),) * 2,
+        int32=True,
+        leading_dims=on_int32,  # int32: element-wise, a leading dimension is rows
+        checks=checks_or(LP.DIVISOR_CHECKS, IL.CHECKS),
+        lower=int32_or(LP.lower_by_constant, IL.lower_binary32),
+        run=(int32_or(M.by_constant_kernel(_name), binary_kernel(_name)),) * 2,
     )

@@ -86,7 +86,7 @@ def test_c_on_the_real_library(name, fmt, mli_builds, tmp_path):
 
 
 @pytest.mark.parametrize("variant", ["float32", "int8"])
-def test_embedding_lookup_runs_equal_to_litert_and_is_refused_by_lowering(variant):
+def test_embedding_lookup_runs_equal_to_litert_and_lowers_onto_gather_rows(variant):
     path = ROOT / "tests" / "corpus_ops" / f"embedding_lookup_{variant}.tflite"
     g = read(path).main
     ids = np.array([[0, 9, 4], [3, 3, 1]], np.int32)
@@ -94,8 +94,24 @@ def test_embedding_lookup_runs_equal_to_litert_and_is_refused_by_lowering(varian
     ref = reference_outputs(path, g, xs)[g.outputs[0]]
     for mode in ("tflite", "float") if variant == "float32" else ("tflite",):
         np.testing.assert_array_equal(run_graph(g, xs, mode)[g.outputs[0]], ref, err_msg=mode)
-    with pytest.raises(UnsupportedError, match="EMBEDDING_LOOKUP"):
-        lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc", weights_only=True)
+    assert [la.kernel for la in model.layers] == ["mlitool_gather_rows"]
+    if variant == "int8":  # rows copied: the int8 table's own integers
+        ours, _ = run_mli(g, model, xs, arith_for("vpx"))
+        np.testing.assert_array_equal(ours[g.outputs[0]], ref)
+
+
+def test_embedding_lookup_of_an_int8_table_into_float_is_refused_by_lowering(tmp_path):
+    tensors = [
+        T([3], "int32"),
+        T([10, 4], "int8", scale=[0.3], zero_point=[0], data=np.zeros((10, 4), np.int8)),
+        T([3, 4], "float32"),
+    ]
+    path = tmp_path / "hybrid.tflite"
+    path.write_bytes(graph_model(tensors, [("EMBEDDING_LOOKUP", [0, 1], [2], None)], [0], [2]))
+    g = read(path).main
+    with pytest.raises(UnsupportedError, match="from a table of int8 into float32"):
+        lower(g, format="sa8", mli_version="2.0", layout="hwc", weights_only=True)
 
 
 def test_embedding_lookup_of_an_int8_table_into_float_scales_it(tmp_path):

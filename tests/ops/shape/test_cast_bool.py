@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mlitool.errors import UnsupportedError
 from mlitool.execute.mli.bridge import run_mli
 from mlitool.execute.mli.presets import arith_for
 from mlitool.execute.reference.graph import run_graph
@@ -100,10 +99,11 @@ def test_float_cast_runs_and_lowers(tmp_path):
     assert cast.kernel == "mlitool_select8"
 
 
-def test_other_casts_are_refused_with_the_reason(tmp_path):
+def test_other_casts_run_on_cast32(tmp_path):
+    """Casts other than bool to float32 / int8 are the `integer` family's (tests/ops/integer)."""
     g = read(_float_model(tmp_path, "int8")).main
-    with pytest.raises(UnsupportedError, match="CAST from int8 to float32: fallback C casts bool"):
-        lower(g, format="sa8", mli_version="2.0", layout="hwc", weights_only=True)
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc", weights_only=True)
+    assert "mlitool_cast32" in [la.kernel for la in model.layers]
 
 
 @pytest.mark.parametrize("fmt", ["sa8", "fx16"])
