@@ -139,6 +139,7 @@ _ELSEWHERE = {
     "passes/qdq.py",  # ops whose int8 form keeps its input's parameters (a QDQ pair's neighbours)
     "passes/quantize_early.py",  # the joins a QUANTIZE moves through onto each input
     "passes/float_regions.py",  # the float ops a float region may hold
+    "passes/order_islands.py",  # ops that depend on the order of values alone
     "ops/float_region/program.py",  # the region's instructions, one per float op it runs
 }
 

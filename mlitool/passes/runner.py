@@ -58,6 +58,7 @@ from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.float_regions import fuse_float_regions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.moved_islands import fuse_moved_islands
+from mlitool.passes.order_islands import read_int8_for_order
 from mlitool.passes.pad_fusion import fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
@@ -87,6 +88,7 @@ PASSES = (
     GraphPass(MODEL, fuse_float_expressions),  # islands of several ops (PT2E)
     GraphPass(MODEL, fuse_bool_islands),  # comparisons of float values, SELECT of them
     GraphPass(MODEL, fuse_moved_islands),  # UNPACK of a DEQUANTIZE
+    GraphPass(MODEL, read_int8_for_order),  # ARG_MAX / ARG_MIN of a DEQUANTIZE
     GraphPass(MODEL, cast_bool_as_select),
     GraphPass(MODEL, cast_int_quantize),
     GraphPass(MODEL, fuse_float_regions),  # what float is left: a float FULLY_CONNECTED, GRU gates

@@ -25,6 +25,7 @@ from mlitool.passes.float_expressions import fuse_float_expressions
 from mlitool.passes.float_regions import fuse_float_regions
 from mlitool.passes.islands import fuse_float_islands
 from mlitool.passes.moved_islands import fuse_moved_islands
+from mlitool.passes.order_islands import read_int8_for_order
 from mlitool.passes.pad_fusion import EXPLICIT_PADDING, FUSED_PAD, fuse_pad_into_conv
 from mlitool.passes.pool_padding import fuse_lowest_pad_into_max_pool
 from mlitool.passes.qdq import read_qdq_pairs
@@ -162,6 +163,7 @@ def test_one_ordered_list_of_passes():
         fuse_float_expressions,
         fuse_bool_islands,
         fuse_moved_islands,
+        read_int8_for_order,
         cast_bool_as_select,
         cast_int_quantize,
         fuse_float_regions,
@@ -171,7 +173,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 15 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 16 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 
