@@ -51,6 +51,9 @@ FLOAT_ISLAND = "float_island"
 # alone reads it (mlitool.passes.cast_quantize): the CAST writes the QUANTIZE's int8 output, the
 # QUANTIZE of the cast float32 value.
 QUANTIZED_CAST = "quantized_cast"
+# A CAST of an int8 tensor's DEQUANTIZE values to an integer type (passes/cast_quantize.py):
+# it reads the int8 tensor and casts its float32 dequantized values.
+DEQUANTIZED_CAST = "dequantized_cast"
 # The op a graph pass makes of an int8 model's float island of several ops (DEQUANTIZE ->
 # ADD / SUB / MUL / LOGISTIC ... -> QUANTIZE, mlitool.passes.float_expressions) and its options:
 # one 256-entry float32 table per int8 input (the island's float value of that input alone),

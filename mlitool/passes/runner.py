@@ -48,7 +48,7 @@ from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_con
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
-from mlitool.passes.cast_quantize import cast_int_quantize
+from mlitool.passes.cast_quantize import cast_int_quantize, cast_of_dequantize
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.custom_ops import name_custom_ops
@@ -91,6 +91,7 @@ PASSES = (
     GraphPass(MODEL, read_int8_for_order),  # ARG_MAX / ARG_MIN of a DEQUANTIZE
     GraphPass(MODEL, cast_bool_as_select),
     GraphPass(MODEL, cast_int_quantize),
+    GraphPass(MODEL, cast_of_dequantize),  # int8 ids dequantized, cast to int32
     GraphPass(MODEL, fuse_float_regions),  # what float is left: a float FULLY_CONNECTED, GRU gates
     GraphPass(MODEL, rescale_bias_as_tflite),  # last: the bias of the graph every stage sees
     GraphPass(LOWERING, fuse_pad_into_conv),

@@ -15,7 +15,7 @@ from mlitool.passes.as_conv import depthwise_one_channel_as_conv, fc_rows_as_con
 from mlitool.passes.bias_scale import rescale_bias_as_tflite
 from mlitool.passes.bool_islands import fuse_bool_islands
 from mlitool.passes.cast_bool import cast_bool_as_select
-from mlitool.passes.cast_quantize import cast_int_quantize
+from mlitool.passes.cast_quantize import cast_int_quantize, cast_of_dequantize
 from mlitool.passes.constant_fold import fold_constants
 from mlitool.passes.context import PassContext
 from mlitool.passes.custom_ops import name_custom_ops
@@ -166,6 +166,7 @@ def test_one_ordered_list_of_passes():
         read_int8_for_order,
         cast_bool_as_select,
         cast_int_quantize,
+        cast_of_dequantize,
         fuse_float_regions,
         rescale_bias_as_tflite,
         fuse_pad_into_conv,
@@ -173,7 +174,7 @@ def test_one_ordered_list_of_passes():
         depthwise_one_channel_as_conv,
         fc_rows_as_conv,
     ]
-    assert [p.stage for p in PASSES] == [MODEL] * 16 + [LOWERING] * 4
+    assert [p.stage for p in PASSES] == [MODEL] * 17 + [LOWERING] * 4
     assert all(p.run.__doc__ for p in PASSES)
 
 

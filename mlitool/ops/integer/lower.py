@@ -169,6 +169,14 @@ def _lut(b: Builder, t: ir.Tensor, m: MliTensor, dst: str) -> np.ndarray:
     return np.clip(np.trunc(real.astype(np.float64)), info.min, info.max).astype(np.int32)
 
 
+def _dequantized_lut(t: ir.Tensor, dst: str) -> np.ndarray:
+    """The int32 TFLite's CAST gives each int8 value's DEQUANTIZE (its double product rounded to
+    float32), truncated toward 0 and saturated to `dst` (`ir.DEQUANTIZED_CAST`)."""
+    real = t.quant.dequantize(np.arange(-128, 128)).astype(np.float32)
+    info = np.iinfo(np.dtype(dst if dst in ("int8", "int16") else "int32"))
+    return np.clip(np.trunc(real.astype(np.float64)), info.min, info.max).astype(np.int32)
+
+
 def thresholds(level_of) -> tuple[np.ndarray, int]:
     """(the 255 smallest int32 values whose level `level_of` (a vectorized, non-decreasing int32
     -> -128..127) is at least -127..127, the number of those levels some int32 reaches); a
@@ -214,6 +222,8 @@ def lower_cast32(b: Builder, op: ir.Op, fmt: str) -> None:
         if src.dtype == "bool":
             _bool(b, b.tensors[x])
         lut = _lut(b, src, b.tensors[x], dst.dtype)
+        if op.options.get(ir.DEQUANTIZED_CAST):  # the int8 input's DEQUANTIZE values, cast
+            lut = _dequantized_lut(src, dst.dtype)
     thr, reach = dummy, 0
     if op.options.get(ir.QUANTIZED_CAST):  # CAST -> QUANTIZE: TFLite's levels of the float value
         out, mode = b.produce(dst.index, SA8), K.TO_SA8

@@ -109,6 +109,8 @@ def cast_kernel(own):
             return [affine_quantize(np.asarray(c.x(0)).astype(np.float32), c.tout())]
         dst = c.tout().dtype
         x = np.asarray(c.x(0))
+        if c.mode == "tflite" and c.opt(ir.DEQUANTIZED_CAST):  # TFLite's DEQUANTIZE first
+            x = c.tin(0).quant.dequantize(x).astype(np.float32)
         plain = c.mode == "float" and c.tout().quant is not None  # real values stay real
         if x.dtype.kind == "f" and dst in ("int8", "int16", "int32", "int64") and not plain:
             info = np.iinfo(np.dtype(dst))
