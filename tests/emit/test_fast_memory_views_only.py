@@ -47,3 +47,16 @@ def test_views_only_in_fast_memory(name, budget, mli_builds, tmp_path):
     objs = H.compile_objects(conv, [*cflags, check])  # C99 -Wall -Wextra -Werror -pedantic
     results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 0))
     H.assert_bit_exact(results)
+
+
+@pytest.mark.parametrize("budget", ["1", "64K"])
+def test_selftest_of_views_only_in_fast_memory(budget, mli_builds, tmp_path):
+    """The self-test (its own fast and slow buffers, NAME_CHECK_OPERANDS on) passes."""
+    from tests.emit.test_selftest import board, make
+
+    model = CORPUS_OPS / "unpack_int8.tflite"
+    objs = make(model, tmp_path, ("UP", "OFF"), fast=budget)
+    (code, _, _), text = board(objs, mli_builds["UP", "OFF"], tmp_path / "exe")
+    assert code == 0, text
+    want = "0u" if budget == "1" else "256u"  # at 64K the 256-byte input stays in fast memory
+    assert f"#define NET_FAST_BYTES {want}" in (tmp_path / "net.h").read_text()
