@@ -109,8 +109,10 @@ def _fallback_bytes(kernels, d: Path, library: Path) -> int:
     calls = []
     for i, k in enumerate(kernels):
         fn = f"fb_kernel{i}"
-        if k.cfg_type:
-            lines.append(f"typedef struct {{ {' '.join(f'int32_t {f};' for f in k.cfg)} }} cfg{i};")
+        if k.cfg_type:  # as mlitool.emit.fallback_c writes it
+            fields = " ".join(f"int32_t {f};" for f in k.cfg)
+            fields += " mli_data_container state;" if k.state else ""
+            lines.append(f"typedef struct {{ {fields} }} cfg{i};")
         src = k.c_source.replace("@STORAGE@", "").replace("@FN@", fn).replace("@P@", "fb")
         lines.append(src.replace("@CFG@", f"cfg{i}"))
         calls.append(f"keep[{i}] = (void *)&{fn};")

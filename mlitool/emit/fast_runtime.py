@@ -44,6 +44,7 @@ class FastRuntime(Runtime):
         self.tile_refs: dict[str, str] = {}  # in a tile: the input / output -> its tile copy
         self.tile_cfg: str | None = None  # in a tile: the config copy
         self.chan_refs: dict[str, str] = {}  # in a channel slice: weights, bias, output
+        self.operand_checks = False  # whether a call checks its operands (helpers needed)
         self.stage_slots = max(
             (len(s.constants) + len(s.chan_slots) for s in self.fplan.layers), default=0
         )
@@ -130,7 +131,16 @@ class FastRuntime(Runtime):
             ]
         if any(s.chans for s in self.fplan.layers):
             parts += self._stage_channels_fn()
-        parts += [
+        self.operand_checks = False
+        functions = self._functions()  # sets operand_checks when a call checks its operands
+        if self.operand_checks:  # unused helpers would fail -Werror (a model of views only)
+            parts += self._check_helpers()
+        parts += ["", *functions]
+        return "\n".join(parts)
+
+    def _check_helpers(self) -> list[str]:
+        fs = self.fs
+        return [
             "",
             f"#ifdef {fs.check_operands}",
             f"static int {fs.in_fast_bytes}(const void *p, uint32_t bytes) {{",
@@ -144,10 +154,7 @@ class FastRuntime(Runtime):
             f"    return t->rank == 0u || {fs.in_fast_bytes}(t->data.mem.pi8, t->data.capacity);",
             "}",
             "#endif",
-            "",
-            *self._functions(),
         ]
-        return "\n".join(parts)
 
     def _point(self, root: str, arena: str, offset: int) -> str:
         c_type = self.model.tensors[root].el_type.c_type
@@ -166,21 +173,28 @@ class FastRuntime(Runtime):
             "size_t slow_bytes) {",
             f"    {rt.ready} = 0;",
         ]
-        bad = [f"fast == NULL || (size_t)((uintptr_t)fast % {align}) != 0u"]
-        short = [f"fast_bytes < {fs.fast_bytes}"]
+        bad, short = [], []
+        if p.fast_bytes:
+            bad.append(f"fast == NULL || (size_t)((uintptr_t)fast % {align}) != 0u")
+            short.append(f"fast_bytes < {fs.fast_bytes}")
+        else:  # views only, at a budget that keeps the input in the slow arena
+            body.append("    (void)fast_bytes;  /* no fast buffer: fast may be NULL */")
         if p.slow_bytes:
             bad.append(f"slow == NULL || (size_t)((uintptr_t)slow % {align}) != 0u")
             short.append(f"slow_bytes < {fs.slow_bytes}")
         else:
             body.append("    (void)slow_bytes;  /* no slow arena: slow may be NULL */")
-        either = " ||\n        ".join(bad)
+        if bad:
+            either = " ||\n        ".join(bad)
+            body += [
+                f"    if ({either}) {{",
+                f"        return {self.d.misaligned_status};",
+                "    }",
+                f"    if ({' || '.join(short)}) {{",
+                "        return MLI_STATUS_NOT_ENGH_MEM;",
+                "    }",
+            ]
         body += [
-            f"    if ({either}) {{",
-            f"        return {self.d.misaligned_status};",
-            "    }",
-            f"    if ({' || '.join(short)}) {{",
-            "        return MLI_STATUS_NOT_ENGH_MEM;",
-            "    }",
             f"    {fs.fast} = (unsigned char *)fast;",
             f"    {fs.slow} = (unsigned char *)slow;",
         ]
@@ -260,6 +274,7 @@ class FastRuntime(Runtime):
             if k in self.rt.luts
         ]
         cond = f" ||\n{indent}    ".join(checks)
+        self.operand_checks = True
         return [
             f"#ifdef {self.fs.check_operands}",
             f"{indent}if ({cond}) {{",

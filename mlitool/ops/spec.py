@@ -80,6 +80,10 @@ class OpSpec:
     # Reads and writes its float32 tensors as MLI FP32 tensors (no quantization): they need no
     # value range from calibration for its sake.
     keeps_float: bool = False
+    # Its inputs that hold indices: (graph, op) -> {input position: n}, each index valid in
+    # [0, n) (GATHER's positions, EMBEDDING_LOOKUP's ids). Random inputs that feed only such
+    # slots are drawn in that range (`mlitool.execute.reference.inputs`).
+    index_bounds: Callable | None = None
 
     @property
     def arity(self) -> tuple[int, int, int, int, int]:

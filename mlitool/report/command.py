@@ -160,6 +160,14 @@ def _with_text(section: Section, text: str) -> Section:
     return Section(section.id, section.title, (*section.text, text), section.tables, section.charts)
 
 
+def _random_note(graph, seed: int) -> str:
+    """ "random, seed 3", and the inputs drawn as indices in the range they index."""
+    from mlitool.execute.reference.inputs import index_note
+
+    ranges = [f"{name!r} in [{lo}, {hi}]" for name, (lo, hi) in index_note(graph).items()]
+    return f"random, seed {seed}" + (f"; indices {', '.join(ranges)}" if ranges else "")
+
+
 def _executed(
     model_path: Path, graph, mli, arith, opts: ReportOptions, progress: Progress
 ) -> tuple[list, list[Section], dict]:
@@ -194,7 +202,7 @@ def _executed(
     meta = [
         ("arithmetic", describe(arith)),
         ("samples", n),
-        ("inputs", str(opts.input) if opts.input is not None else f"random, seed {opts.seed}"),
+        ("inputs", str(opts.input) if opts.input is not None else _random_note(graph, opts.seed)),
     ]
     return (
         meta,

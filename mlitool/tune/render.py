@@ -64,6 +64,13 @@ def figures_text(f: dict) -> str:
     return ", ".join(parts + [f"RAM {f['ram_bytes']:,} B", f"ROM {f['rom_bytes']:,} B"])
 
 
+def all_fx16_text(doc: dict[str, Any]) -> str:
+    """The all-fx16 figures, or why there are none: lowering refuses the model in fx16 (its
+    kernels, e.g. fallback C, take only sa8)."""
+    fx = doc["all_fx16"]
+    return "refused by lowering" if fx is None else figures_text(fx)
+
+
 def render(doc: dict[str, Any], console=None) -> None:
     from mlitool.plumbing.console import stdout_console, table
 
@@ -86,8 +93,7 @@ def render(doc: dict[str, Any], console=None) -> None:
         ]
         for st in doc["steps"]
     ]
-    fx = doc["all_fx16"]
-    caption = f"chosen: step {doc['chosen']['step']}; all fx16: {figures_text(fx)}"
+    caption = f"chosen: step {doc['chosen']['step']}; all fx16: {all_fx16_text(doc)}"
     console.print(
         table(
             "search steps (Pareto table)",
@@ -152,8 +158,11 @@ def html_page(doc: dict[str, Any]) -> str:
     steps = doc["steps"]
     pts = [(st["ram_bytes"] + st["rom_bytes"], _num(st["snr_db"])) for st in steps]
     fx = doc["all_fx16"]
-    ref = (fx["ram_bytes"] + fx["rom_bytes"], _num(fx["snr_db"]))
-    xs, ys = [p[0] for p in pts] + [ref[0]], [p[1] for p in pts] + [ref[1]]
+    ref = None if fx is None else (fx["ram_bytes"] + fx["rom_bytes"], _num(fx["snr_db"]))
+    xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+    if ref is not None:
+        xs.append(ref[0])
+        ys.append(ref[1])
     snr_t = doc["targets"]["min_snr"]
     if snr_t is not None:
         ys.append(snr_t)
@@ -192,20 +201,20 @@ def html_page(doc: dict[str, Any]) -> str:
             f'<circle cx="{sx(x):.1f}" cy="{sy(y):.1f}" r="{6 if chosen else 4}" '
             f'fill="{"#c60" if chosen else "#36c"}"><title>{tip}</title></circle>'
         )
-    tip = escape(f"all fx16: {figures_text(fx)}")
-    parts.append(
-        f'<rect x="{sx(ref[0]) - 4:.1f}" y="{sy(ref[1]) - 4:.1f}" width="8" height="8" '
-        f'fill="#999"><title>{tip}</title></rect>'
-    )
+    if ref is not None:
+        tip = escape(f"all fx16: {figures_text(fx)}")
+        parts.append(
+            f'<rect x="{sx(ref[0]) - 4:.1f}" y="{sy(ref[1]) - 4:.1f}" width="8" height="8" '
+            f'fill="#999"><title>{tip}</title></rect>'
+        )
     parts.append("</svg>")
     title = html.escape(f"mlitool tune: {Path(doc['model']).name}")
     return (
         f'<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>{title}</title></head>'
         f"<body><h1>{title}</h1><p>{html.escape(summary_text(doc))}</p>"
         "<p>Each blue point is a step of the search (hover for the change); the orange point is "
-        "the chosen mix, the grey square all fx16, the dashed line --min-snr.</p>"
-        + "".join(parts)
-        + "</body></html>\n"
+        f"the chosen mix, the grey square all fx16 ({html.escape(all_fx16_text(doc))}), the "
+        "dashed line --min-snr.</p>" + "".join(parts) + "</body></html>\n"
     )
 
 

@@ -152,7 +152,12 @@ def tune(model_path: str | Path, model_opts: ModelOptions, opts: TuneOptions) ->
             move, new = pick
             record(move, new, current, figs)
             current, figs = {**current, **move}, new
-        if not G.met(figs, t) and current != every and G.nearer(figs, all_fx16, t, scale):
+        if (
+            not G.met(figs, t)
+            and all_fx16 is not None  # None: lowering refuses all fx16 (e.g. fallback C only)
+            and current != every
+            and G.nearer(figs, all_fx16, t, scale)
+        ):
             # one layer (or pair) at a time found no way up, all fx16 is nearer: from there
             record(every, all_fx16, current, figs)
             current, figs = every, all_fx16

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from mlitool import ir
+from mlitool.execute.reference.inputs import index_note
 from mlitool.verdict import Thresholds, judge, measured
 from mlitool.verify.stats import RealStats
 
@@ -27,12 +28,19 @@ def _input_note(opts, graph: ir.Graph) -> dict[str, Any]:
         else "uniform over each input's range (float inputs: [-1, 1), or the range of the "
         "QUANTIZE op reading them)"
     )
-    return {
+    note = {
         "source": "random",
         "random": True,
         "seed": opts.seed,
         "note": f"no --input given: {opts.samples} random samples (seed {opts.seed}), {span}",
     }
+    indices = index_note(graph)
+    if indices:  # inputs that only index: drawn where the ops they feed accept them
+        note["note"] += "; indices " + ", ".join(
+            f"{name!r} in [{lo}, {hi}]" for name, (lo, hi) in indices.items()
+        )
+        note["index_inputs"] = indices
+    return note
 
 
 def build_document(

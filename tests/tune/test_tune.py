@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.support.cli import run_main
-from tests.support.paths import SAMPLES, shared_path
+from tests.support.paths import ROOT, SAMPLES, shared_path
 from tests.support.tflite_build import T, graph_model, options, unsupported_op_model
 
 CNN = SAMPLES / "cnn_int8.tflite"
@@ -240,3 +240,23 @@ def test_html_page(tmp_path, capsys):
     svg = ET.fromstring(html[html.index("<svg") : html.index("</svg>") + 6])
     circles = svg.findall("{http://www.w3.org/2000/svg}circle")
     assert len(circles) == len(doc["steps"])  # one point per step
+
+
+@pytest.mark.parametrize("name", ["log_softmax_int8", "cumsum_int8"])
+@pytest.mark.parametrize("min_snr, code", [(30, 0), (60, 3)])
+def test_model_of_fallback_kernels_only(tmp_path, capsys, name, min_snr, code):
+    """A model whose only layers are fallback C (sa8 only): lowering refuses all fx16 and
+    every promotion, so tune keeps all sa8 and says so in the table, the JSON and the page,
+    with verify's exit code (not an internal error when the target is missed)."""
+    model = ROOT / "tests" / "corpus_ops" / f"{name}.tflite"
+    page = tmp_path / "tune.html"
+    args = ["tune", model, "--min-snr", min_snr, "-n", "8", "-j", "1", "--html", page]
+    got, out, err = run_main([*args, "-o", tmp_path], capsys)
+    assert got == code, err
+    assert "all fx16: refused by lowering" in " ".join(out.split())
+    doc = json.loads((tmp_path / f"{name}.tune.json").read_text())
+    assert doc["all_fx16"] is None and doc["chosen"]["layers"] == []
+    assert doc["chosen"]["formats"]["sa8"] == 1 and doc["met"] == (code == 0)
+    assert doc["chosen"]["snr_db"] > 30
+    html = page.read_text()
+    assert "<rect" not in html and "all fx16 (refused by lowering)" in html

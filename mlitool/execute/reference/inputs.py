@@ -11,6 +11,7 @@ import numpy as np
 from mlitool import ir
 from mlitool.datafile import fed_inputs, load_inputs
 from mlitool.errors import OptionError
+from mlitool.ops import spec as opspec
 
 
 def input_range(t: ir.Tensor) -> tuple[float, float]:
@@ -32,17 +33,21 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
     """{input tensor index: (samples,)+shape array} in each input's own dtype.
 
     Integer inputs are uniform over the whole dtype range (every quantized level, so in real
-    terms the full range the quantization covers); float inputs are uniform over [-1, 1), or over
+    terms the full range the quantization covers), except indices (`index_inputs`): uniform
+    over [0, n) of what they index; float inputs are uniform over [-1, 1), or over
     the range of a QUANTIZE op that consumes them when there is one. Deterministic for a seed.
     """
     rng = np.random.default_rng(seed)
     consumers = graph.consumers()
+    indices = index_inputs(graph)
     out: dict[int, np.ndarray] = {}
     for idx in graph.inputs:
         t = graph.tensors[idx]
         kind = np.dtype(t.dtype).kind
         shape = tuple(t.shape)
-        if kind in "iu":
+        if idx in indices:
+            draw = partial(_draw_integers, rng, 0, indices[idx], shape)
+        elif kind in "iu":
             info = np.iinfo(np.dtype(t.dtype))
             draw = partial(_draw_integers, rng, int(info.min), int(info.max) + 1, shape)
         elif kind == "b":
@@ -60,6 +65,59 @@ def random_inputs(graph: ir.Graph, samples: int, seed: int = 0) -> dict[int, np.
             stop = min(start + _CHUNK, samples)
             out[idx][start:stop] = draw(stop - start)
     return out
+
+
+# What an index may pass through on its way to an index slot: integer arithmetic and selection
+# on unquantized int32 / int64 tensors and their bool conditions (Keras's Embedding wraps negative
+# ids with LESS, ADD and SELECT before its GATHER).
+_INDEX_TYPES = ("int32", "int64", "bool")
+
+
+def index_inputs(graph: ir.Graph) -> dict[int, int]:
+    """{graph input: n} for each unquantized integer input that feeds only index slots
+    (`OpSpec.index_bounds`: GATHER positions, EMBEDDING_LOOKUP ids, ...), directly or through
+    integer ops, and no graph output: valid in [0, n), n the smallest bound it reaches."""
+    consumers = graph.consumers()
+    out = {}
+    for idx in graph.inputs:
+        t = graph.tensors[idx]
+        if np.dtype(t.dtype).kind in "iu" and t.quant is None:
+            n = _index_bound(graph, idx, consumers)
+            if n:
+                out[idx] = n
+    return out
+
+
+def _index_bound(graph: ir.Graph, start: int, consumers: dict) -> int | None:
+    """The smallest bound of the index slots `start` reaches; None when it reaches none, or
+    anything but an index slot or an integer op (its values matter as they are)."""
+    bounds, seen, todo = [], set(), [start]
+    while todo:
+        i = todo.pop()
+        if i in seen:
+            continue
+        seen.add(i)
+        if i in graph.outputs:
+            return None
+        for op in consumers.get(i, []):
+            spec = opspec.get(op.type)
+            slots = spec.index_bounds(graph, op) if spec and spec.index_bounds else {}
+            at = [k for k, j in enumerate(op.inputs) if j == i]
+            if all(k in slots for k in at):
+                bounds += [slots[k] for k in at]
+            elif all(
+                graph.tensors[o].dtype in _INDEX_TYPES and graph.tensors[o].quant is None
+                for o in op.outputs
+            ):
+                todo += op.outputs
+            else:
+                return None
+    return min(bounds) if bounds and min(bounds) > 0 else None
+
+
+def index_note(graph: ir.Graph) -> dict[str, list[int]]:
+    """{input name: [0, n - 1]} of `index_inputs`: what the documents say they drew."""
+    return {graph.tensors[i].name: [0, n - 1] for i, n in index_inputs(graph).items()}
 
 
 def sample_inputs(

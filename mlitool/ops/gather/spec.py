@@ -45,11 +45,31 @@ def gather_op(
     )
 
 
+def _gather_bounds(graph, op) -> dict[int, int]:
+    """GATHER's positions index its input's `axis`."""
+    shape = graph.tensors[op.inputs[0]].shape
+    axis = int(op.options.get("axis", 0))
+    return {1: shape[axis % len(shape)]} if -len(shape) <= axis < len(shape) else {}
+
+
+def _gather_nd_bounds(graph, op) -> dict[int, int]:
+    """GATHER_ND's indices: their last axis's k components index the input's first k axes
+    (the smallest of them bounds every component)."""
+    shape, k = graph.tensors[op.inputs[0]].shape, graph.tensors[op.inputs[1]].shape[-1:]
+    return {1: min(shape[: k[0]])} if k and 0 < k[0] <= len(shape) else {}
+
+
+def _lookup_bounds(graph, op) -> dict[int, int]:
+    """EMBEDDING_LOOKUP's ids pick the table's rows."""
+    return {0: graph.tensors[op.inputs[1]].shape[0]}
+
+
 gather_op(
     "GATHER",
     ("input", "positions"),
     "GatherOptions",
     R.gather,
+    index_bounds=_gather_bounds,
     # run-time int32 indices (or int32 data): the `integer` family's `gather_rows`
     checks=checks_or((*GL.CHECKS, GL.gather_constant), IL.GATHER_CHECKS),
     lower=int32_or(GL.lower_index_gather, IL.lower_gather_rows),
@@ -86,6 +106,7 @@ gather_op(
     R.gather_nd,
     checks=(*GL.CHECKS, GL.indices_constant, GL.gather_nd_view),
     lower=GL.lower_gather_nd,
+    index_bounds=_gather_nd_bounds,
     leading_dims=True,  # picks rows: a leading dimension other than 1 is not a batch
 )
 gather_op("REVERSE_V2", ("input", "axis"), "ReverseV2Options", R.reverse_v2, params=("axis",))
@@ -105,5 +126,6 @@ register(
         checks=IL.LOOKUP_CHECKS,
         lower=IL.lower_gather_rows,
         run=(R.embedding_lookup,) * 2,
+        index_bounds=_lookup_bounds,
     )
 )
