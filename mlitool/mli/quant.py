@@ -291,7 +291,7 @@ def int_quantize(
         shape[axis] = -1
         scale, zp = scale.reshape(shape), zp.reshape(shape)
     with np.errstate(divide="ignore", over="ignore", invalid="ignore"):  # saturated below
-        v = x / scale
+        v = np.nan_to_num(x / scale, nan=0.0)  # 0 / 0 (a zero scale, refused later): 0
         q = np.sign(v) * np.floor(np.abs(v) + 0.5) + zp
     lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
     n_sat = int(np.count_nonzero((q < lo) | (q > hi)))

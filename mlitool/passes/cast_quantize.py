@@ -75,6 +75,8 @@ def cast_of_dequantize(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         x = graph.tensors[deq.inputs[0]]
         if x.dtype != "int8" or x.quant is None or x.quant.per_axis or x.data is not None:
             continue
+        if tuple(x.shape) != tuple(graph.tensors[deq.outputs[0]].shape):
+            continue  # a malformed DEQUANTIZE: validation names it
         labels = (op.label, deq.label)
         new_ops[op.index] = dataclasses.replace(
             op,

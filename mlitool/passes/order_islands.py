@@ -34,6 +34,8 @@ def read_int8_for_order(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         if deq is None or deq.type != "DEQUANTIZE":
             continue
         x = graph.tensors[deq.inputs[0]]
+        if tuple(x.shape) != tuple(graph.tensors[deq.outputs[0]].shape):
+            continue  # a malformed DEQUANTIZE: validation names it
         if not _per_tensor_int8(x) or not float(x.quant.scale[0]) > _SMALLEST_SCALE:
             continue
         if not np.isfinite(float(x.quant.scale[0])):

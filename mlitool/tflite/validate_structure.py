@@ -14,6 +14,7 @@ runs, is left to `validate.problems` (unsupported, exit 4), as before.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 
 from mlitool import ir
@@ -38,6 +39,14 @@ def structure_problems(g: ir.Graph) -> list[Problem]:
     found: list[Problem] = []
     for op in g.ops:
         spec = opspec.get(op.type)
+        named = opspec.get(op.custom_code or "") if op.type == "CUSTOM" else None
+        if named is not None and named.custom and named.slots is not None:
+            # a custom op a family knows (passes/custom_ops.py names it): its inputs and outputs
+            found += [
+                p
+                for p in arity(g, dataclasses.replace(op, type=op.custom_code))
+                if not p.unsupported
+            ]
         if spec is not None and spec.slots is not None:
             for check in (arity, options_table, window_options):
                 step = [p for p in check(g, op) if not p.unsupported]

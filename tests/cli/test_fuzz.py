@@ -110,6 +110,12 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         ("corpus_ops/space_to_batch_nd_float32.tflite", 43, 5827, "fields"),
         ("corpus_torch/resnet18_pt2e_int8.tflite", 43, 6343, "ops"),
         ("corpus_torch/ds_cnn_pt2e_qdq.tflite", 43, 8916, "fields"),
+        # a custom op mlitool knows with no outputs / inputs (the passes read them); an SVDF
+        # whose state is another tensor; a zero bias scale (0 / 0 in a cast)
+        ("corpus_ops/detection_postprocess_multiclass_float32.tflite", 44, 954, "ops"),
+        ("corpus_ops/detection_postprocess_regular_float32.tflite", 44, 2284, "ops"),
+        ("corpus_ops/svdf_float32.tflite", 44, 5562, "fields"),
+        ("corpus_torch/efficientnet_b0_pt2e_qdq.tflite", 44, 1608, "fields"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):

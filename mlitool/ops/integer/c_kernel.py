@@ -173,7 +173,11 @@ def _run_cast(layer, model, xs, arith) -> np.ndarray:
         v = np.asarray(lut, np.int64).reshape(-1)[x.astype(np.int64) + 128]
     else:  # int16 (FX16 of 0 frac bits) or int32: the values
         v = x.astype(np.int64)
-    return cast_values(v, c["mode"], thr, c["reach"])
+    # element i of the output is element i of the input (the C walks the count): the output's
+    # own shape (an MLI argmax's [1, 1] cast into a rank-1 tensor)
+    out_shape = model.tensor(layer.outputs[0]).shape
+    y = cast_values(v, c["mode"], thr, c["reach"])
+    return y.reshape((x.shape[0], *out_shape))
 
 
 CAST32 = FallbackKernel(

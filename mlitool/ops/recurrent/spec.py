@@ -54,6 +54,7 @@ fallback_op(
     rescale=False,
     fused_activation=False,
     stream=True,
+    shapes=SV.svdf_shapes,
     params=("weights_feature", "weights_time"),
     weights=("weights_feature",),
     checks=svdf_c.CHECKS,

@@ -34,6 +34,43 @@ SLOTS = ("input", "weights_feature", "weights_time", "bias", "activation_state")
 STATE = 4
 
 
+def svdf_shapes(g, op):
+    """TFLite's SVDF Prepare: input [B, I], weights_feature [F, I], weights_time [F, M], bias
+    [F / rank], state [B, M * F], output [B, F / rank] (F a multiple of the rank)."""
+    from mlitool.tflite.validate_ops import Problem
+
+    x, wf, wt = (g.tensors[i] for i in op.inputs[:3])
+    bias = g.tensor(op.inputs[3]) if len(op.inputs) > 3 else None
+    state = g.tensor(op.inputs[STATE]) if len(op.inputs) > STATE else None
+    rank = int(op.options.get("rank", 0) or 0)
+    if len(x.shape) != 2 or len(wf.shape) != 2 or len(wt.shape) != 2:
+        yield Problem("input and weights must be rank 2", op)
+        return
+    batch, filters, memory = x.shape[0], wf.shape[0], wt.shape[1]
+    if wf.shape[1] != x.shape[1] or wt.shape[0] != filters:
+        yield Problem(
+            f"weights {list(wf.shape)} / {list(wt.shape)} do not fit input {list(x.shape)}", op
+        )
+        return
+    if rank < 1 or filters % rank:
+        yield Problem(f"rank {rank} does not divide the {filters} filters", op)
+        return
+    units = filters // rank
+    if bias is not None and bias.size != units:
+        yield Problem(f"has {bias.size} bias values, the op computes {units} units", op, bias)
+    if state is None or tuple(state.shape) != (batch, memory * filters):
+        got = None if state is None else list(state.shape)
+        yield Problem(f"state {got}, the op keeps [{batch}, {memory * filters}]", op, state)
+    out = g.tensors[op.outputs[0]]
+    if tuple(out.shape) != (batch, units):
+        yield Problem(
+            f"has shape {list(out.shape)}, but the op computes {[batch, units]}",
+            op,
+            out,
+            computed=(batch, units),
+        )
+
+
 @dataclass(frozen=True)
 class SvdfInt8:
     """The integers of one int8 SVDF, as TFLite's Prepare derives them."""

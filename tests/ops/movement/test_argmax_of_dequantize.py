@@ -56,3 +56,35 @@ def test_the_index_ops_read_the_int8_tensor_and_equal_litert(scale, tmp_path):
 def test_c_on_the_real_library(fmt, mli_builds, tmp_path):
     path = _model(tmp_path)
     H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+def _head(tmp_path):
+    """x [1, 10] int8 -> DEQUANTIZE -> ARG_MIN (int64 [1]) -> CAST float -> QUANTIZE int8, as TF
+    writes `tf.cast(tf.argmin(d), tf.float32)` of an int8 model: MLI's argmax writes [1, 1]."""
+    tensors = [
+        T([1, 10], scale=[0.05], zero_point=[-3]),
+        T([1, 10], "float32"),
+        int32_const([-1]),
+        T([1], "int64"),
+        T([1], "float32"),
+        T([1], scale=[0.04], zero_point=[-128]),
+    ]
+    ops = [
+        ("DEQUANTIZE", [0], [1], None),
+        ("ARG_MIN", [1, 2], [3], options("ArgMinOptions", outputType=4)),
+        ("CAST", [3], [4], None),
+        ("QUANTIZE", [4], [5], None),
+    ]
+    path = tmp_path / "argmin_head.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [5]))
+    return path
+
+
+def test_an_index_cast_and_quantized_equals_litert_and_its_c_the_executor(mli_builds, tmp_path):
+    path = _head(tmp_path)
+    g = read(path).main
+    assert [op.type for op in g.ops] == ["ARG_MIN", "CAST"]
+    x = np.random.default_rng(2).integers(-128, 128, (6, 1, 10)).astype(np.int8)
+    ref = reference_outputs(path, g, {0: x})
+    np.testing.assert_array_equal(run_graph(g, {0: x}, "tflite")[5], ref[5])
+    H.assert_bit_exact(H.run_case(path, "sa8", tmp_path / "out", mli_builds, mli_cflags("2.0")))
