@@ -15,7 +15,7 @@ compiled into a program of float32 operations that tflite mode and the fallback 
 TFLite's float32 reference kernels compute (`mlitool/ops/float_region`); float mode runs the ops
 with its own kernels. A region is taken only when every op in it is one the program
 has (`REGION_OPS`) with constant weights, shapes and slice bounds, and when the int8 tensors it
-reads are all computed before its first op (so the one op may stand where that op stood).
+reads are all computed before it stands (at its first op after them, `_anchor`).
 
 It runs after the element-wise islands (`islands`, `float_expressions`), which take what they
 can as int8 tables or short float expressions.
@@ -43,8 +43,22 @@ REGION_OPS = frozenset(
         "MUL",
         "LOGISTIC",
         "TANH",
+        "DIV",
+        "SQUARED_DIFFERENCE",
+        "RSQRT",
+        "SQRT",
+        "EXP",
+        "RELU",
+        "RELU6",
+        "RELU_N1_TO_1",
+        "TRANSPOSE",
+        "BROADCAST_TO",
+        "MEAN",
+        "BATCH_MATMUL",
+        "SOFTMAX",
     }
 )
+_UNARY = ("LOGISTIC", "TANH", "RSQRT", "SQRT", "EXP", "RELU", "RELU6", "RELU_N1_TO_1", "SOFTMAX")
 _ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 MAX_RANK = 4
 
@@ -80,8 +94,25 @@ def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
         )
     if op.type == "RESHAPE":
         return ts[0] is not None and ts[0].dtype == "float32"
-    if op.type in ("LOGISTIC", "TANH"):
-        return _float_act(ts[0])
+    if op.type in _UNARY:
+        return _float_act(ts[0]) and len(ts[0].shape) >= (op.type == "SOFTMAX")
+    if op.type in ("TRANSPOSE", "BROADCAST_TO", "MEAN"):
+        # a constant permutation / shape / axes; BROADCAST_TO's output of at most rank 4
+        return (
+            _float_act(ts[0])
+            and len(ts[0].shape) <= MAX_RANK
+            and ts[1] is not None
+            and ts[1].data is not None
+            and (op.type != "BROADCAST_TO" or _broadcasts(ts[0].shape, outs[0].shape))
+        )
+    if op.type == "BATCH_MATMUL":
+        return (
+            len(ts) == 2
+            and all(
+                t is not None and t.dtype == "float32" and 2 <= len(t.shape) <= MAX_RANK for t in ts
+            )
+            and all(_batch_ok(t.shape, outs[0].shape) for t in ts)
+        )
     if op.type == "CONCATENATION":
         return op.options.get("fused_activation", "NONE") == "NONE" and all(
             t is not None and t.dtype == "float32" for t in ts
@@ -94,6 +125,14 @@ def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
         and _broadcasts(t.shape, outs[0].shape)
         for t in ts
     )
+
+
+def _batch_ok(shape, out) -> bool:
+    """A BATCH_MATMUL operand's batch dimensions: the output's, or a single matrix."""
+    batch = tuple(int(d) for d in shape[:-2])
+    want = tuple(int(d) for d in out[:-2])
+    flat = (1,) * (len(want) - len(batch)) + batch
+    return flat == want or all(d == 1 for d in batch)
 
 
 def _broadcasts(shape, out) -> bool:
@@ -109,8 +148,7 @@ def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         return graph
     placed: dict[int, ir.Op] = {}
     removed: set[int] = set()
-    for ops in regions:
-        first = ops[0]
+    for ops, first in regions:
         inputs: list[int] = []
         for op in ops:
             if op.type == "DEQUANTIZE" and op.inputs[0] not in inputs:
@@ -139,8 +177,8 @@ def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     return dataclasses.replace(graph, ops=ops)
 
 
-def _regions(graph: ir.Graph) -> list[list[ir.Op]]:
-    """The ops of each float region, in graph order."""
+def _regions(graph: ir.Graph) -> list[tuple[list[ir.Op], ir.Op]]:
+    """The ops of each float region, in graph order, and the op whose place the region takes."""
     prod = {o: op for op in graph.ops for o in op.outputs}
     consumers, outputs = graph.consumers(), set(graph.outputs)
     parent = {op.index: op.index for op in graph.ops}
@@ -174,10 +212,34 @@ def _regions(graph: ir.Graph) -> list[list[ir.Op]]:
         if op.index in member:
             groups.setdefault(find(op.index), []).append(op)
     found = []
+    position = {op.index: k for k, op in enumerate(graph.ops)}
     for ops in groups.values():
         if _closed(graph, ops, prod, consumers, outputs):
-            found.append(ops)
+            anchor = _anchor(ops, prod, consumers, position)
+            if anchor is not None:
+                found.append((ops, anchor))
     return found
+
+
+def _anchor(ops, prod, consumers, position) -> ir.Op | None:
+    """The region's op whose place the one op takes: the first after every int8 tensor its
+    DEQUANTIZEs read is made (GroupNorm's second DEQUANTIZE reads an int8 RESHAPE made after the
+    first); None when an op outside reads a region output before that place."""
+    inside = {op.index for op in ops}
+    made = [prod[op.inputs[0]] for op in ops if op.type == "DEQUANTIZE" and op.inputs[0] in prod]
+    if any(src.index in inside for src in made):  # it would read its own output
+        return None
+    latest = max((position[src.index] for src in made), default=-1)
+    anchor = next((op for op in ops if position[op.index] > latest), None)
+    if anchor is None:
+        return None
+    for op in ops:
+        if op.type != "QUANTIZE":
+            continue
+        for r in consumers.get(op.outputs[0], []):
+            if r.index not in inside and position[r.index] <= position[anchor.index]:
+                return None
+    return anchor
 
 
 def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
@@ -198,8 +260,7 @@ def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
 def _closed(graph, ops, prod, consumers, outputs) -> bool:
     """A region: some op beyond DEQUANTIZE / QUANTIZE; between QDQ pairs, a float activation
     no pair wraps (else its ops are the int8 ops the exporter meant); every float activation it
-    reads made in it, every one it makes read only in it; its int8 inputs made before its first
-    op."""
+    reads made in it, every one it makes read only in it (where it stands: `_anchor`)."""
     inside = {op.index for op in ops}
     if all(op.type in ("DEQUANTIZE", "QUANTIZE") for op in ops):
         return False
@@ -209,16 +270,15 @@ def _closed(graph, ops, prod, consumers, outputs) -> bool:
         graph.tensors[o].qdq is None for op in ops if op.type != "QUANTIZE" for o in op.outputs
     ):
         return False
-    first = ops[0].index
-    position = {op.index: k for k, op in enumerate(graph.ops)}
     for op in ops:
         for i in op.inputs:
             t = graph.tensor(i)
             src = prod.get(i)
-            if op.type == "DEQUANTIZE":
-                if src is not None and position[src.index] >= position[first]:
-                    return False
-            elif _float_act(t) and (src is None or src.index not in inside):
+            if (
+                op.type != "DEQUANTIZE"
+                and _float_act(t)
+                and (src is None or src.index not in inside)
+            ):
                 return False
         if op.type == "QUANTIZE":
             continue
