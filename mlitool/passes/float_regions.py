@@ -149,17 +149,20 @@ def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     placed: dict[int, ir.Op] = {}
     removed: set[int] = set()
     for ops, first in regions:
-        inputs: list[int] = []
-        for op in ops:
-            if op.type == "DEQUANTIZE" and op.inputs[0] not in inputs:
-                inputs.append(op.inputs[0])
-        outputs = tuple(op.outputs[0] for op in ops if op.type == "QUANTIZE")
+        inputs, carried_in, carried_out = _boundary(graph, ops)
+        outputs = tuple(op.outputs[0] for op in ops if op.type == "QUANTIZE") + carried_out
         kinds = sorted({o.type for o in ops} - {"DEQUANTIZE", "QUANTIZE"})
         sub = ir.Graph(f"{graph.name}_region{first.index}", graph.tensors, ops, inputs, outputs)
         runs = (
             f"float32 region of {len(ops)} ops ({', '.join(kinds)}) as TFLite's float32 "
-            f"reference kernels, {len(inputs)} int8 input(s), {len(outputs)} QUANTIZEd output(s)"
+            f"reference kernels, {len(inputs) - len(carried_in)} int8 input(s), "
+            f"{len(outputs) - len(carried_out)} QUANTIZEd output(s)"
         )
+        if carried_in or carried_out:
+            runs += (
+                f", {len(carried_in)} float32 input(s) and {len(carried_out)} float32 "
+                "output(s) carried between its parts"
+            )
         labels = tuple(o.label for o in ops)
         new = ir.Op(
             first.index,
@@ -175,6 +178,64 @@ def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     ops = [placed.get(op.index, op) for op in graph.ops]
     ops = [op for op in ops if op.index in placed or op.index not in removed]
     return dataclasses.replace(graph, ops=ops)
+
+
+def _boundary(graph: ir.Graph, ops: list[ir.Op]) -> tuple[list[int], tuple, tuple]:
+    """(inputs: the int8 tensors its DEQUANTIZEs read, then the float activations an earlier
+    part of its group makes; those float inputs; the float activations it makes that a later
+    part reads)."""
+    inside = {op.index for op in ops}
+    made = {o for op in ops for o in op.outputs}
+    inputs: list[int] = []
+    carried_in: list[int] = []
+    for op in ops:
+        if op.type == "DEQUANTIZE":
+            if op.inputs[0] not in inputs:
+                inputs.append(op.inputs[0])
+            continue
+        for i in op.inputs:
+            if _float_act(graph.tensor(i)) and i not in made and i not in carried_in:
+                carried_in.append(i)
+    consumers = graph.consumers()
+    carried_out = tuple(
+        o
+        for op in ops
+        if op.type != "QUANTIZE"
+        for o in op.outputs
+        if any(r.index not in inside for r in consumers.get(o, []))
+    )
+    return inputs + carried_in, tuple(carried_in), carried_out
+
+
+def _segments(ops: list[ir.Op], consumers) -> list[list[ir.Op]]:
+    """A group's parts, in graph order: a new part where a DEQUANTIZE reads an int8 tensor
+    made from the current part's outputs (a transformer's residual stream runs in float from
+    block to block with each block's int8 ops between: one op per block, the float stream
+    carried from one to the next)."""
+    parts: list[list[ir.Op]] = []
+    part: list[ir.Op] = []
+    reached: set[int] = set()
+    for op in ops:
+        if op.type == "DEQUANTIZE" and op.inputs[0] in reached:
+            parts.append(part)
+            part, reached = [], set()
+        part.append(op)
+        if op.type == "QUANTIZE":
+            reached |= _downstream(op.outputs[0], consumers)
+    parts.append(part)
+    return parts
+
+
+def _downstream(tensor: int, consumers) -> set[int]:
+    """Every tensor computed from `tensor`."""
+    seen, todo = {tensor}, [tensor]
+    while todo:
+        for op in consumers.get(todo.pop(), []):
+            for o in op.outputs:
+                if o not in seen:
+                    seen.add(o)
+                    todo.append(o)
+    return seen
 
 
 def _regions(graph: ir.Graph) -> list[tuple[list[ir.Op], ir.Op]]:
@@ -214,22 +275,37 @@ def _regions(graph: ir.Graph) -> list[tuple[list[ir.Op], ir.Op]]:
     found = []
     position = {op.index: k for k, op in enumerate(graph.ops)}
     for ops in groups.values():
-        if _closed(graph, ops, prod, consumers, outputs):
-            anchor = _anchor(ops, prod, consumers, position)
-            if anchor is not None:
-                found.append((ops, anchor))
+        if not _closed(graph, ops, prod, consumers, outputs):
+            continue
+        parts = _segments(ops, consumers)
+        anchors: list[ir.Op] = []
+        stands: dict[int, int] = {}  # a carried float tensor -> where its part stands
+        for part in parts:
+            anchor = _anchor(part, prod, consumers, position, stands)
+            if anchor is None:
+                break
+            anchors.append(anchor)
+            for op in part:
+                for o in op.outputs:
+                    stands[o] = position[anchor.index]
+        if len(anchors) == len(parts):
+            found += list(zip(parts, anchors))
     return found
 
 
-def _anchor(ops, prod, consumers, position) -> ir.Op | None:
+def _anchor(ops, prod, consumers, position, stands) -> ir.Op | None:
     """The region's op whose place the one op takes: the first after every int8 tensor its
     DEQUANTIZEs read is made (GroupNorm's second DEQUANTIZE reads an int8 RESHAPE made after the
-    first); None when an op outside reads a region output before that place."""
+    first) and after the earlier parts whose float tensors it reads (`stands`); None when an op
+    outside reads a region output before that place."""
     inside = {op.index for op in ops}
     made = [prod[op.inputs[0]] for op in ops if op.type == "DEQUANTIZE" and op.inputs[0] in prod]
     if any(src.index in inside for src in made):  # it would read its own output
         return None
-    latest = max((position[src.index] for src in made), default=-1)
+    carried = [
+        stands[i] for op in ops for i in op.inputs if i in stands and prod[i].index not in inside
+    ]
+    latest = max([position[src.index] for src in made] + carried, default=-1)
     anchor = next((op for op in ops if position[op.index] > latest), None)
     if anchor is None:
         return None

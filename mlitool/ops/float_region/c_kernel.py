@@ -1,6 +1,8 @@
 """`float_region<N>`: an int8 model's float region (N int8 inputs) as its program of float32
 operations (`program.py`, which documents the instructions and is the numpy twin), and
-`float_region_out`: one region output, TFLite's QUANTIZE of its float32 values.
+`float_region_out`: one region output, TFLite's QUANTIZE of its float32 values;
+`float_region_carry`: a float32 output a later region reads (a transformer's residual stream
+between blocks), its bit patterns in an SA32 tensor.
 
 The region writes its work area, an SA32 tensor of float32 bit patterns (one layer output, so
 the memory plan places it and the runtime check compares it); each output layer reads it. Every
@@ -276,8 +278,12 @@ _RUN = """
             @FN@_mean(arena, c, w);
         } else if (w[0] == 8) {
             @FN@_mm(arena, c, w);
-        } else {
+        } else if (w[0] == 9) {
             @FN@_smax(arena, c, w);
+        } else { /* LOAD: a float32 tensor an earlier region carries, its bit patterns */
+            for (i = 0; i < w[3]; i++) {
+                arena[w[1] + i] = ins[w[2]]->data.mem.pi32[@P@_offset(ins[w[2]], (uint32_t)i)];
+            }
         }
     }
     return MLI_STATUS_OK;
@@ -319,6 +325,18 @@ static float @FN@_f(int32_t bits) {
 """
 
 
+_CARRY = """
+@STORAGE@mli_status @FN@(const mli_tensor *work, const @CFG@ *cfg, mli_tensor *out) {
+    const int32_t *arena = work->data.mem.pi32 + cfg->addr;
+    uint32_t i, n = @P@_count(out);
+    for (i = 0u; i < n; i++) {
+        out->data.mem.pi32[@P@_offset(out, i)] = arena[i];
+    }
+    return MLI_STATUS_OK;
+}
+"""
+
+
 def _source(n: int) -> str:
     ins = ", ".join(f"const mli_tensor *in{k}" for k in range(n))
     names = ", ".join(f"in{k}" for k in range(n))
@@ -348,6 +366,13 @@ def _run_out(layer, model, xs, arith_mode) -> np.ndarray:
     return y.reshape((len(arena),) + tuple(out.shape))
 
 
+def _run_carry(layer, model, xs, arith_mode) -> np.ndarray:
+    arena = np.asarray(xs[0]).view(np.int32)
+    out = model.tensor(layer.outputs[0])
+    count, addr = int(np.prod(out.shape, dtype=np.int64)), int(layer.cfg["addr"])
+    return arena[:, addr : addr + count].reshape((len(arena),) + tuple(out.shape))
+
+
 _KERNELS: dict[int, FallbackKernel] = {}
 
 
@@ -373,5 +398,15 @@ OUTPUT_KERNEL = register_kernel(
         cfg=("addr", "fscale", "out_zp"),
         c_source=_OUT,
         run=_run_out,
+    )
+)
+
+CARRY_KERNEL = register_kernel(
+    FallbackKernel(
+        name="float_region_carry",
+        doc="a float32 tensor one float region hands to a later one (bit patterns, unquantized)",
+        cfg=("addr",),
+        c_source=_CARRY,
+        run=_run_carry,
     )
 )

@@ -28,6 +28,8 @@ opcode and its operands, int32 words (`LENGTH[opcode]` in all):
 - MM dst a b batch rows depth cols abs ars aks bbs bks bjs: per batch, row and column, total =
   0; total += a * b over the depth in order (strides: batch, row, depth of a; batch, depth,
   column of b; 0 broadcasts): reference_ops::BatchMatMul's order;
+- LOAD dst k n: arena[dst + i] = the n float32 values of input k, a float tensor an earlier
+  region carries (`carried` outputs: its arena values as they are, no QUANTIZE);
 - SMAX dst src outer depth beta: reference_ops::Softmax per row: max, then expf((x - max) *
   beta) stored and summed from 0 in order, then each divided by the sum.
 
@@ -51,8 +53,8 @@ from mlitool.ir import REGION_GRAPH
 from mlitool.ops.island import arith
 
 f32 = np.float32
-DEQ, FC, MOVE, BIN, UN, COPY, FLAT, MEAN, MM, SMAX = range(10)
-LENGTH = (6, 10, 15, 19, 5, 4, 10, 19, 14, 6)  # words of an instruction, by opcode
+DEQ, FC, MOVE, BIN, UN, COPY, FLAT, MEAN, MM, SMAX, LOAD = range(11)
+LENGTH = (6, 10, 15, 19, 5, 4, 10, 19, 14, 6, 4)  # words of an instruction, by opcode
 BIN_KINDS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3, "SQUARED_DIFFERENCE": 4}
 UN_KINDS = {
     "LOGISTIC": 0,
@@ -73,6 +75,7 @@ class Output:
     count: int
     scale: float
     zp: int
+    carried: bool = False  # a float32 output read by a later region: its values, unquantized
 
 
 @dataclasses.dataclass(frozen=True)
@@ -119,7 +122,8 @@ class _Compiler:
         self.instrs: list[list] = []  # words; ("a", slot, off) / ("c", off) operands resolved later
         self.reads: list[list[int]] = []  # slots each instruction reads
         self.writes: list[int] = []
-        self.outputs: list[tuple] = []
+        self.outputs: list[tuple] = []  # (location, count, scale, zp, carried), in op order
+        self.quantized: dict[int, tuple] = {}  # QUANTIZE output -> its entry of `outputs`
 
     def const(self, i: int) -> tuple:
         if i not in self.const_at:
@@ -146,8 +150,17 @@ class _Compiler:
         self.writes.append(dst[1])
 
     def compile(self) -> Program:
+        for k, i in enumerate(self.inputs):
+            t = self.g.tensors[i]
+            if t.dtype == "float32":  # carried from an earlier region
+                dst = self.new(i)
+                self.emit([LOAD, dst, k, t.size], [], dst)
         for op in self.sub.ops:
             getattr(self, "_" + op.type.lower())(op)
+        self.outputs = [
+            self.quantized.get(o) or (self.where(o), self.g.tensors[o].size, 0.0, 0, True)
+            for o in self.sub.outputs
+        ]
         return self._finish()
 
     # -- ops ------------------------------------------------------------------------------
@@ -161,7 +174,8 @@ class _Compiler:
     def _quantize(self, op: ir.Op) -> None:
         y = self.g.tensors[op.outputs[0]]
         src = self.where(op.inputs[0])
-        self.outputs.append((src, y.size, float(y.quant.scale[0]), int(y.quant.zero_point[0])))
+        q = (src, y.size, float(y.quant.scale[0]), int(y.quant.zero_point[0]), False)
+        self.quantized[y.index] = q
 
     def _reshape(self, op: ir.Op) -> None:
         self.loc[op.outputs[0]] = self.where(op.inputs[0])
@@ -319,10 +333,10 @@ class _Compiler:
         # one 0 when the region has no constant: the C takes a tensor of at least one element
         consts = np.concatenate(self.consts) if self.consts else np.zeros(1, f32)
         outputs = []
-        for src, n, scale, zp in self.outputs:
+        for src, n, scale, zp, carried in self.outputs:
             if src[0] != "a":
                 raise UnsupportedError("a float region's output is a constant")
-            outputs.append(Output(_word(src, at), n, scale, zp))
+            outputs.append(Output(_word(src, at), n, scale, zp, carried))
         arena = max(top, 1)
         return Program(code, consts.astype(f32), arena, tuple(outputs), len(self.instrs))
 
@@ -496,6 +510,11 @@ def run_program(prog: Program, xs: list[np.ndarray]) -> np.ndarray:
             elif w[0] == UN:
                 kind, dst, src, cnt = w[1:5]
                 arena[:, dst : dst + cnt] = unary(kind, ld(src, np.arange(cnt)))
+            elif w[0] == LOAD:
+                dst, k, cnt = w[1:4]
+                x = np.asarray(xs[k])
+                x = x.view(f32) if x.dtype == np.int32 else x.astype(f32)  # C bits or values
+                arena[:, dst : dst + cnt] = np.broadcast_to(x.reshape(len(x), -1), (n, cnt))
             elif w[0] == MEAN:
                 dst, src = w[1:3]
                 outs, terms = _index(w[3:7], w[7:11]), _index(w[11:15], w[15:19])
@@ -547,5 +566,8 @@ def arith_dequantized(scale_bits: int, zp: int) -> np.ndarray:
 
 
 def quantize_output(arena: np.ndarray, out: Output) -> np.ndarray:
-    """The int8 values of output `out`: TFLite's QUANTIZE of its arena values."""
+    """The int8 values of output `out`: TFLite's QUANTIZE of its arena values (a carried
+    output: the float32 values themselves)."""
+    if out.carried:
+        return arena[:, out.addr : out.addr + out.count].astype(f32)
     return arith.quantize(arena[:, out.addr : out.addr + out.count], out.scale, out.zp)
