@@ -105,11 +105,16 @@ def _group_norm(tmp_path):
     """x int8 [1, 4, 4, 8] (NHWC) -> DEQUANTIZE -> GroupNorm of 2 groups: TRANSPOSE to channels
     first, RESHAPE [1, 2, 4, 16], MEAN (keep_dims), SUB, MUL, MEAN, ADD eps, SQRT, DIV by its
     BROADCAST_TO, RESHAPE, TRANSPOSE back, MUL gamma, ADD beta (RELU), RELU6 -> QUANTIZE; and
-    a second output: EXP of the normalised values."""
+    a second output: EXP of the normalised values plus x through an int8 RESHAPE made after the
+    first DEQUANTIZE (as PT2E's GroupNorm reads it)."""
     rng = np.random.default_rng(12)
     g = _Graph()
     x = g.q([1, 4, 4, 8], 0.05, 3)
     xf = g.dequantize(x, [1, 4, 4, 8])
+    # an int8 RESHAPE after the first DEQUANTIZE, DEQUANTIZEd too: the region stands after it
+    xr = g.q([1, 16, 8], 0.05, 3)
+    g.ops.append(("RESHAPE", [x, g.add(int32_const([1, 16, 8]))], [xr], None))
+    xrf = g.dequantize(xr, [1, 16, 8])
     chw = g.op("TRANSPOSE", [xf, g.add(int32_const([0, 3, 1, 2]))], [1, 8, 4, 4])
     grp = g.op("RESHAPE", [chw, g.add(int32_const([1, 2, 4, 16]))], [1, 2, 4, 16])
     mu = _mean(g, grp, [2, 3], [1, 2, 1, 1], True)
@@ -127,7 +132,9 @@ def _group_norm(tmp_path):
     y6 = g.op("RELU6", [y], [1, 4, 4, 8])
     out = g.quantize(y6, [1, 4, 4, 8], 6 / 255, -128)
     e = g.op("EXP", [hwc], [1, 4, 4, 8])
-    out2 = g.quantize(e, [1, 4, 4, 8], 0.1, -128)
+    back_x = g.op("RESHAPE", [xrf, g.add(int32_const([1, 4, 4, 8]))], [1, 4, 4, 8])
+    e2 = g.binary("ADD", e, back_x, [1, 4, 4, 8])
+    out2 = g.quantize(e2, [1, 4, 4, 8], 0.1, -80)
     return g.save(tmp_path / "group_norm.tflite", [x], [out, out2])
 
 
@@ -204,6 +211,8 @@ def test_the_float_ops_become_regions(name, tmp_path):
     regions = [op for op in g.ops if op.type == REGION_OP]
     expected = 2 if name == "mean_head" else 1
     assert len(regions) == expected
+    if name == "group_norm":  # it stands after the int8 RESHAPE, which stays an int8 op
+        assert [op.type for op in g.ops] == ["RESHAPE", REGION_OP]
     assert all(
         t.dtype != "float32" or t.data is not None
         for op in g.ops
