@@ -4,8 +4,11 @@ PT2E quantization (litert-torch) leaves a GRU in float32 inside an int8 model: D
 int8 sequence, a float FULLY_CONNECTED of every time step, then per step SLICEs of its rows, the
 recurrent FULLY_CONNECTED of the float hidden state, the gates (ADD, LOGISTIC, MUL, TANH, SUB)
 and a QUANTIZE of each step's state; the float state itself runs on to the next step
-unquantized. No int8 op computes that (the state is never on an int8 grid), and the float
-tensors have no int8 parameters, so lowering would ask for calibration.
+unquantized. It leaves a ViT's LayerNorm (MEAN, SQUARED_DIFFERENCE, RSQRT...) and attention
+(BATCH_MATMUL, SOFTMAX) in float too, its residual stream running in float from block to block
+past each block's int8 FULLY_CONNECTEDs; and GroupNorm, BatchNorm + MEAN heads. No int8 op
+computes that (the state is never on an int8 grid), and the float tensors have no int8
+parameters, so lowering would ask for calibration.
 
 `fuse_float_regions` replaces each such region, the ops connected through non-constant float32
 tensors between DEQUANTIZEs of per-tensor int8 tensors and QUANTIZEs to per-tensor int8, by one
@@ -14,8 +17,11 @@ It carries the region's own ops (`ir.REGION_GRAPH`, an `ir.Graph` over the model
 compiled into a program of float32 operations that tflite mode and the fallback C run as
 TFLite's float32 reference kernels compute (`mlitool/ops/float_region`); float mode runs the ops
 with its own kernels. A region is taken only when every op in it is one the program
-has (`REGION_OPS`) with constant weights, shapes and slice bounds, and when the int8 tensors it
-reads are all computed before it stands (at its first op after them, `_anchor`).
+has (`REGION_OPS`) with constant weights, shapes, axes and slice bounds, and when the int8
+tensors it reads are all computed before it stands (at its first op after them, `_anchor`).
+Where int8 ops computed from its QUANTIZEs feed its DEQUANTIZEs again (the ViT's blocks), the
+region is cut into parts (`_segments`), one op each, and a float tensor one part makes and a
+later one reads is an output and an input of theirs: float32 carried as it is.
 
 It runs after the element-wise islands (`islands`, `float_expressions`), which take what they
 can as int8 tables or short float expressions.

@@ -6,6 +6,10 @@ checked alone against LiteRT on float32 values chosen to expose the order of its
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -356,3 +360,30 @@ def test_the_softmax_is_litert_bit_for_bit(tmp_path):
     ref = reference_outputs(path, g, {0: x[None]})[g.outputs[0]].reshape(x.shape)
     ours = P.softmax(x, P.bits(0.37))
     np.testing.assert_array_equal(_bits(ours), _bits(ref))
+
+
+@pytest.mark.skipif(not shutil.which("g++"), reason="g++ not installed")
+def test_the_carry_and_new_instructions_compile_as_cxx20(mli_builds, tmp_path):
+    """`float_region_carry` and the MEAN / MM / SOFTMAX code are valid C++20 too, warnings as
+    errors."""
+    out = tmp_path / "out"
+    H.run_case(_mean_head(tmp_path), "sa8", out, mli_builds, mli_cflags("2.0"), samples=1)
+    src = (out / "net.c").read_text()
+    assert "float_region_carry" in src and "float_region2" in src
+    cmd = ["g++", "-std=c++20", "-Wall", "-Wextra", "-Werror", "-pedantic", "-x", "c++"]
+    cmd += [*mli_cflags("2.0"), "-I", str(out), "-c", "net.c", "-o", "net.o"]
+    subprocess.run(cmd, cwd=out, check=True, capture_output=True)
+
+
+@pytest.mark.skipif(
+    "fma" not in Path("/proc/cpuinfo").read_text(errors="ignore").split(),
+    reason="needs a host with fused multiply-add",
+)
+@pytest.mark.parametrize("name", ["layer_norm", "attention"])
+def test_the_c_stays_bit_exact_where_the_compiler_may_fuse_multiply_add(name, mli_builds, tmp_path):
+    """Built with -ffp-contract=fast and FMA instructions, MEAN, SQUARED_DIFFERENCE, the
+    BATCH_MATMUL sums and SOFTMAX still equal mli mode: each operation rounds on its own."""
+    flags = [*mli_cflags("2.0"), "-O2", "-mfma", "-ffp-contract=fast"]
+    H.assert_bit_exact(
+        H.run_case(MODELS[name](tmp_path), "sa8", tmp_path / "out", mli_builds, flags)
+    )
