@@ -2,7 +2,7 @@
 operations (`program.py`, which documents the instructions and is the numpy twin), and
 `float_region_out`: one region output, TFLite's QUANTIZE of its float32 values;
 `float_region_carry`: a float32 output a later region reads (a transformer's residual stream
-between blocks), its bit patterns in an SA32 tensor.
+between blocks), an FP32 tensor.
 
 The region writes its work area, an SA32 tensor of float32 bit patterns (one layer output, so
 the memory plan places it and the runtime check compares it); each output layer reads it. Every
@@ -280,9 +280,10 @@ _RUN = """
             @FN@_mm(arena, c, w);
         } else if (w[0] == 9) {
             @FN@_smax(arena, c, w);
-        } else { /* LOAD: a float32 tensor an earlier region carries, its bit patterns */
+        } else { /* LOAD: an FP32 tensor an earlier region carries */
+            const mli_tensor *x = ins[w[2]];
             for (i = 0; i < w[3]; i++) {
-                arena[w[1] + i] = ins[w[2]]->data.mem.pi32[@P@_offset(ins[w[2]], (uint32_t)i)];
+                arena[w[1] + i] = @FN@_b(x->data.mem.pf32[@P@_offset(x, (uint32_t)i)]);
             }
         }
     }
@@ -326,11 +327,20 @@ static float @FN@_f(int32_t bits) {
 
 
 _CARRY = """
+static float @FN@_f(int32_t bits) {
+    union {
+        int32_t i;
+        float f;
+    } u;
+    u.i = bits;
+    return u.f;
+}
+
 @STORAGE@mli_status @FN@(const mli_tensor *work, const @CFG@ *cfg, mli_tensor *out) {
     const int32_t *arena = work->data.mem.pi32 + cfg->addr;
     uint32_t i, n = @P@_count(out);
     for (i = 0u; i < n; i++) {
-        out->data.mem.pi32[@P@_offset(out, i)] = arena[i];
+        out->data.mem.pf32[@P@_offset(out, i)] = @FN@_f(arena[i]);
     }
     return MLI_STATUS_OK;
 }
@@ -367,7 +377,7 @@ def _run_out(layer, model, xs, arith_mode) -> np.ndarray:
 
 
 def _run_carry(layer, model, xs, arith_mode) -> np.ndarray:
-    arena = np.asarray(xs[0]).view(np.int32)
+    arena = np.asarray(xs[0]).view(np.float32)
     out = model.tensor(layer.outputs[0])
     count, addr = int(np.prod(out.shape, dtype=np.int64)), int(layer.cfg["addr"])
     return arena[:, addr : addr + count].reshape((len(arena),) + tuple(out.shape))
@@ -404,7 +414,7 @@ OUTPUT_KERNEL = register_kernel(
 CARRY_KERNEL = register_kernel(
     FallbackKernel(
         name="float_region_carry",
-        doc="a float32 tensor one float region hands to a later one (bit patterns, unquantized)",
+        doc="a float32 tensor one float region hands to a later one (FP32, unquantized)",
         cfg=("addr",),
         c_source=_CARRY,
         run=_run_carry,

@@ -26,12 +26,12 @@ from mlitool.ops.float_region.c_kernel import (
     region_kernel,
 )
 
-SA8, SA32 = ElType.SA8, ElType.SA32
+SA8, FP32 = ElType.SA8, ElType.FP32
 
 
 def _el(graph, idx: int) -> ElType:
-    """int8 tensors as SA8; a float32 one carried between regions as SA32 bit patterns."""
-    return SA32 if graph.tensors[idx].dtype == "float32" else SA8
+    """int8 tensors as SA8; a float32 one carried between regions as FP32."""
+    return FP32 if graph.tensors[idx].dtype == "float32" else SA8
 
 
 def _run(c: Call, mode: str) -> list:
@@ -113,14 +113,14 @@ def lower_region(b: Builder, op: ir.Op, fmt: str) -> None:
     )
     for idx, o in zip(op.outputs, prog.outputs):
         if o.carried:
-            out = b.produce(idx, SA32)
+            out = b.produce(idx, FP32)
             b.fallback(
                 op,
                 CARRY_KERNEL,
                 [work.name],
                 [out.name],
                 cfg={"addr": o.addr},
-                notes=["float region output read by a later region: float32 bit patterns"],
+                notes=["float region output read by a later region: its float32 values"],
             )
             continue
         out = b.produce(idx, SA8)

@@ -513,8 +513,7 @@ def run_program(prog: Program, xs: list[np.ndarray]) -> np.ndarray:
                 arena[:, dst : dst + cnt] = unary(kind, ld(src, np.arange(cnt)))
             elif w[0] == LOAD:
                 dst, k, cnt = w[1:4]
-                x = np.asarray(xs[k])
-                x = x.view(f32) if x.dtype == np.int32 else x.astype(f32)  # C bits or values
+                x = np.asarray(xs[k], f32)
                 arena[:, dst : dst + cnt] = np.broadcast_to(x.reshape(len(x), -1), (n, cnt))
             elif w[0] == MEAN:
                 dst, src = w[1:3]
