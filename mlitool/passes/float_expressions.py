@@ -25,8 +25,8 @@ after a concatenation, ((x - mean) * a) * b + c): one of several values is its o
 reads it; its values are no function of an int8 input), so the island takes the float32 path.
 Other islands (a float FULLY_CONNECTED, inputs of different shapes) are left as they are (still
 refused). It runs after `islands.fuse_float_islands`
-(single fallback ops). A DEQUANTIZE or float op goes only when every reader of its output went
-with an island. The new op keeps the index of the island's last float op (or of the QUANTIZE
+(single fallback ops). A DEQUANTIZE or float op goes only when every reader of its output goes
+too (with an island). The new op keeps the index of the island's last float op (or of the QUANTIZE
 when that op stays or is taken) as its `origin`, and lists the ops it stands for
 (`REWRITTEN_FROM`, `inspect`, with how it runs: `ISLAND_RUNS`).
 """
@@ -83,18 +83,23 @@ def fuse_float_expressions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         return graph
     covered = {op.index for isl in islands for op in isl.ops}
     consumers, outputs = graph.consumers(), set(graph.outputs)
-    removed = {
-        op.index
-        for op in graph.ops
-        if op.index in covered
-        and (
-            op.type == "QUANTIZE"
-            or all(
-                o not in outputs and all(r.index in covered for r in consumers.get(o, []))
+    # an op goes when every reader of its outputs goes too: a float sum read by an op no island
+    # takes stays, and so do the ops it reads (until nothing more stays)
+    removed = set(covered)
+    while True:
+        stays = {
+            op.index
+            for op in graph.ops
+            if op.index in removed
+            and op.type != "QUANTIZE"
+            and any(
+                o in outputs or any(r.index not in removed for r in consumers.get(o, []))
                 for o in op.outputs
             )
-        )
-    }
+        }
+        if not stays:
+            break
+        removed -= stays
     placed: dict[int, ir.Op] = {}
     for isl in islands:
         top = isl.top if isl.top.index in removed and isl.top.index not in placed else isl.quant

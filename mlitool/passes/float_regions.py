@@ -4,8 +4,11 @@ PT2E quantization (litert-torch) leaves a GRU in float32 inside an int8 model: D
 int8 sequence, a float FULLY_CONNECTED of every time step, then per step SLICEs of its rows, the
 recurrent FULLY_CONNECTED of the float hidden state, the gates (ADD, LOGISTIC, MUL, TANH, SUB)
 and a QUANTIZE of each step's state; the float state itself runs on to the next step
-unquantized. No int8 op computes that (the state is never on an int8 grid), and the float
-tensors have no int8 parameters, so lowering would ask for calibration.
+unquantized. It leaves a ViT's LayerNorm (MEAN, SQUARED_DIFFERENCE, RSQRT...) and attention
+(BATCH_MATMUL, SOFTMAX) in float too, its residual stream running in float from block to block
+past each block's int8 FULLY_CONNECTEDs; and GroupNorm, BatchNorm + MEAN heads. No int8 op
+computes that (the state is never on an int8 grid), and the float tensors have no int8
+parameters, so lowering would ask for calibration.
 
 `fuse_float_regions` replaces each such region, the ops connected through non-constant float32
 tensors between DEQUANTIZEs of per-tensor int8 tensors and QUANTIZEs to per-tensor int8, by one
@@ -14,8 +17,11 @@ It carries the region's own ops (`ir.REGION_GRAPH`, an `ir.Graph` over the model
 compiled into a program of float32 operations that tflite mode and the fallback C run as
 TFLite's float32 reference kernels compute (`mlitool/ops/float_region`); float mode runs the ops
 with its own kernels. A region is taken only when every op in it is one the program
-has (`REGION_OPS`) with constant weights, shapes and slice bounds, and when the int8 tensors it
-reads are all computed before its first op (so the one op may stand where that op stood).
+has (`REGION_OPS`) with constant weights, shapes, axes and slice bounds, and when the int8
+tensors it reads are all computed before it stands (at its first op after them, `_anchor`).
+Where int8 ops computed from its QUANTIZEs feed its DEQUANTIZEs again (the ViT's blocks), the
+region is cut into parts (`_segments`), one op each, and a float tensor one part makes and a
+later one reads is an output and an input of theirs: float32 carried as it is.
 
 It runs after the element-wise islands (`islands`, `float_expressions`), which take what they
 can as int8 tables or short float expressions.
@@ -43,8 +49,22 @@ REGION_OPS = frozenset(
         "MUL",
         "LOGISTIC",
         "TANH",
+        "DIV",
+        "SQUARED_DIFFERENCE",
+        "RSQRT",
+        "SQRT",
+        "EXP",
+        "RELU",
+        "RELU6",
+        "RELU_N1_TO_1",
+        "TRANSPOSE",
+        "BROADCAST_TO",
+        "MEAN",
+        "BATCH_MATMUL",
+        "SOFTMAX",
     }
 )
+_UNARY = ("LOGISTIC", "TANH", "RSQRT", "SQRT", "EXP", "RELU", "RELU6", "RELU_N1_TO_1", "SOFTMAX")
 _ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1")
 MAX_RANK = 4
 
@@ -80,8 +100,25 @@ def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
         )
     if op.type == "RESHAPE":
         return ts[0] is not None and ts[0].dtype == "float32"
-    if op.type in ("LOGISTIC", "TANH"):
-        return _float_act(ts[0])
+    if op.type in _UNARY:
+        return _float_act(ts[0]) and len(ts[0].shape) >= (op.type == "SOFTMAX")
+    if op.type in ("TRANSPOSE", "BROADCAST_TO", "MEAN"):
+        # a constant permutation / shape / axes; BROADCAST_TO's output of at most rank 4
+        return (
+            _float_act(ts[0])
+            and len(ts[0].shape) <= MAX_RANK
+            and ts[1] is not None
+            and ts[1].data is not None
+            and (op.type != "BROADCAST_TO" or _broadcasts(ts[0].shape, outs[0].shape))
+        )
+    if op.type == "BATCH_MATMUL":
+        return (
+            len(ts) == 2
+            and all(
+                t is not None and t.dtype == "float32" and 2 <= len(t.shape) <= MAX_RANK for t in ts
+            )
+            and all(_batch_ok(t.shape, outs[0].shape) for t in ts)
+        )
     if op.type == "CONCATENATION":
         return op.options.get("fused_activation", "NONE") == "NONE" and all(
             t is not None and t.dtype == "float32" for t in ts
@@ -94,6 +131,14 @@ def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
         and _broadcasts(t.shape, outs[0].shape)
         for t in ts
     )
+
+
+def _batch_ok(shape, out) -> bool:
+    """A BATCH_MATMUL operand's batch dimensions: the output's, or a single matrix."""
+    batch = tuple(int(d) for d in shape[:-2])
+    want = tuple(int(d) for d in out[:-2])
+    flat = (1,) * (len(want) - len(batch)) + batch
+    return flat == want or all(d == 1 for d in batch)
 
 
 def _broadcasts(shape, out) -> bool:
@@ -109,19 +154,21 @@ def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         return graph
     placed: dict[int, ir.Op] = {}
     removed: set[int] = set()
-    for ops in regions:
-        first = ops[0]
-        inputs: list[int] = []
-        for op in ops:
-            if op.type == "DEQUANTIZE" and op.inputs[0] not in inputs:
-                inputs.append(op.inputs[0])
-        outputs = tuple(op.outputs[0] for op in ops if op.type == "QUANTIZE")
+    for ops, first in regions:
+        inputs, carried_in, carried_out = _boundary(graph, ops)
+        outputs = tuple(op.outputs[0] for op in ops if op.type == "QUANTIZE") + carried_out
         kinds = sorted({o.type for o in ops} - {"DEQUANTIZE", "QUANTIZE"})
         sub = ir.Graph(f"{graph.name}_region{first.index}", graph.tensors, ops, inputs, outputs)
         runs = (
             f"float32 region of {len(ops)} ops ({', '.join(kinds)}) as TFLite's float32 "
-            f"reference kernels, {len(inputs)} int8 input(s), {len(outputs)} QUANTIZEd output(s)"
+            f"reference kernels, {len(inputs) - len(carried_in)} int8 input(s), "
+            f"{len(outputs) - len(carried_out)} QUANTIZEd output(s)"
         )
+        if carried_in or carried_out:
+            runs += (
+                f", {len(carried_in)} float32 input(s) and {len(carried_out)} float32 "
+                "output(s) carried between its parts"
+            )
         labels = tuple(o.label for o in ops)
         new = ir.Op(
             first.index,
@@ -139,8 +186,66 @@ def fuse_float_regions(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     return dataclasses.replace(graph, ops=ops)
 
 
-def _regions(graph: ir.Graph) -> list[list[ir.Op]]:
-    """The ops of each float region, in graph order."""
+def _boundary(graph: ir.Graph, ops: list[ir.Op]) -> tuple[list[int], tuple, tuple]:
+    """(inputs: the int8 tensors its DEQUANTIZEs read, then the float activations an earlier
+    part of its group makes; those float inputs; the float activations it makes that a later
+    part reads)."""
+    inside = {op.index for op in ops}
+    made = {o for op in ops for o in op.outputs}
+    inputs: list[int] = []
+    carried_in: list[int] = []
+    for op in ops:
+        if op.type == "DEQUANTIZE":
+            if op.inputs[0] not in inputs:
+                inputs.append(op.inputs[0])
+            continue
+        for i in op.inputs:
+            if _float_act(graph.tensor(i)) and i not in made and i not in carried_in:
+                carried_in.append(i)
+    consumers = graph.consumers()
+    carried_out = tuple(
+        o
+        for op in ops
+        if op.type != "QUANTIZE"
+        for o in op.outputs
+        if any(r.index not in inside for r in consumers.get(o, []))
+    )
+    return inputs + carried_in, tuple(carried_in), carried_out
+
+
+def _segments(ops: list[ir.Op], consumers) -> list[list[ir.Op]]:
+    """A group's parts, in graph order: a new part where a DEQUANTIZE reads an int8 tensor
+    made from the current part's outputs (a transformer's residual stream runs in float from
+    block to block with each block's int8 ops between: one op per block, the float stream
+    carried from one to the next)."""
+    parts: list[list[ir.Op]] = []
+    part: list[ir.Op] = []
+    reached: set[int] = set()
+    for op in ops:
+        if op.type == "DEQUANTIZE" and op.inputs[0] in reached:
+            parts.append(part)
+            part, reached = [], set()
+        part.append(op)
+        if op.type == "QUANTIZE":
+            reached |= _downstream(op.outputs[0], consumers)
+    parts.append(part)
+    return parts
+
+
+def _downstream(tensor: int, consumers) -> set[int]:
+    """Every tensor computed from `tensor`."""
+    seen, todo = {tensor}, [tensor]
+    while todo:
+        for op in consumers.get(todo.pop(), []):
+            for o in op.outputs:
+                if o not in seen:
+                    seen.add(o)
+                    todo.append(o)
+    return seen
+
+
+def _regions(graph: ir.Graph) -> list[tuple[list[ir.Op], ir.Op]]:
+    """The ops of each float region, in graph order, and the op whose place the region takes."""
     prod = {o: op for op in graph.ops for o in op.outputs}
     consumers, outputs = graph.consumers(), set(graph.outputs)
     parent = {op.index: op.index for op in graph.ops}
@@ -174,10 +279,49 @@ def _regions(graph: ir.Graph) -> list[list[ir.Op]]:
         if op.index in member:
             groups.setdefault(find(op.index), []).append(op)
     found = []
+    position = {op.index: k for k, op in enumerate(graph.ops)}
     for ops in groups.values():
-        if _closed(graph, ops, prod, consumers, outputs):
-            found.append(ops)
+        if not _closed(graph, ops, prod, consumers, outputs):
+            continue
+        parts = _segments(ops, consumers)
+        anchors: list[ir.Op] = []
+        stands: dict[int, int] = {}  # a carried float tensor -> where its part stands
+        for part in parts:
+            anchor = _anchor(part, prod, consumers, position, stands)
+            if anchor is None:
+                break
+            anchors.append(anchor)
+            for op in part:
+                for o in op.outputs:
+                    stands[o] = position[anchor.index]
+        if len(anchors) == len(parts):
+            found += list(zip(parts, anchors))
     return found
+
+
+def _anchor(ops, prod, consumers, position, stands) -> ir.Op | None:
+    """The region's op whose place the one op takes: the first after every int8 tensor its
+    DEQUANTIZEs read is made (GroupNorm's second DEQUANTIZE reads an int8 RESHAPE made after the
+    first) and after the earlier parts whose float tensors it reads (`stands`); None when an op
+    outside reads a region output before that place."""
+    inside = {op.index for op in ops}
+    made = [prod[op.inputs[0]] for op in ops if op.type == "DEQUANTIZE" and op.inputs[0] in prod]
+    if any(src.index in inside for src in made):  # it would read its own output
+        return None
+    carried = [
+        stands[i] for op in ops for i in op.inputs if i in stands and prod[i].index not in inside
+    ]
+    latest = max([position[src.index] for src in made] + carried, default=-1)
+    anchor = next((op for op in ops if position[op.index] > latest), None)
+    if anchor is None:
+        return None
+    for op in ops:
+        if op.type != "QUANTIZE":
+            continue
+        for r in consumers.get(op.outputs[0], []):
+            if r.index not in inside and position[r.index] <= position[anchor.index]:
+                return None
+    return anchor
 
 
 def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
@@ -198,8 +342,7 @@ def _paired(graph: ir.Graph, op: ir.Op, prod, consumers) -> bool:
 def _closed(graph, ops, prod, consumers, outputs) -> bool:
     """A region: some op beyond DEQUANTIZE / QUANTIZE; between QDQ pairs, a float activation
     no pair wraps (else its ops are the int8 ops the exporter meant); every float activation it
-    reads made in it, every one it makes read only in it; its int8 inputs made before its first
-    op."""
+    reads made in it, every one it makes read only in it (where it stands: `_anchor`)."""
     inside = {op.index for op in ops}
     if all(op.type in ("DEQUANTIZE", "QUANTIZE") for op in ops):
         return False
@@ -209,16 +352,15 @@ def _closed(graph, ops, prod, consumers, outputs) -> bool:
         graph.tensors[o].qdq is None for op in ops if op.type != "QUANTIZE" for o in op.outputs
     ):
         return False
-    first = ops[0].index
-    position = {op.index: k for k, op in enumerate(graph.ops)}
     for op in ops:
         for i in op.inputs:
             t = graph.tensor(i)
             src = prod.get(i)
-            if op.type == "DEQUANTIZE":
-                if src is not None and position[src.index] >= position[first]:
-                    return False
-            elif _float_act(t) and (src is None or src.index not in inside):
+            if (
+                op.type != "DEQUANTIZE"
+                and _float_act(t)
+                and (src is None or src.index not in inside)
+            ):
                 return False
         if op.type == "QUANTIZE":
             continue

@@ -1,13 +1,15 @@
 """`float_region<N>`: an int8 model's float region (N int8 inputs) as its program of float32
 operations (`program.py`, which documents the instructions and is the numpy twin), and
-`float_region_out`: one region output, TFLite's QUANTIZE of its float32 values.
+`float_region_out`: one region output, TFLite's QUANTIZE of its float32 values;
+`float_region_carry`: a float32 output a later region reads (a transformer's residual stream
+between blocks), an FP32 tensor.
 
 The region writes its work area, an SA32 tensor of float32 bit patterns (one layer output, so
 the memory plan places it and the runtime check compares it); each output layer reads it. Every
 operation is one IEEE-754 float32 operation as TFLite's float32 reference kernels do it:
 products and sums go through a volatile float, so no compiler contracts them into a fused
-multiply-add (one rounding instead of two); LOGISTIC and TANH call the C library's expf and
-tanhf, as TFLite does (their last bit is the C library's: the same on the host as LiteRT's,
+multiply-add (one rounding instead of two); LOGISTIC, TANH, EXP and SOFTMAX call the C
+library's expf and tanhf, as TFLite does (their last bit is the C library's: the same on the host as LiteRT's,
 another library's may differ). On a core without an FPU each float operation is a call into
 the compiler's soft-float library: tens of cycles instead of one or two, and its code size.
 """
@@ -66,6 +68,49 @@ static float @FN@_logistic(float x) {
     return 1.0f / d;
 }
 
+/* ADD, SUB, MUL, DIV, SQUARED_DIFFERENCE ((a - b) rounded, then squared): one rounding each */
+static float @FN@_binary(int32_t kind, float a, float b) {
+    volatile float r, d;
+    if (kind == 0) {
+        r = a + b;
+    } else if (kind == 1) {
+        r = a - b;
+    } else if (kind == 2) {
+        r = a * b;
+    } else if (kind == 3) {
+        r = a / b;
+    } else {
+        d = a - b;
+        r = d * d;
+    }
+    return r;
+}
+
+/* LOGISTIC, TANH, RSQRT (1.0f / sqrtf), SQRT, EXP, RELU, RELU6, RELU_N1_TO_1 */
+static float @FN@_unary(int32_t kind, float v) {
+    volatile float r;
+    switch (kind) {
+    case 0:
+        return @FN@_logistic(v);
+    case 1:
+        return tanhf(v);
+    case 2:
+        r = sqrtf(v);
+        r = 1.0f / r;
+        return r;
+    case 3:
+        return sqrtf(v);
+    case 4:
+        return expf(v);
+    case 5:
+        return v < 0.0f ? 0.0f : v;
+    case 6:
+        return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+    default:
+        return v < -1.0f ? -1.0f : (v > 1.0f ? 1.0f : v);
+    }
+}
+
 static void @FN@_fc(int32_t *arena, const int32_t *consts, const int32_t *w) {
     int32_t r, o, d, rows = w[5], depth = w[6], outs = w[7];
     for (r = 0; r < rows; r++) {
@@ -104,16 +149,9 @@ static void @FN@_move(int32_t *arena, const int32_t *consts, const int32_t *w) {
 static void @FN@_bin(int32_t *arena, const int32_t *consts, const int32_t *w) {
     int32_t i, n = w[5] * w[6] * w[7] * w[8];
     for (i = 0; i < n; i++) {
-        volatile float r;
         float a = @FN@_ld(arena, consts, w[3], @FN@_at(w + 5, w + 9, i));
         float b = @FN@_ld(arena, consts, w[4], @FN@_at(w + 5, w + 13, i));
-        if (w[1] == 0) {
-            r = a + b;
-        } else if (w[1] == 1) {
-            r = a - b;
-        } else {
-            r = a * b;
-        }
+        float r = @FN@_binary(w[1], a, b);
         arena[w[2] + i] = @FN@_b(@FN@_clamp(r, w[17], w[18]));
     }
 }
@@ -130,16 +168,9 @@ static void @FN@_copy(int32_t *arena, const int32_t *consts, const int32_t *w) {
 static void @FN@_flat(int32_t *arena, const int32_t *consts, const int32_t *w) {
     int32_t i;
     for (i = 0; i < w[5]; i++) {
-        volatile float r;
         float a = @FN@_ld(arena, consts, w[3], i * w[6]);
         float b = @FN@_ld(arena, consts, w[4], i * w[7]);
-        if (w[1] == 0) {
-            r = a + b;
-        } else if (w[1] == 1) {
-            r = a - b;
-        } else {
-            r = a * b;
-        }
+        float r = @FN@_binary(w[1], a, b);
         arena[w[2] + i] = @FN@_b(@FN@_clamp(r, w[8], w[9]));
     }
 }
@@ -148,7 +179,65 @@ static void @FN@_un(int32_t *arena, const int32_t *consts, const int32_t *w) {
     int32_t i;
     for (i = 0; i < w[4]; i++) {
         float v = @FN@_ld(arena, consts, w[3], i);
-        arena[w[2] + i] = @FN@_b(w[1] == 0 ? @FN@_logistic(v) : tanhf(v));
+        arena[w[2] + i] = @FN@_b(@FN@_unary(w[1], v));
+    }
+}
+
+/* MEAN: per output, the sum of its reduced elements in the input's order, then / count */
+static void @FN@_mean(int32_t *arena, const int32_t *consts, const int32_t *w) {
+    int32_t i, t, n = w[3] * w[4] * w[5] * w[6], terms = w[11] * w[12] * w[13] * w[14];
+    for (i = 0; i < n; i++) {
+        volatile float total = 0.0f;
+        int32_t at = @FN@_at(w + 3, w + 7, i);
+        for (t = 0; t < terms; t++) {
+            total = total + @FN@_ld(arena, consts, w[2], at + @FN@_at(w + 11, w + 15, t));
+        }
+        total = total / (float)terms;
+        arena[w[1] + i] = @FN@_b(total);
+    }
+}
+
+/* BATCH_MATMUL: per batch, row and column, the products summed from 0 over the depth */
+static void @FN@_mm(int32_t *arena, const int32_t *consts, const int32_t *w) {
+    int32_t bi, i, j, k, rows = w[5], depth = w[6], cols = w[7];
+    int32_t *y = arena + w[1];
+    for (bi = 0; bi < w[4]; bi++) {
+        for (i = 0; i < rows; i++) {
+            for (j = 0; j < cols; j++) {
+                volatile float p, total = 0.0f;
+                for (k = 0; k < depth; k++) {
+                    p = @FN@_ld(arena, consts, w[2], bi * w[8] + i * w[9] + k * w[10]) *
+                        @FN@_ld(arena, consts, w[3], bi * w[11] + k * w[12] + j * w[13]);
+                    total = total + p;
+                }
+                y[(bi * rows + i) * cols + j] = @FN@_b(total);
+            }
+        }
+    }
+}
+
+/* SOFTMAX per row: max, expf((x - max) * beta) stored and summed from 0, each / the sum */
+static void @FN@_smax(int32_t *arena, const int32_t *consts, const int32_t *w) {
+    int32_t r, c, depth = w[4];
+    float beta = @FN@_f(w[5]);
+    for (r = 0; r < w[3]; r++) {
+        volatile float d, sum = 0.0f;
+        float top = @FN@_ld(arena, consts, w[2], r * depth);
+        for (c = 1; c < depth; c++) {
+            float v = @FN@_ld(arena, consts, w[2], r * depth + c);
+            top = top < v ? v : top;
+        }
+        for (c = 0; c < depth; c++) {
+            d = @FN@_ld(arena, consts, w[2], r * depth + c) - top;
+            d = d * beta;
+            d = expf(d);
+            arena[w[1] + r * depth + c] = @FN@_b(d);
+            sum = sum + d;
+        }
+        for (c = 0; c < depth; c++) {
+            d = @FN@_f(arena[w[1] + r * depth + c]) / sum;
+            arena[w[1] + r * depth + c] = @FN@_b(d);
+        }
     }
 }
 """
@@ -156,7 +245,7 @@ static void @FN@_un(int32_t *arena, const int32_t *consts, const int32_t *w) {
 _RUN = """
 @STORAGE@mli_status @FN@(@INS@, const mli_tensor *code, const mli_tensor *consts,
                          const @CFG@ *cfg, mli_tensor *work) {
-    static const int32_t length[7] = {@LENGTH@};
+    static const int32_t length[@NOPS@] = {@LENGTH@};
     const mli_tensor *ins[@N@] = {@NAMES@};
     const int32_t *c = consts->data.mem.pi32;
     const int32_t *w = code->data.mem.pi32;
@@ -183,8 +272,19 @@ _RUN = """
             @FN@_un(arena, c, w);
         } else if (w[0] == 5) {
             @FN@_copy(arena, c, w);
-        } else {
+        } else if (w[0] == 6) {
             @FN@_flat(arena, c, w);
+        } else if (w[0] == 7) {
+            @FN@_mean(arena, c, w);
+        } else if (w[0] == 8) {
+            @FN@_mm(arena, c, w);
+        } else if (w[0] == 9) {
+            @FN@_smax(arena, c, w);
+        } else { /* LOAD: an FP32 tensor an earlier region carries */
+            const mli_tensor *x = ins[w[2]];
+            for (i = 0; i < w[3]; i++) {
+                arena[w[1] + i] = @FN@_b(x->data.mem.pf32[@P@_offset(x, (uint32_t)i)]);
+            }
         }
     }
     return MLI_STATUS_OK;
@@ -226,10 +326,32 @@ static float @FN@_f(int32_t bits) {
 """
 
 
+_CARRY = """
+static float @FN@_f(int32_t bits) {
+    union {
+        int32_t i;
+        float f;
+    } u;
+    u.i = bits;
+    return u.f;
+}
+
+@STORAGE@mli_status @FN@(const mli_tensor *work, const @CFG@ *cfg, mli_tensor *out) {
+    const int32_t *arena = work->data.mem.pi32 + cfg->addr;
+    uint32_t i, n = @P@_count(out);
+    for (i = 0u; i < n; i++) {
+        out->data.mem.pf32[@P@_offset(out, i)] = @FN@_f(arena[i]);
+    }
+    return MLI_STATUS_OK;
+}
+"""
+
+
 def _source(n: int) -> str:
     ins = ", ".join(f"const mli_tensor *in{k}" for k in range(n))
     names = ", ".join(f"in{k}" for k in range(n))
     run = _RUN.replace("@INS@", ins).replace("@NAMES@", names).replace("@N@", str(n))
+    run = run.replace("@NOPS@", str(len(P.LENGTH)))
     return _HELPERS + run.replace("@LENGTH@", ", ".join(map(str, P.LENGTH)))
 
 
@@ -252,6 +374,13 @@ def _run_out(layer, model, xs, arith_mode) -> np.ndarray:
     )
     y = P.quantize_output(arena.reshape(len(arena), -1), o)
     return y.reshape((len(arena),) + tuple(out.shape))
+
+
+def _run_carry(layer, model, xs, arith_mode) -> np.ndarray:
+    arena = np.asarray(xs[0]).view(np.float32)
+    out = model.tensor(layer.outputs[0])
+    count, addr = int(np.prod(out.shape, dtype=np.int64)), int(layer.cfg["addr"])
+    return arena[:, addr : addr + count].reshape((len(arena),) + tuple(out.shape))
 
 
 _KERNELS: dict[int, FallbackKernel] = {}
@@ -279,5 +408,15 @@ OUTPUT_KERNEL = register_kernel(
         cfg=("addr", "fscale", "out_zp"),
         c_source=_OUT,
         run=_run_out,
+    )
+)
+
+CARRY_KERNEL = register_kernel(
+    FallbackKernel(
+        name="float_region_carry",
+        doc="a float32 tensor one float region hands to a later one (FP32, unquantized)",
+        cfg=("addr",),
+        c_source=_CARRY,
+        run=_run_carry,
     )
 )

@@ -19,9 +19,19 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.ops.common import fallback_checks as FB
 from mlitool.ops.float_region import program as P
-from mlitool.ops.float_region.c_kernel import MAX_INPUTS, OUTPUT_KERNEL, region_kernel
+from mlitool.ops.float_region.c_kernel import (
+    CARRY_KERNEL,
+    MAX_INPUTS,
+    OUTPUT_KERNEL,
+    region_kernel,
+)
 
-SA8 = ElType.SA8
+SA8, FP32 = ElType.SA8, ElType.FP32
+
+
+def _el(graph, idx: int) -> ElType:
+    """int8 tensors as SA8; a float32 one carried between regions as FP32."""
+    return FP32 if graph.tensors[idx].dtype == "float32" else SA8
 
 
 def _run(c: Call, mode: str) -> list:
@@ -49,17 +59,27 @@ def float_region(c: Call):
 
 
 def region_inputs_in_range(s: Subject):
-    """a float region of {n} int8 inputs (fallback C takes up to {most})"""
+    """a float region of {n} inputs (fallback C takes up to {most})"""
     n = len(s.op.inputs)
     return _OK if n <= MAX_INPUTS else {"n": n, "most": MAX_INPUTS}
 
 
-CHECKS = (*FB.CHECKS, region_inputs_in_range)
+def region_int8_or_float(s: Subject):
+    """a float region's tensors are int8 or float32 (carried between regions); {name!r} is
+    {dtype}"""
+    for i in (*s.op.inputs, *s.op.outputs):
+        t = s.graph.tensors[i]
+        if t.dtype not in ("int8", "float32"):
+            return {"name": t.name, "dtype": t.dtype}
+    return _OK
+
+
+CHECKS = (FB.fallback_needs_mli2, region_int8_or_float, region_inputs_in_range)
 
 
 def lower_region(b: Builder, op: ir.Op, fmt: str) -> None:
     prog = P.compile_region(b.g, op)
-    xs = [b.use(op, i, SA8) for i in op.inputs]
+    xs = [b.use(op, i, _el(b.g, i)) for i in op.inputs]
     base = b.base(op.outputs[0])
     code = b.sa_constant(
         f"{base}_program",
@@ -92,6 +112,17 @@ def lower_region(b: Builder, op: ir.Op, fmt: str) -> None:
         notes=[f"float region: fallback C, {runs} (software floating point without an FPU)"],
     )
     for idx, o in zip(op.outputs, prog.outputs):
+        if o.carried:
+            out = b.produce(idx, FP32)
+            b.fallback(
+                op,
+                CARRY_KERNEL,
+                [work.name],
+                [out.name],
+                cfg={"addr": o.addr},
+                notes=["float region output read by a later region: its float32 values"],
+            )
+            continue
         out = b.produce(idx, SA8)
         scale, zp = FB.sa8_params(b, op, idx)
         b.fallback(

@@ -18,7 +18,20 @@ opcode and its operands, int32 words (`LENGTH[opcode]` in all):
   broadcast by stride 0, then the fused activation clamp min(max(r, lo), hi); FLAT kind dst a b
   n sa sb lo hi where each operand is contiguous (step 1) or one value (step 0);
 - UN kind dst src n: LOGISTIC as reference_ops::Logistic (1 above 16.619047, expf(x) below -9,
-  else 1 / (1 + expf(-x))) or TANH (tanhf): the C library's expf / tanhf, as TFLite's.
+  else 1 / (1 + expf(-x))) or TANH (tanhf): the C library's expf / tanhf, as TFLite's; RSQRT
+  (1.0f / sqrtf(x)), SQRT, EXP (expf), RELU / RELU6 / RELU_N1_TO_1 (clamps);
+- BIN / FLAT kinds beyond ADD / SUB / MUL: DIV (a / b) and SQUARED_DIFFERENCE ((a - b) squared,
+  the difference rounded first); TRANSPOSE and BROADCAST_TO are MOVEs (permuted / 0 strides);
+- MEAN dst src od0..od3 os0..os3 rd0..rd3 rs0..rs3: per output (index space od through source
+  strides os), total = 0; total += each reduced element (index space rd, strides rs) in the
+  input's order; then total / (float)count: reference_ops::Mean (sum, then one division);
+- MM dst a b batch rows depth cols abs ars aks bbs bks bjs: per batch, row and column, total =
+  0; total += a * b over the depth in order (strides: batch, row, depth of a; batch, depth,
+  column of b; 0 broadcasts): reference_ops::BatchMatMul's order;
+- LOAD dst k n: arena[dst + i] = the n float32 values of input k, a float tensor an earlier
+  region carries (`carried` outputs: its arena values as they are, no QUANTIZE);
+- SMAX dst src outer depth beta: reference_ops::Softmax per row: max, then expf((x - max) *
+  beta) stored and summed from 0 in order, then each divided by the sum.
 
 The region's QUANTIZEs are not instructions: each output is a later layer that quantizes its
 arena values (`outputs`). Arena slots are reused once no later instruction reads them (first
@@ -40,10 +53,19 @@ from mlitool.ir import REGION_GRAPH
 from mlitool.ops.island import arith
 
 f32 = np.float32
-DEQ, FC, MOVE, BIN, UN, COPY, FLAT = range(7)
-LENGTH = (6, 10, 15, 19, 5, 4, 10)  # words of an instruction, by opcode
-BIN_KINDS = {"ADD": 0, "SUB": 1, "MUL": 2}
-UN_KINDS = {"LOGISTIC": 0, "TANH": 1}
+DEQ, FC, MOVE, BIN, UN, COPY, FLAT, MEAN, MM, SMAX, LOAD = range(11)
+LENGTH = (6, 10, 15, 19, 5, 4, 10, 19, 14, 6, 4)  # words of an instruction, by opcode
+BIN_KINDS = {"ADD": 0, "SUB": 1, "MUL": 2, "DIV": 3, "SQUARED_DIFFERENCE": 4}
+UN_KINDS = {
+    "LOGISTIC": 0,
+    "TANH": 1,
+    "RSQRT": 2,
+    "SQRT": 3,
+    "EXP": 4,
+    "RELU": 5,
+    "RELU6": 6,
+    "RELU_N1_TO_1": 7,
+}
 RANK = 4
 
 
@@ -53,6 +75,7 @@ class Output:
     count: int
     scale: float
     zp: int
+    carried: bool = False  # a float32 output read by a later region: its values, unquantized
 
 
 @dataclasses.dataclass(frozen=True)
@@ -99,7 +122,8 @@ class _Compiler:
         self.instrs: list[list] = []  # words; ("a", slot, off) / ("c", off) operands resolved later
         self.reads: list[list[int]] = []  # slots each instruction reads
         self.writes: list[int] = []
-        self.outputs: list[tuple] = []
+        self.outputs: list[tuple] = []  # (location, count, scale, zp, carried), in op order
+        self.quantized: dict[int, tuple] = {}  # QUANTIZE output -> its entry of `outputs`
 
     def const(self, i: int) -> tuple:
         if i not in self.const_at:
@@ -126,8 +150,17 @@ class _Compiler:
         self.writes.append(dst[1])
 
     def compile(self) -> Program:
+        for k, i in enumerate(self.inputs):
+            t = self.g.tensors[i]
+            if t.dtype == "float32":  # carried from an earlier region
+                dst = self.new(i)
+                self.emit([LOAD, dst, k, t.size], [], dst)
         for op in self.sub.ops:
             getattr(self, "_" + op.type.lower())(op)
+        self.outputs = [
+            self.quantized.get(o) or (self.where(o), self.g.tensors[o].size, 0.0, 0, True)
+            for o in self.sub.outputs
+        ]
         return self._finish()
 
     # -- ops ------------------------------------------------------------------------------
@@ -141,7 +174,8 @@ class _Compiler:
     def _quantize(self, op: ir.Op) -> None:
         y = self.g.tensors[op.outputs[0]]
         src = self.where(op.inputs[0])
-        self.outputs.append((src, y.size, float(y.quant.scale[0]), int(y.quant.zero_point[0])))
+        q = (src, y.size, float(y.quant.scale[0]), int(y.quant.zero_point[0]), False)
+        self.quantized[y.index] = q
 
     def _reshape(self, op: ir.Op) -> None:
         self.loc[op.outputs[0]] = self.where(op.inputs[0])
@@ -207,7 +241,66 @@ class _Compiler:
             words = [BIN, BIN_KINDS[op.type], dst, ops[0], ops[1], *out, *strides[0], *strides[1]]
         self.emit([*words, lo, hi], ops, dst)
 
-    _add = _sub = _mul = _binary
+    _add = _sub = _mul = _div = _squared_difference = _binary
+
+    def _transpose(self, op: ir.Op) -> None:
+        x = self.g.tensors[op.inputs[0]]
+        perm = [int(v) for v in np.asarray(self.g.tensors[op.inputs[1]].data).reshape(-1)]
+        rank = len(perm)
+        pad = RANK - rank
+        xs = _strides(_dims(x.shape))
+        perm4 = list(range(pad)) + [p % rank + pad for p in perm]
+        dims = _dims(self.g.tensors[op.outputs[0]].shape)
+        src = self.where(op.inputs[0])
+        dst = self.new(op.outputs[0])
+        self.move(dst, src, dims, tuple(xs[p] for p in perm4), _strides(dims))
+
+    def _broadcast_to(self, op: ir.Op) -> None:
+        dims = _dims(self.g.tensors[op.outputs[0]].shape)
+        x = _dims(self.g.tensors[op.inputs[0]].shape)
+        ss = tuple(0 if d == 1 else s for d, s in zip(x, _strides(x)))
+        src = self.where(op.inputs[0])
+        dst = self.new(op.outputs[0])
+        self.move(dst, src, dims, ss, _strides(dims))
+
+    def _mean(self, op: ir.Op) -> None:
+        x = self.g.tensors[op.inputs[0]]
+        rank = len(x.shape)
+        axes = {
+            int(a) % rank + RANK - rank
+            for a in np.asarray(self.g.tensors[op.inputs[1]].data).reshape(-1)
+        }
+        dims, strides = _dims(x.shape), _strides(_dims(x.shape))
+        od = tuple(1 if k in axes else d for k, d in enumerate(dims))
+        rd = tuple(d if k in axes else 1 for k, d in enumerate(dims))
+        src = self.where(op.inputs[0])
+        dst = self.new(op.outputs[0])
+        self.emit([MEAN, dst, src, *od, *strides, *rd, *strides], [src], dst)
+
+    def _batch_matmul(self, op: ir.Op) -> None:
+        ta, tb = (self.g.tensors[i] for i in op.inputs[:2])
+        out = self.g.tensors[op.outputs[0]]
+        adj_x, adj_y = bool(op.options.get("adj_x")), bool(op.options.get("adj_y"))
+        rows, depth = (ta.shape[-1], ta.shape[-2]) if adj_x else (ta.shape[-2], ta.shape[-1])
+        cols = tb.shape[-2] if adj_y else tb.shape[-1]
+        batch = int(np.prod(out.shape[:-2], dtype=np.int64))
+        # element strides of a (row, depth) and b (depth, column) in their own storage
+        a_rk = (1, ta.shape[-1]) if adj_x else (ta.shape[-1], 1)
+        b_kj = (1, tb.shape[-1]) if adj_y else (tb.shape[-1], 1)
+        a_b = 0 if int(np.prod(ta.shape[:-2], dtype=np.int64)) == 1 else rows * depth
+        b_b = 0 if int(np.prod(tb.shape[:-2], dtype=np.int64)) == 1 else depth * cols
+        a, b = self.where(op.inputs[0]), self.where(op.inputs[1])
+        dst = self.new(op.outputs[0])
+        words = [MM, dst, a, b, batch, int(rows), int(depth), int(cols), a_b, *a_rk, b_b, *b_kj]
+        self.emit(words, [a, b], dst)
+
+    def _softmax(self, op: ir.Op) -> None:
+        x = self.g.tensors[op.inputs[0]]
+        depth = int(x.shape[-1])
+        src = self.where(op.inputs[0])
+        dst = self.new(op.outputs[0])
+        beta = float(op.options.get("beta", 1.0))
+        self.emit([SMAX, dst, src, x.size // depth, depth, bits(beta)], [src], dst)
 
     def _unary(self, op: ir.Op) -> None:
         src = self.where(op.inputs[0])
@@ -215,7 +308,7 @@ class _Compiler:
         n = self.g.tensors[op.outputs[0]].size
         self.emit([UN, UN_KINDS[op.type], dst, src, n], [src], dst)
 
-    _logistic = _tanh = _unary
+    _logistic = _tanh = _rsqrt = _sqrt = _exp = _relu = _relu6 = _relu_n1_to_1 = _unary
 
     # -- arena ----------------------------------------------------------------------------
     def _finish(self) -> Program:
@@ -237,12 +330,13 @@ class _Compiler:
                 if last[s] == k:  # its last use
                     free = _release(free, at[s], self.sizes[s])
         code = np.array([_word(w, at) for words in self.instrs for w in _checked(words)], np.int32)
-        consts = np.concatenate(self.consts) if self.consts else np.zeros(0, f32)
+        # one 0 when the region has no constant: the C takes a tensor of at least one element
+        consts = np.concatenate(self.consts) if self.consts else np.zeros(1, f32)
         outputs = []
-        for src, n, scale, zp in self.outputs:
+        for src, n, scale, zp, carried in self.outputs:
             if src[0] != "a":
                 raise UnsupportedError("a float region's output is a constant")
-            outputs.append(Output(_word(src, at), n, scale, zp))
+            outputs.append(Output(_word(src, at), n, scale, zp, carried))
         arena = max(top, 1)
         return Program(code, consts.astype(f32), arena, tuple(outputs), len(self.instrs))
 
@@ -317,7 +411,8 @@ def _libm(name: str):
 def libm(name: str, x: np.ndarray) -> np.ndarray:
     """The C library's float function `name` (expf, tanhf) of every element: what the C calls."""
     x = np.asarray(x, f32)
-    return np.asarray(_libm(name)(x), dtype=f32).reshape(x.shape)
+    with np.errstate(all="ignore"):  # expf's overflow to inf is TFLite's too
+        return np.asarray(_libm(name)(x), dtype=f32).reshape(x.shape)
 
 
 def logistic(x: np.ndarray) -> np.ndarray:
@@ -329,6 +424,38 @@ def logistic(x: np.ndarray) -> np.ndarray:
         return np.where(
             x > f32(16.619047164916992188), one, np.where(x < f32(-9), libm("expf", x), mid)
         )
+
+
+def unary(kind: int, v: np.ndarray) -> np.ndarray:
+    """UN `kind` of float32 values `v`, as TFLite's float32 kernels (the C library's expf,
+    tanhf; sqrtf and the division correctly rounded)."""
+    one = f32(1)
+    if kind == 0:
+        return logistic(v)
+    if kind == 1:
+        return libm("tanhf", v)
+    if kind == 2:
+        return (one / np.sqrt(v.astype(f32))).astype(f32)
+    if kind == 3:
+        return np.sqrt(v.astype(f32)).astype(f32)
+    if kind == 4:
+        return libm("expf", v)
+    lo, hi = {5: (0, np.inf), 6: (0, 6), 7: (-1, 1)}[kind]
+    return _clamp(v, bits(lo), bits(hi))
+
+
+def binary(kind: int, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """BIN / FLAT `kind` of float32 operands, one rounding per operation."""
+    if kind == 0:
+        return (a + b).astype(f32)
+    if kind == 1:
+        return (a - b).astype(f32)
+    if kind == 2:
+        return (a * b).astype(f32)
+    if kind == 3:
+        return (a / b).astype(f32)
+    d = (a - b).astype(f32)
+    return (d * d).astype(f32)
 
 
 def _index(dims, strides) -> np.ndarray:
@@ -375,19 +502,55 @@ def run_program(prog: Program, xs: list[np.ndarray]) -> np.ndarray:
             elif w[0] == FLAT:
                 kind, dst, a, b, cnt, sa, sb, lo, hi = w[1:10]
                 va, vb = ld(a, np.arange(cnt) * sa), ld(b, np.arange(cnt) * sb)
-                r = va + vb if kind == 0 else (va - vb if kind == 1 else va * vb)
-                arena[:, dst : dst + cnt] = _clamp(r.astype(f32), lo, hi)
+                arena[:, dst : dst + cnt] = _clamp(binary(kind, va, vb), lo, hi)
             elif w[0] == BIN:
                 kind, dst, a, b = w[1:5]
                 dims, sa, sb, (lo, hi) = w[5:9], w[9:13], w[13:17], w[17:19]
                 va, vb = ld(a, _index(dims, sa)), ld(b, _index(dims, sb))
-                r = va + vb if kind == 0 else (va - vb if kind == 1 else va * vb)
-                arena[:, dst : dst + va.shape[1]] = _clamp(r.astype(f32), lo, hi)
-            else:
+                arena[:, dst : dst + va.shape[1]] = _clamp(binary(kind, va, vb), lo, hi)
+            elif w[0] == UN:
                 kind, dst, src, cnt = w[1:5]
-                v = ld(src, np.arange(cnt))
-                arena[:, dst : dst + cnt] = logistic(v) if kind == 0 else libm("tanhf", v)
+                arena[:, dst : dst + cnt] = unary(kind, ld(src, np.arange(cnt)))
+            elif w[0] == LOAD:
+                dst, k, cnt = w[1:4]
+                x = np.asarray(xs[k], f32)
+                arena[:, dst : dst + cnt] = np.broadcast_to(x.reshape(len(x), -1), (n, cnt))
+            elif w[0] == MEAN:
+                dst, src = w[1:3]
+                outs, terms = _index(w[3:7], w[7:11]), _index(w[11:15], w[15:19])
+                total = np.zeros((n, outs.size), f32)
+                for t in terms:  # in the input's order, one rounding per sum
+                    total = (total + ld(src, outs + t)).astype(f32)
+                arena[:, dst : dst + outs.size] = (total / f32(terms.size)).astype(f32)
+            elif w[0] == MM:
+                dst, a, b, batch, rows, depth, cols, abs_, ars, aks, bbs, bks, bjs = w[1:14]
+                bi = np.arange(batch)[:, None, None]
+                i, j = np.arange(rows)[None, :, None], np.arange(cols)[None, None, :]
+                total = np.zeros((n, batch, rows, cols), f32)
+                for k in range(depth):
+                    ai = (bi * abs_ + i * ars + k * aks + 0 * j).reshape(-1)
+                    bj = (bi * bbs + k * bks + j * bjs + 0 * i).reshape(-1)
+                    p = (ld(a, ai) * ld(b, bj)).astype(f32).reshape(total.shape)
+                    total = (total + p).astype(f32)
+                arena[:, dst : dst + total[0].size] = total.reshape(n, -1)
+            else:
+                dst, src, outer, depth, beta = w[1:6]
+                arena[:, dst : dst + outer * depth] = softmax(
+                    ld(src, np.arange(outer * depth)).reshape(n, outer, depth), beta
+                ).reshape(n, -1)
     return arena
+
+
+def softmax(x: np.ndarray, beta_bits: int) -> np.ndarray:
+    """reference_ops::Softmax on float32 rows (last axis): max, expf((x - max) * beta), their
+    sum from 0 in order, each divided by it."""
+    beta = np.array([beta_bits], np.int32).view(f32)[0]
+    top = x.max(axis=-1, keepdims=True)
+    e = libm("expf", ((x - top).astype(f32) * beta).astype(f32))
+    total = np.zeros(x.shape[:-1], f32)
+    for c in range(x.shape[-1]):
+        total = (total + e[..., c]).astype(f32)
+    return (e / total[..., None]).astype(f32)
 
 
 def _clamp(v: np.ndarray, lo: int, hi: int) -> np.ndarray:
@@ -403,5 +566,8 @@ def arith_dequantized(scale_bits: int, zp: int) -> np.ndarray:
 
 
 def quantize_output(arena: np.ndarray, out: Output) -> np.ndarray:
-    """The int8 values of output `out`: TFLite's QUANTIZE of its arena values."""
+    """The int8 values of output `out`: TFLite's QUANTIZE of its arena values (a carried
+    output: the float32 values themselves)."""
+    if out.carried:
+        return arena[:, out.addr : out.addr + out.count].astype(f32)
     return arith.quantize(arena[:, out.addr : out.addr + out.count], out.scale, out.zp)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from mlitool.ir import REGION_OP
 from mlitool.ops.common.register import fallback_op
 from mlitool.ops.float_region import kernels as K
-from mlitool.ops.spec import VARIADIC
+from mlitool.ops.spec import CONVERT, VARIADIC
 
 fallback_op(
     REGION_OP,
@@ -16,6 +16,8 @@ fallback_op(
     outputs=(1, VARIADIC),
     fused_activation=False,
     leading_dims=True,  # the program reads its tensors as flat arrays
+    keeps_float=True,
+    types=CONVERT,  # int8 and carried float32 tensors, in and out  # float32 tensors between regions: bit patterns, no value ranges
     checks=K.CHECKS,
     lower=K.lower_region,
     run=(K.float_region, K.tflite_region),
