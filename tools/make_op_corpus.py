@@ -511,6 +511,94 @@ CASES: list[Case] = [
 ]
 
 
+# --------------------------------------------------------------------------------------------
+# The "no file" cells of the op table (issue 35): int32 ops on an int32 model input (prefix
+# i32_), ops on the bool tensors of comparisons (prefix boolean_). Outputs stay int32 / bool
+# where the op's output is the model's.
+# --------------------------------------------------------------------------------------------
+
+I32 = {F: "int32"}
+_C6 = np.array([3, -2, 5, 1, -7, 4], np.int32)  # a constant row, broadcast over the last axis
+
+
+def _i32(name: str, op: str, f: Callable, what: str = "", **kw) -> Case:
+    opts = {"shape": (4, 6), "dtype": "int32", "low": -20, "high": 20, **kw}
+    return Case(f"i32_{name}", op, fn(f), (F,), what=what, op_dtype=I32, **opts)
+
+
+def _i32_dyn_update(i):
+    from tensorflow.compiler.tf2xla.python import xla
+
+    return xla.dynamic_update_slice(i, tf.fill([1, 2, 3], 9), tf.constant([0, 1, 2]))
+
+
+def _bool(name: str, op: str, f: Callable, what: str = "") -> Case:
+    return Case(f"boolean_{name}", op, fn(f), FI, what=what, op_dtype=BOOL)
+
+
+CELL_CASES: list[Case] = [
+    _i32("add", "ADD", lambda i: i + _C6),
+    _i32("sub", "SUB", lambda i: i - _C6),
+    _i32("maximum", "MAXIMUM", lambda i: tf.maximum(i, _C6)),
+    _i32("minimum", "MINIMUM", lambda i: tf.minimum(i, _C6)),
+    _i32("div", "DIV", lambda i: tf.raw_ops.Div(x=i, y=tf.constant(_C6)), "truncating division"),
+    _i32("squared_difference", "SQUARED_DIFFERENCE", lambda i: tf.math.squared_difference(i, _C6)),
+    _i32("equal", "EQUAL", lambda i: tf.where(tf.equal(i % 3, 0), i, 0)),
+    _i32("not_equal", "NOT_EQUAL", lambda i: tf.where(tf.not_equal(i % 3, 0), i, 0)),
+    _i32("greater", "GREATER", lambda i: tf.where(i > _C6, i, 0)),
+    _i32("greater_equal", "GREATER_EQUAL", lambda i: tf.where(i >= _C6, i, 0)),
+    _i32("less", "LESS", lambda i: tf.where(i < _C6, i, 0)),
+    _i32("less_equal", "LESS_EQUAL", lambda i: tf.where(i <= _C6, i, 0)),
+    _i32("concatenation", "CONCATENATION", lambda i: tf.concat([i, i * 2], axis=-1)),
+    _i32("pack", "PACK", lambda i: tf.stack([i, i * 2], axis=1)),
+    _i32("unpack", "UNPACK", lambda i: tf.unstack(i, axis=1)[2]),
+    _i32("pad", "PAD", lambda i: tf.pad(i, [[0, 0], [1, 2], [2, 1]])),
+    _i32("padv2", "PADV2", lambda i: tf.pad(i, [[0, 0], [1, 1], [1, 1]], constant_values=7)),
+    _i32("slice", "SLICE", lambda i: tf.slice(i, [0, 1, 2], [1, 2, 3])),
+    _i32("split", "SPLIT", lambda i: tf.split(i, 2, axis=-1)[1]),
+    _i32("split_v", "SPLIT_V", lambda i: tf.split(i, [2, 4], axis=-1)[1]),
+    _i32("strided_slice", "STRIDED_SLICE", lambda i: i[:, ::-2, 1:6:2]),
+    _i32("reverse_v2", "REVERSE_V2", lambda i: tf.reverse(i, [2])),
+    _i32("dynamic_update_slice", "DYNAMIC_UPDATE_SLICE", _i32_dyn_update, "starts [0, 1, 2]"),
+    _i32(
+        "fill",
+        "FILL",
+        lambda i: tf.maximum(tf.fill(tf.shape(i), 3), i),
+        "dynamic batch",
+        dynamic=True,
+    ),
+    _i32(
+        "zeros_like",
+        "ZEROS_LIKE",
+        lambda i: tf.maximum(tf.zeros_like(i), i),
+        "dynamic batch",
+        dynamic=True,
+    ),
+    _i32(
+        "broadcast_args",
+        "BROADCAST_ARGS",
+        lambda i: i * tf.broadcast_to(_C6, tf.broadcast_dynamic_shape(tf.shape(i), [1, 4, 6])),
+        "int32 shapes of a dynamic batch",
+        dynamic=True,
+    ),
+    _bool(
+        "concatenation",
+        "CONCATENATION",
+        lambda x: tf.where(tf.concat([x > 0.0, x < -0.5], axis=-1), 1.0, tf.concat([x, x], -1)),
+    ),
+    _bool("equal", "EQUAL", lambda x: tf.where(tf.equal(x > 0.0, x < 0.5), x, 0.5)),
+    _bool("not_equal", "NOT_EQUAL", lambda x: tf.where(tf.not_equal(x > 0.0, x < 0.5), x, 0.5)),
+    _bool("reverse_v2", "REVERSE_V2", lambda x: tf.where(tf.reverse(x > 0.0, [2]), x, 0.5)),
+    _bool(
+        "slice",
+        "SLICE",
+        lambda x: tf.where(tf.slice(x > 0.0, [0, 1, 2, 0], [1, 5, 4, 3]), 1.0, -1.0),
+    ),
+    _bool("strided_slice", "STRIDED_SLICE", lambda x: tf.where((x > 0.0)[:, 1:7:2], 1.0, -1.0)),
+]
+CASES += CELL_CASES
+
+
 def sample_data(case: Case, n: int, tag: str) -> np.ndarray:
     rng = rng_for(f"{case.name}/{tag}")
     shape = (n, *case.shape)
