@@ -584,7 +584,7 @@ CELL_CASES: list[Case] = [
     _bool(
         "concatenation",
         "CONCATENATION",
-        lambda x: tf.where(tf.concat([x > 0.0, x < -0.5], axis=-1), 1.0, tf.concat([x, x], -1)),
+        lambda x: tf.where(tf.concat([x > 0.0, x < -0.5], axis=-1), 1.0, -1.0),
     ),
     _bool("equal", "EQUAL", lambda x: tf.where(tf.equal(x > 0.0, x < 0.5), x, 0.5)),
     _bool("not_equal", "NOT_EQUAL", lambda x: tf.where(tf.not_equal(x > 0.0, x < 0.5), x, 0.5)),
