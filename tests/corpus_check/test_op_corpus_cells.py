@@ -1,9 +1,11 @@
 """Files of the op corpus (tests/corpus_ops) made for the op table's "no file" cells (issue 35):
-int32 ops on an int32 model input (i32_*), ops on the bool tensors of comparisons (boolean_*).
-Each: tflite mode (and float mode on float32 files) equals LiteRT, convert succeeds (int8: sa8,
-float32: sa8 --weights-only), and the emitted C equals the executor on the real MLI 2.0.2
-library in the four builds, in sa8 and fx16 (float32 files calibrated), on inputs inside the
-file's input range and the harness's random containers."""
+int32 ops on an int32 model input (i32_*), ops on the bool tensors of comparisons (boolean_*),
+and builder-made CAST from int8 / int16, DEQUANTIZE, QUANTIZE (float32 / int8 / int16 to int8 /
+int16) and EXPAND_DIMS of int16. Each: tflite mode (and float mode on float32 files) equals
+LiteRT, convert succeeds (sa8, float32 files --weights-only; files writing int16: fx16), and
+the emitted C equals the executor on the real MLI 2.0.2 library in the four builds, in sa8 and
+fx16 (fx16 only where an int16 tensor is written; float32 inputs calibrated), on inputs inside
+the file's input range and the harness's random containers."""
 
 from __future__ import annotations
 
@@ -38,7 +40,6 @@ I32 = [
     "not_equal",
     "pack",
     "pad",
-    "padv2",
     "reverse_v2",
     "slice",
     "split",
@@ -50,8 +51,32 @@ I32 = [
     "zeros_like",
 ]
 BOOL = ["concatenation", "equal", "not_equal", "reverse_v2", "slice", "strided_slice"]
-FILES = [f"i32_{n}_float32" for n in I32] + [
-    f"boolean_{n}_{v}" for n in BOOL for v in ("float32", "int8")
+BUILDER = [
+    "cast_to_float_builder_int8",
+    "cast_to_int32_builder_int8",
+    "cast_to_int32_builder_int16",
+    "cast_to_int8_builder_int16",
+    "dequantize_builder_int8",
+    "dequantize_builder_int16",
+    "quantize_to_int8_builder_float32",
+    "quantize_to_int16_builder_float32",
+    "quantize_to_int8_builder_int8",
+    "quantize_to_int16_builder_int8",
+    "quantize_to_int8_builder_int16",
+    "quantize_to_int16_builder_int16",
+    "expand_dims_builder_int16",
+]
+FILES = (
+    [f"i32_{n}_float32" for n in I32]
+    + [f"boolean_{n}_{v}" for n in BOOL for v in ("float32", "int8")]
+    + BUILDER
+)
+# where the file writes int16, sa8 would drop 8 bits of it: fx16 only
+FORMATS = [
+    (name, fmt)
+    for name in FILES
+    for fmt in ("sa8", "fx16")
+    if fmt == "fx16" or ENTRIES[f"{name}.tflite"]["variant"] != "16x8"
 ]
 
 
@@ -73,8 +98,9 @@ def test_the_files_are_the_cells():
     for name in FILES:
         e = ENTRIES[f"{name}.tflite"]
         assert e["op"] in e["ops"], name
-        want = "int32" if name.startswith("i32_") else "bool"
+        want = {"i32": "int32", "boolean": "bool"}.get(name.split("_")[0], name.split("_")[-1])
         assert e["dtype"] == want, name
+        assert e["inputs"][0]["dtype"] == want or name.startswith("boolean_"), name
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -83,22 +109,33 @@ def test_equals_litert_and_converts(name):
     g = read(path).main
     xs = {g.inputs[0]: _inputs(g, name)}
     ref = reference_outputs(path, g, xs)
-    modes = ("tflite", "float") if name.endswith("float32") else ("tflite",)
+    modes = ("tflite", "float") if g_raw(g) else ("tflite",)
     for mode in modes:
         ours = run_graph(g, xs, mode)
         for o in g.outputs:
             np.testing.assert_array_equal(ours[o], ref[o], err_msg=mode)
-    lower(g, format="sa8", mli_version="2.0", layout="hwc", weights_only=name.endswith("float32"))
+    fmt = "fx16" if ENTRIES[f"{name}.tflite"]["variant"] == "16x8" else "sa8"
+    lower(g, format=fmt, mli_version="2.0", layout="hwc", weights_only=g_float(g))
 
 
-@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
-@pytest.mark.parametrize("name", FILES)
+def g_float(g) -> bool:
+    """Whether a model's input or output holds float32 (weights-only or calibrated)."""
+    return any(g.tensors[i].dtype == "float32" for i in (*g.inputs, *g.outputs))
+
+
+def g_raw(g) -> bool:
+    """Whether no input or output of the model is quantized: float mode then computes what
+    TFLite does (elsewhere it keeps real values)."""
+    return all(g.tensors[i].quant is None for i in (*g.inputs, *g.outputs))
+
+
+@pytest.mark.parametrize(("name", "fmt"), FORMATS)
 def test_c_on_the_real_library(name, fmt, mli_builds, tmp_path):
     path = CORPUS / f"{name}.tflite"
     g = read(path).main
     real = _inputs(g, name, 8, seed=1)
     cal = None
-    if name.endswith("float32"):
+    if g_float(g):
         cal = tmp_path / "cal.npy"
         np.save(cal, _inputs(g, name, 16, seed=2))
     results = H.run_case(
