@@ -1174,7 +1174,7 @@ NOT_MADE = {
     "EXPAND_DIMS / SQUEEZE (converter)": "with static shapes the converter writes RESHAPE for tf.expand_dims / tf.squeeze; the files expand_dims_builder_* / squeeze_builder_* are builder-made",
     "SELECT": "not in TFLite Micro's resolver (it registers SELECT_V2 only), yet the converter writes SELECT for tf.where with operands of one shape (see equal_*, greater_*, logical_*)",
     "UNIDIRECTIONAL_SEQUENCE_LSTM 16x8": "LiteRT has no 16x8 (int16 activations) LSTM kernel and the converter refuses one (lstm_int16 under dropped): no file to check against",
-    "QUANTIZE / DEQUANTIZE": "no model of their own: every int8 / 16x8 model with a float island has them, and int8 models requantize with QUANTIZE",
+    "QUANTIZE / DEQUANTIZE (converter)": "no converter model of their own: every int8 / 16x8 model with a float island has them, and int8 models requantize with QUANTIZE; the files quantize_to_*_builder_* / dequantize_builder_* are builder-made",
 }
 
 
