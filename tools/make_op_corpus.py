@@ -511,6 +511,93 @@ CASES: list[Case] = [
 ]
 
 
+# --------------------------------------------------------------------------------------------
+# The "no file" cells of the op table (issue 35): int32 ops on an int32 model input (prefix
+# i32_), ops on the bool tensors of comparisons (prefix boolean_). Outputs stay int32 / bool
+# where the op's output is the model's.
+# --------------------------------------------------------------------------------------------
+
+I32 = {F: "int32"}
+_C6 = np.array([3, -2, 5, 1, -7, 4], np.int32)  # a constant row, broadcast over the last axis
+
+
+def _i32(name: str, op: str, f: Callable, what: str = "", **kw) -> Case:
+    opts = {"shape": (4, 6), "dtype": "int32", "low": -20, "high": 20, **kw}
+    return Case(f"i32_{name}", op, fn(f), (F,), what=what, op_dtype=I32, **opts)
+
+
+def _i32_dyn_update(i):
+    from tensorflow.compiler.tf2xla.python import xla
+
+    return xla.dynamic_update_slice(i, tf.fill([1, 2, 3], 9), tf.constant([0, 1, 2]))
+
+
+def _bool(name: str, op: str, f: Callable, what: str = "") -> Case:
+    return Case(f"boolean_{name}", op, fn(f), FI, what=what, op_dtype=BOOL)
+
+
+CELL_CASES: list[Case] = [
+    _i32("add", "ADD", lambda i: i + _C6),
+    _i32("sub", "SUB", lambda i: i - _C6),
+    _i32("maximum", "MAXIMUM", lambda i: tf.maximum(i, _C6)),
+    _i32("minimum", "MINIMUM", lambda i: tf.minimum(i, _C6)),
+    _i32("div", "DIV", lambda i: tf.raw_ops.Div(x=i, y=tf.constant(_C6)), "truncating division"),
+    _i32("squared_difference", "SQUARED_DIFFERENCE", lambda i: tf.math.squared_difference(i, _C6)),
+    _i32("equal", "EQUAL", lambda i: tf.where(tf.equal(i % 3, 0), i, 0)),
+    _i32("not_equal", "NOT_EQUAL", lambda i: tf.where(tf.not_equal(i % 3, 0), i, 0)),
+    _i32("greater", "GREATER", lambda i: tf.where(i > _C6, i, 0)),
+    _i32("greater_equal", "GREATER_EQUAL", lambda i: tf.where(i >= _C6, i, 0)),
+    _i32("less", "LESS", lambda i: tf.where(i < _C6, i, 0)),
+    _i32("less_equal", "LESS_EQUAL", lambda i: tf.where(i <= _C6, i, 0)),
+    _i32("concatenation", "CONCATENATION", lambda i: tf.concat([i, i * 2], axis=-1)),
+    _i32("pack", "PACK", lambda i: tf.stack([i, i * 2], axis=1)),
+    _i32("unpack", "UNPACK", lambda i: tf.unstack(i, axis=1)[2]),
+    _i32("pad", "PAD", lambda i: tf.pad(i, [[0, 0], [1, 2], [2, 1]])),
+    _i32("slice", "SLICE", lambda i: tf.slice(i, [0, 1, 2], [1, 2, 3])),
+    _i32("split", "SPLIT", lambda i: tf.split(i, 2, axis=-1)[1]),
+    _i32("split_v", "SPLIT_V", lambda i: tf.split(i, [2, 4], axis=-1)[1]),
+    _i32("strided_slice", "STRIDED_SLICE", lambda i: i[:, ::-2, 1:6:2]),
+    _i32("reverse_v2", "REVERSE_V2", lambda i: tf.reverse(i, [2])),
+    _i32("dynamic_update_slice", "DYNAMIC_UPDATE_SLICE", _i32_dyn_update, "starts [0, 1, 2]"),
+    _i32(
+        "fill",
+        "FILL",
+        lambda i: tf.maximum(tf.fill(tf.shape(i), 3), i),
+        "dynamic batch",
+        dynamic=True,
+    ),
+    _i32(
+        "zeros_like",
+        "ZEROS_LIKE",
+        lambda i: tf.maximum(tf.zeros_like(i), i),
+        "dynamic batch",
+        dynamic=True,
+    ),
+    _i32(
+        "broadcast_args",
+        "BROADCAST_ARGS",
+        lambda i: i * tf.broadcast_to(_C6, tf.broadcast_dynamic_shape(tf.shape(i), [1, 4, 6])),
+        "int32 shapes of a dynamic batch",
+        dynamic=True,
+    ),
+    _bool(
+        "concatenation",
+        "CONCATENATION",
+        lambda x: tf.where(tf.concat([x > 0.0, x < -0.5], axis=-1), 1.0, -1.0),
+    ),
+    _bool("equal", "EQUAL", lambda x: tf.where(tf.equal(x > 0.0, x < 0.5), x, 0.5)),
+    _bool("not_equal", "NOT_EQUAL", lambda x: tf.where(tf.not_equal(x > 0.0, x < 0.5), x, 0.5)),
+    _bool("reverse_v2", "REVERSE_V2", lambda x: tf.where(tf.reverse(x > 0.0, [2]), x, 0.5)),
+    _bool(
+        "slice",
+        "SLICE",
+        lambda x: tf.where(tf.slice(x > 0.0, [0, 1, 2, 0], [1, 5, 4, 3]), 1.0, -1.0),
+    ),
+    _bool("strided_slice", "STRIDED_SLICE", lambda x: tf.where((x > 0.0)[:, 1:7:2], 1.0, -1.0)),
+]
+CASES += CELL_CASES
+
+
 def sample_data(case: Case, n: int, tag: str) -> np.ndarray:
     rng = rng_for(f"{case.name}/{tag}")
     shape = (n, *case.shape)
@@ -951,6 +1038,54 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
         },
     )
     out.update(detection_variants())
+    out.update(cell_builder_models())
+    return out
+
+
+def cell_builder_models() -> dict[str, tuple[bytes, dict]]:
+    """The op table's "no file" cells the converter does not write (issue 35): CAST from int8 /
+    int16, DEQUANTIZE of int8 / int16, QUANTIZE from float32, int8 and int16 (requantize),
+    EXPAND_DIMS of int16."""
+    from tests.support.tflite_build import T, graph_model
+
+    shape = [1, 8, 4]
+    q8 = {"scale": 0.05, "zero_point": 3}
+    q8b = {"scale": 0.02, "zero_point": -5}
+    q16 = {"scale": 1 / 4096, "zero_point": 0}
+    q16b = {"scale": 1 / 2048, "zero_point": 0}
+    kinds = {"float32": (F, "float32", {}, [-1, 1]), "int8": (I8, "int8", q8, [-1, 1])}
+    kinds["int16"] = (I16, "int16", q16, [-8, 8])
+    out = {}
+
+    def one(stem, op, src, dst_dtype, dst_q, what, extra=(), variant=None, raw=False):
+        """`variant`: the format the table converts in (fx16 where an int16 tensor is written);
+        `raw`: an input without quantization (CAST's int16)."""
+        own, dtype, q, rng = kinds[src]
+        tensors = [T(shape, dtype, name="x", **({} if raw else q)), *extra]
+        variant = variant or own
+        dst = T(shape if op != "EXPAND_DIMS" else [1, 8, 1, 4], dst_dtype, name="out", **dst_q)
+        ins = list(range(len(tensors)))
+        out[f"{stem}_builder_{src}.tflite"] = (
+            graph_model([*tensors, dst], [(op, ins, [len(tensors)], None)], [0], [len(tensors)]),
+            {"op": op, "variant": variant, "dtype": src, "input_range": rng, "what": what},
+        )
+
+    # CAST ignores quantization: the raw values (an int16 input without quantization, as a
+    # model's int16 integers are)
+    one("cast_to_int32", "CAST", "int8", "int32", {}, "int8 (0.05, 3) -> int32, raw values")
+    one("cast_to_float", "CAST", "int8", "float32", {}, "int8 -> float32", variant=F, raw=True)
+    one("cast_to_int32", "CAST", "int16", "int32", {}, "int16 -> int32", raw=True)
+    one("cast_to_int8", "CAST", "int16", "int8", {}, "int16 -> int8, the low 8 bits", raw=True)
+    one("dequantize", "DEQUANTIZE", "int8", "float32", {}, "int8 (0.05, 3) -> float32")
+    one("dequantize", "DEQUANTIZE", "int16", "float32", {}, "int16 (1/4096, 0) -> float32")
+    one("quantize_to_int8", "QUANTIZE", "float32", "int8", q8, "float32 -> int8 (0.05, 3)")
+    one("quantize_to_int16", "QUANTIZE", "float32", "int16", q16, "to int16 (1/4096)", variant=I16)
+    one("quantize_to_int8", "QUANTIZE", "int8", "int8", q8b, "requantize (0.05, 3) -> (0.02, -5)")
+    one("quantize_to_int16", "QUANTIZE", "int8", "int16", q16, "(0.05, 3) -> 1/4096", variant=I16)
+    one("quantize_to_int8", "QUANTIZE", "int16", "int8", q8, "int16 (1/4096) -> int8 (0.05, 3)")
+    one("quantize_to_int16", "QUANTIZE", "int16", "int16", q16b, "requantize 1/4096 -> 1/2048")
+    axis = T([1], "int32", data=np.array([2], np.int32), name="axis")
+    one("expand_dims", "EXPAND_DIMS", "int16", "int16", q16, "[1, 8, 4] -> [1, 8, 1, 4]", [axis])
     return out
 
 
@@ -1038,7 +1173,8 @@ NOT_MADE = {
     "SHAPE": "no model of its own: the converter folds it into a constant unless the shape is dynamic; it appears in fill_* and broadcast_args_* (dynamic batch)",
     "EXPAND_DIMS / SQUEEZE (converter)": "with static shapes the converter writes RESHAPE for tf.expand_dims / tf.squeeze; the files expand_dims_builder_* / squeeze_builder_* are builder-made",
     "SELECT": "not in TFLite Micro's resolver (it registers SELECT_V2 only), yet the converter writes SELECT for tf.where with operands of one shape (see equal_*, greater_*, logical_*)",
-    "QUANTIZE / DEQUANTIZE": "no model of their own: every int8 / 16x8 model with a float island has them, and int8 models requantize with QUANTIZE",
+    "UNIDIRECTIONAL_SEQUENCE_LSTM 16x8": "LiteRT has no 16x8 (int16 activations) LSTM kernel and the converter refuses one (lstm_int16 under dropped): no file to check against",
+    "QUANTIZE / DEQUANTIZE (converter)": "no converter model of their own: every int8 / 16x8 model with a float island has them, and int8 models requantize with QUANTIZE; the files quantize_to_*_builder_* / dequantize_builder_* are builder-made",
 }
 
 

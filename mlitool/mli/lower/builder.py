@@ -211,7 +211,10 @@ class Builder:
             source=src.name,
             source_index=idx,
         )
-        if el.is_sa:
+        if src.dtype == "bool" and el == ElType.SA8:  # one byte 0/1: no parameters to find
+            self.set_sa(t, 1.0, 0)
+            t.notes.append("bool tensor: one byte 0/1, an SA8 tensor of scale 1 and zero point 0")
+        elif el.is_sa:
             p = self.sa_params(idx) if el == ElType.SA8 else (1.0, 0)
             if p is None:
                 p = (1.0, 0)
@@ -228,8 +231,9 @@ class Builder:
 
     def el_of(self, idx: int, fmt: str) -> ElType:
         """The element type TFLite tensor `idx` moves in (views, copies): SA32 for int32 data
-        (the values, scale 1), else the activations of format `fmt`."""
-        return ElType.SA32 if self.g.tensors[idx].dtype == "int32" else act_el(fmt)
+        (the values, scale 1), SA8 for bool bytes, else the activations of format `fmt`."""
+        dtype = self.g.tensors[idx].dtype
+        return ElType.SA32 if dtype == "int32" else ElType.SA8 if dtype == "bool" else act_el(fmt)
 
     def produce(self, idx: int, el: ElType) -> MliTensor:
         """The primary MLI tensor of TFLite tensor `idx`, written by the current layer."""

@@ -72,10 +72,14 @@ def activation_type(s: Subject, t: ir.Tensor):
 
 
 def _on_int32(s: Subject) -> bool:
-    """Whether the op reads or writes an int32 / int64 tensor (its int32 form: a raw int16 on
-    its other side, a CAST, is an FX16 tensor of 0 frac bits)."""
-    ids = [i for i in (*s.op.inputs, *s.op.outputs) if i >= 0]
-    return any(s.graph.tensors[i].dtype in ("int32", "int64") for i in ids)
+    """Whether the op reads or writes an int32 / int64 tensor, or only integers without
+    quantization and bools (its int32 form: a raw int16 on its other side, a CAST, is an FX16
+    tensor of 0 frac bits)."""
+    ts = [s.graph.tensors[i] for i in (*s.op.inputs, *s.op.outputs) if i >= 0]
+    raw = ("int8", "int16", "int32", "int64", "bool")
+    return any(t.dtype in ("int32", "int64") for t in ts) or all(
+        t.dtype in raw and t.quant is None for t in ts
+    )
 
 
 def _index_output(graph: ir.Graph, t: ir.Tensor) -> bool:

@@ -123,6 +123,9 @@ def _lower_compare(b: Builder, op: ir.Op, code: int) -> None:
         if b.g.tensors[i].dtype == "bool" and b.tensors[name].role != Role.PARAM:
             _bool_act(b, b.tensors[name])
     out = _output(b, op)
+    if all(b.g.tensors[i].dtype == "bool" for i in op.inputs[:2]):
+        # bytes 0/1 compared as they are: one scale below 1 for both keeps TFLite's footing
+        qa = qc = (0.5, 0)
     qa, qc = _below_one(b, op, qa, qc)
     try:
         sa, sc = scaling(*qa), scaling(*qc)

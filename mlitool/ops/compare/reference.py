@@ -66,7 +66,7 @@ def tflite_compare(name: str, code: int):
         if ta.dtype == "int8" and tb.dtype == "int8":
             qa, qb = (scale_of(ta), zp_of(ta)), (scale_of(tb), zp_of(tb))
             return [compare_int8(code, a, qa, b, qb)]
-        if ta.dtype == tb.dtype and ta.dtype in ("float32", "int16", "int32", "int64"):
+        if ta.dtype == tb.dtype and ta.dtype in ("float32", "int16", "int32", "int64", "bool"):
             # LiteRT compares these values as they are: int16 too, scales ignored (the
             # converter gives both operands one scale)
             return [fn(a, b)]

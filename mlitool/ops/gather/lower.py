@@ -21,10 +21,10 @@ from mlitool.ops.gather.c_kernel import GATHER4
 
 
 def movement_types(s: Subject):
-    """fallback C moves int8, int16 or int32 elements; tensor {name!r} is {dtype}"""
+    """fallback C moves int8, int16, int32 or bool elements; tensor {name!r} is {dtype}"""
     for i in (*s.op.inputs[:1], *s.op.outputs):
         t = s.graph.tensors[i]
-        if t.data is None and t.dtype not in ("int8", "int16", "int32", "float32"):
+        if t.data is None and t.dtype not in ("int8", "int16", "int32", "float32", "bool"):
             return {"name": t.name or f"#{i}", "dtype": t.dtype}
     return _OK
 

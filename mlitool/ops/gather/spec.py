@@ -31,6 +31,7 @@ def gather_op(
     tables (`gather4`, any element type): one `kernel` runs in both executor modes and gives
     validation the output shape."""
     facts.setdefault("int32", True)  # gather4 moves int32 elements too (SA32)
+    facts.setdefault("bools", True)  # and bool bytes (SA8 of scale 1)
     return fallback_op(
         name,
         slots,

@@ -21,13 +21,13 @@ from mlitool.mli.types import MliTensor, Role
 
 
 def _concat_piece(
-    b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor, seen: set
+    b: Builder, op: ir.Op, idx: int, t: MliTensor, cand: MliTensor, repeated: set
 ) -> str | None:
     """Why input `t` of a concatenation cannot be written in place as view `cand` of the
     output buffer (None: it can)."""
     if t.role == Role.PARAM:
         return "a constant (a class token, a learned padding): copied from its parameter"
-    if t.name in seen:
+    if t.name in repeated:  # each copy from its own buffer: mli_mov refuses overlapping ones
         return "the same tensor is concatenated more than once"
     if t.role == Role.INPUT:
         return "a model input: the application owns its buffer"
@@ -129,7 +129,8 @@ def _concat(
 ) -> None:
     tfl_rank = len(b.g.tensors[op.outputs[0]].shape)
     axis = b.mli_axis(int(op.options.get("axis", 0)), tfl_rank, kout.rank)
-    plans, acc, seen = [], 0, set()
+    plans, acc = [], 0
+    repeated = {n for n in ins if ins.count(n) > 1}
     for idx, name in zip(op.inputs, ins):
         t = b.tensors[name]
         off = [0] * kout.rank
@@ -139,10 +140,9 @@ def _concat(
             cand = create_subtensor(
                 kout, off, list(t.shape), kout.rank, name=f"{kout.name}_part{len(plans)}"
             )
-            why = _concat_piece(b, op, idx, t, cand, seen)
+            why = _concat_piece(b, op, idx, t, cand, repeated)
         except SubtensorError as exc:
             cand, why = None, exc.message
-        seen.add(name)
         plans.append((t, cand, why))
     if b.target.concat_kernel and any(why for _, _, why in plans):
         return _concat_kernel(b, op, fmt, out, kout.name, ins, axis)

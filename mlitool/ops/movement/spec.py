@@ -36,6 +36,7 @@ register(
         leading_dims=facts.concat_into_rows,
         reads_views=True,
         int32=True,  # of int32 tensors: SA32 copies
+        bools=True,  # of bool tensors: bytes, SA8 of scale 1
         checks=(MC.concat_keeps_batch,),
         lower=concat.lower_concatenation,
         run=(F.concatenation, T.concatenation),
@@ -92,6 +93,7 @@ _VIEW = dict(
     kind="view",
     leading_dims=True,
     int32=True,  # a view of an int32 tensor (SA32) is one too
+    bools=True,  # and of a bool tensor (SA8 of scale 1)
     lower=movement.lower_reshape,
     run=(LO.reshape,) * 2,
 )
@@ -159,6 +161,7 @@ for _name, _options, _kernel, _mli in (
 _SLICE = dict(
     kind="view",
     int32=True,  # slices of int32 tensors (SA32): views, mli_mov copies, gather4
+    bools=True,  # slices of bool tensors: bytes, SA8 of scale 1
     leading_dims=True,  # picks elements: a leading dimension other than 1 is rows (a time-major
     # RNN's steps); slice_keeps_batch decides
     checks=(MC.slice_expressible, MC.slice_keeps_batch),

@@ -15,6 +15,7 @@ fallback_op(
     "DYNAMIC_UPDATE_SLICE",
     ("operand", "update", "start_indices"),
     quantized=False,  # it copies raw values
+    int32=True,  # of int32 tensors too: SA32 elements
     params=("start_indices",),  # fallback C: constants (the executors take run-time ones)
     shapes=computed_shapes,
     checks=(*GL.CHECKS, UL.start_constant, UL.island_copies),
