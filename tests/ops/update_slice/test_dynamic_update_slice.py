@@ -2,8 +2,8 @@
 operand clamped as TFLite clamps them, also at run time); with constant start indices it runs
 on the `update_slice` fallback C, equal to tflite mode in the mli executor, and its emitted C
 equals the executor on the real MLI 2.0.2 library in the four builds (sa8, fx16; a constant
-update and an update computed at run time); run-time start indices are refused by lowering with
-the reason."""
+update and an update computed at run time); run-time int32 start indices run on
+`update_slice_at`, clamped in C, equal to LiteRT in the executor and on the real library."""
 
 from __future__ import annotations
 
@@ -100,8 +100,18 @@ def test_run_time_start_indices_clamped_as_litert(dtype, tmp_path):
     xs = _inputs(g, starts=starts)
     ref = reference_outputs(path, g, xs)[g.outputs[0]]
     np.testing.assert_array_equal(run_graph(g, xs, "tflite")[g.outputs[0]], ref)
-    with pytest.raises(UnsupportedError, match="start indices computed at run time"):
-        lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    if dtype != "int8":  # sa8 / fx16 hold float and int16 values requantized, not raw
+        return
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    assert [la.kernel for la in model.layers] == ["mlitool_update_slice_at"]
+    ours, _ = run_mli(g, model, xs, arith_for("vpx"))
+    np.testing.assert_array_equal(ours[g.outputs[0]], ref)
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_run_time_start_indices_c_on_the_real_library(fmt, mli_builds, tmp_path):
+    path = _model(tmp_path, "far_end", "int8", "start_input", between=True)
+    H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
 
 
 @pytest.mark.parametrize("update", ["constant", "input"])
