@@ -4,8 +4,7 @@ prelu16: 16x8 PRELU with a general slope) with `convert --fast-memory`: every ML
 in the fast buffer (-DNAME_CHECK_OPERANDS, and the call wrappers where the model calls MLI
 kernels), every output bit-exact against the executor in the four builds, at a budget that holds
 the whole model (64 KiB, or twice the least for prelu16's 65,536 values) and at the least it
-fits; the emitted C of each compiles as C++ with -Werror
--pedantic."""
+fits; the emitted C of each compiles as C++ with -Werror -pedantic."""
 
 from __future__ import annotations
 
