@@ -1,7 +1,7 @@
 """The late int32 follow-ups' fallback C (update_slice_at: run-time DYNAMIC_UPDATE_SLICE starts;
-fill_value: ZEROS_LIKE; pad32: int32 PADV2 with a value; gather4 for GATHER with batch_dims;
-prelu16: 16x8 PRELU with a general slope) with `convert --fast-memory`: every MLI kernel operand
-in the fast buffer (-DNAME_CHECK_OPERANDS, and the call wrappers where the model calls MLI
+fill_value: ZEROS_LIKE; pad32: int32 PADV2 with a value; gather4 and gather_rows for GATHER with
+batch_dims; prelu16: 16x8 PRELU with a general slope) with `convert --fast-memory`: every MLI
+kernel operand in the fast buffer (-DNAME_CHECK_OPERANDS, and the call wrappers where the model calls MLI
 kernels), every output bit-exact against the executor in the four builds, at a budget that holds
 the whole model (64 KiB, or twice the least for prelu16's 65,536 values) and at the least it
 fits; the emitted C of each compiles as C++ with -Werror -pedantic."""
@@ -16,6 +16,7 @@ import pytest
 from tests.emit.test_runtime_fast_memory import _api_header, _macro, _operands_outside, least_budget
 from tests.ops.activation.test_prelu16 import _model as prelu16_model
 from tests.ops.gather.test_gather_batch_dims import _model as gather_model
+from tests.ops.gather.test_gather_batch_dims import _run_time_model as gather_run_time_model
 from tests.ops.movement.test_padv2_int32 import _model as padv2_model
 from tests.ops.shape.test_zeros_like_fill import _model as zeros_like_model
 from tests.ops.update_slice.test_dynamic_update_slice import _model as dus_model
@@ -34,6 +35,7 @@ MODELS = {
     "padv2_int32": (lambda p: padv2_model(p, 4, -7)[0], "sa8", "pad32"),
     "gather_batch_dims": (lambda p: gather_model(p, "inner_axis", tanh=True), "sa8", "gather4"),
     "prelu16": (lambda p: prelu16_model(p, "pow2", "pixels"), "fx16", "prelu16"),
+    "gather_rows_batch": (lambda p: gather_run_time_model(p, "inner_axis"), "sa8", "gather_rows"),
 }
 
 
