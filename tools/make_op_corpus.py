@@ -111,6 +111,14 @@ def _dyn_update_run_time(x):
     return xla.dynamic_update_slice(x, tf.ones([1, 3, 2, 4]) * 0.5, starts)
 
 
+def _dyn_update_int32(x):
+    """An int32 operand, its start indices computed at run time from its own values."""
+    from tensorflow.compiler.tf2xla.python import xla
+
+    starts = tf.concat([tf.zeros([1], tf.int32), x[0, :3, 0, 0] % 4], 0)
+    return xla.dynamic_update_slice(x, tf.fill([1, 3, 2, 4], 7), starts)
+
+
 def _dilated(depthwise: bool) -> Callable[[], Callable]:
     def make():
         if depthwise:
@@ -525,6 +533,17 @@ CASES: list[Case] = [
         fn(_dyn_update_run_time),
         FI,
         what="start indices computed at run time (ARG_MAX row, int32 MUL and ADD)",
+    ),
+    Case(
+        "dus_int32_data",
+        "DYNAMIC_UPDATE_SLICE",
+        fn(_dyn_update_int32),
+        (F,),
+        dtype="int32",
+        low=-50,
+        high=50,
+        op_dtype={F: "int32"},
+        what="int32 operand, start indices [0, x[0, :3, 0, 0] % 4] at run time",
     ),
     Case(
         "zeros_like_output",

@@ -1,6 +1,6 @@
 """Files of the op corpus (tests/corpus_ops, made by the real TFLite converter of TF 2.21 or the
 flatbuffer builder) that the late int32 follow-ups unlocked: DYNAMIC_UPDATE_SLICE with start
-indices computed at run time (`update_slice_at`), ZEROS_LIKE that stays in the graph
+indices computed at run time and on int32 data (`update_slice_at`), ZEROS_LIKE that stays in the graph
 (`fill_value`), int32 PADV2 with a value (`pad32`), GATHER with batch_dims (`gather4`, one index
 per element), 16x8 PRELU with a slope along two axes (`prelu16`). tflite mode (and float mode on
 float32 files) equals LiteRT bit for bit, convert succeeds onto the named fallback C (int8 and
@@ -24,6 +24,7 @@ from tests.support.paths import ROOT, mli_cflags
 CORPUS = ROOT / "tests" / "corpus_ops"
 # file -> the fallback C the op under test runs on (None: folded into a constant)
 FILES = {
+    "dus_int32_data_float32": "mlitool_update_slice_at",
     "dus_run_time_starts_float32": "mlitool_update_slice_at",
     "gather_batch_dims_float32": "mlitool_gather4",
     "gather_batch_dims_int8": "mlitool_gather4",
@@ -35,6 +36,7 @@ FILES = {
 }
 # no float activations: the C runs on the model's own integers
 C_FILES = [
+    "dus_int32_data_float32",
     "gather_batch_dims_int8",
     "padv2_int32_value_float32",
     "prelu_general_builder_int16",

@@ -1,6 +1,6 @@
 """`update_slice`: out = in with `update` written over it from constant start offsets (one per
 axis of the output seen up to rank 4, leading axes of 1), the start indices TFLite clamps,
-clamped at conversion. It copies raw elements of any MLI element size (SA8, FX8, FX16), as
+clamped at conversion. It copies raw elements of any MLI element size (SA8, FX8, FX16, SA32), as
 TFLite's kernel copies; every tensor is read and written through its own strides."""
 
 from __future__ import annotations
@@ -64,7 +64,9 @@ UPDATE_SLICE = register_kernel(
             const mli_tensor *src = inside ? update : in;
             const uint32_t from = @P@_offset(src, inside ? u : i);
             const uint32_t to = @P@_offset(out, i);
-            if (size == 2u) {
+            if (size == 4u) {
+                out->data.mem.pi32[to] = src->data.mem.pi32[from];
+            } else if (size == 2u) {
                 out->data.mem.pi16[to] = src->data.mem.pi16[from];
             } else {
                 out->data.mem.pi8[to] = src->data.mem.pi8[from];

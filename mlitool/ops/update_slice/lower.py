@@ -14,7 +14,7 @@ from mlitool.execute.reference.params import affine_quantize
 from mlitool.ir import FLOAT_ISLAND
 from mlitool.mli import quant as Q
 from mlitool.mli.lower import params as P
-from mlitool.mli.lower.builder import Builder, act_el
+from mlitool.mli.lower.builder import Builder
 from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.types import ElType, MliTensor, Role
@@ -49,7 +49,7 @@ def island_copies(s: Subject):
 
 
 def lower_dynamic_update_slice(b: Builder, op: ir.Op, fmt: str) -> None:
-    el = act_el(fmt)
+    el = b.el_of(op.inputs[0], fmt)  # int32 data: SA32 (the values)
     src, upd = b.g.tensors[op.inputs[0]], b.g.tensors[op.inputs[1]]
     x = b.use(op, src.index, el)
     kout, pending = gather_output(b, op, x, el)
@@ -112,7 +112,11 @@ def _update_constant(
         source=upd.name,
         source_index=upd.index,
     )
-    raw = (upd.dtype, out.el_type) in (("int8", ElType.SA8), ("int16", ElType.FX16))
+    raw = (upd.dtype, out.el_type) in (
+        ("int8", ElType.SA8),
+        ("int16", ElType.FX16),
+        ("int32", ElType.SA32),
+    )
     if op.options.get(FLOAT_ISLAND) is not None:
         data = affine_quantize(np.asarray(upd.data, np.float32), model_out)
         m.notes.append("the float update as the island's QUANTIZE computes it")

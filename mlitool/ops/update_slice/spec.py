@@ -16,6 +16,7 @@ fallback_op(
     "DYNAMIC_UPDATE_SLICE",
     ("operand", "update", "start_indices"),
     quantized=False,  # it copies raw values
+    int32=True,  # an int32 operand: its 4-byte SA32 elements copied
     params=("start_indices",),  # not an activation check's: constants or int32 (start_int32)
     shapes=computed_shapes,
     checks=(*GL.CHECKS, UL.start_int32, UL.island_copies),
