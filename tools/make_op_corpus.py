@@ -101,6 +101,24 @@ def _dyn_update(x):
     return xla.dynamic_update_slice(x, upd, tf.constant([0, 3, 2, 0]))
 
 
+def _dyn_update_run_time(x):
+    """Start indices computed at run time: [0, the row of the largest x[:, :, 0, 0] (ARG_MAX), 2,
+    0] (int32 MUL and ADD of constants)."""
+    from tensorflow.compiler.tf2xla.python import xla
+
+    row = tf.argmax(x[:, :, 0, 0], axis=1, output_type=tf.int32)
+    starts = row * tf.constant([0, 1, 0, 0], tf.int32) + tf.constant([0, 0, 2, 0], tf.int32)
+    return xla.dynamic_update_slice(x, tf.ones([1, 3, 2, 4]) * 0.5, starts)
+
+
+def _dyn_update_int32(x):
+    """An int32 operand, its start indices computed at run time from its own values."""
+    from tensorflow.compiler.tf2xla.python import xla
+
+    starts = tf.concat([tf.zeros([1], tf.int32), x[0, :3, 0, 0] % 4], 0)
+    return xla.dynamic_update_slice(x, tf.fill([1, 3, 2, 4], 7), starts)
+
+
 def _dilated(depthwise: bool) -> Callable[[], Callable]:
     def make():
         if depthwise:
@@ -507,6 +525,70 @@ CASES: list[Case] = [
         low=-3,
         high=3,
         what="float32 -> int32 -> ADD int32 -> float32",
+    ),
+    # --- int32 activations unlock these (tests/corpus_check/test_op_corpus_late.py)
+    Case(
+        "dus_run_time_starts",
+        "DYNAMIC_UPDATE_SLICE",
+        fn(_dyn_update_run_time),
+        FI,
+        what="start indices computed at run time (ARG_MAX row, int32 MUL and ADD)",
+    ),
+    Case(
+        "dus_int32_data",
+        "DYNAMIC_UPDATE_SLICE",
+        fn(_dyn_update_int32),
+        (F,),
+        dtype="int32",
+        low=-50,
+        high=50,
+        op_dtype={F: "int32"},
+        what="int32 operand, start indices [0, x[0, :3, 0, 0] % 4] at run time",
+    ),
+    Case(
+        "zeros_like_output",
+        "ZEROS_LIKE",
+        fn(lambda x: tf.zeros_like(x * 2.0)),
+        FI,
+        dynamic=True,
+        what="ZEROS_LIKE as the graph output, batch dynamic (not folded)",
+    ),
+    Case(
+        "zeros_like_int32_output",
+        "ZEROS_LIKE",
+        fn(lambda x: tf.zeros_like(x + 1)),
+        (F,),
+        dtype="int32",
+        low=-100,
+        high=100,
+        dynamic=True,
+        op_dtype={F: "int32"},
+        what="int32 ZEROS_LIKE as the graph output, batch dynamic",
+    ),
+    Case(
+        "padv2_int32_value",
+        "PADV2",
+        fn(lambda x: tf.pad(x * 3, [[0, 0], [1, 2], [2, 1], [0, 0]], constant_values=-7)),
+        (F,),
+        dtype="int32",
+        low=-1000,
+        high=1000,
+        op_dtype={F: "int32"},
+        what="int32 PADV2 with the value -7",
+    ),
+    Case(
+        "gather_batch_dims",
+        "GATHER",
+        fn(
+            lambda x: tf.gather(
+                x,
+                tf.constant([[[7, 0, 3], [1, 1, 6], [5, 2, 2], [0, 7, 4]] * 2], tf.int32),
+                axis=2,
+                batch_dims=2,
+            )
+        ),
+        FI,
+        what="batch_dims 2: each row picks its own 3 columns",
     ),
 ]
 
@@ -1038,6 +1120,20 @@ def builder_models() -> dict[str, tuple[bytes, dict]]:
         },
     )
     out.update(detection_variants())
+    # 16x8 PRELU with a slope along two axes (MLI's prelu takes one): its own seed, so the files
+    # above keep their data.
+    slope = rng_for("prelu_general").integers(-40, 100, size=(1, 8, 4)).astype(np.int8)
+    alpha = T([1, 8, 4], "int8", name="alpha", data=slope, scale=1 / 128, zero_point=5)
+    out["prelu_general_builder_int16.tflite"] = (
+        graph_model([i16("x"), alpha, i16("out")], [("PRELU", [0, 1], [2], None)], [0], [2]),
+        {
+            "op": "PRELU",
+            "variant": I16,
+            "dtype": "int16",
+            "input_range": [-8, 8],
+            "what": "PRELU, int16 input, int8 alpha [1, 8, 4] (along W and C: prelu16 fallback C)",
+        },
+    )
     out.update(cell_builder_models())
     return out
 

@@ -50,6 +50,7 @@ def test_prototype_and_fixed_point_use_are_read_from_the_c():
         "binary8",
         "cumsum8",
         "log_softmax8",
+        "prelu16",
         "prelu8",
         "reduce16",
         "reduce8",

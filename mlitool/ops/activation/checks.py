@@ -30,11 +30,17 @@ def softmax_one_axis_on_mli1(s: Subject):
 
 
 def prelu_general_slope_int8(s: Subject):
-    """PReLU slope {shape} is not one along one axis: fallback C runs it on int8 tensors; tensor
-    {name!r} is {dtype}"""
+    """PReLU slope {shape} is not one along one axis: fallback C runs it on int8 tensors, and on
+    int16 ones with a constant int8 slope; tensor {name!r} is {dtype}"""
     if not general_slope(s.graph, s.op):
         return _OK
     shape = list(s.input("alpha").shape)
+    alpha = s.input("alpha")
+    if s.input(0).dtype == "int16" and s.output.dtype == "int16":
+        q = alpha.quant
+        if alpha.data is not None and alpha.dtype == "int8" and q is not None and not q.per_axis:
+            return _OK
+        return {"shape": shape, "name": alpha.name, "dtype": f"{alpha.dtype} slope"}
     fields = fallback_int8(s)
     return _OK if fields is _OK else {"shape": shape, **fields}
 

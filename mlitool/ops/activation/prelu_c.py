@@ -7,6 +7,11 @@ gives MultiplyByQuantizedMultiplier(x * (alpha - alpha zero point), m2, s2) (inp
 scale / output scale); plus the output zero point, clamped to int8. The multipliers are
 computed as Prepare() does (`prelu_params`). Shapes are aligned right; an operand's extent-1
 dimension repeats its element through a zero stride, so the slope keeps its own shape.
+
+`prelu16`: the same on a 16x8 model's int16 input and output (FX16 tensors, scales 2^-frac_bits,
+zero point 0) with an int8 slope, clamped to int16, as TFLite's (and TFLite Micro's) int16 PRELU
+(`BroadcastPrelu4DSlow<int16_t, int8_t>`). On FX16 scales the float32 and double multipliers
+of LiteRT's and TFLite Micro's Prepare are equal (products and quotients of powers of two).
 """
 
 from __future__ import annotations
@@ -83,16 +88,18 @@ def prelu_params(qi: tuple[float, int], qa: tuple[float, int], qo: tuple[float, 
     }
 
 
-def apply(p: dict, x: np.ndarray, alpha: np.ndarray) -> np.ndarray:
-    """The int8 result of config `p` on int8 input and slope (broadcast as numpy does)."""
+def apply(p: dict, x: np.ndarray, alpha: np.ndarray, dtype=np.int8) -> np.ndarray:
+    """The `dtype` result of config `p` on a `dtype` input and an int8 slope (broadcast as numpy
+    does)."""
     x, alpha = np.broadcast_arrays(np.asarray(x, np.int64), np.asarray(alpha, np.int64))
     x = x - p["in_zp"]
     pos = fp.mul_by_quantized_multiplier(x, p["pos_mult"], p["pos_shift"])
     neg = fp.mul_by_quantized_multiplier(x * (alpha - p["alpha_zp"]), p["neg_mult"], p["neg_shift"])
-    return np.clip(np.where(x >= 0, pos, neg) + p["out_zp"], -128, 127).astype(np.int8)
+    info = np.iinfo(dtype)
+    return np.clip(np.where(x >= 0, pos, neg) + p["out_zp"], info.min, info.max).astype(dtype)
 
 
-def _run(layer, model, xs, arith) -> np.ndarray:
+def _run(layer, model, xs, arith, dtype=np.int8) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
     ins = []
     for name, x in zip(layer.inputs, xs):
@@ -100,7 +107,11 @@ def _run(layer, model, xs, arith) -> np.ndarray:
         x = np.asarray(x)
         x = x[None] if t.role == Role.PARAM else x
         ins.append(x.reshape((x.shape[0],) + (1,) * (rank - len(t.shape)) + tuple(t.shape)))
-    return apply(layer.cfg, *ins)
+    return apply(layer.cfg, *ins, dtype=dtype)
+
+
+def _run16(layer, model, xs, arith) -> np.ndarray:
+    return _run(layer, model, xs, arith, np.int16)
 
 
 PRELU8 = register_kernel(
@@ -109,6 +120,23 @@ PRELU8 = register_kernel(
         doc="int8 PRELU with a slope of any shape (broadcast), as TFLite",
         c_source=_PRELU,
         run=_run,
+        cfg=CFG,
+    )
+)
+_PRELU16 = (
+    _PRELU.replace("const int8_t *a = @P@_in8(in);", "const int16_t *a = in->data.mem.pi16;")
+    .replace("int8_t *y = out->data.mem.pi8;", "int16_t *y = out->data.mem.pi16;")
+    .replace(
+        "(int8_t)(q < -128 ? -128 : (q > 127 ? 127 : q))",
+        "(int16_t)(q < -32768 ? -32768 : (q > 32767 ? 32767 : q))",
+    )
+)
+PRELU16 = register_kernel(
+    FallbackKernel(
+        name="prelu16",
+        doc="int16 (16x8) PRELU with an int8 slope of any shape (broadcast), as TFLite",
+        c_source=_PRELU16,
+        run=_run16,
         cfg=CFG,
     )
 )
@@ -122,7 +150,9 @@ def general_slope(g: ir.Graph, op: ir.Op) -> bool:
 
 def lower_prelu_general(b: Builder, op: ir.Op, fmt: str) -> None:
     """PRELU on `prelu8`: the input as SA8, the slope an SA8 constant in its own shape (aligned
-    to the output's rank, leading ones dropped) or an SA8 activation."""
+    to the output's rank, leading ones dropped) or an SA8 activation (int16: `prelu16`)."""
+    if b.g.tensors[op.inputs[0]].dtype == "int16":
+        return _lower_prelu16(b, op)
     out_idx = op.outputs[0]
     rank = len(b.g.tensors[out_idx].shape)
     x = b.use(op, op.inputs[0], ElType.SA8)
@@ -133,6 +163,21 @@ def lower_prelu_general(b: Builder, op: ir.Op, fmt: str) -> None:
     shape = list(b.g.tensors[op.inputs[1]].shape)
     note = f"PReLU slope {shape}: MLI's prelu takes one along one axis: fallback C (prelu8)"
     b.fallback(op, PRELU8, [x, alpha], [out.name], cfg=cfg, notes=[note])
+
+
+def _lower_prelu16(b: Builder, op: ir.Op) -> None:
+    """16x8 PRELU on `prelu16`: input and output FX16 (scales 2^-frac_bits, zero point 0), the
+    int8 constant slope as stored."""
+    out_idx = op.outputs[0]
+    rank = len(b.g.tensors[out_idx].shape)
+    x = b.use(op, op.inputs[0], ElType.FX16)
+    out = b.produce(out_idx, ElType.FX16)
+    alpha, qa = _slope(b, op, op.inputs[1], rank)
+    qi, qo = (2.0 ** -b.tensors[x].frac_bits, 0), (2.0**-out.frac_bits, 0)
+    cfg = prelu_params(qi, qa, qo)
+    shape = list(b.g.tensors[op.inputs[1]].shape)
+    note = f"int16 PReLU slope {shape}: fallback C (prelu16, TFLite's int16 arithmetic on FX16)"
+    b.fallback(op, PRELU16, [x, alpha], [out.name], cfg=cfg, notes=[note])
 
 
 def _slope(b: Builder, op: ir.Op, idx: int, rank: int) -> tuple[str, tuple[float, int]]:

@@ -51,11 +51,8 @@ def gather_nd_view(s: Subject):
 
 
 def gather_constant(s: Subject):
-    """GATHER with run-time indices or batch_dims {bd} (fallback C: constant indices, batch_dims 0)"""
-    bd = int(s.op.options.get("batch_dims", 0))
-    if const_values(s.graph, s.op.inputs[1]) is None or bd != 0:
-        return {"bd": bd}
-    return _OK
+    """GATHER with run-time indices (fallback C: constant indices)"""
+    return _OK if const_values(s.graph, s.op.inputs[1]) is not None else {}
 
 
 # --- shared steps ----------------------------------------------------------------------------
@@ -129,12 +126,28 @@ def _probe(b: Builder, op: ir.Op, shape: tuple[int, ...]) -> list[np.ndarray]:
 def lower_index_gather(b: Builder, op: ir.Op, fmt: str) -> None:
     """TILE, RESIZE_NEAREST_NEIGHBOR, GATHER: one gather4 layer."""
     shape = tuple(b.g.tensors[op.outputs[0]].shape)
+    if op.type == "GATHER" and int(op.options.get("batch_dims", 0) or 0) != 0:
+        return _lower_element_gather(b, op, fmt)
     if op.type == "GATHER":  # indices of any rank pick in row-major order: flatten them
         src = b.g.tensors[op.inputs[0]].shape
         axis = int(op.options.get("axis", 0)) % len(src)
         n = int(np.asarray(const_values(b.g, op.inputs[1])).size)
         shape = tuple(src[:axis]) + (n,) + tuple(src[axis + 1 :])
     gather4_layers(b, op, fmt, _probe(b, op, shape), "per-axis index gather")
+
+
+def _lower_element_gather(b: Builder, op: ir.Op, fmt: str) -> None:
+    """GATHER with batch_dims (each batch row picks its own indices: not one index vector per
+    axis): the input seen as one row-major axis (MLI 2.x's HWC: TFLite's order), one index per
+    output element, read off the op's own kernel run on the elements' positions."""
+    el = b.el_of(op.inputs[0], fmt)
+    src = tuple(b.g.tensors[op.inputs[0]].shape)
+    kernel = opspec.spec(op.type).run[1]
+    where = np.arange(int(np.prod(src)), dtype=np.int64).reshape(1, *src)
+    flat = np.asarray(kernel(Call(op, b.g, "tflite", {op.inputs[0]: where}, 1))[0]).reshape(-1)
+    x = b.use(op, op.inputs[0], el)
+    x = b.dense_view(op, fmt, x, (int(np.prod(src)),), "GATHER with batch_dims: one axis")
+    gather4_layer(b, op, el, x, [flat], "GATHER with batch_dims: one index per element")
 
 
 def lower_separable(b: Builder, op: ir.Op, fmt: str, shape: tuple[int, ...], what: str) -> None:

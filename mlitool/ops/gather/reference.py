@@ -27,7 +27,10 @@ def gather(c: Call):
     params, idx = c.x(0), np.asarray(c.x(1)).astype(np.int64)
     rank = len(c.tin(0).shape)
     ax = _axis(c, int(c.opt("axis", 0)), rank) - 1
-    bd = int(c.opt("batch_dims", 0)) % max(len(c.tin(1).shape) + 1, 1)
+    bd = int(c.opt("batch_dims", 0) or 0)
+    bd += (
+        len(c.tin(1).shape) if bd < 0 else 0
+    )  # TFLite: a negative one counts from the indices' rank
     dim = params.shape[ax + 1]
     if idx.size and (idx.min() < 0 or idx.max() >= dim):
         raise UnsupportedError(f"{c.op.label}: an index is outside [0, {dim})")

@@ -233,19 +233,20 @@ def _run_gather(layer, model, xs, arith) -> np.ndarray:
     n = idx.shape[0]
     if params.ndim == len(model.tensor(layer.inputs[0]).shape):
         params = np.broadcast_to(params[None], (n,) + params.shape)
-    p = params.reshape(n, c["outer"], c["rows"], c["inner"])
-    k = idx.reshape(n, -1).astype(np.int64)
+    nb = c["batch"]
+    p = params.reshape(n * nb, c["outer"], c["rows"], c["inner"])
+    k = idx.reshape(n * nb, -1).astype(np.int64)
     bad = (k < 0) | (k >= c["rows"])
     safe = np.where(bad, 0, k)
-    out = np.stack([p[s][:, safe[s], :] for s in range(n)])
+    out = np.stack([p[s][:, safe[s], :] for s in range(n * nb)])
     out = np.where(bad[:, None, :, None], np.zeros((), p.dtype), out)
     return out.reshape((n,) + tuple(model.tensor(layer.outputs[0]).shape))
 
 
 GATHER_ROWS = FallbackKernel(
     name="gather_rows",
-    doc="GATHER / EMBEDDING_LOOKUP by run-time int32 indices: rows copied, an index out of "
-    "range gives a row of raw 0",
+    doc="GATHER (any batch_dims) / EMBEDDING_LOOKUP by run-time int32 indices: rows copied, an "
+    "index out of range gives a row of raw 0",
     c_source="""\
 @STORAGE@mli_status @FN@(const mli_tensor *params, const mli_tensor *idx, const @CFG@ *cfg,
                          mli_tensor *out) {
@@ -254,16 +255,20 @@ GATHER_ROWS = FallbackKernel(
     const uint8_t *src = cfg->bytes == 4 ? (const uint8_t *)params->data.mem.pi32
                                          : (const uint8_t *)params->data.mem.pi8;
     uint8_t *dst = cfg->bytes == 4 ? (uint8_t *)out->data.mem.pi32 : (uint8_t *)out->data.mem.pi8;
-    int32_t o, j;
+    int32_t t, o, j;
     uint32_t b;
-    for (o = 0; o < cfg->outer; o++) {
-        for (j = 0; j < cfg->count; j++) {
-            uint8_t *row = dst + ((uint32_t)o * (uint32_t)cfg->count + (uint32_t)j) * size;
-            int inside = k[j] >= 0 && k[j] < cfg->rows;
-            const uint8_t *from =
-                src + ((uint32_t)o * (uint32_t)cfg->rows + (uint32_t)(inside ? k[j] : 0)) * size;
-            for (b = 0u; b < size; b++) {
-                row[b] = inside ? from[b] : 0u;
+    for (t = 0; t < cfg->batch; t++) { /* batch_dims: each batch row has its own indices */
+        const int32_t *kt = k + (uint32_t)t * (uint32_t)cfg->count;
+        for (o = 0; o < cfg->outer; o++) {
+            const uint32_t to = (uint32_t)t * (uint32_t)cfg->outer + (uint32_t)o;
+            for (j = 0; j < cfg->count; j++) {
+                uint8_t *row = dst + (to * (uint32_t)cfg->count + (uint32_t)j) * size;
+                int inside = kt[j] >= 0 && kt[j] < cfg->rows;
+                const uint8_t *from =
+                    src + (to * (uint32_t)cfg->rows + (uint32_t)(inside ? kt[j] : 0)) * size;
+                for (b = 0u; b < size; b++) {
+                    row[b] = inside ? from[b] : 0u;
+                }
             }
         }
     }
@@ -271,7 +276,7 @@ GATHER_ROWS = FallbackKernel(
 }
 """,
     run=_run_gather,
-    cfg=("outer", "rows", "inner", "count", "bytes"),
+    cfg=("batch", "outer", "rows", "inner", "count", "bytes"),
 )
 
 register_kernel(BINARY32)

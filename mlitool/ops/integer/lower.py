@@ -46,10 +46,8 @@ def integer_operands(s: Subject):
 
 
 def gather_axis_rows(s: Subject):
-    """GATHER by run-time indices: fallback C gathers with batch_dims 0 in the HWC layout
-    (batch_dims {batch_dims}, layout {layout})"""
-    bd = int(s.op.options.get("batch_dims", 0) or 0)
-    return _OK if bd == 0 and s.layout == "hwc" else {"batch_dims": bd, "layout": s.layout}
+    """GATHER by run-time indices: fallback C gathers in the HWC layout (layout {layout})"""
+    return _OK if s.layout == "hwc" else {"layout": s.layout}
 
 
 def lookup_same_type(s: Subject):
@@ -269,12 +267,14 @@ def _copy_params(dst: MliTensor, src: MliTensor) -> None:
 
 
 def lower_gather_rows(b: Builder, op: ir.Op, fmt: str) -> None:
-    """GATHER (axis, batch_dims 0) / EMBEDDING_LOOKUP (axis 0) by int32 indices: rows of the
-    input copied (`gather_rows`)."""
+    """GATHER (axis, batch_dims) / EMBEDDING_LOOKUP (axis 0) by int32 indices: rows of the
+    input copied (`gather_rows`), each of the leading batch_dims rows by its own indices."""
     lookup = op.type == "EMBEDDING_LOOKUP"
     p_idx, k_idx = (op.inputs[1], op.inputs[0]) if lookup else (op.inputs[0], op.inputs[1])
     pt, kt = b.g.tensors[p_idx], b.g.tensors[k_idx]
     axis = 0 if lookup else int(op.options.get("axis", 0) or 0) % len(pt.shape)
+    bd = 0 if lookup else int(op.options.get("batch_dims", 0) or 0)
+    bd += len(kt.shape) if bd < 0 else 0  # TFLite: a negative one counts from the indices' rank
     wide = pt.dtype in ("int32", "int64")
     el = SA32 if wide else SA8
     out = b.produce(op.outputs[0], el)
@@ -300,10 +300,11 @@ def lower_gather_rows(b: Builder, op: ir.Op, fmt: str) -> None:
     k = b.dense(op, fmt, b.tensors[k], "gather_rows reads contiguous indices").name
     shape = tuple(pt.shape)
     cfg = {
-        "outer": int(np.prod(shape[:axis], dtype=np.int64)),
+        "batch": int(np.prod(shape[:bd], dtype=np.int64)),
+        "outer": int(np.prod(shape[bd:axis], dtype=np.int64)),
         "rows": int(shape[axis]),
         "inner": int(np.prod(shape[axis + 1 :], dtype=np.int64)),
-        "count": int(np.prod(kt.shape, dtype=np.int64)),
+        "count": int(np.prod(kt.shape[bd:], dtype=np.int64)),
         "bytes": 4 if wide else 1,
     }
     b.fallback(

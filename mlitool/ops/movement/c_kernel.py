@@ -1,5 +1,6 @@
-"""`pad8` / `pad16`: PADV2 on FX tensors with a fill that is not 0 (MLI's padding writes zeros
-and FX has no zero point to move), one C text instantiated for the int8 and int16 containers.
+"""`pad8` / `pad16` / `pad32`: PADV2 on FX tensors (and int32 tensors, SA32 of scale 1) with a
+fill that is not 0 (MLI's padding writes zeros, and FX and int32 have no zero point to move), one
+C text instantiated for the int8, int16 and int32 containers.
 
 cfg: `pre0`..`pre3`, the elements padded before each MLI dimension (the output's shape gives
 the rest), and `fill`, the raw value of the padding in the output's frac bits. Output element i
@@ -60,7 +61,7 @@ def _kernel(name: str, dtype) -> FallbackKernel:
     text = _C_TEMPLATE.replace("@T@", f"{width}_t").replace("@MEM@", f"pi{bits}")
     return FallbackKernel(
         name=name,
-        doc=f"PADV2 of {width} FX data with a fill other than 0",
+        doc=f"PADV2 of {width} data (FX, or int32 values) with a fill other than 0",
         c_source=text,
         run=functools.partial(_run, dtype=dtype),
         cfg=CFG,
@@ -69,5 +70,7 @@ def _kernel(name: str, dtype) -> FallbackKernel:
 
 PAD8 = _kernel("pad8", np.int8)
 PAD16 = _kernel("pad16", np.int16)
+PAD32 = _kernel("pad32", np.int32)
 register_kernel(PAD8)
 register_kernel(PAD16)
+register_kernel(PAD32)

@@ -61,6 +61,15 @@ def lower_concatenation(b: Builder, op: ir.Op, fmt: str) -> None:
         b.use(op, i, el) if b.g.tensors[i].data is None else _constant_piece(b, op, i, out)
         for i in op.inputs
     ]
+    # A producer that writes another rank than the model's (ARG_MAX: [1, 1] for its [1]): the
+    # input seen in its own shape, so that its slice of the output has the output's rank.
+    ins = [
+        b.dense_view(op, fmt, n, b.mli_shape(b.g.tensors[i].shape), "CONCATENATION input")
+        if b.g.tensors[i].data is None
+        and len(b.tensors[n].shape) != len(b.mli_shape(b.g.tensors[i].shape))
+        else n
+        for n, i in zip(ins, op.inputs)
+    ]
     if b.layout == "hwc" and concat_into_rows(b.g, op):  # batch-1 inputs in their full shape
         why = "CONCATENATION into rows: the input with its leading axis"
         ins = [

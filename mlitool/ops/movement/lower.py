@@ -314,9 +314,9 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
     x = b.use(op, op.input("input"), el)
     xt = b.tensors[x]
     value = _pad_value(b, op)
-    if el == ElType.SA32 and value:  # an int32 tensor: its values, MLI's copy pads 0
-        raise UnsupportedError(f"{op.label}: int32 PADV2 with value {value}: MLI pads 0")
     pads = np.asarray(const_values(b.g, op.input("paddings")), dtype=np.int64)
+    if el == ElType.SA32 and value:  # an int32 tensor: its values; MLI's copy pads 0
+        return _pad_fill(b, op, x, int(value), pads)
     if len(pads) == 3:  # [1, T, C]: the MLI tensor [T, C], padded per dimension by mli_mov
         pre, post = [int(v) for v in pads[1:, 0]], [int(v) for v in pads[1:, 1]]
         cfg = {"padding_pre": [*pre, 0, 0], "padding_post": [*post, 0, 0]}
@@ -337,7 +337,8 @@ def lower_pad(b: Builder, op: ir.Op, fmt: str) -> None:
 
 
 def _pad_fill(b: Builder, op: ir.Op, x: str, fill: int, pads: np.ndarray) -> None:
-    """FX padding with `fill` != 0: the `pad8` / `pad16` fallback C (MLI pads zeros)."""
+    """FX (or int32) padding with `fill` != 0: the `pad8` / `pad16` / `pad32` fallback C (MLI
+    pads zeros)."""
     if not b.target.offers("fallback"):
         raise UnsupportedError(
             f"{op.label}: FX padding with a value other than 0 needs mlitool's fallback C, "
@@ -348,7 +349,7 @@ def _pad_fill(b: Builder, op: ir.Op, x: str, fill: int, pads: np.ndarray) -> Non
     P.copy_params(xt)(out)
     pre = list(b.mli_dims([int(v) for v in pads[:, 0]], b.g.slot(op, "input").shape))
     cfg = {f"pre{d}": (pre[d] if d < len(pre) else 0) for d in range(4)}
-    kernel = PK.PAD16 if xt.el_type.bits == 16 else PK.PAD8
+    kernel = {8: PK.PAD8, 16: PK.PAD16, 32: PK.PAD32}[xt.el_type.bits]
     b.fallback(
         op,
         kernel,
@@ -356,8 +357,8 @@ def _pad_fill(b: Builder, op: ir.Op, x: str, fill: int, pads: np.ndarray) -> Non
         [out.name],
         cfg={**cfg, "fill": fill},
         notes=[
-            f"MLI's padding fills zeros: fallback C fills the raw value {fill} "
-            f"(frac bits {xt.frac_bits})"
+            f"MLI's padding fills zeros: fallback C fills the raw value {fill}"
+            + ("" if xt.el_type == ElType.SA32 else f" (frac bits {xt.frac_bits})")
         ],
     )
 

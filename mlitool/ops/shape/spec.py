@@ -21,6 +21,7 @@ from mlitool.ops.integer.reference import cast_kernel
 from mlitool.ops.movement import checks as MC
 from mlitool.ops.movement import lower as movement
 from mlitool.ops.shape import reference as S
+from mlitool.ops.shape import zeros_like as ZL
 from mlitool.ops.shape.cast import cast_from_bool, lower_cast
 from mlitool.ops.shape.lower import lower_pack
 from mlitool.ops.spec import CONVERT, VARIADIC, OpSpec, register
@@ -53,8 +54,20 @@ def unpack_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 
 
 _shape_op("SHAPE", ("input",), "ShapeOptions", S.shape, types=CONVERT, shape_only=True)
-# Zeros of its input's shape and type: folded into a constant wherever that shape is static.
-_shape_op("ZEROS_LIKE", ("input",), "ZerosLikeOptions", S.zeros_like, shape_only=True)
+# Zeros of its input's shape and type: folded into a constant wherever that shape is static,
+# else (a graph output, a run-time shape) the `fill_value` fallback C (`zeros_like.py`).
+_shape_op(
+    "ZEROS_LIKE",
+    ("input",),
+    "ZerosLikeOptions",
+    S.zeros_like,
+    shape_only=True,
+    kind="fallback",
+    int32=True,
+    leading_dims=True,  # element-wise
+    checks=(fallback_needs_mli2, ZL.zeros_of_known_type),
+    lower=ZL.lower_zeros_like,
+)
 _shape_op(
     "PACK",
     ("input",),

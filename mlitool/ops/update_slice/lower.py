@@ -1,5 +1,6 @@
 """DYNAMIC_UPDATE_SLICE onto the `update_slice` fallback C: the start indices, constants, clamped
-at conversion as TFLite clamps them at run time; the update an activation or a constant in the
+at conversion as TFLite clamps them at run time (`update_slice_at` where they are an int32 tensor
+computed at run time: read and clamped in C); the update an activation or a constant in the
 output's element type (an int8 / int16 model's: its stored values, which TFLite copies raw; a
 float island's: its QUANTIZE of the float update; a float model's: its real values in the
 output's parameters)."""
@@ -18,16 +19,20 @@ from mlitool.mli.lower.checks import _OK, Subject
 from mlitool.mli.lower.facts import const_values
 from mlitool.mli.types import ElType, MliTensor, Role
 from mlitool.ops.gather.lower import gather_output
-from mlitool.ops.update_slice.c_kernel import UPDATE_SLICE
+from mlitool.ops.integer.lower import INT_NOTE
+from mlitool.ops.update_slice.c_kernel import UPDATE_SLICE, UPDATE_SLICE_AT
 from mlitool.ops.update_slice.reference import clamped_starts
 
 # --- checks ----------------------------------------------------------------------------------
 
 
-def start_constant(s: Subject):
-    """DYNAMIC_UPDATE_SLICE with start indices computed at run time (fallback C: constant start
-    indices, clamped at conversion)"""
-    return _OK if const_values(s.graph, s.op.inputs[2]) is not None else {}
+def start_int32(s: Subject):
+    """DYNAMIC_UPDATE_SLICE with {dtype} start indices computed at run time (fallback C reads
+    int32 ones)"""
+    t = s.graph.tensors[s.op.inputs[2]]
+    if const_values(s.graph, t.index) is not None or t.dtype == "int32":
+        return _OK
+    return {"dtype": t.dtype}
 
 
 def island_copies(s: Subject):
@@ -44,16 +49,20 @@ def island_copies(s: Subject):
 
 
 def lower_dynamic_update_slice(b: Builder, op: ir.Op, fmt: str) -> None:
-    el = b.el_of(op.inputs[0], fmt)  # int32 data: SA32
+    el = b.el_of(op.inputs[0], fmt)  # int32 data: SA32 (the values)
     src, upd = b.g.tensors[op.inputs[0]], b.g.tensors[op.inputs[1]]
     x = b.use(op, src.index, el)
     kout, pending = gather_output(b, op, x, el)
-    start = np.asarray(const_values(b.g, op.inputs[2])).reshape(-1)
-    starts = b.mli_dims(clamped_starts(start, src.shape, upd.shape), src.shape)
     if upd.data is None:
         u = b.use(op, upd.index, el)
     else:
         u = _update_constant(b, op, upd, b.tensors[kout], b.mli_dims(upd.shape, src.shape))
+    if const_values(b.g, op.inputs[2]) is None:
+        _run_time_starts(b, op, fmt, x, u, kout)
+        b.finish(op, pending, "DYNAMIC_UPDATE_SLICE copies raw values")
+        return
+    start = np.asarray(const_values(b.g, op.inputs[2])).reshape(-1)
+    starts = b.mli_dims(clamped_starts(start, src.shape, upd.shape), src.shape)
     cfg = {f"s{d}": int(v) for d, v in enumerate([0] * (4 - len(starts)) + list(starts))}
     b.fallback(
         op,
@@ -67,6 +76,27 @@ def lower_dynamic_update_slice(b: Builder, op: ir.Op, fmt: str) -> None:
         ],
     )
     b.finish(op, pending, "DYNAMIC_UPDATE_SLICE copies raw values")
+
+
+def _run_time_starts(b: Builder, op: ir.Op, fmt: str, x: str, u: str, kout: str) -> None:
+    """`update_slice_at`: the start indices read from their int32 tensor and clamped in C."""
+    src = b.g.tensors[op.inputs[0]]
+    k = b.use(op, op.inputs[2], ElType.SA32)
+    b.tensors[k].notes = [INT_NOTE]
+    k = b.dense(op, fmt, b.tensors[k], "update_slice_at reads contiguous start indices").name
+    axes = list(b.mli_dims(list(range(len(src.shape))), src.shape))
+    cfg = {f"a{d}": int(a) for d, a in enumerate([-1] * (4 - len(axes)) + axes)}
+    b.fallback(
+        op,
+        UPDATE_SLICE_AT,
+        [x, u, k],
+        [kout],
+        cfg=cfg,
+        notes=[
+            "no MLI kernel for DYNAMIC_UPDATE_SLICE: fallback C (start indices read at run "
+            "time, clamped as TFLite clamps them)"
+        ],
+    )
 
 
 def _update_constant(

@@ -1,7 +1,8 @@
 """OpSpec of DYNAMIC_UPDATE_SLICE: the operand with an update written over it from start
 indices TFLite clamps. One copy for both executor modes (`reference.py`, with an int8 model's
 float island as TFLite runs it), the `update_slice` fallback C (`c_kernel.py`) with constant
-start indices clamped at conversion (`lower.py`)."""
+start indices clamped at conversion, `update_slice_at` with run-time int32 ones clamped in C
+(`lower.py`)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,10 @@ fallback_op(
     "DYNAMIC_UPDATE_SLICE",
     ("operand", "update", "start_indices"),
     quantized=False,  # it copies raw values
-    int32=True,  # of int32 tensors too: SA32 elements
-    params=("start_indices",),  # fallback C: constants (the executors take run-time ones)
+    int32=True,  # an int32 operand: its 4-byte SA32 elements copied
+    params=("start_indices",),  # not an activation check's: constants or int32 (start_int32)
     shapes=computed_shapes,
-    checks=(*GL.CHECKS, UL.start_constant, UL.island_copies),
+    checks=(*GL.CHECKS, UL.start_int32, UL.island_copies),
     lower=UL.lower_dynamic_update_slice,
     run=(R.float_dynamic_update_slice, R.tflite_dynamic_update_slice),
 )

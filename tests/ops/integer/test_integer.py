@@ -520,20 +520,6 @@ def test_int32_pad(rank, mli_builds, tmp_path):
     )
 
 
-def test_int32_padv2_of_a_value_is_refused(tmp_path):
-    tensors = [
-        T([1, 3, 4], "int32"),
-        T([3, 2], "int32", data=np.array([[0, 0], [1, 1], [0, 0]], np.int32)),
-        T([], "int32", data=np.array(7, np.int32)),
-        T([1, 5, 4], "int32"),
-    ]
-    path = tmp_path / "padv2.tflite"
-    ops = [("PADV2", [0, 1, 2], [3], options("PadV2Options"))]
-    path.write_bytes(graph_model(tensors, ops, [0], [3]))
-    with pytest.raises(UnsupportedError, match="int32 PADV2 with value 7"):
-        lower(read(path).main, format="sa8", mli_version="2.0", layout="hwc")
-
-
 @pytest.mark.parametrize("dst", ["int32", "int16", "int8", "bool"])
 def test_cast_of_float_saturates_as_litert(dst, tmp_path):
     """LiteRT truncates a float toward 0 and saturates to the integer type, NaN to its largest

@@ -260,8 +260,7 @@ def _refusal(tmp_path, case, fmt="sa8", version="2.0") -> str:
 def test_refusals_say_why(tmp_path):
     s2b = ("SPACE_TO_BATCH_ND", (2, 4, 5, 2), [[2, 2], [[0, 0], [1, 0]]], (8, 2, 3, 2), None, 2)
     assert "tensor 't0' has batch 2 (MLI runs batch 1)" in _refusal(tmp_path, s2b)
-    gather = ("GATHER", (1, 4, 6), [[[1, 2]]], (1, 2, 6), {"axis": 1, "batchDims": 1}, 1)
-    assert "batch_dims 1 (fallback C: constant indices" in _refusal(tmp_path, gather)
+    # GATHER with batch_dims converts now (tests/ops/gather/test_gather_batch_dims.py)
     tile = CASES["tile"]
     assert "fallback C for it needs MLI 2.x" in _refusal(tmp_path, tile, "fx16", "1.1")
 

@@ -2,8 +2,8 @@
 operand clamped as TFLite clamps them, also at run time); with constant start indices it runs
 on the `update_slice` fallback C, equal to tflite mode in the mli executor, and its emitted C
 equals the executor on the real MLI 2.0.2 library in the four builds (sa8, fx16; a constant
-update and an update computed at run time); run-time start indices are refused by lowering with
-the reason."""
+update and an update computed at run time); run-time int32 start indices run on
+`update_slice_at`, clamped in C, equal to LiteRT in the executor and on the real library."""
 
 from __future__ import annotations
 
@@ -100,8 +100,18 @@ def test_run_time_start_indices_clamped_as_litert(dtype, tmp_path):
     xs = _inputs(g, starts=starts)
     ref = reference_outputs(path, g, xs)[g.outputs[0]]
     np.testing.assert_array_equal(run_graph(g, xs, "tflite")[g.outputs[0]], ref)
-    with pytest.raises(UnsupportedError, match="start indices computed at run time"):
-        lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    if dtype != "int8":  # sa8 / fx16 hold float and int16 values requantized, not raw
+        return
+    model = lower(g, format="sa8", mli_version="2.0", layout="hwc")
+    assert [la.kernel for la in model.layers] == ["mlitool_update_slice_at"]
+    ours, _ = run_mli(g, model, xs, arith_for("vpx"))
+    np.testing.assert_array_equal(ours[g.outputs[0]], ref)
+
+
+@pytest.mark.parametrize("fmt", ["sa8", "fx16"])
+def test_run_time_start_indices_c_on_the_real_library(fmt, mli_builds, tmp_path):
+    path = _model(tmp_path, "far_end", "int8", "start_input", between=True)
+    H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
 
 
 @pytest.mark.parametrize("update", ["constant", "input"])
@@ -164,3 +174,47 @@ def test_float_island_fused_equals_litert(q_out, tmp_path):
     else:
         with pytest.raises(UnsupportedError, match="QUANTIZE changes the operand's values"):
             lower(g, format="sa8", mli_version="2.0", layout="hwc")
+
+
+def _int32_model(tmp_path, name, update, starts):
+    """int32 operand -> DYNAMIC_UPDATE_SLICE; the update a constant or a graph input, the start
+    indices a constant or a graph input."""
+    ushape, start = CASES[name]
+    upd = T(list(ushape), "int32")
+    if update == "constant":
+        upd = T(list(ushape), "int32", data=_update_data(ushape, "int32"))
+    st = T([4], "int32") if starts == "input" else int32_const(start)
+    tensors = [T(list(SHAPE), "int32"), upd, st, T(list(SHAPE), "int32")]
+    graph_in = [0] + ([1] if update == "input" else []) + ([2] if starts == "input" else [])
+    path = tmp_path / f"dus_int32_{name}_{update}_{starts}.tflite"
+    ops = [("DYNAMIC_UPDATE_SLICE", [0, 1, 2], [3], None)]
+    path.write_bytes(graph_model(tensors, ops, graph_in, [3]))
+    return path
+
+
+@pytest.mark.parametrize("starts", ["constant", "input"])
+@pytest.mark.parametrize("update", ["constant", "input"])
+def test_int32_operand_equals_litert(update, starts, mli_builds, tmp_path):
+    """int32 data (TFLite Micro runs DYNAMIC_UPDATE_SLICE on it): its 4-byte SA32 elements
+    copied; tflite mode and the executor equal LiteRT, the C equals the executor in the four
+    builds."""
+    path = _int32_model(tmp_path, "negative", update, starts)
+    g = read(path).main
+    rng = np.random.default_rng(5)
+    xs = {
+        i: rng.integers(-(2**31), 2**31, (4, *g.tensors[i].shape), dtype=np.int64) for i in g.inputs
+    }
+    xs = {i: v.astype(np.int32) for i, v in xs.items()}
+    if starts == "input":  # inside, beyond either end
+        run_time = [[0, -3, -1, 7], [0, 9, 4, 0], [1, 2, 0, 1], [0, 0, 0, 0]]
+        xs[2] = np.asarray(run_time, np.int32)
+    ref = reference_outputs(path, g, xs)[g.outputs[0]]
+    np.testing.assert_array_equal(run_graph(g, xs, "tflite")[g.outputs[0]], ref)
+    conv = H.convert(path, "sa8", tmp_path / "out")
+    kernel = "mlitool_update_slice_at" if starts == "input" else "mlitool_update_slice"
+    assert [la.kernel for la in conv.model.layers] == [kernel]
+    np.testing.assert_array_equal(run_mli(g, conv.model, xs, arith_for("vpx"))[0][3], ref)
+    batches = H.join_inputs(H.random_inputs(conv.model, 4, 0), H.model_inputs(g, conv.model, xs))
+    H.assert_bit_exact(
+        H.check(conv, H.compile_objects(conv, mli_cflags("2.0")), mli_builds, batches)
+    )
