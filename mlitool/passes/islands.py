@@ -52,13 +52,14 @@ RUNS_FLOAT_ISLAND = "runs_float_island"
 
 def _float_kernel_fallback(graph: ir.Graph, op: ir.Op) -> bool:
     """A fallback op that runs a float island on int8 tensors (`RUNS_FLOAT_ISLAND`), one output,
-    its other inputs constants."""
+    its other inputs constants or integer indices (DYNAMIC_UPDATE_SLICE's run-time starts: no
+    float value of the island)."""
     spec = opspec.get(op.type)
     if spec is None or spec.kind != "fallback" or len(op.outputs) != 1:
         return False
     others = [graph.tensor(i) for i in op.inputs[1:]]
     return getattr(spec.run[1], RUNS_FLOAT_ISLAND, False) and all(
-        t is not None and t.data is not None for t in others
+        t is not None and (t.data is not None or t.dtype in ("int32", "int64")) for t in others
     )
 
 

@@ -26,6 +26,8 @@ CORPUS = ROOT / "tests" / "corpus_ops"
 FILES = {
     "dus_int32_data_float32": "mlitool_update_slice_at",
     "dus_run_time_starts_float32": "mlitool_update_slice_at",
+    # the int8 island DEQUANTIZE -> DYNAMIC_UPDATE_SLICE (run-time starts) -> QUANTIZE
+    "dus_run_time_starts_int8": "mlitool_update_slice_at",
     "gather_batch_dims_float32": "mlitool_gather4",
     "gather_batch_dims_int8": "mlitool_gather4",
     "padv2_int32_value_float32": "mlitool_pad32",
@@ -37,6 +39,7 @@ FILES = {
 # no float activations: the C runs on the model's own integers
 C_FILES = [
     "dus_int32_data_float32",
+    "dus_run_time_starts_int8",
     "gather_batch_dims_int8",
     "padv2_int32_value_float32",
     "prelu_general_builder_int16",
