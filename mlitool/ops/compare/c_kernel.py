@@ -12,38 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.mli.fallback import FallbackKernel, register_kernel
+from mlitool.ops.common.broadcast_c import BROADCAST_AT, batched
 from mlitool.ops.compare.reference import CODES, scaled
-
-# The offset in `t` of the output's i-th element (row-major), `t` broadcast against `out`
-# right-aligned (a dimension of 1 repeats).
-_AT = """\
-static uint32_t @FN@_at(const mli_tensor *t, const mli_tensor *out, uint32_t i) {
-    uint32_t d, k = t->rank, off = 0u;
-    for (d = out->rank; d > 0u && k > 0u; d--) {
-        uint32_t c = i % out->shape[d - 1u];
-        i /= out->shape[d - 1u];
-        k--;
-        if (t->shape[k] != 1u) {
-            off += c * (uint32_t)t->mem_stride[k];
-        }
-    }
-    return off;
-}
-"""
-
-
-def _batched(model, name: str, x: np.ndarray, rank: int) -> np.ndarray:
-    """x with a sample axis (constants come without) and right-aligned to `rank` dimensions."""
-    shape = model.tensor(name).shape
-    x = np.asarray(x)
-    if x.ndim == len(shape):
-        x = x[None]
-    return x.reshape((x.shape[0],) + (1,) * (rank - len(shape)) + tuple(shape))
 
 
 def _run_compare(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    a, b = (_batched(model, n, x, rank) for n, x in zip(layer.inputs, xs))
+    a, b = (batched(model, n, x, rank) for n, x in zip(layer.inputs, xs))
     c = layer.cfg
     u = scaled(a, c["offset1"], c["mult1"], c["shift1"])
     v = scaled(b, c["offset2"], c["mult2"], c["shift2"])
@@ -53,7 +28,7 @@ def _run_compare(layer, model, xs, arith) -> np.ndarray:
 COMPARE8 = FallbackKernel(
     name="compare8",
     doc="int8 comparison as TFLite computes it (operands rescaled to a common footing), output 0/1",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + """\
 /* TFLite's MultiplyByQuantizedMultiplierSmallerThanOneExp of (x + offset) << 8: a rounding
  * doubling high multiply, then a rounding (half away from zero) right shift by -shift. */
@@ -96,14 +71,14 @@ static int32_t @FN@_scaled(int32_t x, int32_t offset, int32_t mult, int32_t shif
 
 def _run_select(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    cond, x, y = (_batched(model, n, v, rank) for n, v in zip(layer.inputs, xs))
+    cond, x, y = (batched(model, n, v, rank) for n, v in zip(layer.inputs, xs))
     return np.where(cond != 0, x, y).astype(np.int8)
 
 
 SELECT8 = FallbackKernel(
     name="select8",
     doc="int8 SELECT: x where the condition byte is not 0, else y (values copied unchanged)",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *cond, const mli_tensor *x, const mli_tensor *y,
                          mli_tensor *out) {
@@ -137,7 +112,7 @@ static const int16_t *@FN@_in16(const mli_tensor *t) {
 
 def _run_compare16(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    a, b = (_batched(model, n, x, rank) for n, x in zip(layer.inputs, xs))
+    a, b = (batched(model, n, x, rank) for n, x in zip(layer.inputs, xs))
     c = layer.cfg
     u = np.asarray(a, np.int64) * (1 << c["shift1"])
     v = np.asarray(b, np.int64) * (1 << c["shift2"])
@@ -147,7 +122,7 @@ def _run_compare16(layer, model, xs, arith) -> np.ndarray:
 COMPARE16 = FallbackKernel(
     name="compare16",
     doc="int16 (FX16) comparison: both operands shifted left onto common frac bits, output 0/1",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + _IN16
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg,
@@ -180,14 +155,14 @@ COMPARE16 = FallbackKernel(
 
 def _run_select16(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    cond, x, y = (_batched(model, n, v, rank) for n, v in zip(layer.inputs, xs))
+    cond, x, y = (batched(model, n, v, rank) for n, v in zip(layer.inputs, xs))
     return np.where(cond != 0, x, y).astype(np.int16)
 
 
 SELECT16 = FallbackKernel(
     name="select16",
     doc="int16 (FX16) SELECT: x where the condition byte is not 0, else y (values copied)",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + _IN16
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *cond, const mli_tensor *x, const mli_tensor *y,

@@ -12,38 +12,13 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.mli.fallback import FallbackKernel, register_kernel
+from mlitool.ops.common.broadcast_c import BROADCAST_AT, batched
 from mlitool.ops.integer.reference import binary32, wrap32
-
-# An int32 input's elements (a constant is never rank 0 here: lowering gives it one dimension),
-# and the offset in `t` of the output's i-th element, `t` broadcast against `out`.
-_AT = """\
-static uint32_t @FN@_at(const mli_tensor *t, const mli_tensor *out, uint32_t i) {
-    uint32_t d, k = t->rank, off = 0u;
-    for (d = out->rank; d > 0u && k > 0u; d--) {
-        uint32_t c = i % out->shape[d - 1u];
-        i /= out->shape[d - 1u];
-        k--;
-        if (t->shape[k] != 1u) {
-            off += c * (uint32_t)t->mem_stride[k];
-        }
-    }
-    return off;
-}
-"""
-
-
-def _batched(model, name: str, x: np.ndarray, rank: int) -> np.ndarray:
-    """x with a sample axis (constants come without) and right-aligned to `rank` dimensions."""
-    shape = model.tensor(name).shape
-    x = np.asarray(x)
-    if x.ndim == len(shape):
-        x = x[None]
-    return x.reshape((x.shape[0],) + (1,) * (rank - len(shape)) + tuple(shape))
 
 
 def _run_binary(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    a, b = (_batched(model, n, x, rank) for n, x in zip(layer.inputs, xs))
+    a, b = (batched(model, n, x, rank) for n, x in zip(layer.inputs, xs))
     c = layer.cfg
     out = binary32(c["op"], a, b, c["act_min"], c["act_max"])
     return out.astype(np.int8) if out.dtype == bool else out
@@ -53,7 +28,7 @@ BINARY32 = FallbackKernel(
     name="binary32",
     doc="int32 ADD / SUB / MUL / SQUARED_DIFFERENCE (wrapping) / DIV / FLOOR_DIV / FLOOR_MOD / "
     "MAXIMUM / MINIMUM, or a comparison (bool output)",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + """\
 static int32_t @FN@_op(int32_t op, int32_t x, int32_t y) {
     int32_t r;
@@ -119,14 +94,14 @@ static int @FN@_cmp(int32_t op, int32_t x, int32_t y) {
 
 def _run_select(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    cond, x, y = (_batched(model, n, v, rank) for n, v in zip(layer.inputs, xs))
+    cond, x, y = (batched(model, n, v, rank) for n, v in zip(layer.inputs, xs))
     return np.where(cond != 0, x, y).astype(np.int32)
 
 
 SELECT32 = FallbackKernel(
     name="select32",
     doc="int32 SELECT: x where the condition byte is not 0, else y",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *cond, const mli_tensor *x, const mli_tensor *y,
                          mli_tensor *out) {

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from mlitool.mli.fallback import FallbackKernel, register_kernel
-from mlitool.ops.compare.c_kernel import _AT, _batched
+from mlitool.ops.common.broadcast_c import BROADCAST_AT, batched
 
 
 def _run(layer, model, xs, arith) -> np.ndarray:
     rank = len(model.tensor(layer.outputs[0]).shape)
-    a, b = (_batched(model, n, x, rank) != 0 for n, x in zip(layer.inputs, xs))
+    a, b = (batched(model, n, x, rank) != 0 for n, x in zip(layer.inputs, xs))
     op = layer.cfg["op"]
     y = np.logical_and(a, b) if op == 0 else np.logical_or(a, b) if op == 1 else np.logical_not(a)
     return y.astype(np.int8)
@@ -21,7 +21,7 @@ def _run(layer, model, xs, arith) -> np.ndarray:
 LOGIC8 = FallbackKernel(
     name="logic8",
     doc="LOGICAL_AND / LOGICAL_OR / LOGICAL_NOT of bool bytes (0/1), broadcast right-aligned",
-    c_source=_AT
+    c_source=BROADCAST_AT
     + """\
 @STORAGE@mli_status @FN@(const mli_tensor *in1, const mli_tensor *in2, const @CFG@ *cfg,
                          mli_tensor *out) {
