@@ -23,8 +23,8 @@ from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from mlitool.tflite.reader import read_model
-from tests.emit.test_runtime_fast_memory import _api_header, _macro, _operands_outside, least_budget
 from tests.support import runtime_harness as H
+from tests.support.fast_memory import api_header, least_budget, macro, operands_outside
 from tests.support.litert import reference_outputs
 from tests.support.paths import ROOT, mli_cflags
 from tests.support.tflite_build import T, single_op_model
@@ -122,13 +122,13 @@ def test_fast_memory_and_bit_exact(name, budget, mli_builds, tmp_path):
     cflags = mli_cflags("2.0")
     conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
     fm = conv.manifest["runtime"]["fast_memory"]
-    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
+    fast_bytes = macro(conv, fm["macros"]["fast_bytes"])
     assert fast_bytes == fm["fast_bytes"] <= budget
     objs = H.compile_objects(conv, [*cflags, f"-D{fm['macros']['check_operands']}"])
     called = {la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")}
-    wrap = H.compile_wrappers(conv, cflags, _api_header()) if called else None
+    wrap = H.compile_wrappers(conv, cflags, api_header()) if called else None
     results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 0), wrap=wrap)
     H.assert_bit_exact(results)
     for key, result in results.items():
         if called:
-            assert _operands_outside(result.operand_log, fast_bytes) == [], key
+            assert operands_outside(result.operand_log, fast_bytes) == [], key

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from tests.emit.test_runtime_fast_memory import _macro, least_budget
 from tests.support import runtime_harness as H
+from tests.support.fast_memory import least_budget, macro
 from tests.support.paths import ROOT, mli_cflags
 
 CORPUS_OPS = ROOT / "tests" / "corpus_ops"
@@ -31,7 +31,7 @@ def test_views_only_in_fast_memory(name, budget, mli_builds, tmp_path):
         assert budget == 1
     conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
     fm = conv.manifest["runtime"]["fast_memory"]
-    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
+    fast_bytes = macro(conv, fm["macros"]["fast_bytes"])
     assert fast_bytes == fm["fast_bytes"] <= budget
     if budget == 1:  # the input in the slow arena; no fast buffer to give
         assert fast_bytes == 0

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from tests.support import runtime_harness as H
+from tests.support.fast_memory import api_header, least_budget, macro, operands_outside
 from tests.support.paths import ROOT, SAMPLES, mli_cflags, shared_path
 from tests.support.tflite_build import T, graph_model, options
 
@@ -83,23 +84,10 @@ def _case_id(model: str, fmt: str, budget) -> str:
     return f"{model.split('/')[-1]}-{size}" + ("" if fmt == "sa8" else f"-{fmt}")
 
 
-def _api_header() -> Path:
-    return shared_path("mli", "embarc_mli_2.0.2", "include", "api", "mli_kernels_api.h")
-
-
-def _macro(conv: H.Converted, name: str) -> int:
-    text = (conv.out / f"{conv.name}.h").read_text()
-    return int(re.search(rf"#define {name} (\d+)u", text).group(1))
-
-
 def _prepare(path: Path, budget: int, out: Path, cflags: list[str], fmt: str = "sa8"):
     conv = H.convert(path, fmt, out, fast_memory=budget)
     check = f"-D{conv.manifest['runtime']['fast_memory']['macros']['check_operands']}"
     return conv, check
-
-
-def _operands_outside(log: str, fast_bytes: int) -> list[tuple]:
-    return [r for r in H.operand_records(log) if r[2] < 0 or r[2] + r[3] > fast_bytes]
 
 
 @pytest.mark.parametrize("model,fmt,budget", ALL_CASES, ids=[_case_id(*c) for c in ALL_CASES])
@@ -111,11 +99,11 @@ def _check_case(path: Path, fmt: str, budget: int, builds: dict, tmp_path, sampl
     cflags = mli_cflags("2.0")
     conv, check = _prepare(path, budget, tmp_path, cflags, fmt)
     fm = conv.manifest["runtime"]["fast_memory"]
-    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
+    fast_bytes = macro(conv, fm["macros"]["fast_bytes"])
     assert fast_bytes == fm["fast_bytes"] <= budget
-    assert _macro(conv, fm["macros"]["slow_bytes"]) == fm["slow_bytes"]
+    assert macro(conv, fm["macros"]["slow_bytes"]) == fm["slow_bytes"]
     objs = H.compile_objects(conv, [*cflags, check])
-    wrap = H.compile_wrappers(conv, cflags, _api_header())
+    wrap = H.compile_wrappers(conv, cflags, api_header())
     inputs = H.random_inputs(conv.model, samples, 0)
     results = H.check(conv, objs, builds, inputs, wrap=wrap)
     H.assert_bit_exact(results)
@@ -123,7 +111,7 @@ def _check_case(path: Path, fmt: str, budget: int, builds: dict, tmp_path, sampl
     for key, result in results.items():
         records = H.operand_records(result.operand_log)
         assert {r[0] for r in records} == called, key
-        assert _operands_outside(result.operand_log, fast_bytes) == [], key
+        assert operands_outside(result.operand_log, fast_bytes) == [], key
     return conv
 
 
@@ -145,20 +133,6 @@ KERAS_CASES = [
     ("mobilenet_v3_small_int8", "least", 4),  # squeeze-excite loops over channels and pixels
     ("mobilenet_v3_small_int8", 32 * K, 1),
 ]
-
-
-def least_budget(model) -> int:
-    """The smallest budget the model fits: the bytes the plan's refusal at 1 byte names, or 1
-    when it fits that (views only: nothing needs fast memory)."""
-    from mlitool.errors import UnsupportedError
-    from mlitool.mli.memory.placement import plan_model
-
-    try:
-        plan = plan_model(model, 1)
-    except UnsupportedError as refused:
-        return int(re.search(r"needs at least (\d+) bytes", str(refused)).group(1))
-    assert plan.fast_bytes == 0 and not any(la.kernel for la in model.layers)
-    return 1
 
 
 @pytest.mark.parametrize(
@@ -236,14 +210,14 @@ def test_average_pools_in_row_tiles(mli_builds, tmp_path):
     layers = conv.manifest["runtime"]["fast_memory"]["layers"]
     assert [la["tiles"] for la in layers] == [3, 2]  # 5+4+4 and 4+3 rows
     objs = H.compile_objects(conv, [*cflags, check])
-    wrap = H.compile_wrappers(conv, cflags, _api_header())
+    wrap = H.compile_wrappers(conv, cflags, api_header())
     results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 1), wrap=wrap)
     H.assert_bit_exact(results)
     fast_bytes = conv.manifest["runtime"]["fast_memory"]["fast_bytes"]
     for key, result in results.items():
         calls = len(H.operand_records(result.operand_log)) // (2 * 4)  # 2 operands, 4 samples
         assert calls == 5, key
-        assert _operands_outside(result.operand_log, fast_bytes) == [], key
+        assert operands_outside(result.operand_log, fast_bytes) == [], key
 
 
 def _activations(tmp_path) -> Path:
@@ -347,12 +321,12 @@ def test_wrappers_see_a_weight_in_slow_memory(mli_builds, tmp_path):
     conv, _ = _prepare(SAMPLES / "cnn_int8.tflite", 32 * K, tmp_path, cflags)
     _sabotaged(conv)
     objs = H.compile_objects(conv, cflags)  # no CHECK_OPERANDS: the kernel runs
-    wrap = H.compile_wrappers(conv, cflags, _api_header())
+    wrap = H.compile_wrappers(conv, cflags, api_header())
     build = {("UP", "OFF"): mli_builds[("UP", "OFF")]}
     inputs = H.random_inputs(conv.model, 1, 0)
     result = H.check(conv, objs, build, inputs, wrap=wrap)[("UP", "OFF")]
     assert result.differing == 0  # same values, wrong memory
-    outside = _operands_outside(
+    outside = operands_outside(
         result.operand_log, conv.manifest["runtime"]["fast_memory"]["fast_bytes"]
     )
     weights = conv.model.tensors[conv.model.layers[0].weights]

@@ -11,8 +11,8 @@ import subprocess
 
 import pytest
 
-from tests.emit.test_runtime_fast_memory import _api_header, _macro, _operands_outside, least_budget
 from tests.support import runtime_harness as H
+from tests.support.fast_memory import check_in_fast_memory, least_budget
 from tests.support.paths import ROOT, mli_cflags
 
 CORPUS = ROOT / "tests" / "corpus_ops"
@@ -34,22 +34,8 @@ def test_in_fast_memory_and_bit_exact(name, budget, mli_builds, tmp_path):
     path = CORPUS / f"{name}.tflite"
     if budget == "least":
         budget = least_budget(H.convert(path, "fx16", tmp_path / "plain").model)
-    cflags = mli_cflags("2.0")
-    conv = H.convert(path, "fx16", tmp_path / "out", fast_memory=budget)
+    conv = check_in_fast_memory(path, "fx16", budget, mli_builds, tmp_path / "out")
     assert any(la.kind == "fallback" for la in conv.model.layers)
-    fm = conv.manifest["runtime"]["fast_memory"]
-    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
-    assert fast_bytes == fm["fast_bytes"] <= budget
-    check = f"-D{fm['macros']['check_operands']}"
-    objs = H.compile_objects(conv, [*cflags, check])
-    called = {la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")}
-    wrap = H.compile_wrappers(conv, cflags, _api_header()) if called else None
-    results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 0), wrap=wrap)
-    H.assert_bit_exact(results)
-    for key, result in results.items():
-        if called:
-            assert {r[0] for r in H.operand_records(result.operand_log)} == called, key
-            assert _operands_outside(result.operand_log, fast_bytes) == [], key
 
 
 # the fallback function each file's NAME.c defines

@@ -12,12 +12,12 @@ import subprocess
 
 import pytest
 
-from tests.emit.test_runtime_fast_memory import _api_header, _macro, _operands_outside, least_budget
 from tests.ops.activation.test_prelu_general import CASES as PRELU_CASES
 from tests.ops.activation.test_prelu_general import _model as prelu_model
 from tests.ops.gather.test_pad_broadcast_reverse import _model as gather_model
 from tests.ops.update_slice.test_dynamic_update_slice import _model as dus_model
 from tests.support import runtime_harness as H
+from tests.support.fast_memory import check_in_fast_memory, least_budget
 from tests.support.paths import mli_cflags
 
 # the fallback kernel each model's C calls
@@ -41,21 +41,7 @@ def test_in_fast_memory_and_bit_exact(name, budget, mli_builds, tmp_path):
     path = MODELS[name](tmp_path)
     if budget == "least":
         budget = least_budget(H.convert(path, "sa8", tmp_path / "plain").model)
-    cflags = mli_cflags("2.0")
-    conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
-    fm = conv.manifest["runtime"]["fast_memory"]
-    fast_bytes = _macro(conv, fm["macros"]["fast_bytes"])
-    assert fast_bytes == fm["fast_bytes"] <= budget
-    check = f"-D{fm['macros']['check_operands']}"
-    objs = H.compile_objects(conv, [*cflags, check])
-    called = {la.kernel for la in conv.model.layers if la.kernel.startswith("mli_krn_")}
-    wrap = H.compile_wrappers(conv, cflags, _api_header()) if called else None
-    results = H.check(conv, objs, mli_builds, H.random_inputs(conv.model, 4, 0), wrap=wrap)
-    H.assert_bit_exact(results)
-    for key, result in results.items():
-        if called:
-            assert {r[0] for r in H.operand_records(result.operand_log)} == called, key
-            assert _operands_outside(result.operand_log, fast_bytes) == [], key
+    check_in_fast_memory(path, "sa8", budget, mli_builds, tmp_path / "out")
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))

@@ -259,7 +259,7 @@ def test_layers(tmp_path):
 def test_fast_memory(name, budget, mli_builds, tmp_path):
     """`convert --fast-memory`: outputs bit-exact against the executor in the four builds, at a
     budget that holds the whole model and at the least it fits (-DNAME_CHECK_OPERANDS)."""
-    from tests.emit.test_runtime_fast_memory import _macro, least_budget
+    from tests.support.fast_memory import least_budget, macro
 
     _, changes, background, ties = next(c for c in CASES if c[0] == name)
     path = _model(tmp_path, name, changes, background)
@@ -267,7 +267,7 @@ def test_fast_memory(name, budget, mli_builds, tmp_path):
         budget = least_budget(H.convert(path, "sa8", tmp_path / "plain").model)
     conv = H.convert(path, "sa8", tmp_path / "out", fast_memory=budget)
     fm = conv.manifest["runtime"]["fast_memory"]
-    assert _macro(conv, fm["macros"]["fast_bytes"]) == fm["fast_bytes"] <= budget
+    assert macro(conv, fm["macros"]["fast_bytes"]) == fm["fast_bytes"] <= budget
     check = f"-D{fm['macros']['check_operands']}"
     objs = H.compile_objects(conv, [*mli_cflags("2.0"), check])
     g = conv.graph

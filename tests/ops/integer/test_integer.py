@@ -21,8 +21,8 @@ from mlitool.mli.lower.driver import lower
 from mlitool.mli.memory.arena import model_arena
 from mlitool.mli.types import ElType
 from mlitool.pipeline import read
-from tests.emit.test_runtime_fast_memory import least_budget
 from tests.support import runtime_harness as H
+from tests.support.fast_memory import least_budget
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options

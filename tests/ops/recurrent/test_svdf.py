@@ -18,9 +18,9 @@ from mlitool.execute.reference.graph import run_graph
 from mlitool.mli.lower.driver import lower
 from mlitool.pipeline import read
 from mlitool.plumbing.parallel import STREAM_BATCH, batch_size
-from tests.emit.test_runtime_fast_memory import least_budget
 from tests.support import runtime_harness as H
 from tests.support.cli import run_main
+from tests.support.fast_memory import least_budget
 from tests.support.litert import reference_outputs
 from tests.support.paths import mli_cflags
 from tests.support.tflite_build import T, graph_model, options
