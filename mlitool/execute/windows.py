@@ -44,10 +44,18 @@ def pool_geometry(op_options: dict, in_h: int, in_w: int, k_h: int, k_w: int):
     return k_h, k_w, (oh, ow, pt, pl, sh, sw, dh, dw)
 
 
+MOST_PADDING = 1 << 16  # elements of padding on one side of a spatial axis
+
+
 def pad_hw(x: np.ndarray, top: int, left: int, need_h: int, need_w: int, value=0) -> np.ndarray:
     """Pad axes 1 and 2 of NHWC `x` so it is at least need_h × need_w, `top`/`left` before."""
     bottom = max(need_h - x.shape[1] - top, 0)
     right = max(need_w - x.shape[2] - left, 0)
+    if max(top, left, bottom, right) > MOST_PADDING:  # a dilation of 2^31: TFLite's ints overflow
+        raise UnsupportedError(
+            f"a window that pads the input by {max(top, left, bottom, right)} elements "
+            "is too wide to run"
+        )
     if top == left == bottom == right == 0:
         return x
     return np.pad(x, ((0, 0), (top, bottom), (left, right), (0, 0)), constant_values=value)

@@ -67,8 +67,10 @@ def _comparisons(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     placed: dict[int, ir.Op] = {}
     covered: set[int] = set()
     for op in graph.ops:
+        if op.type not in COMPARISONS:
+            continue
         out = graph.tensors[op.outputs[0]]
-        if op.type not in COMPARISONS or out.dtype != "bool" or op.outputs[0] in graph.outputs:
+        if out.dtype != "bool" or op.outputs[0] in graph.outputs:
             continue
         operands = [graph.tensors[i] for i in op.inputs[:2]]
         if any(t.dtype != "float32" for t in operands):
@@ -128,9 +130,11 @@ def _selects(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     removed: set[int] = set()
     chains: set[int] = set()
     for q in graph.ops:
+        if q.type != "QUANTIZE":  # (an op mlitool does not know may have no input or output)
+            continue
         out = graph.tensors[q.outputs[0]]
         sel = prod.get(q.inputs[0])
-        if q.type != "QUANTIZE" or not _per_tensor_int8(out) or sel is None:
+        if not _per_tensor_int8(out) or sel is None:
             continue
         if sel.type not in SELECTS or q.inputs[0] in outputs:
             continue

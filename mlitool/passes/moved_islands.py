@@ -38,9 +38,11 @@ def fuse_moved_islands(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     placed: dict[int, ir.Op] = {}
     removed: set[int] = set()
     for deq in graph.ops:
+        if deq.type != "DEQUANTIZE":
+            continue
         x = graph.tensors[deq.inputs[0]]
         readers = consumers.get(deq.outputs[0], [])
-        if deq.type != "DEQUANTIZE" or not _per_tensor_int8(x) or x.data is not None:
+        if not _per_tensor_int8(x) or x.data is not None:
             continue
         if len(readers) != 1 or readers[0].type not in MOVES or deq.outputs[0] in outputs:
             continue

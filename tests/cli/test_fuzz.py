@@ -116,6 +116,12 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         ("corpus_ops/detection_postprocess_regular_float32.tflite", 44, 2284, "ops"),
         ("corpus_ops/svdf_float32.tflite", 44, 5562, "fields"),
         ("corpus_torch/efficientnet_b0_pt2e_qdq.tflite", 44, 1608, "fields"),
+        # an op mlitool does not know, without inputs or outputs, before the island passes; a
+        # complex64 CAST; a REDUCE_ALL's output shape; a dilation of 2^31 - 1
+        ("corpus_ops/depth_to_space_int8.tflite", 45, 73, "fields"),
+        ("corpus_ops/cast_to_int32_builder_int8.tflite", 45, 1554, "fields"),
+        ("corpus_ops/expand_dims_builder_float32.tflite", 45, 1615, "fields"),
+        ("corpus_ops/depthwise_conv_2d_dilated_int8.tflite", 45, 4103, "ops"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):

@@ -47,7 +47,13 @@ def run_op(
     caches converted constants across ops."""
     call = Call(op, graph, mode, values, n, consts)
     kernel = opspec.spec(op.type).run[MODES.index(mode)]
-    for j, (t, v) in enumerate(zip(op.outputs, kernel(call))):
+    try:
+        results = kernel(call)
+    except UnsupportedError as e:  # a shared helper's refusal: name the op it refused
+        if e.message.startswith(op.label):
+            raise
+        raise UnsupportedError(f"{op.label}: {e.message}", e.path) from None
+    for j, (t, v) in enumerate(zip(op.outputs, results)):
         want = call.out_shape(j)
         values[t] = v if v.shape == want else v.reshape(want)
 

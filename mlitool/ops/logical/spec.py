@@ -35,6 +35,7 @@ fallback_op(
     options="ReducerOptions",
     params=("axis",),
     bools=True,
+    shapes=V.reduce_shapes,
     checks=(fallback_needs_mli2, axes_constant),
     lower=L.lower_reduce_all,
     run=(X.reduce_all,) * 2,

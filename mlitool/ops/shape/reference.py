@@ -70,6 +70,8 @@ def cast(c: Call):
     if c.mode == "float" and out.quant is not None:
         return [np.asarray(c.x(0), dtype=np.float32)]  # real values stay real
     x = np.asarray(c.x(0))
+    if x.dtype.kind == "c" and not out.dtype.startswith("complex"):
+        x = np.real(x)  # TFLite's cast of complex64 to a real type: the real part
     if out.dtype == "bool":
         return [x != 0]
     with np.errstate(invalid="ignore"):  # out-of-range floats: undefined in C as well
