@@ -122,6 +122,8 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         ("corpus_ops/cast_to_int32_builder_int8.tflite", 45, 1554, "fields"),
         ("corpus_ops/expand_dims_builder_float32.tflite", 45, 1615, "fields"),
         ("corpus_ops/depthwise_conv_2d_dilated_int8.tflite", 45, 4103, "ops"),
+        # a DYNAMIC_UPDATE_SLICE island with run-time starts writing another shape
+        ("corpus_ops/dus_run_time_starts_int8.tflite", 46, 7637, "fields"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):

@@ -11,6 +11,23 @@ from mlitool.ops.common.register import fallback_op
 from mlitool.ops.gather import lower as GL
 from mlitool.ops.update_slice import lower as UL
 from mlitool.ops.update_slice import reference as R
+from mlitool.tflite.validate_ops import Problem
+
+
+def update_slice_shapes(g, op):
+    """The output has the operand's shape (TFLite's Prepare), whatever the start indices (run-time
+    ones included); constant ones: the kernel run once on zeros (`computed_shapes`)."""
+    x, out = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    if tuple(out.shape) != tuple(x.shape):
+        yield Problem(
+            f"has shape {list(out.shape)}, but the operand's is {list(x.shape)}",
+            op,
+            out,
+            computed=tuple(x.shape),
+        )
+        return
+    yield from computed_shapes(g, op)
+
 
 fallback_op(
     "DYNAMIC_UPDATE_SLICE",
@@ -18,7 +35,7 @@ fallback_op(
     quantized=False,  # it copies raw values
     int32=True,  # an int32 operand: its 4-byte SA32 elements copied
     params=("start_indices",),  # not an activation check's: constants or int32 (start_int32)
-    shapes=computed_shapes,
+    shapes=update_slice_shapes,
     checks=(*GL.CHECKS, UL.start_int32, UL.island_copies),
     lower=UL.lower_dynamic_update_slice,
     run=(R.float_dynamic_update_slice, R.tflite_dynamic_update_slice),
