@@ -31,8 +31,11 @@ from __future__ import annotations
 
 import dataclasses
 
+import numpy as np
+
 from mlitool import ir
 from mlitool.ir import ISLAND_RUNS, REGION_GRAPH, REGION_OP
+from mlitool.ops import spec as opspec
 from mlitool.passes.context import PassContext
 from mlitool.passes.islands import _per_tensor_int8
 from mlitool.passes.upsampling import REWRITTEN_FROM
@@ -73,6 +76,12 @@ def _float_act(t: ir.Tensor | None) -> bool:
     return t is not None and t.dtype == "float32" and t.data is None
 
 
+def _malformed(graph: ir.Graph, op: ir.Op) -> bool:
+    """`op` fails its own validation shape check (a RESHAPE of another number of elements)."""
+    check = opspec.spec(op.type).shapes
+    return check is not None and any(not p.unsupported for p in check(graph, op))
+
+
 def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
     """Whether the program runs `op` (its float inputs and outputs, constants where it needs
     them, rank <= 4, a fused activation it knows)."""
@@ -80,6 +89,10 @@ def _admitted(graph: ir.Graph, op: ir.Op) -> bool:
     outs = [graph.tensors[o] for o in op.outputs]
     if len(outs) != 1 or outs[0].dtype != "float32" or len(outs[0].shape) > MAX_RANK:
         return False
+    if _malformed(graph, op):  # left outside, validation names it (a region would hide it)
+        return False
+    if not np.isfinite(float(op.options.get("beta", 1.0) or 0.0)):
+        return False  # SOFTMAX of a NaN / infinite beta: every value NaN, no int8 result
     if str(op.options.get("fused_activation", "NONE")) not in _ACTIVATIONS:
         return False
     if op.type == "FULLY_CONNECTED":
