@@ -124,6 +124,10 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         ("corpus_ops/depthwise_conv_2d_dilated_int8.tflite", 45, 4103, "ops"),
         # a DYNAMIC_UPDATE_SLICE island with run-time starts writing another shape
         ("corpus_ops/dus_run_time_starts_int8.tflite", 46, 7637, "fields"),
+        # a complex64 tensor read by the output-shape check (a warning); two start indices
+        # for a rank-4 operand
+        ("corpus_ops/resize_bilinear_int8.tflite", 48, 247, "fields"),
+        ("corpus_ops/dus_int32_data_float32.tflite", 48, 4114, "ops"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):

@@ -33,7 +33,9 @@ def update_slice(x: np.ndarray, update: np.ndarray, starts: np.ndarray) -> np.nd
 
 def _starts(c: Call) -> np.ndarray:
     rank = len(c.tin(0).shape)
-    s = np.asarray(c.x(2)).astype(np.int64).reshape(c.n, rank)
+    s = np.asarray(c.x(2)).astype(np.int64)
+    # constant starts come without the sample axis: the same for every sample
+    s = np.broadcast_to(s.reshape(1, rank), (c.n, rank)) if s.size == rank else s.reshape(c.n, rank)
     return clamped_starts(s, c.tin(0).shape, c.tin(1).shape)
 
 

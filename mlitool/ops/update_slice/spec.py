@@ -18,6 +18,12 @@ def update_slice_shapes(g, op):
     """The output has the operand's shape (TFLite's Prepare), whatever the start indices (run-time
     ones included); constant ones: the kernel run once on zeros (`computed_shapes`)."""
     x, out = g.tensors[op.inputs[0]], g.tensors[op.outputs[0]]
+    starts = g.tensors[op.inputs[2]]
+    if starts.size != len(x.shape):
+        yield Problem(
+            f"has {starts.size} start indices for an operand of rank {len(x.shape)}", op, starts
+        )
+        return
     if tuple(out.shape) != tuple(x.shape):
         yield Problem(
             f"has shape {list(out.shape)}, but the operand's is {list(x.shape)}",
