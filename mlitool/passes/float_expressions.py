@@ -41,6 +41,8 @@ from mlitool.passes.context import PassContext
 from mlitool.passes.islands import _per_tensor_int8, _table, one_value
 from mlitool.passes.upsampling import REWRITTEN_FROM
 
+# The fused activations TFLite's float kernels apply (the island's clamps, ops/island/arith.py).
+FLOAT_ACTIVATIONS = ("NONE", "RELU", "RELU6", "RELU_N1_TO_1", "RELU_0_TO_1")
 # Ops combining the values of several int8 inputs (one float32 operation each).
 COMBINING = ("ADD", "SUB", "MUL")
 # Element-wise float ops an island may hold (those of one int8 input only are tabulated by
@@ -283,6 +285,8 @@ class _Finder:
         if op.type not in COMBINING or len(op.inputs) != 2:
             return None
         act = str(op.options.get("fused_activation", "NONE"))
+        if act not in FLOAT_ACTIVATIONS:  # one TFLite's float kernels do not apply
+            return None
         a, b = op.inputs
         for rest, term, kind in ((a, b, op.type), (b, a, "RSUB" if op.type == "SUB" else op.type)):
             if self.term(term):

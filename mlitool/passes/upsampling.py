@@ -69,12 +69,15 @@ def fuse_tiled_upsampling(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
     return dataclasses.replace(graph, tensors=tensors, ops=[op for op in ops if op])
 
 
+_MOST_ELEMENTS = 1 << 24  # a nearest upsampling's input is an activation of an MCU model
+
+
 def _chain(graph: ir.Graph, first: ir.Op, consumers) -> list[ir.Op]:
     """The longest chain of movement ops from `first` that is a nearest upsampling of its
     4-D input (empty when none is). Every op but the last must be its output's only reader,
     and its output no graph output: the chain's inner tensors disappear."""
     x = graph.tensor(first.inputs[0]) if first.inputs else None
-    if x is None or x.is_constant or len(x.shape) != 4 or x.size == 0:
+    if x is None or x.is_constant or len(x.shape) != 4 or not 0 < x.size <= _MOST_ELEMENTS:
         return []
     start = np.arange(x.size, dtype=np.int32).reshape(x.shape)  # each element's position
     where, chain, best, op, src = start, [], [], first, x.index

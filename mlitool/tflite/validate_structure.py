@@ -18,7 +18,7 @@ import dataclasses
 from collections.abc import Iterator
 
 from mlitool import ir
-from mlitool.errors import ModelFormatError
+from mlitool.errors import ModelFormatError, UnsupportedError
 from mlitool.ops import spec as opspec
 from mlitool.tflite.validate import one_writer_per_tensor, tensors_defined_before_use
 from mlitool.tflite.validate_ops import Problem, arity, options_table, window_options
@@ -60,6 +60,9 @@ def structure_problems(g: ir.Graph) -> list[Problem]:
     return found
 
 
+MOST_ELEMENTS = 1 << 27  # one activation: far beyond any MCU's memory, within a host's
+
+
 def check_structure(g: ir.Graph, path: str) -> None:
     """Raise ModelFormatError (exit 2) naming the file, the op and the field of the first
     structural problem of `g` (every command, `inspect` too: its statistics and the passes it
@@ -68,3 +71,10 @@ def check_structure(g: ir.Graph, path: str) -> None:
     if found:
         more = f" (and {len(found) - 1} more problem(s))" if len(found) > 1 else ""
         raise ModelFormatError(f"malformed graph: {found[0]}{more}", path=path)
+    for t in g.tensors:  # every stage allocates activations whole: bounded before any of them
+        if t.data is None and t.size > MOST_ELEMENTS:
+            raise UnsupportedError(
+                f"tensor {t.index} {t.name!r} of shape {list(t.shape)} holds {t.size} elements: "
+                f"more than mlitool handles ({MOST_ELEMENTS})",
+                path,
+            )

@@ -128,6 +128,8 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         # for a rank-4 operand
         ("corpus_ops/resize_bilinear_int8.tflite", 48, 247, "fields"),
         ("corpus_ops/dus_int32_data_float32.tflite", 48, 4114, "ops"),
+        # an unknown fused activation in a float island of several ops
+        ("corpus_torch/resnet18_pt2e_int8.tflite", 49, 4382, "ops"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):
