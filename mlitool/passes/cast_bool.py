@@ -36,6 +36,8 @@ def cast_bool_as_select(graph: ir.Graph, ctx: PassContext) -> ir.Graph:
         out = graph.tensors[q.outputs[0]]
         if q.type != "QUANTIZE" or out.dtype != "int8" or out.quant is None:
             continue
+        if not np.all(np.isfinite(out.quant.scale)) or not np.all(out.quant.scale > 0):
+            continue  # no QUANTIZE values to select (validation refuses the scale)
         values = affine_quantize(np.array([1.0, 0.0], np.float32), out)
         consts = []
         for name, v in zip(("true", "false"), values):

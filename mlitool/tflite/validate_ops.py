@@ -85,23 +85,24 @@ def eltwise_shapes(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
 
 
 def same_shape(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:
+    """The output has the input's shape; an op with an `alpha` slot (PRELU): the broadcast of
+    the input's and alpha's shapes, as TFLite's Prepare computes it."""
     x, out = g.slot(op, "input"), g.tensors[op.outputs[0]]
-    if tuple(out.shape) != tuple(x.shape):
-        yield Problem(
-            f"has shape {list(out.shape)}, but the input's is {list(x.shape)}",
-            op,
-            out,
-            computed=tuple(x.shape),
-        )
-        return
+    want, why = tuple(x.shape), "the input's is"
     if opspec.spec(op.type).has_slot("alpha"):
         alpha = g.slot(op, "alpha")
         try:
-            np.broadcast_shapes(x.shape, alpha.shape)
+            want = tuple(np.broadcast_shapes(x.shape, alpha.shape))
         except ValueError:
             yield Problem(
                 f"alpha {list(alpha.shape)} does not broadcast to {list(x.shape)}", op, alpha
             )
+            return
+        why = "the op computes" if want != tuple(x.shape) else why
+    if tuple(out.shape) != want:
+        yield Problem(
+            f"has shape {list(out.shape)}, but {why} {list(want)}", op, out, computed=want
+        )
 
 
 def same_size(g: ir.Graph, op: ir.Op) -> Iterator[Problem]:

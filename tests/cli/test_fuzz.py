@@ -130,6 +130,8 @@ def test_op_lists_and_option_values_end_in_one_clear_line(tmp_path):
         ("corpus_ops/dus_int32_data_float32.tflite", 48, 4114, "ops"),
         # an unknown fused activation in a float island of several ops
         ("corpus_torch/resnet18_pt2e_int8.tflite", 49, 4382, "ops"),
+        # a NaN output scale of a bool CAST read by a QUANTIZE
+        ("corpus_ops/cast_bool_float_int8.tflite", 50, 7584, "fields"),
     ],
 )
 def test_found_by_the_corpus_campaign(tmp_path, model, seed, case, mutator):

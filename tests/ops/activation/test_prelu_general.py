@@ -101,3 +101,28 @@ def test_slope_along_one_axis_stays_on_mli(tmp_path):
 def test_c_on_the_real_library(name, fmt, mli_builds, tmp_path):
     path = _model(tmp_path, CASES[name], between=True)
     H.assert_bit_exact(H.run_case(path, fmt, tmp_path / "out", mli_builds, mli_cflags("2.0")))
+
+
+def test_an_alpha_that_widens_the_input_widens_the_output(tmp_path):
+    """TFLite's PRELU output is the broadcast of the input's and alpha's shapes (found by the
+    seed-50 campaign: a stored [1, 4, 1, 3] output for alpha [4, 4, 3] ran into an internal
+    error); the stored shape is replaced by the computed one, as TFLite does."""
+    from mlitool.execute.reference.graph import run_graph
+    from mlitool.pipeline import read
+    from tests.support.tflite_build import T, graph_model
+
+    alpha = np.linspace(0.1, 0.4, 48, dtype=np.float32).reshape(4, 4, 3)
+    tensors = [
+        T([1, 4, 1, 3], "float32"),
+        T([4, 4, 3], "float32", data=alpha),
+        T([1, 4, 1, 3], "float32"),
+        T([1, 4, 4, 3], "float32"),
+    ]
+    ops = [("PRELU", [0, 1], [2], None), ("RELU", [2], [3], None)]
+    path = tmp_path / "prelu_widen.tflite"
+    path.write_bytes(graph_model(tensors, ops, [0], [3]))
+    g = read(path).main
+    assert g.tensors[2].shape == (1, 4, 4, 3)
+    x = np.linspace(-1, 1, 24, dtype=np.float32).reshape(2, 1, 4, 1, 3)
+    y = run_graph(g, {0: x}, "float")[3]
+    np.testing.assert_array_equal(y, np.maximum(np.where(x >= 0, x, x * alpha), 0))
